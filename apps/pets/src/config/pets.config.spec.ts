@@ -1,0 +1,31 @@
+import { ConfigurationError } from '@app/platform';
+import { loadPetsConfig } from './pets.config';
+
+describe('loadPetsConfig', () => {
+  it('runs on the embedded database by default, migrating it at start-up', () => {
+    expect(loadPetsConfig({})).toEqual({
+      port: 3001,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      pgliteDataDir: '.data/pglite',
+      migrateOnStart: true,
+      poolSize: 10,
+      logLevel: 'log',
+    });
+  });
+
+  it('leaves migrations to `npm run migrate` on an external database unless told otherwise', () => {
+    expect(loadPetsConfig({ DATABASE_URL: 'postgres://db/pets' }).migrateOnStart).toBe(false);
+    expect(loadPetsConfig({ DATABASE_URL: 'postgres://db/pets', DB_MIGRATE_ON_START: 'true' }).migrateOnStart).toBe(true);
+  });
+
+  it.each([
+    [{ PETS_PORT: '70000' }, 'PETS_PORT must be a port number from 0 to 65535 (got "70000")'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
+    [{ DB_MIGRATE_ON_START: 'maybe' }, 'DB_MIGRATE_ON_START must be true or false'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, log, debug, verbose'],
+  ])('stops on %j with one clear line', (env, message) => {
+    expect(() => loadPetsConfig(env)).toThrow(ConfigurationError);
+    expect(() => loadPetsConfig(env)).toThrow(message);
+  });
+});

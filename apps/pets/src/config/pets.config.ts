@@ -1,0 +1,66 @@
+import { EnvBoolean, EnvInteger, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+/** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
+export class PetsEnvironment {
+  @EnvInteger()
+  @IsInt({ message: 'PETS_PORT must be a port number from 0 to 65535' })
+  @Min(0, { message: 'PETS_PORT must be a port number from 0 to 65535' })
+  @Max(65535, { message: 'PETS_PORT must be a port number from 0 to 65535' })
+  PETS_PORT = 3001;
+
+  @IsString()
+  PETS_HOST = '127.0.0.1';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string = undefined;
+
+  @IsString()
+  PGLITE_DATA_DIR = '.data/pglite';
+
+  @IsOptional()
+  @EnvBoolean()
+  @IsBoolean({ message: 'DB_MIGRATE_ON_START must be true or false' })
+  DB_MIGRATE_ON_START?: boolean = undefined;
+
+  @EnvInteger()
+  @IsInt({ message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
+  @Min(1, { message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
+  @Max(100, { message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
+  DB_POOL_SIZE = 10;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevelName = 'log';
+
+  @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
+  NODE_ENV = 'development';
+}
+
+/** The validated, typed settings the pets service runs with. */
+export interface PetsConfig {
+  port: number;
+  host: string;
+  /** Absent: the embedded PGlite database is used. */
+  databaseUrl?: string;
+  pgliteDataDir: string;
+  migrateOnStart: boolean;
+  poolSize: number;
+  logLevel: LogLevelName;
+}
+
+export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
+  const e = loadEnvironment(PetsEnvironment, env);
+  return {
+    port: e.PETS_PORT,
+    host: e.PETS_HOST,
+    databaseUrl: e.DATABASE_URL,
+    pgliteDataDir: e.PGLITE_DATA_DIR,
+    // Embedded: the service owns its database, so it migrates it. External: deployments run `npm run migrate`.
+    migrateOnStart: e.DB_MIGRATE_ON_START ?? e.DATABASE_URL === undefined,
+    poolSize: e.DB_POOL_SIZE,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+export const PETS_CONFIG = Symbol('PETS_CONFIG');

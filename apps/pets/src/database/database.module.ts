@@ -1,0 +1,66 @@
+import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { PETS_CONFIG, PetsConfig } from '../config/pets.config';
+import { dataSourceOptions } from './data-source.options';
+import { DatabaseEndpoint } from './database-endpoint';
+import { EmbeddedPgliteEndpoint } from './embedded-pglite.endpoint';
+import { ExternalPostgresEndpoint } from './external-postgres.endpoint';
+import { runMigrations } from './run-migrations';
+
+export async function openDatabaseEndpoint(config: PetsConfig): Promise<DatabaseEndpoint> {
+  return config.databaseUrl
+    ? new ExternalPostgresEndpoint(config.databaseUrl, config.poolSize)
+    : EmbeddedPgliteEndpoint.start(config.pgliteDataDir);
+}
+
+@Global()
+@Module({})
+class DatabaseEndpointModule {
+  static forRoot(config: PetsConfig): DynamicModule {
+    return {
+      module: DatabaseEndpointModule,
+      providers: [
+        { provide: PETS_CONFIG, useValue: config },
+        { provide: DatabaseEndpoint, useFactory: () => openDatabaseEndpoint(config) },
+      ],
+      exports: [PETS_CONFIG, DatabaseEndpoint],
+    };
+  }
+}
+
+/** Migrates before the service takes requests (when configured), and closes the endpoint after the pool. */
+@Injectable()
+class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly endpoint: DatabaseEndpoint,
+    @Inject(PETS_CONFIG) private readonly config: PetsConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (this.config.migrateOnStart) await runMigrations(this.dataSource, this.endpoint);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.endpoint.close();
+  }
+}
+
+@Module({})
+export class DatabaseModule {
+  static forRoot(config: PetsConfig): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        DatabaseEndpointModule.forRoot(config),
+        TypeOrmModule.forRootAsync({
+          inject: [DatabaseEndpoint],
+          useFactory: (endpoint: DatabaseEndpoint) => dataSourceOptions(endpoint, config.poolSize),
+        }),
+      ],
+      providers: [DatabaseLifecycle],
+    };
+  }
+}

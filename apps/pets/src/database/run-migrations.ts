@@ -1,0 +1,31 @@
+import { Logger } from '@nestjs/common';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { DatabaseEndpoint } from './database-endpoint';
+
+/** Arbitrary, fixed key of the advisory lock that serialises migrations across instances. */
+const MIGRATION_LOCK_KEY = 7_340_021_001;
+
+/**
+ * Applies pending migrations. On a shared server, a session-level advisory lock held on a connection of its own
+ * makes a second instance wait until the first has finished, then find nothing left to do.
+ */
+export async function runMigrations(dataSource: DataSource, endpoint: DatabaseEndpoint): Promise<string[]> {
+  const logger = new Logger('Migrations');
+  let lock: Client | undefined;
+  if (endpoint.shared) {
+    lock = new Client({ connectionString: endpoint.url, application_name: 'pets-migrations-lock' });
+    await lock.connect();
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  }
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'all' });
+    for (const migration of applied) logger.log(`Applied ${migration.name}`);
+    return applied.map((migration) => migration.name);
+  } finally {
+    if (lock) {
+      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+      await lock.end();
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { ConfigurationError } from '@app/platform';
+import { Logger } from '@nestjs/common';
+import { loadPetsConfig } from './config/pets.config';
+import { createPetsApp } from './create-pets-app';
+
+async function bootstrap(): Promise<void> {
+  const config = loadPetsConfig();
+  const app = await createPetsApp(config);
+  await app.listen(config.port, config.host);
+  new Logger('Pets').log(`Pets service listening on http://${config.host}:${config.port}`);
+}
+
+bootstrap().catch((error: unknown) => {
+  if (error instanceof ConfigurationError) {
+    console.error(error.message);
+  } else {
+    console.error(error);
+  }
+  process.exit(1);
+});

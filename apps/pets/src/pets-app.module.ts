@@ -1,0 +1,17 @@
+import { ContractValidationPipe } from '@app/contract';
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_PIPE } from '@nestjs/core';
+import { PetsConfig } from './config/pets.config';
+import { DatabaseModule } from './database/database.module';
+import { PetsModule } from './pets/pets.module';
+
+@Module({})
+export class PetsAppModule {
+  static forRoot(config: PetsConfig): DynamicModule {
+    return {
+      module: PetsAppModule,
+      imports: [DatabaseModule.forRoot(config), PetsModule],
+      providers: [{ provide: APP_PIPE, useClass: ContractValidationPipe }],
+    };
+  }
+}

@@ -1,0 +1,24 @@
+import { INestApplication } from '@nestjs/common';
+import type { Express, RequestHandler } from 'express';
+import { AllExceptionsFilter, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
+
+export interface HttpAppOptions {
+  /** Body handling placed before the routes; the pets service parses JSON, the gateway forwards raw bytes. */
+  body?: RequestHandler[];
+  trustProxy?: string | boolean | number;
+}
+
+/**
+ * What both apps do to their HTTP layer: no framework fingerprint, no weak ETags on API answers, the body
+ * middleware with an error handler right behind it, and the one exception filter that writes the Error body.
+ * Create the app with `bodyParser: false` so that Nest does not install its own parser first.
+ */
+export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): void {
+  const express = app.getHttpAdapter().getInstance() as Express;
+  express.disable('x-powered-by');
+  express.set('etag', false);
+  if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
+  for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
+  app.use(preRoutingErrorHandler);
+  app.useGlobalFilters(new AllExceptionsFilter(express));
+}

@@ -1,0 +1,4 @@
+export * from './environment';
+export * from './env-decorators';
+export * from './http-app';
+export * from './log-level';

@@ -1,0 +1,39 @@
+/** A response read whole, for assertions. */
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: unknown;
+}
+
+export async function call(url: string, init: RequestInit = {}): Promise<Reply> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let body: unknown = undefined;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body };
+}
+
+export function postJson(url: string, payload: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  return call(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
+}
+
+/** The Error body contract: JSON, exactly {code, message, status}, status equal to the HTTP status. */
+export function expectErrorBody(reply: Reply, status: number, code?: string): void {
+  expect(reply.status).toBe(status);
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = reply.body as Record<string, unknown>;
+  expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+  expect(body.status).toBe(status);
+  expect(typeof body.message).toBe('string');
+  expect((body.message as string).length).toBeGreaterThan(0);
+  if (code) expect(body.code).toBe(code);
+}

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
+import { PetsConfig } from '../../apps/pets/src/config/pets.config';
+import { createPetsApp } from '../../apps/pets/src/create-pets-app';
+
+/**
+ * A database of its own for one test file: a fresh database on the server named by DATABASE_URL, or an
+ * in-memory PGlite when it is not set. Either way the migrations run, as in production.
+ */
+export interface TestDatabase {
+  config: PetsConfig;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const base = process.env.DATABASE_URL;
+  const common = { port: 0, host: '127.0.0.1', pgliteDataDir: 'memory://', migrateOnStart: true, poolSize: 5, logLevel: 'warn' as const };
+  if (!base) return { config: { ...common }, drop: async () => undefined };
+
+  const name = `pets_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    config: { ...common, databaseUrl: url.toString() },
+    drop: async () => {
+      const client = new Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export interface RunningPets {
+  app: INestApplication;
+  url: string;
+  database: TestDatabase;
+  close(): Promise<void>;
+}
+
+/** Starts the real pets service on a free loopback port. */
+export async function startPetsService(): Promise<RunningPets> {
+  const database = await createTestDatabase();
+  const app = await createPetsApp(database.config);
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    database,
+    url: `http://127.0.0.1:${address.port}`,
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
