@@ -9,7 +9,7 @@ export interface Reply {
 export async function call(url: string, init: RequestInit = {}): Promise<Reply> {
   const response = await fetch(url, init);
   const text = await response.text();
-  let body: unknown = undefined;
+  let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
