@@ -1,6 +1,6 @@
 /** Unit tests sit beside the code (*.spec.ts); e2e tests under test/ (*.e2e-spec.ts) run real HTTP servers. */
 // Type-checking is `npm run typecheck`'s job: tests only transpile, which keeps them fast on two cores.
-const typescript = ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }];
+const typescript = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }];
 const esmToCommonJs = '<rootDir>/test/support/esm-to-commonjs.transformer.js';
 
 const common = {

@@ -3,6 +3,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_PIPE } from '@nestjs/core';
 import { PetsConfig } from './config/pets.config';
 import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
 import { PetsModule } from './pets/pets.module';
 
 @Module({})
@@ -10,7 +11,7 @@ export class PetsAppModule {
   static forRoot(config: PetsConfig): DynamicModule {
     return {
       module: PetsAppModule,
-      imports: [DatabaseModule.forRoot(config), PetsModule],
+      imports: [DatabaseModule.forRoot(config), PetsModule, HealthModule],
       providers: [{ provide: APP_PIPE, useClass: ContractValidationPipe }],
     };
   }

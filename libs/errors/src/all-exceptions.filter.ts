@@ -34,17 +34,25 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private resolve(exception: unknown, request: Request): ErrorResponse {
     // No route matched (express sets req.route only on a match): either a wrong method or an unknown path.
-    if (exception instanceof NotFoundException && !request.route) {
-      const allow = allowedMethods(this.expressApp, request.path);
-      if (allow.length > 0) {
-        return toErrorResponse(
-          new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${request.path}.`, {
-            Allow: allow.join(', '),
-          }),
-        );
-      }
-      return toErrorResponse(new ApiError('NOT_FOUND', `No route for ${request.method} ${request.path}.`));
-    }
-    return toErrorResponse(exception);
+    return toErrorResponse(
+      exception instanceof NotFoundException && !request.route ? unmatchedRouteError(this.expressApp, request) : exception,
+    );
   }
+}
+
+function unmatchedRouteError(expressApp: Express, request: Request): ApiError {
+  const allow = allowedMethods(expressApp, request.path);
+  return allow.length > 0
+    ? new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${request.path}.`, { Allow: allow.join(', ') })
+    : new ApiError('NOT_FOUND', `No route for ${request.method} ${request.path}.`);
+}
+
+/**
+ * The last handler of an express app: a request that no route took gets the same 404/405 Error body, whatever
+ * path prefix Nest mounted its own not-found handler under.
+ */
+export function unmatchedRouteHandler(expressApp: Express) {
+  return (request: Request, response: Response): void => {
+    writeError(response, toErrorResponse(unmatchedRouteError(expressApp, request)));
+  };
 }

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { ConfigurationError } from '@app/platform';
+
+export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+export interface Limits {
+  perMinute: number;
+  perDay: number;
+}
+
+/** Limits of each plan; `custom` means every consumer of the plan carries its own (Enterprise). */
+export type PlanTable = Record<PlanName, Limits | 'custom'>;
+
+function isLimits(value: unknown): value is Limits {
+  const v = value as Limits;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Number.isSafeInteger(v.perMinute) &&
+    v.perMinute > 0 &&
+    Number.isSafeInteger(v.perDay) &&
+    v.perDay > 0
+  );
+}
+
+/** Reads gateway/plans.json once at start-up; a wrong file stops the gateway with one line. */
+export function loadPlans(file: string): PlanTable {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigurationError(`PLANS_FILE ${file} cannot be read as JSON: ${(error as Error).message}`);
+  }
+  const plans = (raw as { plans?: Record<string, unknown> }).plans ?? {};
+  const table = {} as PlanTable;
+  for (const name of PLAN_NAMES) {
+    const plan = plans[name];
+    if (plan !== 'custom' && !isLimits(plan)) {
+      throw new ConfigurationError(
+        `PLANS_FILE ${file}: plan "${name}" must be "custom" or {"perMinute": n, "perDay": n} with positive integers`,
+      );
+    }
+    table[name] = plan;
+  }
+  return table;
+}

@@ -1,0 +1,39 @@
+import { BODY_LIMIT_BYTES, unmatchedRouteHandler } from '@app/errors';
+import { configureHttpApp, logLevelsFrom } from '@app/platform';
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
+import { raw, type Express } from 'express';
+import { buildOpenApiDocument } from './docs/openapi';
+import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
+import { API_PREFIX } from './proxy/pets-proxy.controller';
+import { requestId } from './proxy/request-id.middleware';
+
+/** Builds the gateway (not yet listening): /v1 routes, health outside it, the docs at /docs and /docs-json. */
+export async function createGatewayApp(options: GatewayOptions): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(GatewayAppModule.forRoot(options), {
+    bodyParser: false,
+    logger: logLevelsFrom(options.config.logLevel),
+    abortOnError: false,
+  });
+  configureHttpApp(app, {
+    trustProxy: options.config.trustProxy,
+    // The gateway forwards the body's bytes as they came; the pets service parses and validates them once.
+    body: [requestId, raw({ type: () => true, limit: BODY_LIMIT_BYTES })],
+  });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
+  const document = buildOpenApiDocument(app, options.config, options.plans, true);
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs-json',
+    yamlDocumentUrl: 'docs-yaml',
+    customSiteTitle: 'Pet adoption store: animals API',
+    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+  });
+  app.enableShutdownHooks();
+  await app.init();
+  // Nest mounts its not-found handler under /v1; everything else outside /v1, health and docs ends here.
+  const express = app.getHttpAdapter().getInstance() as Express;
+  express.use(unmatchedRouteHandler(express));
+  return app;
+}

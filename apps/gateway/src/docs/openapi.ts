@@ -1,0 +1,59 @@
+import { ERROR_CODE_VALUES } from '@app/errors';
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { PlanTable } from '../auth/plans';
+import { GatewayConfig } from '../config/gateway.config';
+import { API_PREFIX } from '../proxy/pets-proxy.controller';
+
+function limitsTable(plans: PlanTable): string {
+  const rows = Object.entries(plans).map(([plan, limits]) =>
+    limits === 'custom' ? `| ${plan} | custom | custom |` : `| ${plan} | ${limits.perMinute} | ${limits.perDay} |`,
+  );
+  return ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...rows].join('\n');
+}
+
+function description(config: GatewayConfig, plans: PlanTable): string {
+  const banSeconds = config.rateLimit.banDurationMs / 1000;
+  return [
+    'The animals interface of the pet adoption store.',
+    '',
+    '**Authentication**: every operation needs `Authorization: Bearer <API key>`; a missing or invalid key gets 401.',
+    '',
+    '**Rate limits** per plan, counted per API key across all operations and all gateway instances:',
+    '',
+    limitsTable(plans),
+    '',
+    'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) for the window closest to running out, and `RateLimit-Policy` / `RateLimit` for every window.',
+    `Over a limit: 429 \`RATE_LIMITED\` with \`Retry-After\` (seconds). Requests refused with 429 do not count against the quota. A key that sends more than ${config.rateLimit.banThreshold} further requests within the window after its 429 is banned for ${banSeconds} seconds (429 \`KEY_BANNED\`, \`Retry-After\` until the ban ends). Wait for \`Retry-After\` and back off exponentially.`,
+    `Requests without a valid key are limited to ${config.rateLimit.anonymousPerMinute} per minute per client address.`,
+    '',
+    `**Errors** all carry the Error body \`{code, message, status}\`; codes: ${ERROR_CODE_VALUES.map((c) => `\`${c}\``).join(', ')}.`,
+    '',
+    '**Stability**: each operation carries `x-stability` (`stable`, `beta`, `experimental` or `deprecated`).',
+  ].join('\n');
+}
+
+/**
+ * The OpenAPI document, generated from the controllers and the shared DTO classes. `served` adds a relative
+ * `/v1` server first, so that Swagger UI's "Try it out" calls the gateway that serves it.
+ */
+export function buildOpenApiDocument(app: INestApplication, config: GatewayConfig, plans: PlanTable, served: boolean): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Pet adoption store: animals API')
+    .setDescription(description(config, plans))
+    .setVersion('1.0.0')
+    .addTag('animals', 'The animals (pets) of the store.')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, sent as `Authorization: Bearer <API key>`.' }, 'bearer');
+  if (served) builder.addServer(API_PREFIX, 'This gateway');
+  builder.addServer(config.publicUrls.production, 'Production').addServer(config.publicUrls.staging, 'Staging');
+
+  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true });
+  document.components ??= {};
+  document.components.schemas ??= {};
+  document.components.schemas.Pets = {
+    type: 'array',
+    description: 'A list of animals.',
+    items: { $ref: '#/components/schemas/Pet' },
+  };
+  return document;
+}

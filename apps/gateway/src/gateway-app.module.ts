@@ -1,0 +1,49 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { PLAN_TABLE } from './auth/consumer-registry.service';
+import { PlanTable } from './auth/plans';
+import { Clock, SystemClock } from './clock';
+import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
+import { HealthModule } from './health/health.module';
+import { ProxyModule } from './proxy/proxy.module';
+import { SunsetInterceptor } from './proxy/sunset.interceptor';
+import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  plans: PlanTable;
+  /** Tests pass a fake clock to cross a sunset or a window's end. */
+  clock?: Clock;
+}
+
+@Global()
+@Module({})
+class GatewayCoreModule {
+  static forRoot(options: GatewayOptions): DynamicModule {
+    const providers = [
+      { provide: GATEWAY_CONFIG, useValue: options.config },
+      { provide: PLAN_TABLE, useValue: options.plans },
+      { provide: Clock, useValue: options.clock ?? new SystemClock() },
+    ];
+    return { module: GatewayCoreModule, providers, exports: providers.map((p) => p.provide) };
+  }
+}
+
+@Module({})
+export class GatewayAppModule {
+  static forRoot(options: GatewayOptions): DynamicModule {
+    return {
+      module: GatewayAppModule,
+      imports: [GatewayCoreModule.forRoot(options), AuthModule, RateLimitModule, ProxyModule, HealthModule],
+      providers: [
+        // Order matters: authenticate (deny by default), then count against the consumer's plan.
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
+        { provide: APP_INTERCEPTOR, useClass: SunsetInterceptor },
+      ],
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import { GET_PET_DEPRECATION, ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDto } from '@app/contract';
+import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { GatewayRequest } from '../auth/api-key.guard';
+import { ApiErrorResponses, COMMON_RESPONSE_HEADERS } from '../docs/api-responses';
+import { Sunset } from './sunset.interceptor';
+import { UpstreamService } from './upstream.service';
+
+export const API_PREFIX = '/v1';
+
+const DEPRECATION_HEADERS = {
+  Deprecation: { description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.', schema: { type: 'string' } },
+  Sunset: { description: 'RFC 8594: when the operation is removed (HTTP date).', schema: { type: 'string' } },
+  Link: { description: 'The replacement: `</v1/pets>; rel="successor-version"`.', schema: { type: 'string' } },
+} as const;
+
+const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
+
+/**
+ * The public pets operations. Validation happens once, in the pets service (the same DTO classes, which here
+ * only describe the contract): the gateway authenticates, counts and forwards the bytes.
+ */
+@ApiTags('animals')
+@ApiBearerAuth('bearer')
+@ApiExtraModels(PetDto)
+@Controller('pets')
+export class PetsProxyController {
+  constructor(private readonly upstream: UpstreamService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listPets', summary: 'List all animals', description: 'At most `limit` animals (default 20), in ascending id order, optionally only those with a given `status`.' })
+  @ApiExtension('x-stability', 'stable')
+  @ApiOkResponse({ description: 'A page of animals.', schema: { $ref: '#/components/schemas/Pets' }, headers: COMMON_RESPONSE_HEADERS })
+  @ApiErrorResponses(400, 401, 429, 502, 503, 504)
+  listPets(@Query() _query: ListPetsQueryDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
+    return this.forward(request, response);
+  }
+
+  @Post()
+  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal', description: 'The returned Pet repeats the submitted fields and adds the assigned `id`.' })
+  @ApiExtension('x-stability', 'stable')
+  @ApiBody({ type: NewPetDto, required: true })
+  @ApiCreatedResponse({ description: 'Animal added; the body carries the assigned `id`.', schema: { $ref: getSchemaPath(PetDto) }, headers: COMMON_RESPONSE_HEADERS })
+  @ApiErrorResponses(400, 401, 413, 415, 429, 502, 503, 504)
+  createPet(@Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
+    return this.forward(request, response);
+  }
+
+  @Get(':petId')
+  @Sunset({ ...GET_PET_DEPRECATION, successor: `${API_PREFIX}/pets` })
+  @ApiOperation({
+    operationId: 'getPet',
+    summary: 'Get an animal (deprecated)',
+    description:
+      `**Deprecated**: removed on ${removal} (5 December 2030); from then on it answers 410 Gone. ` +
+      `Use instead: ${GET_PET_DEPRECATION.replacement} (\`GET /pets?status=...\`). ` +
+      'Responses carry `Deprecation`, `Sunset` and `Link` headers.',
+    deprecated: true,
+  })
+  @ApiExtension('x-stability', 'deprecated')
+  @ApiOkResponse({ description: 'The requested animal.', schema: { $ref: getSchemaPath(PetDto) }, headers: { ...COMMON_RESPONSE_HEADERS, ...DEPRECATION_HEADERS } })
+  @ApiErrorResponses(400, 401, 404, 410, 429, 502, 503, 504)
+  getPet(@Param() _params: PetIdParamsDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
+    return this.forward(request, response);
+  }
+
+  private forward(request: GatewayRequest, response: Response): Promise<void> {
+    return this.upstream.forward(request, response, request.originalUrl.slice(API_PREFIX.length));
+  }
+}

@@ -1,0 +1,45 @@
+import { ApiError } from '@app/errors';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Response } from 'express';
+import { Observable } from 'rxjs';
+import { Clock } from '../clock';
+
+export interface SunsetPolicy {
+  deprecatedSince: Date;
+  sunset: Date;
+  /** Where clients should go instead (a Link with rel="successor-version"). */
+  successor: string;
+  /** Human-readable replacement, for the 410 message. */
+  replacement: string;
+}
+
+const SUNSET = 'gateway:sunset';
+
+/** Marks an operation deprecated on the wire until `sunset`, and gone (410) from then on. */
+export const Sunset = (policy: SunsetPolicy): MethodDecorator => SetMetadata(SUNSET, policy);
+
+/**
+ * Deprecation (RFC 9745, a structured date: `@<unix seconds>`), Sunset (RFC 8594, an HTTP date) and Link
+ * headers on every response of a deprecated operation; 410 Gone with the Error body once the sunset has passed.
+ */
+@Injectable()
+export class SunsetInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly clock: Clock,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const policy = this.reflector.get<SunsetPolicy | undefined>(SUNSET, context.getHandler());
+    if (!policy) return next.handle();
+    const response = context.switchToHttp().getResponse<Response>();
+    response.setHeader('Deprecation', `@${Math.floor(policy.deprecatedSince.getTime() / 1000)}`);
+    response.setHeader('Sunset', policy.sunset.toUTCString());
+    response.setHeader('Link', `<${policy.successor}>; rel="successor-version"`);
+    if (this.clock.now() >= policy.sunset.getTime()) {
+      throw new ApiError('GONE', `This operation was removed on ${policy.sunset.toISOString().slice(0, 10)}: use ${policy.replacement}.`);
+    }
+    return next.handle();
+  }
+}

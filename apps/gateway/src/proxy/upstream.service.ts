@@ -1,0 +1,78 @@
+import { ApiError } from '@app/errors';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import type { Response } from 'express';
+import { Pool } from 'undici';
+import type { GatewayRequest } from '../auth/api-key.guard';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+
+/** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
+/** Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do. */
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow'] as const;
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Forwards a request to the pets service over a keep-alive pool and writes its answer back unchanged:
+ * status, body and content headers. The consumer's identity goes upstream in headers set here, overwriting
+ * anything the client sent under those names.
+ */
+@Injectable()
+export class UpstreamService implements OnApplicationShutdown {
+  private readonly logger = new Logger('Upstream');
+  private readonly pool: Pool;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.pool = new Pool(config.petsUrl, {
+      connections: config.upstream.connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: config.upstream.timeoutMs,
+      bodyTimeout: config.upstream.timeoutMs,
+      connect: { timeout: config.upstream.connectTimeoutMs },
+    });
+  }
+
+  async forward(request: GatewayRequest, response: Response, path: string): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    if (request.consumer) {
+      headers['x-consumer-name'] = request.consumer.name;
+      headers['x-consumer-plan'] = request.consumer.plan;
+    }
+    const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
+
+    let upstream: Awaited<ReturnType<Pool['request']>>;
+    let payload: Buffer;
+    try {
+      upstream = await this.pool.request({ path, method: request.method as 'GET' | 'POST', headers, body });
+      payload = Buffer.from(await upstream.body.arrayBuffer());
+    } catch (error) {
+      throw this.toGatewayError(error as Error & { code?: string }, request);
+    }
+
+    response.status(upstream.statusCode);
+    for (const name of RETURNED_RESPONSE_HEADERS) {
+      const value = upstream.headers[name];
+      if (value !== undefined) response.setHeader(name, value);
+    }
+    response.setHeader('content-length', payload.length);
+    response.end(payload);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private toGatewayError(error: Error & { code?: string }, request: GatewayRequest): ApiError {
+    const code = error.code ?? (error.cause as { code?: string } | undefined)?.code ?? '';
+    this.logger.warn(`${request.method} ${request.path} upstream failure ${code || error.name}: ${error.message}`);
+    if (TIMEOUT_CODES.has(code)) return new ApiError('GATEWAY_TIMEOUT', 'The pets service did not answer in time.');
+    if (UNREACHABLE_CODES.has(code)) return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.');
+    return new ApiError('BAD_GATEWAY', 'The pets service failed to answer.');
+  }
+}

@@ -1,0 +1,50 @@
+import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { Clock } from '../clock';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { MemoryRateLimitStore } from './memory-rate-limit.store';
+import { RateLimitMetrics } from './rate-limit-metrics';
+import { RateLimitStore } from './rate-limit-store';
+import { RateLimiter } from './rate-limiter.service';
+import { RedisRateLimitStore } from './redis-rate-limit.store';
+import { PlanThrottlerGuard } from './plan-throttler.guard';
+import { ModuleRef } from '@nestjs/core';
+
+/** In-process counters by default; Redis, shared by every instance, when REDIS_URL is set. */
+function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): RateLimitStore {
+  const memory = new MemoryRateLimitStore(clock);
+  if (!config.redis) return memory;
+  return new RedisRateLimitStore(config.redis.url, config.redis.keyPrefix, config.redis.commandTimeoutMs, memory, metrics);
+}
+
+@Global()
+@Module({
+  imports: [
+    ThrottlerModule.forRootAsync({
+      inject: [GATEWAY_CONFIG, RateLimitStore],
+      useFactory: (config: GatewayConfig, storage: RateLimitStore) => ({
+        // The windows every consumer is counted in; the limits come from each consumer's plan (PlanThrottlerGuard).
+        throttlers: [
+          { name: 'minute', ttl: config.rateLimit.windowMs.minute, limit: 1 },
+          { name: 'day', ttl: config.rateLimit.windowMs.day, limit: 1 },
+        ],
+        storage,
+        setHeaders: false,
+      }),
+    }),
+  ],
+  providers: [
+    RateLimitMetrics,
+    { provide: RateLimitStore, inject: [GATEWAY_CONFIG, Clock, RateLimitMetrics], useFactory: createStore },
+    RateLimiter,
+    PlanThrottlerGuard,
+  ],
+  exports: [RateLimitStore, RateLimiter, RateLimitMetrics, PlanThrottlerGuard],
+})
+export class RateLimitModule implements OnApplicationShutdown {
+  constructor(private readonly moduleRef: ModuleRef) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.moduleRef.get(RateLimitStore).close();
+  }
+}
