@@ -33,18 +33,28 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private resolve(exception: unknown, request: Request): ErrorResponse {
-    // No route matched (express sets req.route only on a match): either a wrong method or an unknown path.
+    // No route matched: either a wrong method or an unknown path.
     return toErrorResponse(
-      exception instanceof NotFoundException && !request.route ? unmatchedRouteError(this.expressApp, request) : exception,
+      exception instanceof NotFoundException && isUnmatched(request) ? unmatchedRouteError(this.expressApp, request) : exception,
     );
   }
 }
 
+/**
+ * Whether Nest's not-found handler answered: express sets req.route only when a route matched, and under a
+ * global prefix Nest's own not-found handler is a catch-all route `*path`.
+ */
+function isUnmatched(request: Request): boolean {
+  return !request.route || request.route.path === '*path';
+}
+
 function unmatchedRouteError(expressApp: Express, request: Request): ApiError {
-  const allow = allowedMethods(expressApp, request.path);
+  // originalUrl, not path: inside a handler mounted under a prefix, path is relative to that prefix.
+  const path = request.originalUrl.split('?')[0];
+  const allow = allowedMethods(expressApp, path);
   return allow.length > 0
-    ? new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${request.path}.`, { Allow: allow.join(', ') })
-    : new ApiError('NOT_FOUND', `No route for ${request.method} ${request.path}.`);
+    ? new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}.`, { Allow: allow.join(', ') })
+    : new ApiError('NOT_FOUND', `No route for ${request.method} ${path}.`);
 }
 
 /**
