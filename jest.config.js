@@ -16,6 +16,8 @@ const common = {
 };
 
 module.exports = {
+  // No test may hang CI: a stuck request or hook fails after a minute.
+  testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {

@@ -12,16 +12,18 @@ import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
 
-/** A clock the test moves by hand. */
+/** Real time, shifted by hand: a test can jump to a date (a sunset) while windows still pass in real time. */
 export class FakeClock extends Clock {
-  constructor(public current = Date.parse('2027-01-01T00:00:00Z')) {
-    super();
-  }
+  private offsetMs = 0;
   now(): number {
-    return this.current;
+    return Date.now() + this.offsetMs;
   }
-  advance(ms: number): void {
-    this.current += ms;
+  /** From now on, the clock reads `time` and runs on from there. */
+  set(time: number): void {
+    this.offsetMs = time - Date.now();
+  }
+  reset(): void {
+    this.offsetMs = 0;
   }
 }
 

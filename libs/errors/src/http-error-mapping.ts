@@ -84,11 +84,9 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpException) {
     const status = error.getStatus();
     const code: ErrorCode | undefined = DEFAULT_CODE_FOR_STATUS[status];
-    if (code && status < 500) {
+    // A deliberate HttpException (a 404, a health check's 503) is an answer, not a failure to log.
+    if (code && code !== 'INTERNAL_ERROR') {
       return { body: { code, message: messageOf(error), status }, headers: {}, unexpected: false };
-    }
-    if (code) {
-      return { body: { code, message: messageOf(error), status }, headers: {}, unexpected: true };
     }
     return { body: GENERIC_500, headers: {}, unexpected: true };
   }

@@ -7,14 +7,16 @@ import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimitStore } from './rate-limit-store';
 import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
-import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { ModuleRef } from '@nestjs/core';
+import { PlanThrottlerGuard } from './plan-throttler.guard';
 
 /** In-process counters by default; Redis, shared by every instance, when REDIS_URL is set. */
-function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): RateLimitStore {
+async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): Promise<RateLimitStore> {
   const memory = new MemoryRateLimitStore(clock);
   if (!config.redis) return memory;
-  return new RedisRateLimitStore(config.redis.url, config.redis.keyPrefix, config.redis.commandTimeoutMs, memory, metrics);
+  const redis = new RedisRateLimitStore(config.redis.url, config.redis.keyPrefix, config.redis.commandTimeoutMs, memory, metrics);
+  await redis.waitUntilReady(5_000);
+  return redis;
 }
 
 @Global()

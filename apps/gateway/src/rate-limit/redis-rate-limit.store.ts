@@ -107,6 +107,22 @@ export class RedisRateLimitStore extends RateLimitStore {
     return this.toDecision(reply, windows);
   }
 
+  /**
+   * Waits (at most `timeoutMs`) for the first connection, so that the first requests are counted in Redis
+   * rather than on the fallback. A gateway whose Redis is down still starts, degraded, and says so.
+   */
+  async waitUntilReady(timeoutMs: number): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    const ready = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!ready) this.markDegraded(new Error(`no connection within ${timeoutMs} ms`));
+  }
+
   /** Whether decisions currently come from Redis (for readiness). */
   async ping(): Promise<boolean> {
     try {

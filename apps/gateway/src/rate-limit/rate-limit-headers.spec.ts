@@ -1,0 +1,67 @@
+import { rateLimitHeaders } from './rate-limit-headers';
+import { Decision } from './rate-limit-store';
+
+const now = 1_700_000_000_000;
+const minute = { name: 'minute', limit: 60, ttlMs: 60_000 };
+const day = { name: 'day', limit: 1000, ttlMs: 86_400_000 };
+
+describe('rateLimitHeaders', () => {
+  it('describes the window closest to running out, with Reset as a Unix timestamp', () => {
+    const decision: Decision = {
+      outcome: 'allowed',
+      windows: [
+        { ...minute, count: 10, resetMs: 30_500 },
+        { ...day, count: 995, resetMs: 3_600_000 },
+      ],
+    };
+    expect(rateLimitHeaders(decision, now)).toEqual({
+      'X-RateLimit-Limit': '1000',
+      'X-RateLimit-Remaining': '5',
+      'X-RateLimit-Reset': String(Math.ceil((now + 3_600_000) / 1000)),
+      'RateLimit-Policy': '"minute";q=60;w=60, "day";q=1000;w=86400',
+      RateLimit: '"minute";r=50;t=31, "day";r=5;t=3600',
+    });
+  });
+
+  it('on a tie of remaining requests reports the window that resets later', () => {
+    const decision: Decision = {
+      outcome: 'allowed',
+      windows: [
+        { ...minute, limit: 5, count: 5, resetMs: 10_000 },
+        { ...day, limit: 5, count: 5, resetMs: 20_000 },
+      ],
+    };
+    expect(rateLimitHeaders(decision, now)['X-RateLimit-Limit']).toBe('5');
+    expect(rateLimitHeaders(decision, now)['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 20_000) / 1000)));
+  });
+
+  it('on a refusal reports the limiting window with Remaining 0 and Retry-After in whole seconds', () => {
+    const decision: Decision = {
+      outcome: 'limited',
+      window: 'minute',
+      retryAfterMs: 12_001,
+      windows: [
+        { ...minute, count: 60, resetMs: 12_001 },
+        { ...day, count: 100, resetMs: 50_000_000 },
+      ],
+    };
+    const headers = rateLimitHeaders(decision, now);
+    expect(headers['X-RateLimit-Limit']).toBe('60');
+    expect(headers['X-RateLimit-Remaining']).toBe('0');
+    expect(headers['Retry-After']).toBe('13');
+    expect(headers.RateLimit).toBe('"minute";r=0;t=13, "day";r=900;t=50000');
+  });
+
+  it('on a ban sends Retry-After for the rest of the ban and Remaining 0', () => {
+    const decision: Decision = { outcome: 'banned', retryAfterMs: 600_000, windows: [{ ...minute, count: 60, resetMs: 5_000 }] };
+    const headers = rateLimitHeaders(decision, now);
+    expect(headers['Retry-After']).toBe('600');
+    expect(headers['X-RateLimit-Remaining']).toBe('0');
+    expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 600_000) / 1000)));
+  });
+
+  it('never sends a negative Remaining', () => {
+    const decision: Decision = { outcome: 'allowed', windows: [{ ...minute, count: 61, resetMs: 1_000 }] };
+    expect(rateLimitHeaders(decision, now)['X-RateLimit-Remaining']).toBe('0');
+  });
+});
