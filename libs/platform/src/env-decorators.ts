@@ -1,3 +1,5 @@
+import { applyDecorators } from '@nestjs/common';
+import { IsInt, Max, Min } from 'class-validator';
 import { Transform } from 'class-transformer';
 
 /** Environment values are strings: turn "123" into 123, leaving anything else for the validator to refuse. */
@@ -14,3 +16,9 @@ export const EnvBoolean = (): PropertyDecorator =>
     if (value === 'false' || value === '0') return false;
     return value;
   });
+
+/** An integer variable within [min, max]; every failure says so in the same words. */
+export const EnvIntRange = (name: string, min: number, max: number): PropertyDecorator => {
+  const message = `${name} must be an integer from ${min} to ${max}`;
+  return applyDecorators(EnvInteger(), IsInt({ message }), Min(min, { message }), Max(max, { message }));
+};

@@ -1,15 +1,9 @@
-import { EnvBoolean, EnvInteger, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-
-const port = (name: string) => `${name} must be a port number from 0 to 65535`;
-const positive = (name: string, max: number) => `${name} must be an integer from 1 to ${max}`;
+import { EnvBoolean, EnvIntRange, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
+import { IsBoolean, IsIn, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
 export class GatewayEnvironment {
-  @EnvInteger()
-  @IsInt({ message: port('PORT') })
-  @Min(0, { message: port('PORT') })
-  @Max(65535, { message: port('PORT') })
+  @EnvIntRange('PORT', 0, 65535)
   PORT = 3000;
 
   @IsString()
@@ -18,22 +12,13 @@ export class GatewayEnvironment {
   @Matches(/^https?:\/\/[^/]+$/, { message: 'PETS_URL must be an http(s) origin such as http://127.0.0.1:3001' })
   PETS_URL = 'http://127.0.0.1:3001';
 
-  @EnvInteger()
-  @IsInt({ message: positive('UPSTREAM_TIMEOUT_MS', 600000) })
-  @Min(1, { message: positive('UPSTREAM_TIMEOUT_MS', 600000) })
-  @Max(600000, { message: positive('UPSTREAM_TIMEOUT_MS', 600000) })
+  @EnvIntRange('UPSTREAM_TIMEOUT_MS', 1, 600000)
   UPSTREAM_TIMEOUT_MS = 10000;
 
-  @EnvInteger()
-  @IsInt({ message: positive('UPSTREAM_CONNECT_TIMEOUT_MS', 60000) })
-  @Min(1, { message: positive('UPSTREAM_CONNECT_TIMEOUT_MS', 60000) })
-  @Max(60000, { message: positive('UPSTREAM_CONNECT_TIMEOUT_MS', 60000) })
+  @EnvIntRange('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 60000)
   UPSTREAM_CONNECT_TIMEOUT_MS = 2000;
 
-  @EnvInteger()
-  @IsInt({ message: positive('UPSTREAM_CONNECTIONS', 1024) })
-  @Min(1, { message: positive('UPSTREAM_CONNECTIONS', 1024) })
-  @Max(1024, { message: positive('UPSTREAM_CONNECTIONS', 1024) })
+  @EnvIntRange('UPSTREAM_CONNECTIONS', 1, 1024)
   UPSTREAM_CONNECTIONS = 64;
 
   @IsString()
@@ -42,10 +27,7 @@ export class GatewayEnvironment {
   @IsString()
   CONSUMERS_FILE = '.data/consumers.json';
 
-  @EnvInteger()
-  @IsInt({ message: positive('CONSUMERS_RELOAD_MS', 60000) })
-  @Min(100, { message: 'CONSUMERS_RELOAD_MS must be an integer from 100 to 60000' })
-  @Max(60000, { message: 'CONSUMERS_RELOAD_MS must be an integer from 100 to 60000' })
+  @EnvIntRange('CONSUMERS_RELOAD_MS', 100, 60000)
   CONSUMERS_RELOAD_MS = 1000;
 
   @IsOptional()
@@ -55,28 +37,16 @@ export class GatewayEnvironment {
   @IsString()
   REDIS_KEY_PREFIX = 'petstore:';
 
-  @EnvInteger()
-  @IsInt({ message: positive('REDIS_COMMAND_TIMEOUT_MS', 10000) })
-  @Min(1, { message: positive('REDIS_COMMAND_TIMEOUT_MS', 10000) })
-  @Max(10000, { message: positive('REDIS_COMMAND_TIMEOUT_MS', 10000) })
+  @EnvIntRange('REDIS_COMMAND_TIMEOUT_MS', 1, 10000)
   REDIS_COMMAND_TIMEOUT_MS = 250;
 
-  @EnvInteger()
-  @IsInt({ message: positive('ANON_RATE_LIMIT_PER_MINUTE', 1000000) })
-  @Min(1, { message: positive('ANON_RATE_LIMIT_PER_MINUTE', 1000000) })
-  @Max(1000000, { message: positive('ANON_RATE_LIMIT_PER_MINUTE', 1000000) })
+  @EnvIntRange('ANON_RATE_LIMIT_PER_MINUTE', 1, 1000000)
   ANON_RATE_LIMIT_PER_MINUTE = 30;
 
-  @EnvInteger()
-  @IsInt({ message: positive('BAN_THRESHOLD', 1000000) })
-  @Min(1, { message: positive('BAN_THRESHOLD', 1000000) })
-  @Max(1000000, { message: positive('BAN_THRESHOLD', 1000000) })
+  @EnvIntRange('BAN_THRESHOLD', 1, 1000000)
   BAN_THRESHOLD = 20;
 
-  @EnvInteger()
-  @IsInt({ message: positive('BAN_DURATION_SECONDS', 86400) })
-  @Min(1, { message: positive('BAN_DURATION_SECONDS', 86400) })
-  @Max(86400, { message: positive('BAN_DURATION_SECONDS', 86400) })
+  @EnvIntRange('BAN_DURATION_SECONDS', 1, 86400)
   BAN_DURATION_SECONDS = 600;
 
   @IsString()

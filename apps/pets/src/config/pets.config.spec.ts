@@ -20,7 +20,7 @@ describe('loadPetsConfig', () => {
   });
 
   it.each([
-    [{ PETS_PORT: '70000' }, 'PETS_PORT must be a port number from 0 to 65535 (got "70000")'],
+    [{ PETS_PORT: '70000' }, 'PETS_PORT must be an integer from 0 to 65535 (got "70000")'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ DB_MIGRATE_ON_START: 'maybe' }, 'DB_MIGRATE_ON_START must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, log, debug, verbose'],

@@ -1,12 +1,9 @@
-import { EnvBoolean, EnvInteger, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { EnvBoolean, EnvIntRange, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
+import { IsBoolean, IsIn, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
 export class PetsEnvironment {
-  @EnvInteger()
-  @IsInt({ message: 'PETS_PORT must be a port number from 0 to 65535' })
-  @Min(0, { message: 'PETS_PORT must be a port number from 0 to 65535' })
-  @Max(65535, { message: 'PETS_PORT must be a port number from 0 to 65535' })
+  @EnvIntRange('PETS_PORT', 0, 65535)
   PETS_PORT = 3001;
 
   @IsString()
@@ -24,10 +21,7 @@ export class PetsEnvironment {
   @IsBoolean({ message: 'DB_MIGRATE_ON_START must be true or false' })
   DB_MIGRATE_ON_START?: boolean = undefined;
 
-  @EnvInteger()
-  @IsInt({ message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
-  @Min(1, { message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
-  @Max(100, { message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
+  @EnvIntRange('DB_POOL_SIZE', 1, 100)
   DB_POOL_SIZE = 10;
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })

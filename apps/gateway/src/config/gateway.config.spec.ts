@@ -1,0 +1,45 @@
+import { ConfigurationError } from '@app/platform';
+import { loadGatewayConfig } from './gateway.config';
+
+describe('loadGatewayConfig', () => {
+  it('runs on embedded defaults: in-process counters, the local pets service, a demo key in development', () => {
+    const config = loadGatewayConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      petsUrl: 'http://127.0.0.1:3001',
+      redis: undefined,
+      trustProxy: false,
+      demoKey: true,
+      rateLimit: { anonymousPerMinute: 30, banThreshold: 20, banDurationMs: 600_000, windowMs: { minute: 60_000, day: 86_400_000 } },
+    });
+  });
+
+  it('never mints a demo key in production', () => {
+    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true' }).demoKey).toBe(false);
+  });
+
+  it('reads TRUST_PROXY as express expects it', () => {
+    expect(loadGatewayConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadGatewayConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadGatewayConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toBe('10.0.0.0/8');
+  });
+
+  it('uses Redis with its prefix when REDIS_URL is set', () => {
+    expect(loadGatewayConfig({ REDIS_URL: 'redis://cache:6379', REDIS_KEY_PREFIX: 'x:' }).redis).toEqual({
+      url: 'redis://cache:6379',
+      keyPrefix: 'x:',
+      commandTimeoutMs: 250,
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT must be an integer from 0 to 65535 (got "eighty")'],
+    [{ PETS_URL: 'pets:3001' }, 'PETS_URL must be an http(s) origin'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
+    [{ BAN_THRESHOLD: '0' }, 'BAN_THRESHOLD must be an integer from 1 to 1000000'],
+    [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
+  ])('stops on %j with one clear line', (env, message) => {
+    expect(() => loadGatewayConfig(env)).toThrow(ConfigurationError);
+    expect(() => loadGatewayConfig(env)).toThrow(message);
+  });
+});
