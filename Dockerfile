@@ -1,0 +1,31 @@
+# One image for both apps: build once, run each as a non-root user with production dependencies only.
+# docker build -t petstore . ; the compose file picks the app with the command.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json nest-cli.json ./
+COPY apps ./apps
+COPY libs ./libs
+RUN npm run build
+
+FROM node:20-bookworm-slim AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=production-dependencies --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --chown=node:node package.json ./
+COPY --chown=node:node gateway/plans.json ./gateway/plans.json
+RUN mkdir -p /config && chown node:node /config
+USER node
+# HEALTH_PORT is the port of the app this container runs (3000 gateway, 3001 pets).
+ENV HEALTH_PORT=3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+process.env.HEALTH_PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "dist/apps/gateway/apps/gateway/src/main.js"]
