@@ -44,9 +44,9 @@ export interface RunningPets {
 }
 
 /** Starts the real pets service on a free loopback port. */
-export async function startPetsService(): Promise<RunningPets> {
+export async function startPetsService(overrides: Partial<PetsConfig> = {}): Promise<RunningPets> {
   const database = await createTestDatabase();
-  const app = await createPetsApp(database.config);
+  const app = await createPetsApp({ ...database.config, ...overrides });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {

@@ -1,5 +1,5 @@
 import { EnvBoolean, EnvIntRange, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
 export class GatewayEnvironment {
@@ -63,6 +63,10 @@ export class GatewayEnvironment {
   @IsBoolean({ message: 'DEMO_KEY must be true or false' })
   DEMO_KEY?: boolean = undefined;
 
+  @IsOptional()
+  @MinLength(16, { message: 'INTERNAL_SECRET must be at least 16 characters long' })
+  INTERNAL_SECRET?: string = undefined;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevelName = 'log';
 
@@ -93,6 +97,8 @@ export interface GatewayConfig {
   demoKey: boolean;
   production: boolean;
   logLevel: LogLevelName;
+  /** Sent to the pets service on every request when set. */
+  internalSecret?: string;
 }
 
 function parseTrustProxy(value: string): boolean | number | string {
@@ -131,6 +137,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     demoKey: (e.DEMO_KEY ?? true) && !production,
     production,
     logLevel: e.LOG_LEVEL,
+    internalSecret: e.INTERNAL_SECRET,
   };
 }
 

@@ -1,4 +1,5 @@
 import { ApiError } from '@app/errors';
+import { INTERNAL_SECRET_HEADER } from '@app/platform';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { Response } from 'express';
 import { Pool } from 'undici';
@@ -22,8 +23,10 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EH
 export class UpstreamService implements OnApplicationShutdown {
   private readonly logger = new Logger('Upstream');
   private readonly pool: Pool;
+  private readonly internalSecret?: string;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.internalSecret = config.internalSecret;
     this.pool = new Pool(config.petsUrl, {
       connections: config.upstream.connections,
       pipelining: 1,
@@ -44,6 +47,7 @@ export class UpstreamService implements OnApplicationShutdown {
       headers['x-consumer-name'] = request.consumer.name;
       headers['x-consumer-plan'] = request.consumer.plan;
     }
+    if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
     const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
     let upstream: Awaited<ReturnType<Pool['request']>>;

@@ -1,5 +1,5 @@
 import { EnvBoolean, EnvIntRange, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
 export class PetsEnvironment {
@@ -24,6 +24,10 @@ export class PetsEnvironment {
   @EnvIntRange('DB_POOL_SIZE', 1, 100)
   DB_POOL_SIZE = 10;
 
+  @IsOptional()
+  @MinLength(16, { message: 'INTERNAL_SECRET must be at least 16 characters long' })
+  INTERNAL_SECRET?: string = undefined;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevelName = 'log';
 
@@ -41,6 +45,8 @@ export interface PetsConfig {
   migrateOnStart: boolean;
   poolSize: number;
   logLevel: LogLevelName;
+  /** When set, every request but health must carry it (from the gateway). */
+  internalSecret?: string;
 }
 
 export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
@@ -54,6 +60,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     migrateOnStart: e.DB_MIGRATE_ON_START ?? e.DATABASE_URL === undefined,
     poolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
+    internalSecret: e.INTERNAL_SECRET,
   };
 }
 
