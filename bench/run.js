@@ -1,0 +1,227 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: one run, on this machine, of what the gateway adds to a request.
+ * Starts PostgreSQL/Redis if needed, builds, starts the pets service, the gateway (Redis-backed limits) and
+ * nginx as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
+ * throughput, latency, peak memory and the ratios. Servers run on core 0, the load generator on core 1.
+ * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32).
+ */
+const { spawn, spawnSync, execSync } = require('node:child_process');
+const { mkdtempSync, writeFileSync, readFileSync, mkdirSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const path = require('node:path');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const ROOT = path.join(__dirname, '..');
+const DURATION = Number(option('--duration', '8'));
+const CONNECTIONS = Number(option('--connections', '32'));
+const WARMUP = 3;
+const SERVER_CORE = '0';
+const LOAD_CORE = '1';
+const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
+
+// Pin the load generator (this process) to its own core, once.
+if (hasTaskset && !process.env.BENCH_PINNED) {
+  const child = spawnSync('taskset', ['-c', LOAD_CORE, process.execPath, __filename, ...args], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
+  process.exit(child.status ?? 1);
+}
+
+const autocannon = require('autocannon');
+const { Client } = require('pg');
+
+const PORTS = { pets: 4101, gateway: 4100, nginx: 4102 };
+const RUN = `bench_${Date.now()}`;
+const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const children = [];
+
+function sh(command) {
+  return execSync(command, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+}
+
+function ensureServices() {
+  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
+    sh('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
+  }
+  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
+    sh('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
+  }
+}
+
+function start(name, command, commandArgs, env) {
+  const full = hasTaskset ? ['taskset', ['-c', SERVER_CORE, command, ...commandArgs]] : [command, commandArgs];
+  const child = spawn(full[0], full[1], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
+  children.push(child);
+  return child;
+}
+
+async function waitForHttp(url, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** Peak resident set (VmHWM) of a process and its children, in MB. */
+function peakRssMb(pid) {
+  const pids = [pid, ...sh(`pgrep -P ${pid} || true`).split('\n').filter(Boolean).map(Number)];
+  let peak = 0;
+  for (const p of pids) {
+    try {
+      const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (match) peak = Math.max(peak, Number(match[1]) / 1024);
+    } catch {
+      /* gone */
+    }
+  }
+  return Math.round(peak);
+}
+
+function load(options) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: CONNECTIONS, pipelining: 1, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+async function measure(label, options) {
+  await load({ ...options, duration: WARMUP });
+  const result = await load({ ...options, duration: DURATION });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  const row = { label, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: bad };
+  console.log(`${label.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms${bad ? `  (${bad} non-2xx/errors)` : ''}`);
+  return row;
+}
+
+async function main() {
+  ensureServices();
+  if (!args.includes('--no-build')) {
+    console.log('building...');
+    sh('npm run -s build');
+  }
+  const admin = new Client({ connectionString: PG_BASE });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${RUN}`);
+  const dbUrl = new URL(PG_BASE);
+  dbUrl.pathname = `/${RUN}`;
+  const DATABASE_URL = dbUrl.toString();
+  sh(`DATABASE_URL=${DATABASE_URL} node dist/apps/pets/apps/pets/src/database/migrate.js`);
+
+  const db = new Client({ connectionString: DATABASE_URL });
+  await db.connect();
+  const seed = (count) =>
+    db.query(
+      `INSERT INTO pets (name, category_id, status)
+       SELECT 'Pet ' || i, 1 + i % 10, (ARRAY['available','pending','sold',NULL])[1 + i % 4]::pet_status
+       FROM generate_series(1, $1) AS i`,
+      [count],
+    );
+  await seed(1_000);
+  await db.query('ANALYZE pets');
+
+  const work = mkdtempSync(path.join(tmpdir(), 'petstore-bench-'));
+  const consumersFile = path.join(work, 'consumers.json');
+  const key = sh(`CONSUMERS_FILE=${consumersFile} node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000`).trim().split('\n').pop();
+
+  const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
+  const pets = start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL });
+  const gateway = start('gateway', process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
+    ...common,
+    PORT: String(PORTS.gateway),
+    HOST: '127.0.0.1',
+    PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${RUN}:`,
+    CONSUMERS_FILE: consumersFile,
+  });
+  mkdirSync(path.join(work, 'logs'));
+  writeFileSync(
+    path.join(work, 'nginx.conf'),
+    `worker_processes 1; pid ${work}/nginx.pid; error_log ${work}/logs/error.log warn;
+events { worker_connections 1024; }
+http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
+  upstream pets { server 127.0.0.1:${PORTS.pets}; keepalive 64; }
+  server { listen 127.0.0.1:${PORTS.nginx};
+    location / { proxy_pass http://pets; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
+`,
+  );
+  const nginx = start('nginx', 'nginx', ['-p', work, '-c', path.join(work, 'nginx.conf'), '-g', 'daemon off;'], {});
+
+  await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/live`);
+  await waitForHttp(`http://127.0.0.1:${PORTS.gateway}/health/live`);
+  await waitForHttp(`http://127.0.0.1:${PORTS.nginx}/health/live`);
+
+  const auth = { authorization: `Bearer ${key}` };
+  const results = {};
+  console.log(`\n${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per scenario; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`);
+  results.direct = await measure('(a) pets direct      GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` });
+  results.gateway = await measure('(b) gateway          GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth });
+  results.nginx = await measure('(c) nginx -> pets    GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` });
+  results.post = await measure('(d) gateway          POST /v1/pets', {
+    url: `http://127.0.0.1:${PORTS.gateway}/v1/pets`,
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
+  });
+  const RATE = 300;
+  results.directFixed = await measure(`    pets direct at ${RATE} req/s (p99 reference)`, { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, overallRate: RATE, connections: 8 });
+  results.gatewayFixed = await measure(`    gateway at ${RATE} req/s`, { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, overallRate: RATE, connections: 8 });
+
+  await db.query('TRUNCATE pets');
+  await seed(1_000);
+  await db.query('ANALYZE pets');
+  const listUrl = `http://127.0.0.1:${PORTS.pets}/pets?status=available&limit=100`;
+  results.list1k = await measure('(e) pets direct      GET /pets?status=available&limit=100, 1,000 rows', { url: listUrl });
+  console.log('    seeding 1,000,000 rows...');
+  await seed(999_000);
+  await db.query('VACUUM ANALYZE pets');
+  results.list1m = await measure('(e) pets direct      same, 1,000,000 rows', { url: listUrl });
+
+  const memory = { pets: peakRssMb(pets.pid), gateway: peakRssMb(gateway.pid), nginx: peakRssMb(nginx.pid) };
+  const ratios = {
+    gatewayOverDirectThroughput: +(results.gateway.rps / results.direct.rps).toFixed(2),
+    gatewayOverNginxThroughput: +(results.gateway.rps / results.nginx.rps).toFixed(2),
+    gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
+    list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
+    list1mOver1kThroughput: +(results.list1k.rps / results.list1m.rps).toFixed(2),
+  };
+  console.log(`\npeak resident memory: pets ${memory.pets} MB, gateway ${memory.gateway} MB, nginx ${memory.nginx} MB`);
+  console.log('ratios:');
+  for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
+  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, memory, ratios };
+  mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+  writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  await db.end();
+  await admin.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+}
+
+function stopAll() {
+  for (const child of children) child.kill('SIGTERM');
+}
+process.on('exit', stopAll);
+process.on('SIGINT', () => process.exit(130));
+main()
+  .then(() => {
+    stopAll();
+    setTimeout(() => process.exit(0), 500);
+  })
+  .catch((error) => {
+    console.error(error);
+    stopAll();
+    process.exit(1);
+  });
