@@ -28,7 +28,7 @@ export default tseslint.config(
   },
   {
     files: ['scripts/**/*.js', 'test/**/*.js', 'bench/**/*.js', '*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly', setTimeout: 'readonly', Buffer: 'readonly' } },
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', fetch: 'readonly', URL: 'readonly', console: 'readonly', setTimeout: 'readonly', Buffer: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );
