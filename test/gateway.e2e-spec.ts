@@ -3,7 +3,8 @@ import { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { GET_PET_DEPRECATION } from '@app/contract';
 import { FakeClock, GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
-import { call, expectErrorBody, postJson, Reply } from './support/http';
+import { call, expectErrorBody, postJson, received, Reply } from './support/http';
+import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy'];
@@ -228,6 +229,12 @@ describe('gateway', () => {
       expectErrorBody(await call(url('/v1/pets/1')), 401, 'UNAUTHORIZED');
       clock.reset();
     });
+  });
+
+  // Runs last: every /v1 response this file received, whatever its status, matches the served OpenAPI document.
+  it('answered every /v1 request as the OpenAPI document says', async () => {
+    const contract = await OpenApiContract.fetch(gateway.url);
+    expect(checkReceived(contract, received)).toBeGreaterThan(20);
   });
 });
 

@@ -1,6 +1,7 @@
 import { GET_PET_DEPRECATION } from '@app/contract';
 import { FakeClock, GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
-import { call, expectErrorBody, postJson, Reply } from './support/http';
+import { call, expectErrorBody, postJson, received, Reply } from './support/http';
+import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const MINUTE_MS = 3_000; // the "minute" window, shortened so that a test can watch it reset
@@ -184,5 +185,11 @@ describe('rate limits', () => {
       expect(reply.headers.get('x-ratelimit-limit')).toBeNull();
     }
     expect((await call(url('/docs-json'))).headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  // Runs last: every /v1 response this file received, whatever its status, matches the served OpenAPI document.
+  it('answered every /v1 request as the OpenAPI document says', async () => {
+    const contract = await OpenApiContract.fetch(gateway.url);
+    expect(checkReceived(contract, received)).toBeGreaterThan(20);
   });
 });

@@ -6,6 +6,9 @@ export interface Reply {
   body: unknown;
 }
 
+/** Every reply a test file received, so that a contract test can check them all against the OpenAPI document. */
+export const received: Array<{ method: string; url: string; reply: Reply }> = [];
+
 export async function call(url: string, init: RequestInit = {}): Promise<Reply> {
   const response = await fetch(url, init);
   const text = await response.text();
@@ -15,7 +18,9 @@ export async function call(url: string, init: RequestInit = {}): Promise<Reply> 
   } catch {
     body = undefined;
   }
-  return { status: response.status, headers: response.headers, text, body };
+  const reply = { status: response.status, headers: response.headers, text, body };
+  received.push({ method: init.method ?? 'GET', url, reply });
+  return reply;
 }
 
 export function postJson(url: string, payload: unknown, headers: Record<string, string> = {}): Promise<Reply> {

@@ -1,10 +1,10 @@
-import { BODY_LIMIT_BYTES, unmatchedRouteHandler } from '@app/errors';
+import { unmatchedRouteHandler } from '@app/errors';
 import { configureHttpApp, logLevelsFrom } from '@app/platform';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import { raw, type Express } from 'express';
+import type { Express } from 'express';
 import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX } from './proxy/pets-proxy.controller';
@@ -19,8 +19,8 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
   });
   configureHttpApp(app, {
     trustProxy: options.config.trustProxy,
-    // The gateway forwards the body's bytes as they came; the pets service parses and validates them once.
-    body: [requestId, raw({ type: () => true, limit: BODY_LIMIT_BYTES })],
+    // Bodies are read by the proxy after authentication and rate limiting (UpstreamService), not here.
+    body: [requestId],
   });
   app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
   const document = buildOpenApiDocument(app, options.config, options.plans, true);

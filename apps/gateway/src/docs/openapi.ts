@@ -42,6 +42,7 @@ export function buildOpenApiDocument(app: INestApplication, config: GatewayConfi
     .setTitle('Pet adoption store: animals API')
     .setDescription(description(config, plans))
     .setVersion('1.0.0')
+    .setLicense('Proprietary', 'https://petstore.example.com/terms')
     .addTag('animals', 'The animals (pets) of the store.')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, sent as `Authorization: Bearer <API key>`.' }, 'bearer');
   if (served) builder.addServer(API_PREFIX, 'This gateway');

@@ -1,7 +1,7 @@
-import { ApiError } from '@app/errors';
+import { ApiError, BODY_LIMIT_BYTES } from '@app/errors';
 import { INTERNAL_SECRET_HEADER } from '@app/platform';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import type { Response } from 'express';
+import { raw, type Response } from 'express';
 import { Pool } from 'undici';
 import type { GatewayRequest } from '../auth/api-key.guard';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
@@ -10,6 +10,12 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
 /** Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do. */
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow'] as const;
+
+/**
+ * The body's bytes as they came (the pets service parses and validates them once), read only once the request
+ * has passed authentication and rate limiting, so that a 413 carries the rate-limit headers like every answer.
+ */
+const readRawBody = raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -48,6 +54,7 @@ export class UpstreamService implements OnApplicationShutdown {
       headers['x-consumer-plan'] = request.consumer.plan;
     }
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
+    await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
     const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
     let upstream: Awaited<ReturnType<Pool['request']>>;
