@@ -1,0 +1,9 @@
+/** The browser suite (`npm run test:browser`): Swagger UI in Debian's headless Chromium, driven by playwright-core. */
+const base = require('./jest.config.js').projects[1];
+
+module.exports = {
+  ...base,
+  displayName: 'browser',
+  testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
+  testTimeout: 120_000,
+};
