@@ -11,6 +11,7 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^@app/(contract|errors|platform)(/.*)?$': '<rootDir>/libs/$1/src$2',
+    '^@petstore/animals-client$': '<rootDir>/libs/client/src',
   },
   testEnvironment: 'node',
 };
