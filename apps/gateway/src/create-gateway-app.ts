@@ -10,6 +10,12 @@ import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX } from './proxy/pets-proxy.controller';
 import { requestId } from './proxy/request-id.middleware';
 
+/** What a browser client may read with CORS on: the rate-limit state, Retry-After, deprecation and the id. */
+const EXPOSED_HEADERS = [
+  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
+  'Retry-After', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link', 'WWW-Authenticate',
+];
+
 /** Builds the gateway (not yet listening): /v1 routes, health outside it, the docs at /docs and /docs-json. */
 export async function createGatewayApp(options: GatewayOptions): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(GatewayAppModule.forRoot(options), {
@@ -21,6 +27,8 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     trustProxy: options.config.trustProxy,
     // Bodies are read by the proxy after authentication and rate limiting (UpstreamService), not here.
     body: [requestId],
+    corsOrigins: options.config.corsOrigins,
+    exposedHeaders: EXPOSED_HEADERS,
   });
   app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
   const document = buildOpenApiDocument(app, options.config, options.plans, true);

@@ -1,11 +1,16 @@
 import { INestApplication } from '@nestjs/common';
 import type { Express, RequestHandler } from 'express';
 import { AllExceptionsFilter, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
+import helmet from 'helmet';
 
 export interface HttpAppOptions {
   /** Body handling placed before the routes; the pets service parses JSON, the gateway forwards raw bytes. */
   body?: RequestHandler[];
   trustProxy?: string | boolean | number;
+  /** Origins allowed to call from a browser; CORS stays off when empty. */
+  corsOrigins?: string[];
+  /** Response headers a browser client may read (with CORS on). */
+  exposedHeaders?: string[];
 }
 
 /**
@@ -18,6 +23,12 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   express.disable('x-powered-by');
   express.set('etag', false);
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
+  // helmet's defaults (CSP with self-hosted scripts, nosniff, frame denial, HSTS...) suit both the API and
+  // Swagger UI, whose scripts and styles are served from this origin.
+  app.use(helmet());
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    app.enableCors({ origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 });
+  }
   for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
   app.use(preRoutingErrorHandler);
   app.useGlobalFilters(new AllExceptionsFilter(express));

@@ -67,6 +67,10 @@ export class GatewayEnvironment {
   @MinLength(16, { message: 'INTERNAL_SECRET must be at least 16 characters long' })
   INTERNAL_SECRET?: string = undefined;
 
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, { message: 'CORS_ORIGINS must be a comma-separated list of http(s) origins' })
+  CORS_ORIGINS?: string = undefined;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevelName = 'log';
 
@@ -99,6 +103,8 @@ export interface GatewayConfig {
   logLevel: LogLevelName;
   /** Sent to the pets service on every request when set. */
   internalSecret?: string;
+  /** Browser origins allowed by CORS; empty: CORS off. */
+  corsOrigins: string[];
 }
 
 function parseTrustProxy(value: string): boolean | number | string {
@@ -138,6 +144,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     production,
     logLevel: e.LOG_LEVEL,
     internalSecret: e.INTERNAL_SECRET,
+    corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',') : [],
   };
 }
 
