@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
 import { generateApiKey, hashApiKey, keyHint } from '../../apps/gateway/src/auth/api-key';
 import { readConsumersFile, writeConsumersFile } from '../../apps/gateway/src/auth/consumers-file';
 import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/auth/plans';
@@ -59,6 +60,7 @@ export async function startGateway(options: {
   env?: Record<string, string>;
   adjust?: (config: GatewayConfig) => void;
   keyPrefix?: string;
+  logDestination?: DestinationStream;
 }): Promise<GatewayUnderTest> {
   const config = loadGatewayConfig({
     PETS_URL: options.petsUrl,
@@ -66,12 +68,13 @@ export async function startGateway(options: {
     CONSUMERS_RELOAD_MS: '100',
     LOG_LEVEL: 'error',
     NODE_ENV: 'test',
+    METRICS_PORT: '0',
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX: options.keyPrefix ?? `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,
     ...options.env,
   });
   options.adjust?.(config);
-  const app = await createGatewayApp({ config, plans, clock: options.clock });
+  const app = await createGatewayApp({ config, plans, clock: options.clock, logDestination: options.logDestination });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };

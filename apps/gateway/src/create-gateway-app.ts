@@ -1,5 +1,5 @@
 import { unmatchedRouteHandler } from '@app/errors';
-import { configureHttpApp, logLevelsFrom } from '@app/platform';
+import { AppMetrics, PinoLoggerService, configureHttpApp, createAppLogger } from '@app/platform';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -8,7 +8,6 @@ import type { Express } from 'express';
 import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX } from './proxy/pets-proxy.controller';
-import { requestId } from './proxy/request-id.middleware';
 
 /** What a browser client may read with CORS on: the rate-limit state, Retry-After, deprecation and the id. */
 const EXPOSED_HEADERS = [
@@ -18,15 +17,18 @@ const EXPOSED_HEADERS = [
 
 /** Builds the gateway (not yet listening): /v1 routes, health outside it, the docs at /docs and /docs-json. */
 export async function createGatewayApp(options: GatewayOptions): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(GatewayAppModule.forRoot(options), {
+  const logger = createAppLogger('gateway', options.config.logLevel, options.logDestination);
+  const metrics = new AppMetrics('gateway');
+  const app = await NestFactory.create<NestExpressApplication>(GatewayAppModule.forRoot({ ...options, metrics }), {
     bodyParser: false,
-    logger: logLevelsFrom(options.config.logLevel),
+    logger: new PinoLoggerService(logger),
     abortOnError: false,
   });
   configureHttpApp(app, {
     trustProxy: options.config.trustProxy,
     // Bodies are read by the proxy after authentication and rate limiting (UpstreamService), not here.
-    body: [requestId],
+    body: [],
+    observability: { logger, metrics },
     corsOrigins: options.config.corsOrigins,
     exposedHeaders: EXPOSED_HEADERS,
   });
@@ -40,6 +42,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
   });
   app.enableShutdownHooks();
   await app.init();
+  await metrics.serve(options.config.metrics.port, options.config.metrics.host);
   // Nest mounts its not-found handler under /v1; everything else outside /v1, health and docs ends here.
   const express = app.getHttpAdapter().getInstance() as Express;
   express.use(unmatchedRouteHandler(express));

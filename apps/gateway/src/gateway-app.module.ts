@@ -1,4 +1,6 @@
+import { AppMetrics } from '@app/platform';
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
@@ -17,6 +19,10 @@ export interface GatewayOptions {
   plans: PlanTable;
   /** Tests pass a fake clock to cross a sunset or a window's end. */
   clock?: Clock;
+  /** The app's Prometheus registry and HTTP metrics (created with the app). */
+  metrics?: AppMetrics;
+  /** Where the JSON logs go (standard output unless a test reads them). */
+  logDestination?: DestinationStream;
 }
 
 @Global()
@@ -27,6 +33,7 @@ class GatewayCoreModule {
       { provide: GATEWAY_CONFIG, useValue: options.config },
       { provide: PLAN_TABLE, useValue: options.plans },
       { provide: Clock, useValue: options.clock ?? new SystemClock() },
+      { provide: AppMetrics, useValue: options.metrics ?? new AppMetrics('gateway') },
     ];
     return { module: GatewayCoreModule, providers, exports: providers.map((p) => p.provide) };
   }

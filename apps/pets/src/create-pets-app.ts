@@ -1,5 +1,5 @@
 import { jsonBodyMiddleware } from '@app/errors';
-import { configureHttpApp, logLevelsFrom } from '@app/platform';
+import { AppMetrics, PinoLoggerService, configureHttpApp, createAppLogger } from '@app/platform';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -9,13 +9,20 @@ import { PetsAppModule } from './pets-app.module';
 
 /** Builds the pets service (not yet listening); main.ts and the tests share it. */
 export async function createPetsApp(config: PetsConfig): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(PetsAppModule.forRoot(config), {
+  const logger = createAppLogger('pets', config.logLevel);
+  const metrics = new AppMetrics('pets');
+  const app = await NestFactory.create<NestExpressApplication>(PetsAppModule.forRoot(config, metrics), {
     bodyParser: false,
-    logger: logLevelsFrom(config.logLevel),
+    logger: new PinoLoggerService(logger),
     abortOnError: false,
   });
   const secret = config.internalSecret;
-  configureHttpApp(app, { body: [...(secret ? [requireInternalSecret(secret)] : []), ...jsonBodyMiddleware()] });
+  configureHttpApp(app, {
+    body: [...(secret ? [requireInternalSecret(secret)] : []), ...jsonBodyMiddleware()],
+    observability: { logger, metrics },
+  });
   app.enableShutdownHooks();
+  await app.init();
+  await metrics.serve(config.metrics.port, config.metrics.host);
   return app;
 }

@@ -2,6 +2,10 @@ import { INestApplication } from '@nestjs/common';
 import type { Express, RequestHandler } from 'express';
 import { AllExceptionsFilter, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
 import helmet from 'helmet';
+import type { Logger } from 'pino';
+import { AppMetrics } from './observability/http-metrics';
+import { requestId } from './observability/request-id.middleware';
+import { requestLogging } from './observability/request-logging';
 
 export interface HttpAppOptions {
   /** Body handling placed before the routes; the pets service parses JSON, the gateway forwards raw bytes. */
@@ -11,6 +15,8 @@ export interface HttpAppOptions {
   corsOrigins?: string[];
   /** Response headers a browser client may read (with CORS on). */
   exposedHeaders?: string[];
+  /** Request logs and metrics (first in line, so that every answer is counted and logged). */
+  observability?: { logger: Logger; metrics: AppMetrics };
 }
 
 /**
@@ -23,6 +29,11 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   express.disable('x-powered-by');
   express.set('etag', false);
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
+  app.use(requestId);
+  if (options.observability) {
+    app.use(options.observability.metrics.middleware);
+    app.use(requestLogging(options.observability.logger));
+  }
   // helmet's defaults (CSP with self-hosted scripts, nosniff, frame denial, HSTS...) suit both the API and
   // Swagger UI, whose scripts and styles are served from this origin.
   app.use(helmet());

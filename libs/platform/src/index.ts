@@ -3,3 +3,7 @@ export * from './env-decorators';
 export * from './http-app';
 export * from './log-level';
 export * from './internal-secret';
+export * from './observability/logger';
+export * from './observability/http-metrics';
+export * from './observability/request-logging';
+export * from './observability/request-id.middleware';

@@ -21,6 +21,12 @@ export class GatewayEnvironment {
   @EnvIntRange('UPSTREAM_CONNECTIONS', 1, 1024)
   UPSTREAM_CONNECTIONS = 64;
 
+  @EnvIntRange('METRICS_PORT', 0, 65535)
+  METRICS_PORT = 9464;
+
+  @IsString()
+  METRICS_HOST = '127.0.0.1';
+
   @IsString()
   PLANS_FILE = 'gateway/plans.json';
 
@@ -103,6 +109,8 @@ export interface GatewayConfig {
   logLevel: LogLevelName;
   /** Sent to the pets service on every request when set. */
   internalSecret?: string;
+  /** Prometheus metrics: a port of their own, not published through the balancer. */
+  metrics: { port: number; host: string };
   /** Browser origins allowed by CORS; empty: CORS off. */
   corsOrigins: string[];
 }
@@ -144,6 +152,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     production,
     logLevel: e.LOG_LEVEL,
     internalSecret: e.INTERNAL_SECRET,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',') : [],
   };
 }

@@ -1,5 +1,6 @@
 import { ApiError, BODY_LIMIT_BYTES } from '@app/errors';
-import { INTERNAL_SECRET_HEADER } from '@app/platform';
+import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
+import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { raw, type Response } from 'express';
 import { Pool } from 'undici';
@@ -30,8 +31,15 @@ export class UpstreamService implements OnApplicationShutdown {
   private readonly logger = new Logger('Upstream');
   private readonly pool: Pool;
   private readonly internalSecret?: string;
+  private readonly upstreamErrors: Counter<'kind'>;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, metrics: AppMetrics) {
+    this.upstreamErrors = new Counter({
+      name: 'upstream_errors_total',
+      help: 'Requests the pets service did not answer, by kind (timeout, unavailable, bad_gateway).',
+      labelNames: ['kind'],
+      registers: [metrics.registry],
+    });
     this.internalSecret = config.internalSecret;
     this.pool = new Pool(config.petsUrl, {
       connections: config.upstream.connections,
@@ -82,8 +90,15 @@ export class UpstreamService implements OnApplicationShutdown {
   private toGatewayError(error: Error & { code?: string }, request: GatewayRequest): ApiError {
     const code = error.code ?? (error.cause as { code?: string } | undefined)?.code ?? '';
     this.logger.warn(`${request.method} ${request.path} upstream failure ${code || error.name}: ${error.message}`);
-    if (TIMEOUT_CODES.has(code)) return new ApiError('GATEWAY_TIMEOUT', 'The pets service did not answer in time.');
-    if (UNREACHABLE_CODES.has(code)) return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.');
+    if (TIMEOUT_CODES.has(code)) {
+      this.upstreamErrors.inc({ kind: 'timeout' });
+      return new ApiError('GATEWAY_TIMEOUT', 'The pets service did not answer in time.');
+    }
+    if (UNREACHABLE_CODES.has(code)) {
+      this.upstreamErrors.inc({ kind: 'unavailable' });
+      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.');
+    }
+    this.upstreamErrors.inc({ kind: 'bad_gateway' });
     return new ApiError('BAD_GATEWAY', 'The pets service failed to answer.');
   }
 }

@@ -1,20 +1,36 @@
+import { AppMetrics } from '@app/platform';
 import { Injectable } from '@nestjs/common';
+import { Counter, Gauge } from 'prom-client';
 
-type PlanCounts = Record<string, number>;
-
-/** Counters of refusals, bans and store fallbacks, kept for a metrics endpoint to expose. */
+/** Rate-limit refusals and bans by plan, and the health of the shared store, in the app's registry. */
 @Injectable()
 export class RateLimitMetrics {
-  readonly limitedByPlan: PlanCounts = {};
-  readonly bannedByPlan: PlanCounts = {};
-  storeFallbacks = 0;
-  storeDegraded = false;
+  private readonly limited: Counter<'plan'>;
+  private readonly banned: Counter<'plan'>;
+  private readonly fallbacks: Counter;
+  private readonly degraded: Gauge;
+
+  constructor(metrics: AppMetrics) {
+    const registers = [metrics.registry];
+    this.limited = new Counter({ name: 'rate_limit_refusals_total', help: '429 RATE_LIMITED answers by plan.', labelNames: ['plan'], registers });
+    this.banned = new Counter({ name: 'rate_limit_bans_total', help: '429 KEY_BANNED answers by plan.', labelNames: ['plan'], registers });
+    this.fallbacks = new Counter({ name: 'rate_limit_store_fallbacks_total', help: 'Decisions taken on in-process counters because Redis did not answer.', registers });
+    this.degraded = new Gauge({ name: 'rate_limit_store_degraded', help: '1 while Redis is unreachable and limits hold per instance.', registers });
+  }
 
   countLimited(plan: string): void {
-    this.limitedByPlan[plan] = (this.limitedByPlan[plan] ?? 0) + 1;
+    this.limited.inc({ plan });
   }
 
   countBanned(plan: string): void {
-    this.bannedByPlan[plan] = (this.bannedByPlan[plan] ?? 0) + 1;
+    this.banned.inc({ plan });
+  }
+
+  countFallback(): void {
+    this.fallbacks.inc();
+  }
+
+  setDegraded(degraded: boolean): void {
+    this.degraded.set(degraded ? 1 : 0);
   }
 }

@@ -1,6 +1,7 @@
 import { SystemClock } from '../clock';
 import { loadGatewayConfig } from '../config/gateway.config';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
+import { AppMetrics } from '@app/platform';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimiter } from './rate-limiter.service';
 
@@ -8,7 +9,7 @@ describe('RateLimiter limit resolution', () => {
   const config = loadGatewayConfig({ ANON_RATE_LIMIT_PER_MINUTE: '7' });
   const clock = new SystemClock();
   const store = new MemoryRateLimitStore(clock);
-  const limiter = new RateLimiter(store, clock, new RateLimitMetrics(), config);
+  const limiter = new RateLimiter(store, clock, new RateLimitMetrics(new AppMetrics('test')), config);
   afterAll(() => store.close());
 
   it('counts a consumer by name in a minute and a day window with its own limits', () => {

@@ -146,17 +146,17 @@ export class RedisRateLimitStore extends RateLimitStore {
   }
 
   private markDegraded(error: Error): void {
-    this.metrics.storeFallbacks += 1;
+    this.metrics.countFallback();
     if (this.degraded) return;
     this.degraded = true;
-    this.metrics.storeDegraded = true;
+    this.metrics.setDegraded(true);
     this.logger.error(`Redis unreachable (${error.message}): rate limits now count per gateway instance until it returns`);
   }
 
   private markHealthy(): void {
     if (!this.degraded) return;
     this.degraded = false;
-    this.metrics.storeDegraded = false;
+    this.metrics.setDegraded(false);
     this.logger.warn('Redis reachable again: rate limits are shared across instances again');
   }
 }

@@ -11,6 +11,7 @@ describe('loadPetsConfig', () => {
       migrateOnStart: true,
       poolSize: 10,
       logLevel: 'log',
+      metrics: { port: 9465, host: '127.0.0.1' },
     });
   });
 

@@ -9,6 +9,12 @@ export class PetsEnvironment {
   @IsString()
   PETS_HOST = '127.0.0.1';
 
+  @EnvIntRange('PETS_METRICS_PORT', 0, 65535)
+  PETS_METRICS_PORT = 9465;
+
+  @IsString()
+  METRICS_HOST = '127.0.0.1';
+
   @IsOptional()
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string = undefined;
@@ -45,6 +51,8 @@ export interface PetsConfig {
   migrateOnStart: boolean;
   poolSize: number;
   logLevel: LogLevelName;
+  /** Prometheus metrics: a port of their own, never published. */
+  metrics: { port: number; host: string };
   /** When set, every request but health must carry it (from the gateway). */
   internalSecret?: string;
 }
@@ -61,6 +69,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     poolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
     internalSecret: e.INTERNAL_SECRET,
+    metrics: { port: e.PETS_METRICS_PORT, host: e.METRICS_HOST },
   };
 }
 

@@ -1,0 +1,73 @@
+import { createServer, Server } from 'node:http';
+import { OnApplicationShutdown } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The route a request matched (a template, so that label values stay few), or "unmatched". */
+export function routeOf(request: Request): string {
+  const route = (request.route as { path?: string } | undefined)?.path;
+  return route && route !== '*path' ? `${request.baseUrl}${route}` : 'unmatched';
+}
+
+/**
+ * Prometheus metrics of one app, in a registry of its own (several apps can live in one process in tests),
+ * served on a separate port that the load balancer does not publish.
+ */
+export class AppMetrics implements OnApplicationShutdown {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  private server?: Server;
+  /** The port /metrics is served on, once serving. */
+  port?: number;
+
+  constructor(app: string) {
+    this.registry.setDefaultLabels({ app });
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status.', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency by route and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [this.registry],
+    });
+  }
+
+  /** Express middleware: counts and times every request when its response is finished. */
+  readonly middleware = (request: Request, response: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    response.once('finish', () => {
+      const labels = { method: request.method, route: routeOf(request), status: String(response.statusCode) };
+      this.requests.inc(labels);
+      this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+
+  /** Serves GET /metrics on its own port; returns the port (0 picks a free one). */
+  async serve(port: number, host: string): Promise<number> {
+    this.server = createServer((request, response) => {
+      if (request.url !== '/metrics') {
+        response.writeHead(404).end();
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
+    });
+    await new Promise<void>((resolve) => this.server!.listen(port, host, resolve));
+    this.port = (this.server.address() as { port: number }).port;
+    return this.port;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
