@@ -40,7 +40,6 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     customSiteTitle: 'Pet adoption store: animals API',
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
   });
-  app.enableShutdownHooks();
   await app.init();
   await metrics.serve(options.config.metrics.port, options.config.metrics.host);
   // Nest mounts its not-found handler under /v1; everything else outside /v1, health and docs ends here.

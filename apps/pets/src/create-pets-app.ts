@@ -21,7 +21,6 @@ export async function createPetsApp(config: PetsConfig): Promise<INestApplicatio
     body: [...(secret ? [requireInternalSecret(secret)] : []), ...jsonBodyMiddleware()],
     observability: { logger, metrics },
   });
-  app.enableShutdownHooks();
   await app.init();
   await metrics.serve(config.metrics.port, config.metrics.host);
   return app;

@@ -1,4 +1,4 @@
-import { ConfigurationError } from '@app/platform';
+import { ConfigurationError, exitGracefullyOnSignals } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPetsConfig } from './config/pets.config';
 import { createPetsApp } from './create-pets-app';
@@ -7,6 +7,7 @@ async function bootstrap(): Promise<void> {
   const config = loadPetsConfig();
   const app = await createPetsApp(config);
   await app.listen(config.port, config.host);
+  exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Pets');
   new Logger('Pets').log(`Pets service listening on http://${config.host}:${config.port}`);
 }
 

@@ -7,3 +7,4 @@ export * from './observability/logger';
 export * from './observability/http-metrics';
 export * from './observability/request-logging';
 export * from './observability/request-id.middleware';
+export * from './graceful-shutdown';

@@ -77,6 +77,9 @@ export class GatewayEnvironment {
   @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, { message: 'CORS_ORIGINS must be a comma-separated list of http(s) origins' })
   CORS_ORIGINS?: string = undefined;
 
+  @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
+  SHUTDOWN_GRACE_MS = 10000;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevelName = 'log';
 
@@ -107,6 +110,8 @@ export interface GatewayConfig {
   demoKey: boolean;
   production: boolean;
   logLevel: LogLevelName;
+  /** How long in-flight requests may take to finish after SIGTERM. */
+  shutdownGraceMs: number;
   /** Sent to the pets service on every request when set. */
   internalSecret?: string;
   /** Prometheus metrics: a port of their own, not published through the balancer. */
@@ -151,6 +156,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     demoKey: (e.DEMO_KEY ?? true) && !production,
     production,
     logLevel: e.LOG_LEVEL,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',') : [],

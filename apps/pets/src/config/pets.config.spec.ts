@@ -12,6 +12,7 @@ describe('loadPetsConfig', () => {
       poolSize: 10,
       logLevel: 'log',
       metrics: { port: 9465, host: '127.0.0.1' },
+      shutdownGraceMs: 10000,
     });
   });
 

@@ -34,6 +34,9 @@ export class PetsEnvironment {
   @MinLength(16, { message: 'INTERNAL_SECRET must be at least 16 characters long' })
   INTERNAL_SECRET?: string = undefined;
 
+  @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
+  SHUTDOWN_GRACE_MS = 10000;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevelName = 'log';
 
@@ -51,6 +54,8 @@ export interface PetsConfig {
   migrateOnStart: boolean;
   poolSize: number;
   logLevel: LogLevelName;
+  /** How long in-flight requests may take to finish after SIGTERM. */
+  shutdownGraceMs: number;
   /** Prometheus metrics: a port of their own, never published. */
   metrics: { port: number; host: string };
   /** When set, every request but health must carry it (from the gateway). */
@@ -68,6 +73,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     migrateOnStart: e.DB_MIGRATE_ON_START ?? e.DATABASE_URL === undefined,
     poolSize: e.DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.PETS_METRICS_PORT, host: e.METRICS_HOST },
   };

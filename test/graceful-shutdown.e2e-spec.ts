@@ -1,0 +1,77 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { mintKey, tempConsumersFile } from './support/gateway';
+
+const ROOT = join(__dirname, '..');
+const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The built gateway as a real process, sent SIGTERM while requests are in flight. */
+describe('graceful shutdown', () => {
+  let upstream: Server;
+  let gateway: ChildProcess;
+  let port: number;
+  let key: string;
+
+  beforeAll(async () => {
+    if (!existsSync(GATEWAY_MAIN)) execFileSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'ignore' });
+    // A pets service that takes 400 ms per answer, so that requests are surely in flight at SIGTERM.
+    upstream = createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 400));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const consumersFile = tempConsumersFile();
+    key = mintKey(consumersFile, 'business');
+    port = await freePort();
+    gateway = spawn(process.execPath, [GATEWAY_MAIN], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PETS_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        CONSUMERS_FILE: consumersFile,
+        METRICS_PORT: '0',
+        LOG_LEVEL: 'error',
+        NODE_ENV: 'test',
+        REDIS_URL: '',
+        SHUTDOWN_GRACE_MS: '5000',
+      },
+    });
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const up = await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false);
+      if (up) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+  afterAll(async () => {
+    gateway?.kill('SIGKILL');
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  });
+
+  it('finishes every in-flight request, then exits 0 and takes no new connection', async () => {
+    const inFlight = Array.from({ length: 30 }, () =>
+      fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(
+        (response) => response.status,
+        (error: Error) => `failed: ${error.message}`,
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+    gateway.kill('SIGTERM');
+
+    expect(await Promise.all(inFlight)).toEqual(Array(30).fill(200));
+    expect(await exited).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${port}/health/live`)).rejects.toThrow();
+  });
+});
