@@ -1,0 +1,170 @@
+#!/usr/bin/env node
+/**
+ * `npm run stack`: the docker-compose topology without Docker. The pets service, several gateway instances
+ * (GATEWAY_INSTANCES, default 2) sharing Redis and a consumers file, and nginx in front of them as the only
+ * public port (STACK_PORT, default 8080), against this machine's PostgreSQL and Redis (started if they are
+ * down; a fresh database unless DATABASE_URL is set). Everything it started stops on Ctrl-C or SIGTERM.
+ * Needs `npm run build` first and nginx on the PATH (Debian: apt-get install nginx).
+ */
+const { spawn, spawnSync, execSync } = require('node:child_process');
+const { mkdirSync, writeFileSync, existsSync, readFileSync } = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.join(__dirname, '..');
+const PETS_MAIN = path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
+const GATEWAY_MAIN = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
+const MIGRATE = path.join(ROOT, 'dist/apps/pets/apps/pets/src/database/migrate.js');
+const KEYS = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/auth/keys.cli.js');
+
+function ensureServices() {
+  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
+    execSync('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
+  }
+  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
+    execSync('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
+  }
+}
+
+async function waitFor(url, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not become ready`);
+}
+
+function nginxConfig(dir, port, gatewayPorts) {
+  return `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client-body;
+  proxy_temp_path ${dir}/proxy;
+  upstream gateways {
+${gatewayPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
+    keepalive 32;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 16k;
+    location /health/ { return 404; }
+    location / {
+      proxy_pass http://gateways;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_next_upstream error timeout http_502 http_503;
+      proxy_next_upstream_tries 3;
+      proxy_connect_timeout 2s;
+      proxy_read_timeout 15s;
+    }
+  }
+}
+`;
+}
+
+/**
+ * Starts the stack; resolves with its addresses and a stop function. Options (all optional): port, instances,
+ * basePort (gateways take basePort+1.., pets basePort), databaseUrl, redisUrl, dir, env (extra variables).
+ */
+async function startStack(options = {}) {
+  for (const file of [PETS_MAIN, GATEWAY_MAIN, MIGRATE]) {
+    if (!existsSync(file)) throw new Error(`${path.relative(ROOT, file)} is missing: run npm run build first`);
+  }
+  ensureServices();
+  const port = options.port ?? Number(process.env.STACK_PORT ?? 8080);
+  const instances = options.instances ?? Number(process.env.GATEWAY_INSTANCES ?? 2);
+  const basePort = options.basePort ?? 3300;
+  const dir = options.dir ?? path.join(ROOT, '.data', 'stack');
+  mkdirSync(dir, { recursive: true });
+  const run = `stack_${Date.now()}_${process.pid}`;
+  const children = [];
+  let ownDatabase;
+
+  let databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    ownDatabase = run;
+    execSync(`psql -h 127.0.0.1 -U postgres -d test -qc "CREATE DATABASE ${run}"`);
+    databaseUrl = `postgres://postgres@127.0.0.1:5432/${run}`;
+  }
+  const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const consumersFile = path.join(dir, 'consumers.json');
+  const common = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...options.env };
+  execSync(`node ${MIGRATE}`, { env: { ...common, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
+
+  const start = (name, file, env) => {
+    const child = spawn(process.execPath, [file], { env: { ...common, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.name = name;
+    children.push(child);
+    return child;
+  };
+  const petsPort = basePort;
+  start('pets', PETS_MAIN, { PETS_PORT: String(petsPort), DATABASE_URL: databaseUrl, PETS_METRICS_PORT: '0' });
+  await waitFor(`http://127.0.0.1:${petsPort}/health/ready`);
+
+  const gateways = [];
+  for (let i = 1; i <= instances; i += 1) {
+    const gatewayPort = basePort + i;
+    const metricsPort = basePort + 100 + i;
+    const child = start(`gateway-${i}`, GATEWAY_MAIN, {
+      PORT: String(gatewayPort),
+      HOST: '127.0.0.1',
+      PETS_URL: `http://127.0.0.1:${petsPort}`,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: `${options.keyPrefix ?? run}:`,
+      CONSUMERS_FILE: consumersFile,
+      METRICS_PORT: String(metricsPort),
+      TRUST_PROXY: 'loopback',
+    });
+    gateways.push({ port: gatewayPort, metricsPort, process: child });
+  }
+  for (const gateway of gateways) await waitFor(`http://127.0.0.1:${gateway.port}/health/ready`);
+
+  mkdirSync(path.join(dir, 'client-body'), { recursive: true });
+  mkdirSync(path.join(dir, 'proxy'), { recursive: true });
+  writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, port, gateways.map((g) => g.port)));
+  const nginx = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
+  nginx.name = 'nginx';
+  children.push(nginx);
+  await waitFor(`http://127.0.0.1:${port}/docs-json`);
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    const exits = children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((resolve) => c.once('exit', resolve)));
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.race([Promise.all(exits), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (ownDatabase) spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'test', '-qc', `DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`]);
+  };
+  return { url: `http://127.0.0.1:${port}`, gateways, consumersFile, keysCli: KEYS, stop };
+}
+
+module.exports = { startStack };
+
+if (require.main === module) {
+  startStack().then(
+    (stack) => {
+      let key;
+      if (!existsSync(stack.consumersFile) || JSON.parse(readFileSync(stack.consumersFile, 'utf8')).consumers.length === 0) {
+        key = execSync(`node ${KEYS} create --plan free --name stack-demo`, { env: { ...process.env, CONSUMERS_FILE: stack.consumersFile } })
+          .toString().trim().split('\n').pop();
+      }
+      console.log(`\nStack up: ${stack.gateways.length} gateways behind nginx on ${stack.url} (Swagger UI: ${stack.url}/docs)`);
+      if (key) console.log(`Free-plan key for this stack: ${key}`);
+      console.log(`Mint more: CONSUMERS_FILE=${stack.consumersFile} npm run -s keys -- create --plan pro\nCtrl-C stops everything.`);
+      const shutdown = () => stack.stop().then(() => process.exit(0));
+      process.once('SIGINT', shutdown);
+      process.once('SIGTERM', shutdown);
+    },
+    (error) => {
+      console.error(error.message ?? error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,84 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mintKey } from './support/gateway';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startStack } = require('../scripts/stack.js') as {
+  startStack(options: object): Promise<{ url: string; gateways: Array<{ port: number; metricsPort: number; process: import('node:child_process').ChildProcess }>; stop(): Promise<void> }>;
+};
+
+const ROOT = join(__dirname, '..');
+const hasNginx = spawnSync('nginx', ['-v']).status === 0;
+
+async function requestsServed(metricsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  return [...text.matchAll(/^http_requests_total\{method="GET",route="\/v1\/pets",[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+/**
+ * The balanced topology of docker-compose, without Docker (`npm run stack`): nginx in front of two gateway
+ * instances sharing Redis. Needs nginx and Redis: CI installs nginx and runs this file in its Redis pass.
+ */
+(hasNginx && process.env.REDIS_URL ? describe : describe.skip)('the stack behind nginx', () => {
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  let freeKey: string;
+  let businessKey: string;
+
+  beforeAll(async () => {
+    for (const app of ['pets', 'gateway']) {
+      if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`))) execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-stack-'));
+    freeKey = mintKey(join(dir, 'consumers.json'), 'free', 'stack-free');
+    businessKey = mintKey(join(dir, 'consumers.json'), 'business', 'stack-business');
+    stack = await startStack({ dir, port: 18080, basePort: 18100, keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}` });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+  }, 60_000);
+
+  it('spreads requests over both gateway instances', async () => {
+    for (let i = 0; i < 20; i += 1) {
+      const reply = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${businessKey}` } });
+      expect(reply.status).toBe(200);
+    }
+    const served = await Promise.all(stack.gateways.map((g) => requestsServed(g.metricsPort)));
+    for (const count of served) expect(count).toBeGreaterThan(0);
+    expect(served.reduce((a, b) => a + b, 0)).toBe(20);
+  });
+
+  it('holds a Free key to 60 requests a minute across the instances', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 70; i += 1) {
+      statuses.push((await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${freeKey}` } })).status);
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.slice(60)).toEqual(Array(10).fill(429));
+  });
+
+  it('loses no request when one gateway instance stops', async () => {
+    const results: number[] = [];
+    let sent = 0;
+    const worker = async () => {
+      while (sent < 300) {
+        sent += 1;
+        const status = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${businessKey}` } }).then(
+          (r) => r.status,
+          () => -1,
+        );
+        results.push(status);
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const first = stack.gateways[0].process;
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    first.kill('SIGTERM');
+    await Promise.all(workers);
+    await exited;
+    expect(results).toHaveLength(300);
+    expect(results.filter((s) => s !== 200)).toEqual([]);
+  });
+});
