@@ -1,7 +1,7 @@
 import { AppMetrics } from '@app/platform';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
-import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { PLAN_TABLE } from './auth/consumer-registry.service';
@@ -10,7 +10,6 @@ import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { HealthModule } from './health/health.module';
 import { ProxyModule } from './proxy/proxy.module';
-import { SunsetInterceptor } from './proxy/sunset.interceptor';
 import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
@@ -49,7 +48,6 @@ export class GatewayAppModule {
         // Order matters: authenticate (deny by default), then count against the consumer's plan.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
-        { provide: APP_INTERCEPTOR, useClass: SunsetInterceptor },
       ],
     };
   }

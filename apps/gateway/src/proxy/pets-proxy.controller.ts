@@ -1,10 +1,10 @@
 import { GET_PET_DEPRECATION, ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDto } from '@app/contract';
-import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { GatewayRequest } from '../auth/api-key.guard';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS } from '../docs/api-responses';
-import { Sunset } from './sunset.interceptor';
+import { Sunset, SunsetInterceptor } from './sunset.interceptor';
 import { UpstreamService } from './upstream.service';
 
 export const API_PREFIX = '/v1';
@@ -48,6 +48,7 @@ export class PetsProxyController {
   }
 
   @Get(':petId')
+  @UseInterceptors(SunsetInterceptor)
   @Sunset({ ...GET_PET_DEPRECATION, successor: `${API_PREFIX}/pets` })
   @ApiOperation({
     operationId: 'getPet',

@@ -1,29 +1,36 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import pinoHttp from 'pino-http';
 import { routeOf } from './http-metrics';
+
+type Level = 'info' | 'warn' | 'error';
+
+const levelOf = (status: number): Level => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info');
 
 /**
  * One JSON line per request: request id, method, route, status, duration and (on the gateway) the consumer's
- * name. Only these fields are logged: never headers, so never a key or an Authorization header.
+ * name and plan. Only these fields are logged, never headers, so never a key or an Authorization header.
+ * Written by hand rather than with pino-http: it costs nothing when the line's level is off (no child logger
+ * per request), which matters on the hot path where production runs at "warn".
  */
 export function requestLogging(logger: Logger) {
-  return pinoHttp({
-    logger,
-    genReqId: (request: IncomingMessage) => String(request.headers['x-request-id'] ?? ''),
-    serializers: {
-      req: (request: { id: string; method: string; url: string }) => ({ id: request.id, method: request.method, path: request.url.split('?')[0] }),
-      res: (response: { statusCode: number }) => ({ status: response.statusCode }),
-    },
-    customProps: (request: IncomingMessage) => {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    response.once('finish', () => {
+      const level = levelOf(response.statusCode);
+      if (!logger.isLevelEnabled(level)) return;
       const consumer = (request as Request & { consumer?: { name: string; plan: string } }).consumer;
-      return { route: routeOf(request as Request), ...(consumer ? { consumer: consumer.name, plan: consumer.plan } : {}) };
-    },
-    customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
-      error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',
-    customSuccessMessage: (request: IncomingMessage, response: ServerResponse) => `${request.method} ${routeOf(request as Request)} ${response.statusCode}`,
-    customErrorMessage: (request: IncomingMessage, response: ServerResponse) => `${request.method} ${routeOf(request as Request)} ${response.statusCode}`,
-    quietReqLogger: true,
-  });
+      const route = routeOf(request);
+      logger[level](
+        {
+          req: { id: request.headers['x-request-id'], method: request.method, path: request.originalUrl.split('?')[0] },
+          res: { status: response.statusCode },
+          route,
+          responseTime: Number(process.hrtime.bigint() - started) / 1e6,
+          ...(consumer ? { consumer: consumer.name, plan: consumer.plan } : {}),
+        },
+        `${request.method} ${route} ${response.statusCode}`,
+      );
+    });
+    next();
+  };
 }
