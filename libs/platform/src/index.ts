@@ -8,3 +8,4 @@ export * from './observability/http-metrics';
 export * from './observability/request-logging';
 export * from './observability/request-id.middleware';
 export * from './graceful-shutdown';
+export * from './common-environment';

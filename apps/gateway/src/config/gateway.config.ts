@@ -1,8 +1,8 @@
-import { EnvBoolean, EnvIntRange, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
+import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
-export class GatewayEnvironment {
+export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('PORT', 0, 65535)
   PORT = 3000;
 
@@ -23,9 +23,6 @@ export class GatewayEnvironment {
 
   @EnvIntRange('METRICS_PORT', 0, 65535)
   METRICS_PORT = 9464;
-
-  @IsString()
-  METRICS_HOST = '127.0.0.1';
 
   @IsString()
   PLANS_FILE = 'gateway/plans.json';
@@ -70,21 +67,8 @@ export class GatewayEnvironment {
   DEMO_KEY?: boolean = undefined;
 
   @IsOptional()
-  @MinLength(16, { message: 'INTERNAL_SECRET must be at least 16 characters long' })
-  INTERNAL_SECRET?: string = undefined;
-
-  @IsOptional()
   @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, { message: 'CORS_ORIGINS must be a comma-separated list of http(s) origins' })
   CORS_ORIGINS?: string = undefined;
-
-  @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
-  SHUTDOWN_GRACE_MS = 10000;
-
-  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
-  LOG_LEVEL: LogLevelName = 'log';
-
-  @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
-  NODE_ENV = 'development';
 }
 
 /** The validated, typed settings of the gateway. Tests build one directly. */

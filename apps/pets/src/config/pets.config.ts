@@ -1,8 +1,8 @@
-import { EnvBoolean, EnvIntRange, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
+import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
-export class PetsEnvironment {
+export class PetsEnvironment extends CommonEnvironment {
   @EnvIntRange('PETS_PORT', 0, 65535)
   PETS_PORT = 3001;
 
@@ -11,9 +11,6 @@ export class PetsEnvironment {
 
   @EnvIntRange('PETS_METRICS_PORT', 0, 65535)
   PETS_METRICS_PORT = 9465;
-
-  @IsString()
-  METRICS_HOST = '127.0.0.1';
 
   @IsOptional()
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
@@ -29,19 +26,6 @@ export class PetsEnvironment {
 
   @EnvIntRange('DB_POOL_SIZE', 1, 100)
   DB_POOL_SIZE = 10;
-
-  @IsOptional()
-  @MinLength(16, { message: 'INTERNAL_SECRET must be at least 16 characters long' })
-  INTERNAL_SECRET?: string = undefined;
-
-  @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
-  SHUTDOWN_GRACE_MS = 10000;
-
-  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
-  LOG_LEVEL: LogLevelName = 'log';
-
-  @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
-  NODE_ENV = 'development';
 }
 
 /** The validated, typed settings the pets service runs with. */
