@@ -46,6 +46,17 @@ function sh(command) {
   return execSync(command, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 }
 
+function ensureNginx() {
+  if (spawnSync('nginx', ['-v']).status === 0) return;
+  // A fresh machine has no nginx: install Debian's (as CI does), or say how.
+  if (process.getuid && process.getuid() === 0) {
+    console.log('installing nginx (apt-get)...');
+    sh('apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx');
+    return;
+  }
+  throw new Error('nginx is needed for scenario (c): apt-get install nginx');
+}
+
 function ensureServices() {
   if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
     sh('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
@@ -54,6 +65,9 @@ function ensureServices() {
     sh('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
   }
 }
+
+// Extra Node flags for the two apps only (for example BENCH_APP_NODE_OPTIONS=--max-old-space-size=96).
+const APP_NODE_OPTIONS = process.env.BENCH_APP_NODE_OPTIONS ? process.env.BENCH_APP_NODE_OPTIONS.split(' ') : [];
 
 function start(name, command, commandArgs, env) {
   const full = hasTaskset ? ['taskset', ['-c', SERVER_CORE, command, ...commandArgs]] : [command, commandArgs];
@@ -109,6 +123,7 @@ async function measure(label, options) {
 
 async function main() {
   ensureServices();
+  ensureNginx();
   if (!args.includes('--no-build')) {
     console.log('building...');
     sh('npm run -s build');
@@ -138,8 +153,8 @@ async function main() {
   const key = sh(`CONSUMERS_FILE=${consumersFile} node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000`).trim().split('\n').pop();
 
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
-  const pets = start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL });
-  const gateway = start('gateway', process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
+  const pets = start('pets', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL });
+  const gateway = start('gateway', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/gateway/apps/gateway/src/main.js'], {
     ...common,
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
