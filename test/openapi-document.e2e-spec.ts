@@ -1,0 +1,92 @@
+import { GatewayUnderTest, startGateway } from './support/gateway';
+
+interface Operation {
+  operationId: string;
+  tags: string[];
+  deprecated?: boolean;
+  description?: string;
+  security: Array<Record<string, string[]>>;
+  'x-stability'?: string;
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }>;
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;
+}
+type Schema = { required?: string[]; properties: Record<string, Record<string, unknown>>; enum?: string[]; type?: string; items?: unknown };
+
+/** The served OpenAPI document says what the spec says (parts 1, 2, 4, 5, 7, 8 and 9). */
+describe('the OpenAPI document', () => {
+  let gateway: GatewayUnderTest;
+  let doc: {
+    openapi: string;
+    info: { version: string };
+    servers: Array<{ url: string }>;
+    tags: Array<{ name: string }>;
+    paths: Record<string, Record<string, Operation>>;
+    components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { type: string; scheme: string }> };
+  };
+  const op = (path: string, method: string) => doc.paths[path][method];
+  const all = () => [op('/pets', 'get'), op('/pets', 'post'), op('/pets/{petId}', 'get')];
+
+  beforeAll(async () => {
+    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
+    doc = await (await fetch(`${gateway.url}/docs-json`)).json();
+  });
+  afterAll(() => gateway?.close());
+
+  it('is version 1.0.0, with a relative /v1 server first, then production and staging ending in /v1', () => {
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers.map((s) => s.url)).toEqual(['/v1', 'https://api.petstore.example.com/v1', 'https://staging-api.petstore.example.com/v1']);
+  });
+
+  it('has the three operations, tagged animals, each behind the bearer scheme, with a stability', () => {
+    expect(all().map((o) => o.operationId)).toEqual(['listPets', 'createPet', 'getPet']);
+    expect(doc.tags.map((t) => t.name)).toContain('animals');
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const o of all()) {
+      expect(o.tags).toEqual(['animals']);
+      expect(o.security).toEqual([{ bearer: [] }]);
+      expect(['stable', 'beta', 'experimental', 'deprecated']).toContain(o['x-stability']);
+    }
+  });
+
+  it('marks getPet deprecated, with the removal date and the replacement in its description', () => {
+    const getPet = op('/pets/{petId}', 'get');
+    expect(getPet.deprecated).toBe(true);
+    expect(getPet.description).toContain('2030-12-05');
+    expect(getPet.description).toContain('GET /pets');
+    expect(getPet.responses['200'].headers).toHaveProperty('Sunset');
+    expect(getPet.responses['410']).toBeDefined();
+  });
+
+  it('documents every response of the spec, our 400s, and 429 with Retry-After and rate-limit headers everywhere', () => {
+    expect(Object.keys(op('/pets', 'get').responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
+    expect(Object.keys(op('/pets', 'post').responses)).toEqual(expect.arrayContaining(['201', '400', '401', '429']));
+    expect(Object.keys(op('/pets/{petId}', 'get').responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '429']));
+    for (const o of all()) {
+      expect(o.responses['429'].headers).toHaveProperty('Retry-After');
+      for (const response of Object.values(o.responses)) {
+        expect(Object.keys(response.headers ?? {})).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
+        expect(response.content?.['application/json']?.schema.$ref).toMatch(/#\/components\/schemas\/(Pet|Pets|Error)$/);
+      }
+    }
+    expect(op('/pets', 'get').responses['200'].content!['application/json'].schema.$ref).toBe('#/components/schemas/Pets');
+  });
+
+  it('describes the schemas with the required fields, int64 formats and our limits', () => {
+    const { NewPet, Pet, Pets, PetStatus, Error } = doc.components.schemas;
+    expect(NewPet.required).toEqual(['name', 'categoryId']);
+    expect(NewPet.properties.categoryId).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(NewPet.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 100 });
+    expect(Pet.required!.sort()).toEqual(['categoryId', 'id', 'name']);
+    expect(Pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(Pets).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Pet' } });
+    expect(PetStatus.enum).toEqual(['available', 'pending', 'sold']);
+    expect(Error.required!.sort()).toEqual(['code', 'message', 'status']);
+  });
+
+  it('describes limit (1..100, default 20) and status as query parameters, petId as an int64 path parameter', () => {
+    const parameters = op('/pets', 'get').parameters!;
+    expect(parameters.find((p) => p.name === 'limit')).toMatchObject({ in: 'query', required: false, schema: { minimum: 1, maximum: 100, default: 20 } });
+    expect(parameters.find((p) => p.name === 'status')).toMatchObject({ in: 'query', required: false, schema: { $ref: '#/components/schemas/PetStatus' } });
+    expect(op('/pets/{petId}', 'get').parameters!.find((p) => p.name === 'petId')).toMatchObject({ in: 'path', required: true, schema: { format: 'int64' } });
+  });
+});
