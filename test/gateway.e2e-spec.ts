@@ -110,7 +110,10 @@ describe('gateway', () => {
       });
       const edge = await startGateway({ petsUrl: echo.origin, consumersFile });
       try {
-        const reply = await call(`${edge.url}/v1/pets`, { headers: { ...auth(), 'x-consumer-name': 'forged', 'x-consumer-plan': 'enterprise' } });
+        const reply = await call(`${edge.url}/v1/pets`, {
+          headers: { ...auth(), 'x-consumer-name': 'forged', 'x-consumer-plan': 'enterprise', 'x-request-id': 'to-the-upstream-1' },
+        });
+        expect(seen['x-request-id']).toBe('to-the-upstream-1');
         expect(reply.status).toBe(200);
         expect(reply.headers.get('x-internal')).toBeNull();
         expect(seen.authorization).toBeUndefined();
