@@ -28,7 +28,7 @@ describe('the OpenAPI document', () => {
 
   beforeAll(async () => {
     gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    doc = await (await fetch(`${gateway.url}/docs-json`)).json();
+    doc = (await (await fetch(`${gateway.url}/docs-json`)).json()) as typeof doc;
   });
   afterAll(() => gateway?.close());
 
