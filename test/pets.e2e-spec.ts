@@ -97,6 +97,17 @@ describe('pets service', () => {
       expectErrorBody(await postJson(url('/pets'), raw), 400);
     });
 
+    it.each([
+      ['__proto__', '{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}', 'property __proto__ should not exist'],
+      ['constructor', '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"admin":true}}}', 'property constructor should not exist'],
+      ['deeply nested values', `{"name":"Rex","categoryId":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'nested too deeply'],
+      ['a deeply nested known field', `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"categoryId":1}`, 'nested too deeply'],
+    ])('refuses a body with %s with 400, never a 500', async (_case, raw, message) => {
+      const reply = await postJson(url('/pets'), raw);
+      expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+      expect((reply.body as { message: string }).message).toContain(message);
+    });
+
     it('refuses malformed JSON with 400 MALFORMED_JSON', async () => {
       expectErrorBody(await postJson(url('/pets'), '{"name": "Rex",'), 400, 'MALFORMED_JSON');
     });

@@ -1,5 +1,33 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiError } from '@app/errors';
+import { getMetadataStorage } from 'class-validator';
+
+/** Contract DTOs are flat; anything nested deeper is refused before class-transformer recurses into it. */
+const MAX_DEPTH = 4;
+
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const knownProperties = new Map<Function, Set<string>>();
+
+/** The properties a DTO class declares rules for (class-validator's own metadata: one source of truth). */
+function propertiesOf(metatype: Function): Set<string> {
+  let known = knownProperties.get(metatype);
+  if (!known) {
+    const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+    known = new Set(rules.map((rule) => rule.propertyName));
+    knownProperties.set(metatype, known);
+  }
+  return known;
+}
 
 function messages(errors: ValidationError[]): string[] {
   return errors.flatMap((error) => [
@@ -32,6 +60,15 @@ export class ContractValidationPipe extends ValidationPipe {
         'VALIDATION_FAILED',
         value === undefined ? 'A JSON request body is required.' : 'The request body must be a JSON object.',
       );
+    }
+    if (metadata.metatype && typeof value === 'object' && value !== null && this.toValidate(metadata)) {
+      if (deeperThan(value, MAX_DEPTH)) throw new ApiError('VALIDATION_FAILED', 'The request is nested too deeply.');
+      // Checked before class-transformer runs: it silently skips keys such as __proto__ and constructor.
+      const known = propertiesOf(metadata.metatype);
+      const unknown = Object.keys(value).filter((key) => !known.has(key));
+      if (unknown.length > 0) {
+        throw new ApiError('VALIDATION_FAILED', unknown.map((key) => `property ${key} should not exist`).join('; '));
+      }
     }
     return super.transform(value, metadata);
   }

@@ -57,8 +57,14 @@ export class AppMetrics implements OnApplicationShutdown {
         () => response.writeHead(500).end(),
       );
     });
-    await new Promise<void>((resolve) => this.server!.listen(port, host, resolve));
-    this.port = (this.server.address() as { port: number }).port;
+    const server = this.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(new Error(`metrics port ${host}:${port} is unavailable (${error.code ?? error.message})`)),
+      );
+      server.listen(port, host, resolve);
+    });
+    this.port = (server.address() as { port: number }).port;
     return this.port;
   }
 
