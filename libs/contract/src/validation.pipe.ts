@@ -1,4 +1,4 @@
-import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiError } from '@app/errors';
 import { getMetadataStorage } from 'class-validator';
 
@@ -16,10 +16,10 @@ function deeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-const knownProperties = new Map<Function, Set<string>>();
+const knownProperties = new Map<Type<unknown>, Set<string>>();
 
 /** The properties a DTO class declares rules for (class-validator's own metadata: one source of truth). */
-function propertiesOf(metatype: Function): Set<string> {
+function propertiesOf(metatype: Type<unknown>): Set<string> {
   let known = knownProperties.get(metatype);
   if (!known) {
     const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
