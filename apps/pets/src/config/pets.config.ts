@@ -1,5 +1,5 @@
 import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
 export class PetsEnvironment extends CommonEnvironment {
@@ -26,6 +26,10 @@ export class PetsEnvironment extends CommonEnvironment {
 
   @EnvIntRange('DB_POOL_SIZE', 1, 100)
   DB_POOL_SIZE = 10;
+
+  @IsOptional()
+  @MinLength(32, { message: 'CURSOR_SECRET must be at least 32 characters long' })
+  CURSOR_SECRET?: string = undefined;
 }
 
 /** The validated, typed settings the pets service runs with. */
@@ -44,6 +48,8 @@ export interface PetsConfig {
   metrics: { port: number; host: string };
   /** When set, every request but health must carry it (from the gateway). */
   internalSecret?: string;
+  /** Signs the paging cursors of GET /pets; absent: the public development key (see page-cursor.ts). */
+  cursorSecret?: string;
 }
 
 export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
@@ -60,6 +66,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.PETS_METRICS_PORT, host: e.METRICS_HOST },
+    cursorSecret: e.CURSOR_SECRET,
   };
 }
 

@@ -1,5 +1,7 @@
 import { ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDto } from '@app/contract';
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { nextPageLink } from './next-page-link';
 import { PetsService } from './pets.service';
 
 /** Internal API of the pets service; the gateway is its only intended client. */
@@ -7,9 +9,12 @@ import { PetsService } from './pets.service';
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
+  /** The body stays a bare array of Pet (the spec's schema); the next page, when there is one, is in `Link`. */
   @Get()
-  list(@Query() query: ListPetsQueryDto): Promise<PetDto[]> {
-    return this.pets.list(query);
+  async list(@Query() query: ListPetsQueryDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<PetDto[]> {
+    const page = await this.pets.list(query);
+    if (page.next) response.setHeader('Link', nextPageLink(request.path, page.next));
+    return page.pets;
   }
 
   @Post()
