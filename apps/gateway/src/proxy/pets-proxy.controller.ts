@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModel
 import type { Response } from 'express';
 import type { GatewayRequest } from '../auth/api-key.guard';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS } from '../docs/api-responses';
+import { NEXT_LINK_HEADER } from './next-link';
 import { Sunset, SunsetInterceptor } from './sunset.interceptor';
 import { UpstreamService } from './upstream.service';
 
@@ -29,9 +30,17 @@ export class PetsProxyController {
   constructor(private readonly upstream: UpstreamService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listPets', summary: 'List all animals', description: 'At most `limit` animals (default 20), in ascending id order, optionally only those with a given `status`.' })
+  @ApiOperation({
+    operationId: 'listPets',
+    summary: 'List all animals',
+    description:
+      'At most `limit` animals (default 20), in ascending id order, optionally only those with a given `status`. ' +
+      'When more follow, the response carries `Link: <...>; rel="next"` (RFC 8288): follow it, page after page, ' +
+      'to read every animal; the last page has none. Paging is by id, so animals added meanwhile are neither ' +
+      'skipped nor repeated, and a page deep in the list costs what the first one costs.',
+  })
   @ApiExtension('x-stability', 'stable')
-  @ApiOkResponse({ description: 'A page of animals.', schema: { $ref: '#/components/schemas/Pets' }, headers: COMMON_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'A page of animals.', schema: { $ref: '#/components/schemas/Pets' }, headers: { ...COMMON_RESPONSE_HEADERS, ...NEXT_LINK_HEADER } })
   @ApiErrorResponses(400, 401, 429, 502, 503, 504)
   listPets(@Query() _query: ListPetsQueryDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
     return this.forward(request, response);

@@ -6,6 +6,7 @@ import { raw, type Response } from 'express';
 import { Pool } from 'undici';
 import type { GatewayRequest } from '../auth/api-key.guard';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { publicLinkField } from './next-link';
 
 /** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
@@ -79,6 +80,8 @@ export class UpstreamService implements OnApplicationShutdown {
       const value = upstream.headers[name];
       if (value !== undefined) response.setHeader(name, value);
     }
+    const link = publicLinkField(upstream.headers.link, request, path);
+    if (link) response.setHeader('link', link);
     response.setHeader('content-length', payload.length);
     response.end(payload);
   }

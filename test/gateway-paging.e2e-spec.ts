@@ -1,0 +1,116 @@
+import { request as httpRequest } from 'node:http';
+import { DataSource } from 'typeorm';
+import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { call, expectErrorBody, received, Reply } from './support/http';
+import { checkReceived, OpenApiContract } from './support/openapi-contract';
+import { RunningPets, startPetsService } from './support/pets-service';
+
+const SEEDED = 40;
+
+/** The target of `Link: <...>; rel="next"`, or undefined when the page has none. */
+function nextLink(link: string | null): string | undefined {
+  if (link === null) return undefined;
+  const match = /^<([^>]+)>; rel="next"$/.exec(link);
+  expect(match).not.toBeNull();
+  return match![1];
+}
+
+/** A GET with headers fetch() will not send as given (Host), straight to the gateway's socket. */
+function rawGet(origin: string, path: string, headers: Record<string, string>): Promise<{ status: number; link: string | null }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, path, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, link: (res.headers.link as string | undefined) ?? null }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Paging through the gateway: the link the client gets is public (its origin, /v1), and following it works. */
+describe('gateway: paging GET /v1/pets', () => {
+  let pets: RunningPets;
+  let direct: GatewayUnderTest;
+  let behindBalancer: GatewayUnderTest;
+  let key: string;
+  const auth = () => ({ authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    pets = await startPetsService();
+    await pets.app.get(DataSource).query(
+      `INSERT INTO pets (name, category_id, status)
+       SELECT 'Pet ' || i, 1, (ARRAY['available','pending','sold'])[1 + i % 3]::pet_status FROM generate_series(1, ${SEEDED}) AS i`,
+    );
+    const consumersFile = tempConsumersFile();
+    key = mintKey(consumersFile, 'business', 'paging');
+    direct = await startGateway({ petsUrl: pets.url, consumersFile });
+    behindBalancer = await startGateway({ petsUrl: pets.url, consumersFile, env: { TRUST_PROXY: 'loopback' } });
+  });
+  afterAll(async () => {
+    await direct?.close();
+    await behindBalancer?.close();
+    await pets?.close();
+  });
+
+  it('links the next page under the origin the client called and /v1, and reads every animal by following it', async () => {
+    const ids: number[] = [];
+    let next: string | undefined = `${direct.url}/v1/pets?limit=7&status=sold`;
+    let pages = 0;
+    let last: Reply | undefined;
+    while (next) {
+      expect(next.startsWith(`${direct.url}/v1/pets?limit=7&status=sold`)).toBe(true);
+      last = await call(next, { headers: auth() });
+      expect(last.status).toBe(200);
+      ids.push(...(last.body as Array<{ id: number; status: string }>).map((pet) => pet.id));
+      next = nextLink(last.headers.get('link'));
+      pages += 1;
+    }
+    const sold = (await call(`${pets.url}/pets?status=sold&limit=100`)).body as Array<{ id: number }>;
+    expect(ids).toEqual(sold.map((pet) => pet.id));
+    expect(pages).toBe(Math.ceil(sold.length / 7));
+    expect(last!.headers.get('link')).toBeNull();
+  });
+
+  it('uses the Host the client sent, and ignores X-Forwarded-* without TRUST_PROXY', async () => {
+    const reply = await rawGet(direct.url, '/v1/pets?limit=5', {
+      ...auth(),
+      host: 'pets.example.test:8443',
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+    });
+    expect(reply.status).toBe(200);
+    expect(nextLink(reply.link)).toMatch(/^http:\/\/pets\.example\.test:8443\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/);
+  });
+
+  it('believes X-Forwarded-Proto and X-Forwarded-Host from a trusted balancer (TRUST_PROXY)', async () => {
+    const reply = await rawGet(behindBalancer.url, '/v1/pets?limit=5', {
+      ...auth(),
+      host: 'gateway-3:3000',
+      'x-forwarded-host': 'api.petstore.example.com',
+      'x-forwarded-proto': 'https',
+    });
+    expect(nextLink(reply.link)).toMatch(/^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/);
+  });
+
+  it('passes the pets service\'s 400 for a bad cursor through, with the Error body', async () => {
+    const first = await call(`${direct.url}/v1/pets?limit=2&status=pending`, { headers: auth() });
+    const after = new URL(nextLink(first.headers.get('link'))!).searchParams.get('after')!;
+    const foreign = await call(`${direct.url}/v1/pets?limit=2&status=sold&after=${after}`, { headers: auth() });
+    expectErrorBody(foreign, 400, 'VALIDATION_FAILED');
+    const truncated = await call(`${direct.url}/v1/pets?limit=2&status=pending&after=${after.slice(0, -1)}`, { headers: auth() });
+    expectErrorBody(truncated, 400, 'VALIDATION_FAILED');
+    expectErrorBody(await call(`${direct.url}/v1/pets?after=`, { headers: auth() }), 400, 'VALIDATION_FAILED');
+  });
+
+  it('leaves the deprecated getPet\'s successor link as it is', async () => {
+    const reply = await call(`${direct.url}/v1/pets/1`, { headers: auth() });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
+  });
+
+  it('answered every /v1 request as the OpenAPI document says (Link included)', async () => {
+    const contract = await OpenApiContract.fetch(direct.url);
+    expect(checkReceived(contract, received)).toBeGreaterThan(5);
+  });
+});
