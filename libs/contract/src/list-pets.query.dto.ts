@@ -26,7 +26,6 @@ export function PageCursor(): PropertyDecorator {
         'header of a page, which repeats `limit` and `status` and adds `after`. A cursor is valid only with the ' +
         '`status` it was issued for; a malformed, altered or foreign cursor is refused with 400 `VALIDATION_FAILED`. ' +
         'Cursors do not expire: paging is by id, so animals added meanwhile are neither skipped nor repeated.',
-      example: 'AZ3k9vJxq0Y1b2Vh6c0dZAo5MDAwMDA6c29sZA',
     }),
     OptionalButNotNull(),
     // A repeated parameter arrives as an array and fails here too.

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List all animals
-         * @description At most `limit` animals (default 20), in ascending id order, optionally only those with a given `status`.
+         * @description At most `limit` animals (default 20), in ascending id order, optionally only those with a given `status`. When more follow, the response carries `Link: <...>; rel="next"` (RFC 8288): follow it, page after page, to read every animal; the last page has none. Paging is by id, so animals added meanwhile are neither skipped nor repeated, and a page deep in the list costs what the first one costs.
          */
         get: operations["listPets"];
         put?: never;
@@ -134,6 +134,8 @@ export interface operations {
                 limit?: number;
                 /** @description Only animals with this status are returned. An unknown value is refused with 400. */
                 status?: components["schemas"]["PetStatus"];
+                /** @description Opaque cursor: where the previous page ended. Do not build or edit it: follow the `Link: <...>; rel="next"` header of a page, which repeats `limit` and `status` and adds `after`. A cursor is valid only with the `status` it was issued for; a malformed, altered or foreign cursor is refused with 400 `VALIDATION_FAILED`. Cursors do not expire: paging is by id, so animals added meanwhile are neither skipped nor repeated. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -156,6 +158,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The request id (the client's X-Request-Id when sent, else generated). */
                     "X-Request-Id"?: string;
+                    /** @description RFC 8288: present when more animals follow, as `<https://api.petstore.example.com/v1/pets?limit=20&status=sold&after=...>; rel="next"`. Follow it to read the next page (same `limit` and `status`, plus the opaque `after` cursor); the last page has no `rel="next"`. The link uses the origin and path the request was sent to. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
