@@ -6,6 +6,8 @@ export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
 export type ErrorBody = components['schemas']['Error'];
 export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>;
+/** What `pets()` walks: every animal, or those of one status, fetched `limit` at a time (default 20). */
+export type PetsWalkQuery = Omit<ListPetsQuery, 'after'>;
 
 /** An answer other than 2xx, with the API's Error body. */
 export class PetsApiError extends Error {
@@ -86,31 +88,65 @@ export class PetsClient {
     return this.lastRateLimit;
   }
 
-  listPets(query: ListPetsQuery = {}): Promise<Pet[]> {
+  /** One page of animals. To read them all, use `pets()`, which follows the pages for you. */
+  async listPets(query: ListPetsQuery = {}): Promise<Pet[]> {
+    return (await this.send<Pet[]>('listPets', 'GET', this.listUrl(query), undefined, true)).body;
+  }
+
+  /**
+   * Every animal (of `status`, when given) in ascending id order, page after page: follows each page's
+   * `Link: <...>; rel="next"` until the last page, with the same waits and retries as every call (a 429 is
+   * waited out, a 503 retried). Pages are fetched as the loop asks for them.
+   *
+   *     for await (const pet of client.pets({ status: 'available', limit: 100 })) ...
+   */
+  async *pets(query: PetsWalkQuery = {}): AsyncGenerator<Pet, void, undefined> {
+    let url: string | undefined = this.listUrl(query);
+    while (url !== undefined) {
+      const page: { body: Pet[]; headers: Headers } = await this.send<Pet[]>('listPets', 'GET', url, undefined, true);
+      yield* page.body;
+      const next = nextLinkOf(page.headers.get('link'), url);
+      if (next !== undefined && !this.isUnderBaseUrl(next)) {
+        // The API key goes with every request: never to another origin or path than the one configured.
+        throw new Error(`The next-page link ${next} is outside ${this.options.baseUrl}: not followed (is TRUST_PROXY set right on the gateway?)`);
+      }
+      if (next === url) throw new Error(`The next-page link repeats the page just read (${url}): stopping.`);
+      url = next;
+    }
+  }
+
+  async createPet(newPet: NewPet): Promise<Pet> {
+    return (await this.send<Pet>('createPet', 'POST', `${this.options.baseUrl}/pets`, JSON.stringify(newPet), false)).body;
+  }
+
+  /** @deprecated Removed on 5 December 2030: use `pets({ status })` (or listPets) instead. */
+  async getPet(petId: number): Promise<Pet> {
+    return (await this.send<Pet>('getPet', 'GET', `${this.options.baseUrl}/pets/${encodeURIComponent(String(petId))}`, undefined, true)).body;
+  }
+
+  private listUrl(query: ListPetsQuery): string {
     const search = new URLSearchParams();
     if (query.limit !== undefined) search.set('limit', String(query.limit));
     if (query.status !== undefined) search.set('status', query.status);
+    if (query.after !== undefined) search.set('after', query.after);
     const suffix = search.size > 0 ? `?${search}` : '';
-    return this.send<Pet[]>('listPets', 'GET', `/pets${suffix}`, undefined, true);
+    return `${this.options.baseUrl}/pets${suffix}`;
   }
 
-  createPet(newPet: NewPet): Promise<Pet> {
-    return this.send<Pet>('createPet', 'POST', '/pets', JSON.stringify(newPet), false);
+  private isUnderBaseUrl(url: string): boolean {
+    const base = new URL(this.options.baseUrl);
+    const target = new URL(url);
+    return target.origin === base.origin && target.pathname.startsWith(`${base.pathname.replace(/\/$/, '')}/`);
   }
 
-  /** @deprecated Removed on 5 December 2030: use listPets with a status filter. */
-  getPet(petId: number): Promise<Pet> {
-    return this.send<Pet>('getPet', 'GET', `/pets/${encodeURIComponent(String(petId))}`, undefined, true);
-  }
-
-  private async send<T>(operation: string, method: string, path: string, body: string | undefined, idempotent: boolean): Promise<T> {
+  private async send<T>(operation: string, method: string, url: string, body: string | undefined, idempotent: boolean): Promise<{ body: T; headers: Headers }> {
     const { maxAttempts, maxTotalMs, backoff, now, random, sleep } = this.options;
     const started = now();
     let lastError: unknown;
     for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
       let wait: number | undefined;
       try {
-        const response = await this.options.fetch(`${this.options.baseUrl}${path}`, {
+        const response = await this.options.fetch(url, {
           method,
           headers: {
             authorization: `Bearer ${this.options.apiKey}`,
@@ -121,7 +157,7 @@ export class PetsClient {
         });
         this.observe(operation, response.headers);
         const payload: unknown = response.status === 204 ? undefined : await response.json().catch(() => undefined);
-        if (response.ok) return payload as T;
+        if (response.ok) return { body: payload as T, headers: response.headers };
         lastError = new PetsApiError(response.status, toErrorBody(response.status, payload));
         if (response.status === 429) {
           // Refused at the edge: nothing was done, so waiting and retrying is safe for every operation.
@@ -163,6 +199,20 @@ function toErrorBody(status: number, payload: unknown): ErrorBody {
     return { code: candidate.code, message: candidate.message, status: candidate.status ?? status } as ErrorBody;
   }
   return { code: 'INTERNAL_ERROR', message: `Unexpected answer with status ${status}`, status } as ErrorBody;
+}
+
+/**
+ * The target of the `rel="next"` link in a Link field (RFC 8288), resolved against the URL of the page that
+ * carried it; undefined when there is none. `rel` may list several relation types, quoted or not.
+ */
+export function nextLinkOf(field: string | null, pageUrl: string): string | undefined {
+  if (!field) return undefined;
+  for (const match of field.matchAll(/<([^>]*)>((?:\s*;\s*[^;,=\s]+\s*(?:=\s*(?:"(?:[^"\\]|\\.)*"|[^;,\s]*))?)*)/g)) {
+    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^;,\s]+))/i.exec(match[2]);
+    const types = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
+    if (types.includes('next')) return new URL(match[1], pageUrl).toString();
+  }
+  return undefined;
 }
 
 function connectionRefused(error: unknown): boolean {
