@@ -57,6 +57,8 @@ ${gatewayPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $http_host;
       proxy_next_upstream error timeout http_502 http_503;
       proxy_next_upstream_tries 3;
       proxy_connect_timeout 2s;

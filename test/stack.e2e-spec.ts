@@ -58,6 +58,19 @@ async function requestsServed(metricsPort: number): Promise<number> {
     expect(statuses.slice(60)).toEqual(Array(10).fill(429));
   });
 
+  it('links the next page under the balancer\'s origin, and the link works through it', async () => {
+    const auth = { authorization: `Bearer ${businessKey}`, 'content-type': 'application/json' };
+    for (let i = 0; i < 3; i += 1) {
+      await fetch(`${stack.url}/v1/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `Stack ${i}`, categoryId: 1 }) });
+    }
+    const first = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: auth });
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1];
+    expect(next).toMatch(new RegExp(`^${stack.url}/v1/pets\\?limit=1&after=[A-Za-z0-9_-]+$`));
+    const second = await fetch(next!, { headers: auth });
+    expect(second.status).toBe(200);
+    expect(((await second.json()) as Array<{ id: number }>)[0].id).toBeGreaterThan(((await first.json()) as Array<{ id: number }>)[0].id);
+  });
+
   it('loses no request when one gateway instance stops', async () => {
     const results: number[] = [];
     let sent = 0;
