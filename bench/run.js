@@ -4,7 +4,8 @@
  * Starts PostgreSQL/Redis if needed, builds, starts the pets service, the gateway (Redis-backed limits) and
  * nginx as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
  * throughput, latency, peak memory and the ratios. Servers run on core 0, the load generator on core 1.
- * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32).
+ * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32), --paging-only (only the
+ * 1,000,000-row paging scenarios (f) and their query plans).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, readFileSync, mkdirSync } = require('node:fs');
@@ -23,6 +24,8 @@ const WARMUP = 3;
 const SERVER_CORE = '0';
 const LOAD_CORE = '1';
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
+const PAGING_ONLY = args.includes('--paging-only');
+const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
 
 // Pin the load generator (this process) to its own core, once.
 if (hasTaskset && !process.env.BENCH_PINNED) {
@@ -153,7 +156,7 @@ async function main() {
   const key = sh(`CONSUMERS_FILE=${consumersFile} node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000`).trim().split('\n').pop();
 
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
-  const pets = start('pets', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL });
+  const pets = start('pets', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
   const gateway = start('gateway', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/gateway/apps/gateway/src/main.js'], {
     ...common,
     PORT: String(PORTS.gateway),
@@ -182,42 +185,82 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
 
   const auth = { authorization: `Bearer ${key}` };
   const results = {};
-  console.log(`\n${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per scenario; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`);
-  results.direct = await measure('(a) pets direct      GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` });
-  results.gateway = await measure('(b) gateway          GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth });
-  results.nginx = await measure('(c) nginx -> pets    GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` });
-  results.post = await measure('(d) gateway          POST /v1/pets', {
-    url: `http://127.0.0.1:${PORTS.gateway}/v1/pets`,
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
-  });
-  const RATE = 300;
-  results.directFixed = await measure(`    pets direct at ${RATE} req/s (p99 reference)`, { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, overallRate: RATE, connections: 8 });
-  results.gatewayFixed = await measure(`    gateway at ${RATE} req/s`, { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, overallRate: RATE, connections: 8 });
-
-  await db.query('TRUNCATE pets');
-  await seed(1_000);
-  await db.query('ANALYZE pets');
   const listUrl = `http://127.0.0.1:${PORTS.pets}/pets?status=available&limit=100`;
-  results.list1k = await measure('(e) pets direct      GET /pets?status=available&limit=100, 1,000 rows', { url: listUrl });
+  console.log(`\n${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per scenario; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`);
+  if (!PAGING_ONLY) {
+    results.direct = await measure('(a) pets direct      GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` });
+    results.gateway = await measure('(b) gateway          GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth });
+    results.nginx = await measure('(c) nginx -> pets    GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` });
+    results.post = await measure('(d) gateway          POST /v1/pets', {
+      url: `http://127.0.0.1:${PORTS.gateway}/v1/pets`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
+    });
+    const RATE = 300;
+    results.directFixed = await measure(`    pets direct at ${RATE} req/s (p99 reference)`, { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, overallRate: RATE, connections: 8 });
+    results.gatewayFixed = await measure(`    gateway at ${RATE} req/s`, { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, overallRate: RATE, connections: 8 });
+
+    await db.query('TRUNCATE pets');
+    await seed(1_000);
+    await db.query('ANALYZE pets');
+    results.list1k = await measure('(e) pets direct      GET /pets?status=available&limit=100, 1,000 rows', { url: listUrl });
+  }
   console.log('    seeding 1,000,000 rows...');
-  await seed(999_000);
+  if (PAGING_ONLY) await db.query('TRUNCATE pets');
+  await seed(PAGING_ONLY ? 1_000_000 : 999_000);
   await db.query('VACUUM ANALYZE pets');
-  results.list1m = await measure('(e) pets direct      same, 1,000,000 rows', { url: listUrl });
+  if (!PAGING_ONLY) results.list1m = await measure('(e) pets direct      same, 1,000,000 rows', { url: listUrl });
+
+  // (f) keyset paging: the first page against a page past 900,000 rows, at 1,000,000 rows. The cursor is minted
+  // with the service's own codec and secret, as if 9,000 pages had been followed.
+  const { PageCursorCodec } = require('../dist/apps/pets/apps/pets/src/pets/page-cursor.js');
+  const codec = new PageCursorCodec(CURSOR_SECRET);
+  const { rows: [deep] } = await db.query('SELECT min(id) AS first FROM pets');
+  const deepId = Number(deep.first) + 900_000;
+  const pages = {
+    all: { first: '/pets?limit=20', deep: `/pets?limit=20&after=${codec.encode({ lastId: deepId, status: null })}` },
+    available: { first: '/pets?status=available&limit=100', deep: `/pets?status=available&limit=100&after=${codec.encode({ lastId: deepId, status: 'available' })}` },
+  };
+  for (const [name, { deep: path }] of Object.entries(pages)) {
+    const reply = await fetch(`http://127.0.0.1:${PORTS.pets}${path}`);
+    const body = await reply.json();
+    if (reply.status !== 200 || body.length === 0 || body[0].id <= deepId) throw new Error(`deep page ${name}: ${reply.status} ${JSON.stringify(body).slice(0, 200)}`);
+  }
+  results.pageFirst = await measure('(f) pets direct      GET /pets?limit=20, first page, 1M rows', { url: `http://127.0.0.1:${PORTS.pets}${pages.all.first}` });
+  results.pageDeep = await measure('(f) pets direct      same, page after 900,000 rows', { url: `http://127.0.0.1:${PORTS.pets}${pages.all.deep}` });
+  results.pageFirstStatus = await measure('(f) pets direct      ?status=available&limit=100, first page', { url: `http://127.0.0.1:${PORTS.pets}${pages.available.first}` });
+  results.pageDeepStatus = await measure('(f) pets direct      same, page after 900,000 rows', { url: `http://127.0.0.1:${PORTS.pets}${pages.available.deep}` });
+  results.pageDeepGateway = await measure('(f) gateway          GET /v1/pets?limit=20, page after 900,000 rows', { url: `http://127.0.0.1:${PORTS.gateway}/v1${pages.all.deep}`, headers: auth });
+  // The plans PostgreSQL chooses for the deep pages (the same statements the service runs, by hand).
+  const plans = {};
+  for (const [name, [sql, params]] of Object.entries({
+    all: ['SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id ASC LIMIT 21', [deepId]],
+    available: ['SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id ASC LIMIT 101', ['available', deepId]],
+  })) {
+    const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params);
+    plans[name] = rows.map((row) => row['QUERY PLAN']);
+    console.log(`\n    EXPLAIN ${sql} (${params.join(', ')})\n      ${plans[name].join('\n      ')}`);
+  }
 
   const memory = { pets: peakRssMb(pets.pid), gateway: peakRssMb(gateway.pid), nginx: peakRssMb(nginx.pid) };
-  const ratios = {
+  const ratios = PAGING_ONLY ? {} : {
     gatewayOverDirectThroughput: +(results.gateway.rps / results.direct.rps).toFixed(2),
     gatewayOverNginxThroughput: +(results.gateway.rps / results.nginx.rps).toFixed(2),
     gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
     list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
     list1mOver1kThroughput: +(results.list1k.rps / results.list1m.rps).toFixed(2),
   };
+  Object.assign(ratios, {
+    deepPageOverFirstLatencyP50: +(results.pageDeep.p50 / Math.max(results.pageFirst.p50, 0.01)).toFixed(2),
+    deepPageOverFirstThroughput: +(results.pageFirst.rps / results.pageDeep.rps).toFixed(2),
+    deepStatusPageOverFirstLatencyP50: +(results.pageDeepStatus.p50 / Math.max(results.pageFirstStatus.p50, 0.01)).toFixed(2),
+    deepStatusPageOverFirstThroughput: +(results.pageFirstStatus.rps / results.pageDeepStatus.rps).toFixed(2),
+  });
   console.log(`\npeak resident memory: pets ${memory.pets} MB, gateway ${memory.gateway} MB, nginx ${memory.nginx} MB`);
   console.log('ratios:');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
-  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, memory, ratios };
+  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, memory, ratios, plans };
   mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   await db.end();

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { PAGE_CURSOR } from '@app/contract';
 import { DataSource } from 'typeorm';
 import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
 import { call, expectErrorBody, received, Reply } from './support/http';
@@ -107,6 +108,19 @@ describe('gateway: paging GET /v1/pets', () => {
     const reply = await call(`${direct.url}/v1/pets/1`, { headers: auth() });
     expect(reply.status).toBe(200);
     expect(reply.headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
+  });
+
+  it('documents after (its shape from the contract) and the optional Link of listPets', async () => {
+    type Op = { description: string; parameters: Array<{ name: string }>; responses: Record<string, { headers: Record<string, unknown> }> };
+    const doc = (await (await fetch(`${direct.url}/docs-json`)).json()) as { paths: Record<string, Record<string, Op>> };
+    const list = doc.paths['/pets'].get;
+    expect(list.parameters.find((p) => p.name === 'after')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string', pattern: PAGE_CURSOR.pattern, maxLength: PAGE_CURSOR.maxLength },
+    });
+    expect(list.responses['200'].headers.Link).toMatchObject({ required: false, schema: { type: 'string' } });
+    expect(list.description).toContain('rel="next"');
   });
 
   it('answered every /v1 request as the OpenAPI document says (Link included)', async () => {
