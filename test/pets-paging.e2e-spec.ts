@@ -6,6 +6,7 @@ import { RunningPets, startPetsService } from './support/pets-service';
 
 interface Pet {
   id: number;
+  name: string;
   status?: string;
 }
 
@@ -142,6 +143,22 @@ describe('pets service: paging GET /pets', () => {
     const wider = await call(url(`/pets?limit=10&after=${after}`));
     const direct = await call(url('/pets?limit=13'));
     expect([...(first.body as Pet[]), ...(wider.body as Pet[])]).toEqual(direct.body);
+  });
+
+  it('signs with CURSOR_SECRET: another deployment\'s cursors are refused, its own followed', async () => {
+    const other = await startPetsService({ cursorSecret: 'a-production-secret-of-32-characters!' });
+    try {
+      await postJson(`${other.url}/pets`, { name: 'One', categoryId: 1 });
+      await postJson(`${other.url}/pets`, { name: 'Two', categoryId: 1 });
+      const ours = new URL(nextLink(await call(url('/pets?limit=1')))!, pets.url).searchParams.get('after')!;
+      expectErrorBody(await call(`${other.url}/pets?after=${ours}`), 400, 'VALIDATION_FAILED');
+      const first = await call(`${other.url}/pets?limit=1`);
+      const second = await call(new URL(nextLink(first)!, other.url).toString());
+      expect((second.body as Pet[]).map((pet) => pet.name)).toEqual(['Two']);
+      expectErrorBody(await call(url(nextLink(first)!)), 400, 'VALIDATION_FAILED');
+    } finally {
+      await other.close();
+    }
   });
 
   describe('refuses cursors that are not the one it gave, with 400 and the Error body', () => {

@@ -26,6 +26,7 @@ describe('loadPetsConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ DB_MIGRATE_ON_START: 'maybe' }, 'DB_MIGRATE_ON_START must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, log, debug, verbose'],
+    [{ CURSOR_SECRET: 'too-short' }, 'CURSOR_SECRET must be at least 32 characters long'],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadPetsConfig(env)).toThrow(ConfigurationError);
     expect(() => loadPetsConfig(env)).toThrow(message);
