@@ -10,6 +10,7 @@ export class RateLimitMetrics {
   private readonly fallbacks: Counter;
   private readonly undecided: Counter<'reason'>;
   private readonly degraded: Gauge;
+  private trackerCount: () => number = () => 0;
 
   constructor(metrics: AppMetrics) {
     const registers = [metrics.registry];
@@ -21,6 +22,15 @@ export class RateLimitMetrics {
       help: '503 answers because no rate-limit decision could be taken: reason late (Redis replied too late) or outage (Redis gone, failure mode closed).',
       labelNames: ['reason'],
       registers,
+    });
+    const trackers = () => this.trackerCount();
+    new Gauge({
+      name: 'rate_limit_memory_trackers',
+      help: 'Trackers held by the in-process counters (the store, or the fallback and its memory of Redis).',
+      registers,
+      collect() {
+        this.set(trackers());
+      },
     });
     this.degraded = new Gauge({ name: 'rate_limit_store_degraded', help: '1 while Redis is unreachable (limits hold per instance, or 503s in failure mode closed).', registers });
   }
@@ -39,6 +49,11 @@ export class RateLimitMetrics {
 
   countUnavailable(reason: 'late' | 'outage'): void {
     this.undecided.inc({ reason });
+  }
+
+  /** Reports, at each scrape, how many trackers the in-process counters hold (bounded by RATE_LIMIT_MEMORY_MAX_TRACKERS). */
+  watchTrackers(size: () => number): void {
+    this.trackerCount = size;
   }
 
   setDegraded(degraded: boolean): void {

@@ -14,6 +14,7 @@ import { ClientAddressResolver } from './client-address';
 /** In-process counters by default; Redis, shared by every instance, when REDIS_URL is set. */
 async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): Promise<RateLimitStore> {
   const memory = new MemoryRateLimitStore(clock, config.rateLimit.memoryMaxTrackers);
+  metrics.watchTrackers(() => memory.size);
   if (!config.redis) return memory;
   const redis = new RedisRateLimitStore(
     { url: config.redis.url, keyPrefix: config.redis.keyPrefix, replyTimeoutMs: config.redis.commandTimeoutMs, failureMode: config.rateLimit.failureMode },
