@@ -57,26 +57,36 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
     await redis?.stop();
   });
 
-  it('answers 503 with Retry-After, and admits nothing on a fresh quota, when a live Redis replies too late', async () => {
+  it('answers 503 with Retry-After when Redis replies too late, never a fresh quota; a Redis that hangs counts as gone', async () => {
     const [a] = open;
     expect((await get(a, keys.late)).status).toBe(200);
     const disturber = redis.client();
-    const sleeping = disturber.call('DEBUG', 'SLEEP', '2'); // Redis is alive but busy for 2 s
+    const sleeping = disturber.call('DEBUG', 'SLEEP', '3'); // the process lives, the connection stays open, no reply
     await sleep(100);
     const late = await get(a, keys.late);
-    await sleeping;
-    disturber.disconnect();
     expectErrorBody(late, 503, 'SERVICE_UNAVAILABLE');
     expect(late.headers.get('retry-after')).toBe('1');
     expect(late.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(late.headers.get('ratelimit')).toBe('"minute";r=0;t=1, "day";r=0;t=1');
     expect(await metric(a, 'rate_limit_undecided_total', 'reason="late"')).toBe(1);
     expect(await metric(a, 'rate_limit_store_fallbacks_total')).toBe(0);
-    expect(await metric(a, 'rate_limit_store_degraded')).toBe(0);
+
+    // Nothing at all answered within REDIS_COMMAND_TIMEOUT_MS: the connection was dropped as hung, so the next
+    // request is decided as "Redis gone" (open: in-process, from the count Redis last gave: 1 of 5).
+    const during = await get(a, keys.late);
+    expect(during.status).toBe(200);
+    expect(remaining(during)).toBe(3);
+    expect(await metric(a, 'rate_limit_store_fallbacks_total')).toBe(1);
+    expect(await metric(a, 'rate_limit_store_degraded')).toBe(1);
+
+    await sleeping;
+    disturber.disconnect();
+    await until(async () => (await call(`${a.url}/health/ready`)).status === 200, 15_000);
     // Redis's count is the truth again: the late request may have been counted there, never twice.
     const next = await get(a, keys.late);
     expect(next.status).toBe(200);
     expect([3, 2]).toContain(remaining(next));
+    expect(await metric(a, 'rate_limit_store_degraded')).toBe(0);
   });
 
   it('while Redis is gone: open instances carry on from the last counts and bans Redis gave them; closed ones answer 503', async () => {

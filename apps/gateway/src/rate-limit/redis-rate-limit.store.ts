@@ -72,7 +72,11 @@ type ConsumeCommand = (numberOfKeys: number, ...args: Array<string | number>) =>
 const LATE_RETRY_AFTER_MS = 1_000;
 const OUTAGE_RETRY_AFTER_MS = 5_000;
 
-class LateReplyError extends Error {}
+class LateReplyError extends Error {
+  constructor(readonly sentAt: number) {
+    super('late reply');
+  }
+}
 
 export interface RedisRateLimitOptions {
   url: string;
@@ -93,7 +97,8 @@ export interface RedisRateLimitOptions {
  *   Redis as soon as the connection is ready again (ioredis reconnects by itself).
  * - Redis late (the connection is ready but the reply has not come within REDIS_COMMAND_TIMEOUT_MS): 503 with
  *   Retry-After. A slow event loop or a slow Redis is not an outage, and a fallback on a fresh quota there
- *   would admit far more than the limit.
+ *   would admit far more than the limit. Only when no reply at all arrived since the late command was sent
+ *   (a hung Redis) is the connection dropped, which makes Redis "gone" until it answers again.
  */
 export class RedisRateLimitStore extends RateLimitStore {
   private readonly logger = new Logger('RateLimit');
@@ -101,6 +106,8 @@ export class RedisRateLimitStore extends RateLimitStore {
   private readonly keyPrefix: string;
   private degraded = false;
   private lastLateLogAt = 0;
+  /** When the connection last delivered a reply: a late command with no reply at all since it was sent means a hung Redis. */
+  private lastReplyAt = 0;
 
   constructor(
     private readonly options: RedisRateLimitOptions,
@@ -130,7 +137,7 @@ export class RedisRateLimitStore extends RateLimitStore {
       const command = (this.redis as unknown as { rateLimitConsume: ConsumeCommand }).rateLimitConsume;
       reply = await this.withinTimeout(command.call(this.redis, keys.length, ...keys, ...args));
     } catch (error) {
-      if (error instanceof LateReplyError) throw this.late();
+      if (error instanceof LateReplyError) throw this.late(error.sentAt);
       return this.whileGone(key, windows, ban, (error as Error).message);
     }
     this.markHealthy();
@@ -189,9 +196,16 @@ export class RedisRateLimitStore extends RateLimitStore {
     return this.fallback.consume(key, windows, ban);
   }
 
-  private late(): RateLimitUnavailableError {
+  private late(sentAt: number): RateLimitUnavailableError {
     this.metrics.countUnavailable('late');
     const now = Date.now();
+    if (this.lastReplyAt < sentAt && this.redis.status === 'ready') {
+      // Not one reply since this command went out: not a slow reply but a Redis that hangs with the connection
+      // open. Treat the connection as lost: ioredis fails what is pending and reconnects, and until Redis
+      // answers again (its ready check) requests are decided by the failure mode.
+      this.logger.error(`Redis sent no reply for ${this.options.replyTimeoutMs} ms: dropping the connection and reconnecting`);
+      this.redis.disconnect(true);
+    }
     if (now - this.lastLateLogAt > 60_000) {
       this.lastLateLogAt = now;
       this.logger.warn(`Redis replied later than ${this.options.replyTimeoutMs} ms on a live connection: answering 503 (counted in rate_limit_undecided_total)`);
@@ -205,6 +219,7 @@ export class RedisRateLimitStore extends RateLimitStore {
    * before it, so a reply that only waited on this process's own busy event loop is not counted as late.
    */
   private withinTimeout<T>(pending: Promise<T>): Promise<T> {
+    const sentAt = Date.now();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(
@@ -212,12 +227,13 @@ export class RedisRateLimitStore extends RateLimitStore {
           setImmediate(() => {
             if (settled) return;
             settled = true;
-            reject(new LateReplyError());
+            reject(new LateReplyError(sentAt));
           }),
         this.options.replyTimeoutMs,
       );
       pending.then(
         (value) => {
+          this.lastReplyAt = Date.now();
           if (settled) return;
           settled = true;
           clearTimeout(timer);
