@@ -4,7 +4,8 @@
  * Starts PostgreSQL/Redis if needed, builds, starts the pets service, the gateway (Redis-backed limits) and
  * nginx as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
  * throughput, latency, peak memory and the ratios. Servers run on core 0, the load generator on core 1.
- * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32).
+ * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32), --no-admission.
+ * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, readFileSync, mkdirSync } = require('node:fs');
@@ -231,9 +232,12 @@ function stopAll() {
 process.on('exit', stopAll);
 process.on('SIGINT', () => process.exit(130));
 main()
-  .then(() => {
+  .then(async () => {
     stopAll();
-    setTimeout(() => process.exit(0), 500);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (args.includes('--no-admission')) process.exit(0);
+    const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], { stdio: 'inherit', env: process.env });
+    process.exit(admission.status ?? 1);
   })
   .catch((error) => {
     console.error(error);
