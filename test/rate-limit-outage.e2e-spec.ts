@@ -33,6 +33,9 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   let open: GatewayUnderTest[];
   let closed: GatewayUnderTest;
   const keys: Record<string, string> = {};
+  // Nest's static Logger writes through the last app created, so the lines of all three instances land together.
+  const lines: string[] = [];
+  const logged = (text: string) => lines.filter((line) => line.includes(text)).length;
   const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   const get = (gateway: GatewayUnderTest, key: string) => call(`${gateway.url}/v1/pets?limit=1`, as(key));
 
@@ -43,13 +46,11 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
     for (const name of ['late', 'counted', 'banned', 'closed', 'after']) {
       keys[name] = mintKey(consumersFile, 'enterprise', name, { perMinute: name === 'banned' ? 1 : 5, perDay: 100 });
     }
-    const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500', BAN_THRESHOLD: '2', BAN_GRACE_MS: '0' };
-    const keyPrefix = 'outage-open:';
-    open = [
-      await startGateway({ petsUrl: pets.url, consumersFile, keyPrefix, env }),
-      await startGateway({ petsUrl: pets.url, consumersFile, keyPrefix, env }),
-    ];
-    closed = await startGateway({ petsUrl: pets.url, consumersFile, keyPrefix: 'outage-closed:', env: { ...env, RATE_LIMIT_FAILURE_MODE: 'closed' } });
+    const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500', BAN_THRESHOLD: '2', BAN_GRACE_MS: '0', LOG_LEVEL: 'warn' };
+    const gateway = (keyPrefix: string, extra: Record<string, string> = {}) =>
+      startGateway({ petsUrl: pets.url, consumersFile, keyPrefix, env: { ...env, ...extra }, logDestination: { write: (line: string) => lines.push(line) } });
+    open = [await gateway('outage-open:'), await gateway('outage-open:')];
+    closed = await gateway('outage-closed:', { RATE_LIMIT_FAILURE_MODE: 'closed' });
   });
   afterAll(async () => {
     for (const gateway of [...(open ?? []), closed]) await gateway?.close();
@@ -138,6 +139,11 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
     expect(back.status).toBe(200);
     expect(remaining(back)).toBe(4); // a fresh Redis: the window starts again
     for (const gateway of [...open, closed]) expect(await metric(gateway, 'rate_limit_store_degraded')).toBe(0);
+    // Said once per instance when Redis went and once when it came back (A twice: it also saw the hung Redis).
+    expect(logged('Redis unreachable')).toBe(4);
+    expect(logged('Redis reachable again')).toBe(4);
+    expect(logged('answering 503 (RATE_LIMIT_FAILURE_MODE=closed)')).toBe(1);
+    expect(logged('Redis sent no reply for 500 ms')).toBe(1);
     const inspector = redis.client();
     expect(await inspector.get(`outage-open:rl:{consumer:after}:w:minute`)).toBe('3');
     inspector.disconnect();
