@@ -1,4 +1,5 @@
 import { AppMetrics } from '@app/platform';
+import Redis from 'ioredis';
 import { ForwardingProxy, startForwardingProxy } from './support/forwarding-proxy';
 import { GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
@@ -69,5 +70,19 @@ describe('anonymous limits behind a trusted proxy', () => {
       largest = Math.max(largest, await trackers());
     }
     expect(largest).toBe(100);
+  });
+
+  // Only with REDIS_URL: the embedded run has no Redis keys (its in-process bound is the test above).
+  (process.env.REDIS_URL ? it : it.skip)('with Redis, stores anonymous trackers under short key names, whatever the header sent', async () => {
+    const { keyPrefix, url } = gateway.config.redis!;
+    const redis = new Redis(url);
+    try {
+      const names = await redis.keys(`${keyPrefix}rl:{anonymous:*`);
+      expect(names.length).toBeGreaterThan(500);
+      const longest = Math.max(...names.map((name) => name.length - keyPrefix.length));
+      expect(longest).toBeLessThanOrEqual('rl:{anonymous:255.255.255.255}:strikes'.length);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
