@@ -68,6 +68,11 @@ describe('rate limits', () => {
     expect(retryAfter).toBeLessThanOrEqual(MINUTE_MS / 1000);
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(refused.headers.get('x-ratelimit-limit')).toBe('5');
+    // Every field tells the same story: the minute window has nothing left until Retry-After.
+    expect(refused.headers.get('ratelimit')).toMatch(new RegExp(`^"minute";r=0;t=${retryAfter}, "day";r=95;t=\\d+$`));
+    const resetIn = Number(refused.headers.get('x-ratelimit-reset')) - Date.now() / 1000;
+    expect(resetIn).toBeGreaterThan(retryAfter - 1.5);
+    expect(resetIn).toBeLessThanOrEqual(retryAfter + 1);
   });
 
   it('sends X-RateLimit-Reset as a Unix timestamp in seconds within the window', async () => {
