@@ -5,7 +5,8 @@
  * nginx as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
  * throughput, latency, peak memory and the ratios. Servers run on core 0, the load generator on core 1.
  * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32), --paging-only (only the
- * 1,000,000-row paging scenarios (f) and their query plans).
+ * 1,000,000-row paging scenarios (f) and their query plans), --no-admission.
+ * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, readFileSync, mkdirSync } = require('node:fs');
@@ -274,9 +275,12 @@ function stopAll() {
 process.on('exit', stopAll);
 process.on('SIGINT', () => process.exit(130));
 main()
-  .then(() => {
+  .then(async () => {
     stopAll();
-    setTimeout(() => process.exit(0), 500);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (args.includes('--no-admission') || PAGING_ONLY) process.exit(0);
+    const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], { stdio: 'inherit', env: process.env });
+    process.exit(admission.status ?? 1);
   })
   .catch((error) => {
     console.error(error);

@@ -37,7 +37,7 @@ export class ApiKeyGuard implements CanActivate {
       return true;
     }
 
-    await this.limiter.enforce(this.limiter.forAnonymous(request.ip ?? 'unknown'), context.switchToHttp().getResponse<Response>());
+    await this.limiter.enforce(this.limiter.forAnonymous(request), context.switchToHttp().getResponse<Response>());
     if (header === undefined) {
       throw new ApiError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.', { 'WWW-Authenticate': REALM });
     }

@@ -10,7 +10,15 @@ describe('loadGatewayConfig', () => {
       redis: undefined,
       trustProxy: false,
       demoKey: true,
-      rateLimit: { anonymousPerMinute: 30, banThreshold: 20, banDurationMs: 600_000, windowMs: { minute: 60_000, day: 86_400_000 } },
+      rateLimit: {
+        anonymousPerMinute: 30,
+        banThreshold: 20,
+        banDurationMs: 600_000,
+        banGraceMs: 5_000,
+        failureMode: 'open',
+        memoryMaxTrackers: 100_000,
+        windowMs: { minute: 60_000, day: 86_400_000 },
+      },
     });
   });
 
@@ -18,17 +26,18 @@ describe('loadGatewayConfig', () => {
     expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true' }).demoKey).toBe(false);
   });
 
-  it('reads TRUST_PROXY as express expects it', () => {
-    expect(loadGatewayConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+  it('reads TRUST_PROXY as express expects it: a hop count or addresses/subnets, never true', () => {
     expect(loadGatewayConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadGatewayConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toBe('10.0.0.0/8');
+    expect(loadGatewayConfig({ TRUST_PROXY: 'uniquelocal' }).trustProxy).toBe('uniquelocal');
+    expect(loadGatewayConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
   });
 
   it('uses Redis with its prefix when REDIS_URL is set', () => {
     expect(loadGatewayConfig({ REDIS_URL: 'redis://cache:6379', REDIS_KEY_PREFIX: 'x:' }).redis).toEqual({
       url: 'redis://cache:6379',
       keyPrefix: 'x:',
-      commandTimeoutMs: 250,
+      commandTimeoutMs: 2000,
     });
   });
 
@@ -37,6 +46,10 @@ describe('loadGatewayConfig', () => {
     [{ PETS_URL: 'pets:3001' }, 'PETS_URL must be an http(s) origin'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
     [{ BAN_THRESHOLD: '0' }, 'BAN_THRESHOLD must be an integer from 1 to 1000000'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY=true believes any X-Forwarded-For a client sends'],
+    [{ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY must be false, a hop count, or a comma-separated list'],
+    [{ RATE_LIMIT_FAILURE_MODE: 'sometimes' }, 'RATE_LIMIT_FAILURE_MODE must be open or closed'],
+    [{ BAN_GRACE_MS: '-1' }, 'BAN_GRACE_MS must be an integer from 0 to 3600000'],
     [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadGatewayConfig(env)).toThrow(ConfigurationError);

@@ -1,5 +1,6 @@
 import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
+import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
 export class GatewayEnvironment extends CommonEnvironment {
@@ -40,8 +41,8 @@ export class GatewayEnvironment extends CommonEnvironment {
   @IsString()
   REDIS_KEY_PREFIX = 'petstore:';
 
-  @EnvIntRange('REDIS_COMMAND_TIMEOUT_MS', 1, 10000)
-  REDIS_COMMAND_TIMEOUT_MS = 250;
+  @EnvIntRange('REDIS_COMMAND_TIMEOUT_MS', 1, 60000)
+  REDIS_COMMAND_TIMEOUT_MS = 2000;
 
   @EnvIntRange('ANON_RATE_LIMIT_PER_MINUTE', 1, 1000000)
   ANON_RATE_LIMIT_PER_MINUTE = 30;
@@ -52,8 +53,24 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('BAN_DURATION_SECONDS', 1, 86400)
   BAN_DURATION_SECONDS = 600;
 
-  @IsString()
+  @ValidateBy({
+    name: 'trustProxy',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && typeof parseTrustProxy(value) !== 'string',
+      defaultMessage: (args) => String(parseTrustProxy(String(args?.value))),
+    },
+  })
   TRUST_PROXY = 'false';
+
+  // Rate limits under pressure (issue #10): outage policy, grace before strikes, bound of in-process counters.
+  @IsIn(['open', 'closed'], { message: 'RATE_LIMIT_FAILURE_MODE must be open or closed' })
+  RATE_LIMIT_FAILURE_MODE: 'open' | 'closed' = 'open';
+
+  @EnvIntRange('BAN_GRACE_MS', 0, 3600000)
+  BAN_GRACE_MS = 5000;
+
+  @EnvIntRange('RATE_LIMIT_MEMORY_MAX_TRACKERS', 100, 100000000)
+  RATE_LIMIT_MEMORY_MAX_TRACKERS = 100000;
 
   @Matches(/^https:\/\/[^\s]+\/v1$/, { message: 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1' })
   PUBLIC_URL_PRODUCTION = 'https://api.petstore.example.com/v1';
@@ -85,11 +102,17 @@ export interface GatewayConfig {
     anonymousPerMinute: number;
     banThreshold: number;
     banDurationMs: number;
+    /** After a window's first 429, refusals within this time are not strikes (the client could not know yet). */
+    banGraceMs: number;
+    /** Redis gone: `open` decides on in-process counters, `closed` answers 503. */
+    failureMode: 'open' | 'closed';
+    /** Most trackers the in-process counters hold; the least recently seen is evicted beyond it. */
+    memoryMaxTrackers: number;
     /** Window lengths; fixed by the plans (a minute, a day), shorter only in tests. */
     windowMs: { minute: number; day: number };
   };
-  /** Express's `trust proxy` setting: false, true, a hop count, or addresses/subnets. */
-  trustProxy: boolean | number | string;
+  /** Express's `trust proxy` setting: false, a hop count, or addresses/subnets (never `true`). */
+  trustProxy: false | number | string;
   publicUrls: { production: string; staging: string };
   demoKey: boolean;
   production: boolean;
@@ -102,13 +125,6 @@ export interface GatewayConfig {
   metrics: { port: number; host: string };
   /** Browser origins allowed by CORS; empty: CORS off. */
   corsOrigins: string[];
-}
-
-function parseTrustProxy(value: string): boolean | number | string {
-  if (value === 'false' || value === '') return false;
-  if (value === 'true') return true;
-  if (/^[0-9]+$/.test(value)) return Number(value);
-  return value;
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
@@ -133,9 +149,12 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       anonymousPerMinute: e.ANON_RATE_LIMIT_PER_MINUTE,
       banThreshold: e.BAN_THRESHOLD,
       banDurationMs: e.BAN_DURATION_SECONDS * 1000,
+      banGraceMs: e.BAN_GRACE_MS,
+      failureMode: e.RATE_LIMIT_FAILURE_MODE,
+      memoryMaxTrackers: e.RATE_LIMIT_MEMORY_MAX_TRACKERS,
       windowMs: { minute: 60_000, day: 86_400_000 },
     },
-    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    trustProxy: expressTrustProxy(e.TRUST_PROXY),
     publicUrls: { production: e.PUBLIC_URL_PRODUCTION, staging: e.PUBLIC_URL_STAGING },
     demoKey: (e.DEMO_KEY ?? true) && !production,
     production,

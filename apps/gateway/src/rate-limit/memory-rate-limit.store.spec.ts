@@ -13,7 +13,7 @@ const windows: WindowSpec[] = [
   { name: 'minute', limit: 3, ttlMs: 60_000 },
   { name: 'day', limit: 5, ttlMs: 86_400_000 },
 ];
-const noBan = { threshold: 1_000, durationMs: 1_000 };
+const noBan = { threshold: 1_000, durationMs: 1_000, graceMs: 0 };
 
 describe('MemoryRateLimitStore', () => {
   let clock: TestClock;
@@ -60,9 +60,11 @@ describe('MemoryRateLimitStore', () => {
     expect(store.decide('b', windows, noBan).outcome).toBe('allowed');
   });
 
-  it('bans a tracker that sends more than the threshold after its 429, for the ban duration', () => {
-    const ban = { threshold: 2, durationMs: 300_000 };
+  it('bans on the strike after the threshold: the first 429 is no strike, the next refusals are', () => {
+    const ban = { threshold: 2, durationMs: 300_000, graceMs: 0 };
     for (let i = 0; i < 3; i += 1) store.decide('a', windows, ban);
+    // The window's first 429, then strikes 1 and 2 (tolerated), then strike 3 (more than 2) bans.
+    expect(store.decide('a', windows, ban).outcome).toBe('limited');
     expect(store.decide('a', windows, ban).outcome).toBe('limited');
     expect(store.decide('a', windows, ban).outcome).toBe('limited');
     expect(store.decide('a', windows, ban)).toMatchObject({ outcome: 'banned', retryAfterMs: 300_000 });
@@ -72,12 +74,49 @@ describe('MemoryRateLimitStore', () => {
     expect(store.decide('a', windows, ban).outcome).toBe('allowed');
   });
 
-  it('forgets strikes when the limiting window resets', () => {
-    const ban = { threshold: 2, durationMs: 300_000 };
+  it('counts no strike within the grace period after the first 429, so a burst is refused but not banned', () => {
+    const ban = { threshold: 2, durationMs: 300_000, graceMs: 1_000 };
+    for (let i = 0; i < 3; i += 1) store.decide('a', windows, ban);
+    const burst = Array.from({ length: 200 }, () => store.decide('a', windows, ban).outcome);
+    expect(new Set(burst)).toEqual(new Set(['limited']));
+    clock.current += 999;
+    expect(store.decide('a', windows, ban).outcome).toBe('limited');
+    // Past the grace period a client that keeps sending is struck, and banned after the threshold.
+    clock.current += 1;
+    expect([1, 2, 3].map(() => store.decide('a', windows, ban).outcome)).toEqual(['limited', 'limited', 'banned']);
+  });
+
+  it('forgets strikes when the limiting window resets, and opens a new grace period with the next 429', () => {
+    const ban = { threshold: 2, durationMs: 300_000, graceMs: 0 };
     for (let i = 0; i < 5; i += 1) store.decide('a', [windows[0]], ban);
     clock.current += 60_000;
-    for (let i = 0; i < 5; i += 1) store.decide('a', [windows[0]], ban);
-    expect(store.decide('a', [windows[0]], ban).outcome).toBe('banned');
+    const outcomes = Array.from({ length: 7 }, () => store.decide('a', [windows[0]], ban).outcome);
+    expect(outcomes).toEqual(['allowed', 'allowed', 'allowed', 'limited', 'limited', 'limited', 'banned']);
+  });
+
+  it('carries on from what Redis last said: counts and bans are remembered for the fallback', () => {
+    store.remember('a', { outcome: 'allowed', windows: [{ ...windows[0], count: 2, resetMs: 30_000 }, { ...windows[1], count: 2, resetMs: 80_000_000 }] });
+    expect(store.decide('a', windows, noBan)).toMatchObject({ outcome: 'allowed', windows: [{ count: 3 }, { count: 3 }] });
+    expect(store.decide('a', windows, noBan).outcome).toBe('limited');
+    store.remember('b', { outcome: 'banned', retryAfterMs: 400_000, windows: [{ ...windows[0], count: 3, resetMs: 10_000 }] });
+    expect(store.decide('b', windows, noBan)).toMatchObject({ outcome: 'banned', retryAfterMs: 400_000 });
+  });
+
+  it('holds at most maxTrackers trackers, evicting the least recently seen, whatever the flood', () => {
+    const bounded = new MemoryRateLimitStore(clock, 100);
+    const never = { ...noBan, threshold: Number.MAX_SAFE_INTEGER };
+    let largest = 0;
+    for (let i = 0; i < 10_000; i += 1) {
+      bounded.decide(`anonymous:10.0.${i >> 8}.${i & 255}`, windows, never);
+      if (i % 7 === 0) bounded.decide('consumer:regular', windows, never);
+      largest = Math.max(largest, bounded.size);
+    }
+    expect(largest).toBe(100);
+    // The tracker seen all along was never evicted: its counts are intact (limit 3 in the minute window).
+    expect(bounded.decide('consumer:regular', windows, never).outcome).toBe('limited');
+    // The oldest of the flood were evicted: the first address starts over.
+    expect(bounded.decide('anonymous:10.0.0.0', windows, never).windows[0].count).toBe(1);
+    void bounded.close();
   });
 
   it('serves the throttler storage interface', async () => {

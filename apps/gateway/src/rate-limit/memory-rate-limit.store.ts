@@ -6,19 +6,39 @@ interface Counter {
   expiresAt: number;
 }
 
+/** Everything known about one tracker; the whole record is one entry of the bounded map. */
+interface TrackerState {
+  windows: Map<string, Counter>;
+  /** Open from the window's first 429 until the limiting window resets. */
+  refusals?: { graceEndsAt: number; strikes: number; expiresAt: number };
+  bannedUntil?: number;
+}
+
 /**
- * In-process counters: the embedded default, and the fallback while Redis is unreachable. JavaScript runs one
+ * In-process counters: the embedded default, and the fallback while Redis is gone. JavaScript runs one
  * request's decision to the end before the next, so it is atomic within the process. The same algorithm as
- * the Redis script: windows open at a tracker's first request and last their full length.
+ * the Redis script: windows open at a tracker's first request and last their full length; strikes only after
+ * the grace period that follows the window's first 429.
+ *
+ * Bounded: at most `maxTrackers` trackers, least recently seen evicted first (a Map keeps insertion order,
+ * and every access re-inserts), so a flood of new trackers cannot grow memory without bound.
  */
 export class MemoryRateLimitStore extends RateLimitStore {
-  private readonly counters = new Map<string, Counter>();
+  private readonly trackers = new Map<string, TrackerState>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly clock: Clock) {
+  constructor(
+    private readonly clock: Clock,
+    private readonly maxTrackers = 100_000,
+  ) {
     super();
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
+  }
+
+  /** How many trackers are held now. */
+  get size(): number {
+    return this.trackers.size;
   }
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
@@ -27,49 +47,86 @@ export class MemoryRateLimitStore extends RateLimitStore {
 
   decide(key: string, windows: WindowSpec[], ban: BanPolicy): Decision {
     const now = this.clock.now();
-    const live = (name: string) => {
-      const counter = this.counters.get(name);
-      return counter && counter.expiresAt > now ? counter : undefined;
-    };
+    const tracker = this.touch(key, now);
     const states: WindowState[] = windows.map((spec) => {
-      const counter = live(`${key}:w:${spec.name}`);
+      const counter = tracker.windows.get(spec.name);
       return { ...spec, count: counter?.count ?? 0, resetMs: counter ? counter.expiresAt - now : spec.ttlMs };
     });
 
-    const banned = live(`${key}:ban`);
-    if (banned) return { outcome: 'banned', windows: states, retryAfterMs: banned.expiresAt - now };
+    if (tracker.bannedUntil !== undefined) return { outcome: 'banned', windows: states, retryAfterMs: tracker.bannedUntil - now };
 
     const full = states.filter((state) => state.count >= state.limit);
     if (full.length > 0) {
       const limiting = full.reduce((a, b) => (b.resetMs > a.resetMs ? b : a));
-      const strikesKey = `${key}:strikes`;
-      const strikes = live(strikesKey) ?? { count: 0, expiresAt: now + limiting.resetMs };
-      strikes.count += 1;
-      this.counters.set(strikesKey, strikes);
-      if (strikes.count > ban.threshold) {
-        this.counters.set(`${key}:ban`, { count: 1, expiresAt: now + ban.durationMs });
-        this.counters.delete(strikesKey);
+      const limited: Decision = { outcome: 'limited', windows: states, window: limiting.name, retryAfterMs: limiting.resetMs };
+      const refusals = tracker.refusals;
+      if (!refusals) {
+        tracker.refusals = { graceEndsAt: now + ban.graceMs, strikes: 0, expiresAt: now + limiting.resetMs };
+        return limited;
+      }
+      if (now < refusals.graceEndsAt) return limited;
+      refusals.strikes += 1;
+      if (refusals.strikes > ban.threshold) {
+        tracker.bannedUntil = now + ban.durationMs;
+        tracker.refusals = undefined;
         return { outcome: 'banned', windows: states, retryAfterMs: ban.durationMs };
       }
-      return { outcome: 'limited', windows: states, window: limiting.name, retryAfterMs: limiting.resetMs };
+      return limited;
     }
 
     for (const state of states) {
-      const name = `${key}:w:${state.name}`;
-      const counter = live(name) ?? { count: 0, expiresAt: now + state.ttlMs };
+      let counter = tracker.windows.get(state.name);
+      if (!counter) {
+        counter = { count: 0, expiresAt: now + state.ttlMs };
+        tracker.windows.set(state.name, counter);
+      }
       counter.count += 1;
-      this.counters.set(name, counter);
       state.count = counter.count;
     }
     return { outcome: 'allowed', windows: states };
+  }
+
+  /**
+   * Keeps what Redis last said about a tracker (window counts, a ban), so that if Redis goes away the fallback
+   * carries on from there instead of handing the tracker a fresh quota or lifting its ban.
+   */
+  remember(key: string, decision: Decision): void {
+    const now = this.clock.now();
+    const tracker = this.touch(key, now);
+    for (const state of decision.windows) {
+      if (state.count > 0) tracker.windows.set(state.name, { count: state.count, expiresAt: now + state.resetMs });
+    }
+    if (decision.outcome === 'banned') tracker.bannedUntil = now + decision.retryAfterMs;
   }
 
   override async close(): Promise<void> {
     clearInterval(this.sweeper);
   }
 
+  /** The tracker's record with everything expired dropped, moved to the most recently used end. */
+  private touch(key: string, now: number): TrackerState {
+    let tracker = this.trackers.get(key);
+    if (tracker) {
+      this.trackers.delete(key);
+      this.expire(tracker, now);
+    } else {
+      tracker = { windows: new Map() };
+      while (this.trackers.size >= this.maxTrackers) this.trackers.delete(this.trackers.keys().next().value!);
+    }
+    this.trackers.set(key, tracker);
+    return tracker;
+  }
+
+  /** Drops what has ended; returns whether anything is left. */
+  private expire(tracker: TrackerState, now: number): boolean {
+    for (const [name, counter] of tracker.windows) if (counter.expiresAt <= now) tracker.windows.delete(name);
+    if (tracker.refusals && tracker.refusals.expiresAt <= now) tracker.refusals = undefined;
+    if (tracker.bannedUntil !== undefined && tracker.bannedUntil <= now) tracker.bannedUntil = undefined;
+    return tracker.windows.size > 0 || tracker.refusals !== undefined || tracker.bannedUntil !== undefined;
+  }
+
   private sweep(): void {
     const now = this.clock.now();
-    for (const [name, counter] of this.counters) if (counter.expiresAt <= now) this.counters.delete(name);
+    for (const [key, tracker] of this.trackers) if (!this.expire(tracker, now)) this.trackers.delete(key);
   }
 }

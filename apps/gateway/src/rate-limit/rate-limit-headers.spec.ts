@@ -52,12 +52,57 @@ describe('rateLimitHeaders', () => {
     expect(headers.RateLimit).toBe('"minute";r=0;t=13, "day";r=900;t=50000');
   });
 
-  it('on a ban sends Retry-After for the rest of the ban and Remaining 0', () => {
-    const decision: Decision = { outcome: 'banned', retryAfterMs: 600_000, windows: [{ ...minute, count: 60, resetMs: 5_000 }] };
+  it('on a ban makes every field tell the same story: Remaining 0, Reset and every t at the end of the ban', () => {
+    const decision: Decision = {
+      outcome: 'banned',
+      retryAfterMs: 503_000,
+      windows: [
+        { ...minute, count: 60, resetMs: 5_000 },
+        { ...day, count: 100, resetMs: 50_000_000 },
+      ],
+    };
     const headers = rateLimitHeaders(decision, now);
-    expect(headers['Retry-After']).toBe('600');
+    expect(headers['Retry-After']).toBe('503');
     expect(headers['X-RateLimit-Remaining']).toBe('0');
-    expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 600_000) / 1000)));
+    expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 503_000) / 1000)));
+    expect(headers.RateLimit).toBe('"minute";r=0;t=503, "day";r=0;t=503');
+  });
+
+  it('on a ban shorter than a spent window, waits for the window too: Retry-After is when a request can pass', () => {
+    const decision: Decision = { outcome: 'banned', retryAfterMs: 2_000, windows: [{ ...minute, count: 60, resetMs: 40_000 }] };
+    const headers = rateLimitHeaders(decision, now);
+    expect(headers['Retry-After']).toBe('40');
+    expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 40_000) / 1000)));
+    expect(headers.RateLimit).toBe('"minute";r=0;t=40');
+  });
+
+  it('on a 503 without a decision says nothing can pass before Retry-After', () => {
+    const decision: Decision = {
+      outcome: 'unavailable',
+      retryAfterMs: 1_000,
+      windows: [
+        { ...minute, count: 0, resetMs: 60_000 },
+        { ...day, count: 0, resetMs: 86_400_000 },
+      ],
+    };
+    const headers = rateLimitHeaders(decision, now);
+    expect(headers['Retry-After']).toBe('1');
+    expect(headers['X-RateLimit-Remaining']).toBe('0');
+    expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 1_000) / 1000)));
+    expect(headers.RateLimit).toBe('"minute";r=0;t=1, "day";r=0;t=1');
+  });
+
+  it.each<[string, Decision]>([
+    ['allowed', { outcome: 'allowed', windows: [{ ...minute, count: 60, resetMs: 7_000 }, { ...day, count: 70, resetMs: 9_000_000 }] }],
+    ['limited', { outcome: 'limited', window: 'minute', retryAfterMs: 7_000, windows: [{ ...minute, count: 60, resetMs: 7_000 }, { ...day, count: 70, resetMs: 9_000_000 }] }],
+    ['banned', { outcome: 'banned', retryAfterMs: 90_000, windows: [{ ...minute, count: 60, resetMs: 7_000 }, { ...day, count: 70, resetMs: 9_000_000 }] }],
+  ])('when %s, X-RateLimit-* agree with the RateLimit field of the reported window and with Retry-After', (_, decision) => {
+    const headers = rateLimitHeaders(decision, now);
+    const reported = new RegExp(`"minute";r=(\\d+);t=(\\d+)`).exec(headers.RateLimit)!;
+    expect(headers['X-RateLimit-Remaining']).toBe(reported[1]);
+    expect(Number(headers['X-RateLimit-Reset'])).toBe(Math.ceil((now + Number(reported[2]) * 1000) / 1000));
+    if (decision.outcome !== 'allowed') expect(headers['Retry-After']).toBe(reported[2]);
+    else expect(headers['Retry-After']).toBeUndefined();
   });
 
   it('never sends a negative Remaining', () => {

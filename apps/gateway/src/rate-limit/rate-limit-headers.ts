@@ -14,21 +14,36 @@ export function reportedWindow(decision: Decision): WindowState {
 }
 
 /**
+ * How long a refused client must wait before a request can be admitted: the limiting window's reset; during a
+ * ban, the rest of the ban or, if later, the reset of every spent window; for a 503, its Retry-After.
+ */
+export function waitOf(decision: Decision): number | undefined {
+  if (decision.outcome === 'allowed') return undefined;
+  if (decision.outcome !== 'banned') return decision.retryAfterMs;
+  const spent = decision.windows.filter((w) => w.count >= w.limit).map((w) => w.resetMs);
+  return Math.max(decision.retryAfterMs, ...spent);
+}
+
+/**
  * Headers of a decision: the spec's X-RateLimit-Limit/Remaining/Reset (Reset in Unix seconds), the IETF
  * RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for every window, and
- * Retry-After on refusals.
+ * Retry-After on refusals. They tell one story in every state: when refused, Remaining is 0, Reset is now +
+ * Retry-After, and RateLimit says r=0 with t=Retry-After for the limiting window (for every window during a
+ * ban or a 503, since none of them can be used before then).
  */
 export function rateLimitHeaders(decision: Decision, nowMs: number): Record<string, string> {
-  const refused = decision.outcome !== 'allowed';
   const window = reportedWindow(decision);
-  const resetMs = decision.outcome === 'banned' ? Math.max(decision.retryAfterMs, window.resetMs) : window.resetMs;
+  const waitMs = waitOf(decision);
+  const blocked = decision.outcome === 'banned' || decision.outcome === 'unavailable';
+  const field = (w: WindowState) =>
+    waitMs !== undefined && (blocked || w === window) ? `r=0;t=${seconds(waitMs)}` : `r=${remainingOf(w)};t=${seconds(w.resetMs)}`;
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(window.limit),
-    'X-RateLimit-Remaining': String(refused ? 0 : remainingOf(window)),
-    'X-RateLimit-Reset': String(Math.ceil((nowMs + resetMs) / 1000)),
+    'X-RateLimit-Remaining': String(waitMs === undefined ? remainingOf(window) : 0),
+    'X-RateLimit-Reset': String(Math.ceil((nowMs + (waitMs ?? window.resetMs)) / 1000)),
     'RateLimit-Policy': decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`).join(', '),
-    RateLimit: decision.windows.map((w) => `"${w.name}";r=${refused && w === window ? 0 : remainingOf(w)};t=${seconds(w.resetMs)}`).join(', '),
+    RateLimit: decision.windows.map((w) => `"${w.name}";${field(w)}`).join(', '),
   };
-  if (refused) headers['Retry-After'] = String(seconds(decision.retryAfterMs));
+  if (waitMs !== undefined) headers['Retry-After'] = String(seconds(waitMs));
   return headers;
 }

@@ -8,14 +8,31 @@ export class RateLimitMetrics {
   private readonly limited: Counter<'plan'>;
   private readonly banned: Counter<'plan'>;
   private readonly fallbacks: Counter;
+  private readonly undecided: Counter<'reason'>;
   private readonly degraded: Gauge;
+  private trackerCount: () => number = () => 0;
 
   constructor(metrics: AppMetrics) {
     const registers = [metrics.registry];
     this.limited = new Counter({ name: 'rate_limit_refusals_total', help: '429 RATE_LIMITED answers by plan.', labelNames: ['plan'], registers });
     this.banned = new Counter({ name: 'rate_limit_bans_total', help: '429 KEY_BANNED answers by plan.', labelNames: ['plan'], registers });
-    this.fallbacks = new Counter({ name: 'rate_limit_store_fallbacks_total', help: 'Decisions taken on in-process counters because Redis did not answer.', registers });
-    this.degraded = new Gauge({ name: 'rate_limit_store_degraded', help: '1 while Redis is unreachable and limits hold per instance.', registers });
+    this.fallbacks = new Counter({ name: 'rate_limit_store_fallbacks_total', help: 'Decisions taken on in-process counters because Redis was gone (failure mode open).', registers });
+    this.undecided = new Counter({
+      name: 'rate_limit_undecided_total',
+      help: '503 answers because no rate-limit decision could be taken: reason late (Redis replied too late) or outage (Redis gone, failure mode closed).',
+      labelNames: ['reason'],
+      registers,
+    });
+    const trackers = () => this.trackerCount();
+    new Gauge({
+      name: 'rate_limit_memory_trackers',
+      help: 'Trackers held by the in-process counters (the store, or the fallback and its memory of Redis).',
+      registers,
+      collect() {
+        this.set(trackers());
+      },
+    });
+    this.degraded = new Gauge({ name: 'rate_limit_store_degraded', help: '1 while Redis is unreachable (limits hold per instance, or 503s in failure mode closed).', registers });
   }
 
   countLimited(plan: string): void {
@@ -28,6 +45,15 @@ export class RateLimitMetrics {
 
   countFallback(): void {
     this.fallbacks.inc();
+  }
+
+  countUnavailable(reason: 'late' | 'outage'): void {
+    this.undecided.inc({ reason });
+  }
+
+  /** Reports, at each scrape, how many trackers the in-process counters hold (bounded by RATE_LIMIT_MEMORY_MAX_TRACKERS). */
+  watchTrackers(size: () => number): void {
+    this.trackerCount = size;
   }
 
   setDegraded(degraded: boolean): void {

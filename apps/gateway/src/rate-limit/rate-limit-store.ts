@@ -8,10 +8,16 @@ export interface WindowSpec {
   ttlMs: number;
 }
 
+/**
+ * When refusals become a ban. The first 429 of a window opens a grace period of `graceMs`: refusals within it
+ * are requests the client sent before it could have read that 429, so they are not strikes. Every refusal
+ * after it is a strike; the strike that makes more than `threshold` (the threshold + 1st) bans the tracker
+ * for `durationMs`. Strikes are forgotten when the limiting window resets.
+ */
 export interface BanPolicy {
-  /** Refused requests tolerated within the limiting window before the key is banned. */
   threshold: number;
   durationMs: number;
+  graceMs: number;
 }
 
 /** A window after the decision: `count` requests admitted so far, resetting in `resetMs`. */
@@ -20,10 +26,29 @@ export interface WindowState extends WindowSpec {
   resetMs: number;
 }
 
+/**
+ * What was decided for one request. Stores return the first three; `unavailable` is the limiter's own (no
+ * decision could be taken, see RateLimitUnavailableError) so that its 503 carries headers like any answer.
+ */
 export type Decision =
   | { outcome: 'allowed'; windows: WindowState[] }
   | { outcome: 'limited'; windows: WindowState[]; window: string; retryAfterMs: number }
-  | { outcome: 'banned'; windows: WindowState[]; retryAfterMs: number };
+  | { outcome: 'banned'; windows: WindowState[]; retryAfterMs: number }
+  | { outcome: 'unavailable'; windows: WindowState[]; retryAfterMs: number };
+
+/**
+ * No decision could be taken: the reply of a live Redis came too late (`late`), or Redis is gone and the
+ * failure mode is closed (`outage`). The request is answered 503 with Retry-After; it is never admitted on a
+ * fresh in-process quota.
+ */
+export class RateLimitUnavailableError extends Error {
+  constructor(
+    readonly reason: 'late' | 'outage',
+    readonly retryAfterMs: number,
+  ) {
+    super(reason === 'late' ? 'the rate-limit store answered too late' : 'the rate-limit store is unavailable');
+  }
+}
 
 /**
  * Counters shared by every request of one tracker. `consume` decides for all windows at once, atomically:
@@ -39,6 +64,7 @@ export abstract class RateLimitStore implements ThrottlerStorage {
     const decision = await this.consume(key, [{ name: throttlerName, limit, ttlMs: ttl }], {
       threshold: Number.MAX_SAFE_INTEGER,
       durationMs: blockDuration,
+      graceMs: 0,
     });
     const window = decision.windows[0];
     const blocked = decision.outcome !== 'allowed';

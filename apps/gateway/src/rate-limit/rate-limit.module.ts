@@ -9,12 +9,18 @@ import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 import { ModuleRef } from '@nestjs/core';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
+import { ClientAddressResolver } from './client-address';
 
 /** In-process counters by default; Redis, shared by every instance, when REDIS_URL is set. */
 async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): Promise<RateLimitStore> {
-  const memory = new MemoryRateLimitStore(clock);
+  const memory = new MemoryRateLimitStore(clock, config.rateLimit.memoryMaxTrackers);
+  metrics.watchTrackers(() => memory.size);
   if (!config.redis) return memory;
-  const redis = new RedisRateLimitStore(config.redis.url, config.redis.keyPrefix, config.redis.commandTimeoutMs, memory, metrics);
+  const redis = new RedisRateLimitStore(
+    { url: config.redis.url, keyPrefix: config.redis.keyPrefix, replyTimeoutMs: config.redis.commandTimeoutMs, failureMode: config.rateLimit.failureMode },
+    memory,
+    metrics,
+  );
   await redis.waitUntilReady(5_000);
   return redis;
 }
@@ -38,6 +44,11 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
   providers: [
     RateLimitMetrics,
     { provide: RateLimitStore, inject: [GATEWAY_CONFIG, Clock, RateLimitMetrics], useFactory: createStore },
+    {
+      provide: ClientAddressResolver,
+      inject: [GATEWAY_CONFIG],
+      useFactory: (config: GatewayConfig) => ClientAddressResolver.fromSetting(config.trustProxy),
+    },
     RateLimiter,
     PlanThrottlerGuard,
   ],

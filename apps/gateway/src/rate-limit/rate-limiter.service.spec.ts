@@ -4,12 +4,13 @@ import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { AppMetrics } from '@app/platform';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimiter } from './rate-limiter.service';
+import { ClientAddressResolver } from './client-address';
 
 describe('RateLimiter limit resolution', () => {
   const config = loadGatewayConfig({ ANON_RATE_LIMIT_PER_MINUTE: '7' });
   const clock = new SystemClock();
   const store = new MemoryRateLimitStore(clock);
-  const limiter = new RateLimiter(store, clock, new RateLimitMetrics(new AppMetrics('test')), config);
+  const limiter = new RateLimiter(store, clock, new RateLimitMetrics(new AppMetrics('test')), config, ClientAddressResolver.fromSetting(1));
   afterAll(() => store.close());
 
   it('counts a consumer by name in a minute and a day window with its own limits', () => {
@@ -25,7 +26,8 @@ describe('RateLimiter limit resolution', () => {
   });
 
   it('counts clients without a valid key by address, per minute, at the anonymous limit', () => {
-    expect(limiter.forAnonymous('10.0.0.1')).toMatchObject({
+    const request = { socket: { remoteAddress: '10.9.9.9' }, headers: { 'x-forwarded-for': '10.0.0.1' } } as never;
+    expect(limiter.forAnonymous(request)).toMatchObject({
       tracker: 'anonymous:10.0.0.1',
       plan: 'anonymous',
       windows: [{ name: 'minute', limit: 7, ttlMs: 60_000 }],

@@ -1,12 +1,14 @@
 import { ApiError } from '@app/errors';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
 import { Consumer } from '../auth/consumer';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { RateLimitMetrics } from './rate-limit-metrics';
-import { BanPolicy, RateLimitStore, WindowSpec } from './rate-limit-store';
+import { ClientAddressResolver } from './client-address';
+import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec } from './rate-limit-store';
 
 /** Who is counted: a consumer by name, or an unauthenticated client by address. */
 export interface Subject {
@@ -27,8 +29,10 @@ export class RateLimiter {
     private readonly clock: Clock,
     private readonly metrics: RateLimitMetrics,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly addresses: ClientAddressResolver,
   ) {
-    this.ban = { threshold: config.rateLimit.banThreshold, durationMs: config.rateLimit.banDurationMs };
+    const { banThreshold, banDurationMs, banGraceMs } = config.rateLimit;
+    this.ban = { threshold: banThreshold, durationMs: banDurationMs, graceMs: banGraceMs };
   }
 
   /** A consumer's windows: its plan's (or its own) per-minute and per-day limits. */
@@ -45,8 +49,12 @@ export class RateLimiter {
     };
   }
 
-  /** Requests without a valid key share a per-address limit, so guessing keys is throttled too. */
-  forAnonymous(address: string): Subject {
+  /**
+   * Requests without a valid key share a per-address limit, so guessing keys is throttled too. The address is
+   * the one a trusted proxy appended, else the socket's (see client-address.ts); IPv6 counts by /64.
+   */
+  forAnonymous(request: Pick<IncomingMessage, 'headers' | 'socket'>): Subject {
+    const address = this.addresses.resolve(request);
     return {
       tracker: `anonymous:${address}`,
       name: `anonymous ${address}`,
@@ -57,12 +65,15 @@ export class RateLimiter {
 
   /** Counts the request, sets the rate-limit headers on the response, and throws the 429 when refused. */
   async enforce(subject: Subject, response: Response): Promise<void> {
-    const decision = await this.store.consume(subject.tracker, subject.windows, this.ban);
+    const decision = await this.decide(subject);
     const headers = rateLimitHeaders(decision, this.clock.now());
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     if (decision.outcome === 'allowed') return;
 
     const retryAfter = headers['Retry-After'];
+    if (decision.outcome === 'unavailable') {
+      throw new ApiError('SERVICE_UNAVAILABLE', `Rate limiting is temporarily unavailable: retry after ${retryAfter} seconds.`);
+    }
     if (decision.outcome === 'banned') {
       this.metrics.countBanned(subject.plan);
       this.logger.warn(`Banned: ${subject.name} (plan ${subject.plan}), ${retryAfter}s left`);
@@ -77,5 +88,16 @@ export class RateLimiter {
       'RATE_LIMITED',
       `Rate limit of the ${decision.window} window exceeded: retry after ${retryAfter} seconds.`,
     );
+  }
+
+  /** The store's decision; when it cannot take one, a refusal for now (never an admission on a guess). */
+  private async decide(subject: Subject): Promise<Decision> {
+    try {
+      return await this.store.consume(subject.tracker, subject.windows, this.ban);
+    } catch (error) {
+      if (!(error instanceof RateLimitUnavailableError)) throw error;
+      const windows = subject.windows.map((spec) => ({ ...spec, count: 0, resetMs: spec.ttlMs }));
+      return { outcome: 'unavailable', windows, retryAfterMs: error.retryAfterMs };
+    }
   }
 }

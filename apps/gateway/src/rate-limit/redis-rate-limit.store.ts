@@ -2,25 +2,27 @@ import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { RateLimitMetrics } from './rate-limit-metrics';
-import { BanPolicy, Decision, RateLimitStore, WindowSpec, WindowState } from './rate-limit-store';
+import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec, WindowState } from './rate-limit-store';
 
 /**
- * One atomic round trip decides every window of a request. KEYS: ban, strikes, then one counter per window.
- * ARGV: ban threshold, ban ms, then limit and ttl ms per window. Returns {outcome, retry ms, limiting window,
- * count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned. Time is Redis's own (PTTL),
- * so instances with skewed clocks still agree.
+ * One atomic round trip decides every window of a request. KEYS: ban, strikes, grace, then one counter per
+ * window. ARGV: ban threshold, ban ms, grace ms, then limit and ttl ms per window. Returns {outcome, retry ms,
+ * limiting window, count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned. Time is
+ * Redis's own (PTTL), so instances with skewed clocks still agree. The same algorithm as
+ * MemoryRateLimitStore: the window's first refusal creates the strikes counter (at 0, living as long as the
+ * limiting window) and the grace key; refusals count as strikes only once the grace key has expired.
  */
 const CONSUME_SCRIPT = `
-local n = #KEYS - 2
+local n = #KEYS - 3
 local counts, resets = {}, {}
 for i = 1, n do
-  local ttl = redis.call('PTTL', KEYS[i + 2])
+  local ttl = redis.call('PTTL', KEYS[i + 3])
   if ttl > 0 then
-    counts[i] = tonumber(redis.call('GET', KEYS[i + 2]) or '0')
+    counts[i] = tonumber(redis.call('GET', KEYS[i + 3]) or '0')
     resets[i] = ttl
   else
     counts[i] = 0
-    resets[i] = tonumber(ARGV[2 + 2 * i])
+    resets[i] = tonumber(ARGV[3 + 2 * i])
   end
 end
 local function result(outcome, retry, limiting)
@@ -35,25 +37,30 @@ local banned = redis.call('PTTL', KEYS[1])
 if banned > 0 then return result(2, banned, 0) end
 local limiting, wait = 0, 0
 for i = 1, n do
-  if counts[i] >= tonumber(ARGV[1 + 2 * i]) and resets[i] > wait then
+  if counts[i] >= tonumber(ARGV[2 + 2 * i]) and resets[i] > wait then
     limiting, wait = i, resets[i]
   end
 end
 if limiting > 0 then
+  if redis.call('EXISTS', KEYS[2]) == 0 then
+    redis.call('SET', KEYS[2], '0', 'PX', wait)
+    if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
+    return result(1, wait, limiting)
+  end
+  if redis.call('EXISTS', KEYS[3]) == 1 then return result(1, wait, limiting) end
   local strikes = redis.call('INCR', KEYS[2])
-  if strikes == 1 or redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], wait) end
   if strikes > tonumber(ARGV[1]) then
     redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
-    redis.call('DEL', KEYS[2])
+    redis.call('DEL', KEYS[2], KEYS[3])
     return result(2, tonumber(ARGV[2]), limiting)
   end
   return result(1, wait, limiting)
 end
 for i = 1, n do
-  counts[i] = redis.call('INCR', KEYS[i + 2])
-  if counts[i] == 1 or redis.call('PTTL', KEYS[i + 2]) < 0 then
-    redis.call('PEXPIRE', KEYS[i + 2], ARGV[2 + 2 * i])
-    resets[i] = tonumber(ARGV[2 + 2 * i])
+  counts[i] = redis.call('INCR', KEYS[i + 3])
+  if counts[i] == 1 or redis.call('PTTL', KEYS[i + 3]) < 0 then
+    redis.call('PEXPIRE', KEYS[i + 3], ARGV[3 + 2 * i])
+    resets[i] = tonumber(ARGV[3 + 2 * i])
   end
 end
 return result(0, 0, 0)
@@ -61,30 +68,59 @@ return result(0, 0, 0)
 
 type ConsumeCommand = (numberOfKeys: number, ...args: Array<string | number>) => Promise<number[]>;
 
+/** What a request is told to wait when no decision could be taken. */
+const LATE_RETRY_AFTER_MS = 1_000;
+const OUTAGE_RETRY_AFTER_MS = 5_000;
+
+class LateReplyError extends Error {
+  constructor(readonly sentAt: number) {
+    super('late reply');
+  }
+}
+
+export interface RedisRateLimitOptions {
+  url: string;
+  keyPrefix: string;
+  /** Longest wait for a reply on a live connection; beyond it the request gets 503, never a fallback. */
+  replyTimeoutMs: number;
+  /** Redis gone: `open` decides on the in-process counters, `closed` refuses with 503. */
+  failureMode: 'open' | 'closed';
+}
+
 /**
- * Counters in Redis, shared by every gateway instance. While Redis is unreachable the gateway keeps serving on
- * in-process counters (limits then hold per instance), says so in the log and counts it in the metrics, and
- * goes back to Redis as soon as it answers; ioredis reconnects by itself. No request waits longer than
- * REDIS_COMMAND_TIMEOUT_MS for Redis.
+ * Counters in Redis, shared by every gateway instance.
+ *
+ * - Redis gone (the connection is not ready, or it dropped under a command, or Redis refused to run the
+ *   script): with failure mode `open` the gateway decides on in-process counters (limits then hold per
+ *   instance), starting from what Redis last said about each tracker (counts and bans); with `closed` it
+ *   answers 503. Either way it says so once in the log, in the metrics and in readiness, and goes back to
+ *   Redis as soon as the connection is ready again (ioredis reconnects by itself).
+ * - Redis late (the connection is ready but the reply has not come within REDIS_COMMAND_TIMEOUT_MS): 503 with
+ *   Retry-After. A slow event loop or a slow Redis is not an outage, and a fallback on a fresh quota there
+ *   would admit far more than the limit. Only when no reply at all arrived since the late command was sent
+ *   (a hung Redis) is the connection dropped, which makes Redis "gone" until it answers again.
  */
 export class RedisRateLimitStore extends RateLimitStore {
   private readonly logger = new Logger('RateLimit');
   private readonly redis: Redis;
+  private readonly keyPrefix: string;
   private degraded = false;
+  private lastLateLogAt = 0;
+  /** When the connection last delivered a reply: a late command with no reply at all since it was sent means a hung Redis. */
+  private lastReplyAt = 0;
 
   constructor(
-    url: string,
-    private readonly keyPrefix: string,
-    commandTimeoutMs: number,
+    private readonly options: RedisRateLimitOptions,
     private readonly fallback: MemoryRateLimitStore,
     private readonly metrics: RateLimitMetrics,
   ) {
     super();
-    this.redis = new Redis(url, {
+    this.keyPrefix = options.keyPrefix;
+    this.redis = new Redis(options.url, {
       enableOfflineQueue: false,
+      // A dropped connection fails its pending commands at once (they are then decided as "Redis gone").
       maxRetriesPerRequest: 0,
-      commandTimeout: commandTimeoutMs,
-      connectTimeout: Math.max(1000, commandTimeoutMs),
+      connectTimeout: Math.max(1000, Math.min(options.replyTimeoutMs, 10_000)),
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
     this.redis.on('error', () => undefined); // reported through markDegraded, once per outage
@@ -92,19 +128,22 @@ export class RedisRateLimitStore extends RateLimitStore {
   }
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
+    if (this.redis.status !== 'ready') return this.whileGone(key, windows, ban, `connection ${this.redis.status}`);
     const base = `${this.keyPrefix}rl:{${key}}`;
-    const keys = [`${base}:ban`, `${base}:strikes`, ...windows.map((w) => `${base}:w:${w.name}`)];
-    const args = [ban.threshold, ban.durationMs, ...windows.flatMap((w) => [w.limit, w.ttlMs])];
+    const keys = [`${base}:ban`, `${base}:strikes`, `${base}:grace`, ...windows.map((w) => `${base}:w:${w.name}`)];
+    const args = [ban.threshold, ban.durationMs, ban.graceMs, ...windows.flatMap((w) => [w.limit, w.ttlMs])];
     let reply: number[];
     try {
       const command = (this.redis as unknown as { rateLimitConsume: ConsumeCommand }).rateLimitConsume;
-      reply = await command.call(this.redis, keys.length, ...keys, ...args);
+      reply = await this.withinTimeout(command.call(this.redis, keys.length, ...keys, ...args));
     } catch (error) {
-      this.markDegraded(error as Error);
-      return this.fallback.consume(key, windows, ban);
+      if (error instanceof LateReplyError) throw this.late(error.sentAt);
+      return this.whileGone(key, windows, ban, (error as Error).message);
     }
     this.markHealthy();
-    return this.toDecision(reply, windows);
+    const decision = this.toDecision(reply, windows);
+    this.fallback.remember(key, decision);
+    return decision;
   }
 
   /**
@@ -120,13 +159,14 @@ export class RedisRateLimitStore extends RateLimitStore {
         resolve(true);
       });
     });
-    if (!ready) this.markDegraded(new Error(`no connection within ${timeoutMs} ms`));
+    if (!ready) this.markDegraded(`no connection within ${timeoutMs} ms`);
   }
 
   /** Whether decisions currently come from Redis (for readiness). */
   async ping(): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
     try {
-      return (await this.redis.ping()) === 'PONG';
+      return (await this.withinTimeout(this.redis.ping())) === 'PONG';
     } catch {
       return false;
     }
@@ -145,12 +185,76 @@ export class RedisRateLimitStore extends RateLimitStore {
     return { outcome: 'allowed', windows: states };
   }
 
-  private markDegraded(error: Error): void {
+  /** Redis is gone: decide on the in-process counters (open), or refuse (closed). */
+  private whileGone(key: string, windows: WindowSpec[], ban: BanPolicy, reason: string): Promise<Decision> {
+    this.markDegraded(reason);
+    if (this.options.failureMode === 'closed') {
+      this.metrics.countUnavailable('outage');
+      throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    }
     this.metrics.countFallback();
+    return this.fallback.consume(key, windows, ban);
+  }
+
+  private late(sentAt: number): RateLimitUnavailableError {
+    this.metrics.countUnavailable('late');
+    const now = Date.now();
+    if (this.lastReplyAt < sentAt && this.redis.status === 'ready') {
+      // Not one reply since this command went out: not a slow reply but a Redis that hangs with the connection
+      // open. Treat the connection as lost: ioredis fails what is pending and reconnects, and until Redis
+      // answers again (its ready check) requests are decided by the failure mode.
+      this.logger.error(`Redis sent no reply for ${this.options.replyTimeoutMs} ms: dropping the connection and reconnecting`);
+      this.redis.disconnect(true);
+    }
+    if (now - this.lastLateLogAt > 60_000) {
+      this.lastLateLogAt = now;
+      this.logger.warn(`Redis replied later than ${this.options.replyTimeoutMs} ms on a live connection: answering 503 (counted in rate_limit_undecided_total)`);
+    }
+    return new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS);
+  }
+
+  /**
+   * Rejects with LateReplyError when `pending` has not settled `replyTimeoutMs` after the call. When the timer
+   * fires, the check waits for setImmediate: a reply already sitting in the socket is read in the poll phase
+   * before it, so a reply that only waited on this process's own busy event loop is not counted as late.
+   */
+  private withinTimeout<T>(pending: Promise<T>): Promise<T> {
+    const sentAt = Date.now();
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (settled) return;
+            settled = true;
+            reject(new LateReplyError(sentAt));
+          }),
+        this.options.replyTimeoutMs,
+      );
+      pending.then(
+        (value) => {
+          this.lastReplyAt = Date.now();
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private markDegraded(reason: string): void {
     if (this.degraded) return;
     this.degraded = true;
     this.metrics.setDegraded(true);
-    this.logger.error(`Redis unreachable (${error.message}): rate limits now count per gateway instance until it returns`);
+    const what = this.options.failureMode === 'closed' ? 'answering 503 (RATE_LIMIT_FAILURE_MODE=closed)' : 'rate limits now count per gateway instance';
+    this.logger.error(`Redis unreachable (${reason}): ${what} until it returns`);
   }
 
   private markHealthy(): void {

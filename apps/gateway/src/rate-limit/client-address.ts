@@ -1,0 +1,128 @@
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Express's named ranges for `trust proxy`, so that TRUST_PROXY=loopback (or linklocal, uniquelocal) means the
+ * same to Express and to the rate limiter.
+ */
+const NAMED_RANGES: Record<string, string[]> = {
+  loopback: ['127.0.0.0/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
+
+/** Whom the gateway believes about X-Forwarded-For: nobody, the last N hops, or proxies at these addresses. */
+export type TrustedProxies = { kind: 'none' } | { kind: 'hops'; hops: number } | { kind: 'subnets'; list: BlockList };
+
+/**
+ * Reads TRUST_PROXY: `false` (or empty, or 0), a hop count, or a comma-separated list of addresses, subnets
+ * (CIDR) and Express's names loopback, linklocal, uniquelocal. Returns a sentence for a wrong value.
+ * `true` is refused: it believes every address a client writes into X-Forwarded-For.
+ */
+export function parseTrustProxy(value: string): TrustedProxies | string {
+  const text = value.trim();
+  if (text === '' || text === 'false' || text === '0') return { kind: 'none' };
+  if (text === 'true') {
+    return 'TRUST_PROXY=true believes any X-Forwarded-For a client sends: set the number of proxies in front of the gateway (e.g. 1) or their addresses/subnets';
+  }
+  if (/^[0-9]+$/.test(text)) return { kind: 'hops', hops: Number(text) };
+  const list = new BlockList();
+  for (const item of text.split(',').map((part) => part.trim())) {
+    const ranges = NAMED_RANGES[item] ?? [item];
+    for (const range of ranges) {
+      const [address, prefix, ...extra] = range.split('/');
+      const family = isIP(address);
+      const bits = prefix === undefined ? (family === 6 ? 128 : 32) : /^[0-9]{1,3}$/.test(prefix) ? Number(prefix) : -1;
+      if (family === 0 || extra.length > 0 || bits < 0 || bits > (family === 6 ? 128 : 32)) {
+        return `TRUST_PROXY must be false, a hop count, or a comma-separated list of IP addresses, CIDR subnets, loopback, linklocal, uniquelocal (bad item "${item}")`;
+      }
+      list.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
+    }
+  }
+  return { kind: 'subnets', list };
+}
+
+/** TRUST_PROXY as Express's `trust proxy` setting (for req.protocol, req.hostname); same meaning. */
+export function expressTrustProxy(value: string): false | number | string {
+  const parsed = parseTrustProxy(value);
+  if (typeof parsed === 'string' || parsed.kind === 'none') return false;
+  return parsed.kind === 'hops' ? parsed.hops : value.trim();
+}
+
+function expandIpv6(address: string): number[] {
+  let text = address.toLowerCase();
+  const embedded = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (embedded) {
+    const [a, b, c, d] = embedded.slice(1).map(Number);
+    text = `${text.slice(0, embedded.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const front = groups(head);
+  const back = tail === undefined ? [] : groups(tail);
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+/**
+ * The key an address is counted under: an IPv4 address as it is (IPv4-mapped IPv6 included), an IPv6
+ * address by its /64, since one host usually holds a whole /64 and could otherwise rotate through 2^64
+ * trackers. Either way a short, bounded string. Returns undefined for anything that is not an address.
+ */
+export function addressTracker(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const address = raw.trim().split('%')[0];
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family !== 6) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  return `${expandIpv6(address).slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+}
+
+function familyOf(address: string): 'ipv4' | 'ipv6' {
+  return isIP(address) === 6 ? 'ipv6' : 'ipv4';
+}
+
+/**
+ * The client address of a request, for the anonymous limit. Only what a trusted proxy appended to
+ * X-Forwarded-For counts: with a hop count N, the N-th entry from the right; with addresses, the first entry
+ * from the right that is not a trusted proxy, walking only while each hop is trusted. Anything on that path
+ * that is not an IP address makes the socket's own address count: a client cannot choose its tracker.
+ */
+export class ClientAddressResolver {
+  constructor(private readonly trusted: TrustedProxies) {}
+
+  /** From the validated configuration (its `trustProxy`, Express's form of TRUST_PROXY). */
+  static fromSetting(trustProxy: false | number | string): ClientAddressResolver {
+    const parsed = parseTrustProxy(String(trustProxy));
+    if (typeof parsed === 'string') throw new Error(parsed);
+    return new ClientAddressResolver(parsed);
+  }
+
+  resolve(request: Pick<IncomingMessage, 'headers' | 'socket'>): string {
+    const socket = request.socket.remoteAddress ?? '';
+    const socketTracker = addressTracker(socket) ?? 'unknown';
+    if (this.trusted.kind === 'none') return socketTracker;
+    const header = request.headers['x-forwarded-for'];
+    const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+    if (forwarded.length === 0) return socketTracker;
+
+    if (this.trusted.kind === 'hops') {
+      const entry = forwarded[Math.max(0, forwarded.length - this.trusted.hops)];
+      return addressTracker(entry) ?? socketTracker;
+    }
+    const list = this.trusted.list;
+    let hop = socket.split('%')[0];
+    if (isIP(hop) === 0 || !list.check(hop, familyOf(hop))) return socketTracker;
+    for (let i = forwarded.length - 1; i >= 0; i -= 1) {
+      hop = forwarded[i].split('%')[0];
+      if (isIP(hop) === 0) return socketTracker;
+      if (!list.check(hop, familyOf(hop))) return addressTracker(hop)!;
+    }
+    // Every hop is a trusted proxy: the furthest one is the best we know.
+    return addressTracker(hop)!;
+  }
+}

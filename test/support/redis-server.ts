@@ -1,0 +1,70 @@
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import Redis from 'ioredis';
+
+/** Whether a redis-server binary is on the PATH (tests that stop their own Redis need one). */
+export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * A throwaway redis-server of the test's own, on a free port, without persistence, that the test may stop
+ * and start again on the same port (never the shared Redis on 6379).
+ */
+export class OwnRedisServer {
+  private process?: ChildProcess;
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<OwnRedisServer> {
+    const server = new OwnRedisServer(await freePort());
+    await server.start();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes'];
+    this.process = spawn('redis-server', args, { stdio: 'ignore' });
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        if ((await client.ping()) === 'PONG') return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        client.disconnect();
+      }
+    }
+    throw new Error(`redis-server on port ${this.port} did not start`);
+  }
+
+  /** Stops the server (its data is gone: no persistence) and waits for the process to exit. */
+  async stop(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    this.process = undefined;
+  }
+
+  /** A client of its own, for the test to inspect or disturb the server. */
+  client(): Redis {
+    const client = new Redis(this.url, { maxRetriesPerRequest: 0 });
+    client.on('error', () => undefined);
+    return client;
+  }
+}
