@@ -4,6 +4,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { PetsConfig } from './config/pets.config';
+import { databaseOutageTranslator } from './database/database-outage';
 import { requireInternalSecret } from './internal-secret.middleware';
 import { PetsAppModule } from './pets-app.module';
 
@@ -20,6 +21,7 @@ export async function createPetsApp(config: PetsConfig): Promise<INestApplicatio
   configureHttpApp(app, {
     body: [...(secret ? [requireInternalSecret(secret)] : []), ...jsonBodyMiddleware()],
     observability: { logger, metrics },
+    errorTranslators: [databaseOutageTranslator],
   });
   await app.init();
   await metrics.serve(config.metrics.port, config.metrics.host);

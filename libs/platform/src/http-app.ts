@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import type { Express, RequestHandler } from 'express';
-import { AllExceptionsFilter, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
+import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { AppMetrics } from './observability/http-metrics';
@@ -17,6 +17,8 @@ export interface HttpAppOptions {
   exposedHeaders?: string[];
   /** Request logs and metrics (first in line, so that every answer is counted and logged). */
   observability?: { logger: Logger; metrics: AppMetrics };
+  /** App-specific errors the exception filter should answer as what they are (e.g. a database outage as 503). */
+  errorTranslators?: ErrorTranslator[];
 }
 
 /**
@@ -42,5 +44,5 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   }
   for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
   app.use(preRoutingErrorHandler);
-  app.useGlobalFilters(new AllExceptionsFilter(express));
+  app.useGlobalFilters(new AllExceptionsFilter(express, options.errorTranslators));
 }

@@ -10,7 +10,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 /** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
 /** Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do. */
-const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow'] as const;
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow', 'retry-after'] as const;
 
 /**
  * The body's bytes as they came (the pets service parses and validates them once), read only once the request
@@ -19,6 +19,8 @@ const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-co
 const readRawBody = raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** Seconds a client is asked to wait when the pets service cannot be reached (about one readiness period). */
+const UPSTREAM_RETRY_AFTER_SECONDS = 5;
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
@@ -96,7 +98,8 @@ export class UpstreamService implements OnApplicationShutdown {
     }
     if (UNREACHABLE_CODES.has(code)) {
       this.upstreamErrors.inc({ kind: 'unavailable' });
-      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.');
+      // The connection was refused: the request certainly never reached the service, so any retry is safe.
+      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.', { 'Retry-After': String(UPSTREAM_RETRY_AFTER_SECONDS) });
     }
     this.upstreamErrors.inc({ kind: 'bad_gateway' });
     return new ApiError('BAD_GATEWAY', 'The pets service failed to answer.');
