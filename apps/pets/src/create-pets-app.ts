@@ -23,7 +23,13 @@ export async function createPetsApp(config: PetsConfig): Promise<INestApplicatio
     observability: { logger, metrics },
     errorTranslators: [databaseOutageTranslator],
   });
-  await app.init();
-  await metrics.serve(config.metrics.port, config.metrics.host);
+  try {
+    await app.init();
+    await metrics.serve(config.metrics.port, config.metrics.host, 'PETS_METRICS_PORT');
+  } catch (error) {
+    // Refusing to start (pending migrations, a taken port) must not leave pools or the embedded database open.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   return app;
 }
