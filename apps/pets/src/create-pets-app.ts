@@ -22,6 +22,7 @@ export async function createPetsApp(config: PetsConfig): Promise<INestApplicatio
     body: [...(secret ? [requireInternalSecret(secret)] : []), ...jsonBodyMiddleware()],
     observability: { logger, metrics },
     errorTranslators: [databaseOutageTranslator],
+    serverLimits: config.http,
   });
   try {
     await app.init();

@@ -1,5 +1,6 @@
-import { IsIn, IsOptional, IsString, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MinLength, ValidateBy } from 'class-validator';
 import { EnvIntRange } from './env-decorators';
+import { DEFAULT_HTTP_SERVER_LIMITS, HttpServerLimits } from './http-server';
 import { LOG_LEVELS, LogLevelName } from './log-level';
 
 /** Variables both apps read, declared once; each app's environment class extends this one. */
@@ -19,4 +20,34 @@ export class CommonEnvironment {
 
   @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
   NODE_ENV = 'development';
+
+  @EnvIntRange('KEEP_ALIVE_TIMEOUT_MS', 1000, 3600000)
+  KEEP_ALIVE_TIMEOUT_MS = DEFAULT_HTTP_SERVER_LIMITS.keepAliveTimeoutMs;
+
+  @EnvIntRange('HEADERS_TIMEOUT_MS', 1000, 600000)
+  HEADERS_TIMEOUT_MS = DEFAULT_HTTP_SERVER_LIMITS.headersTimeoutMs;
+
+  @EnvIntRange('REQUEST_TIMEOUT_MS', 1000, 600000)
+  @NotBelow('HEADERS_TIMEOUT_MS')
+  REQUEST_TIMEOUT_MS = DEFAULT_HTTP_SERVER_LIMITS.requestTimeoutMs;
+}
+
+/** A number that must be at least another variable's value (Node refuses a request timeout below the headers'). */
+function NotBelow(other: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'notBelow',
+    validator: {
+      validate: (value: unknown, args) => typeof value !== 'number' || value >= Number((args?.object as Record<string, unknown>)[other]),
+      defaultMessage: (args) => `${args?.property} must not be below ${other}`,
+    },
+  });
+}
+
+/** The server timeouts read from a CommonEnvironment. */
+export function httpServerLimitsOf(env: CommonEnvironment): HttpServerLimits {
+  return {
+    keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+  };
 }

@@ -1,4 +1,4 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
@@ -102,6 +102,8 @@ export interface GatewayConfig {
   metrics: { port: number; host: string };
   /** Browser origins allowed by CORS; empty: CORS off. */
   corsOrigins: string[];
+  /** Keep-alive, header and request timeouts of the public server (KEEP_ALIVE_TIMEOUT_MS...). */
+  http: HttpServerLimits;
 }
 
 function parseTrustProxy(value: string): boolean | number | string {
@@ -144,6 +146,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',') : [],
+    http: httpServerLimitsOf(e),
   };
 }
 

@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import type { GatewayRequest } from '../auth/api-key.guard';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS } from '../docs/api-responses';
 import { Sunset, SunsetInterceptor } from './sunset.interceptor';
-import { UpstreamService } from './upstream.service';
+import { UpstreamService, requestTarget } from './upstream.service';
 
 export const API_PREFIX = '/v1';
 
@@ -67,6 +67,6 @@ export class PetsProxyController {
   }
 
   private forward(request: GatewayRequest, response: Response): Promise<void> {
-    return this.upstream.forward(request, response, request.originalUrl.slice(API_PREFIX.length));
+    return this.upstream.forward(request, response, requestTarget(request.originalUrl).slice(API_PREFIX.length));
   }
 }

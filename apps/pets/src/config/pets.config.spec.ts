@@ -13,6 +13,7 @@ describe('loadPetsConfig', () => {
       logLevel: 'log',
       metrics: { port: 9465, host: '127.0.0.1' },
       shutdownGraceMs: 10000,
+      http: { keepAliveTimeoutMs: 75000, headersTimeoutMs: 20000, requestTimeoutMs: 30000 },
     });
   });
 
@@ -26,6 +27,7 @@ describe('loadPetsConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ DB_MIGRATE_ON_START: 'maybe' }, 'DB_MIGRATE_ON_START must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, log, debug, verbose'],
+    [{ HEADERS_TIMEOUT_MS: '40000', REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS must not be below HEADERS_TIMEOUT_MS'],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadPetsConfig(env)).toThrow(ConfigurationError);
     expect(() => loadPetsConfig(env)).toThrow(message);

@@ -1,4 +1,4 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
@@ -44,6 +44,8 @@ export interface PetsConfig {
   metrics: { port: number; host: string };
   /** When set, every request but health must carry it (from the gateway). */
   internalSecret?: string;
+  /** Keep-alive, header and request timeouts (defaults when absent). */
+  http?: HttpServerLimits;
 }
 
 export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
@@ -60,6 +62,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.PETS_METRICS_PORT, host: e.METRICS_HOST },
+    http: httpServerLimitsOf(e),
   };
 }
 
