@@ -9,8 +9,13 @@ export class GatewayEnvironment extends CommonEnvironment {
   @IsString()
   HOST = '0.0.0.0';
 
+  /** Unset: the pets service on this machine, at PETS_PORT. */
+  @IsOptional()
   @Matches(/^https?:\/\/[^/]+$/, { message: 'PETS_URL must be an http(s) origin such as http://127.0.0.1:3001' })
-  PETS_URL = 'http://127.0.0.1:3001';
+  PETS_URL?: string = undefined;
+
+  @EnvIntRange('PETS_PORT', 1, 65535)
+  PETS_PORT = 3001;
 
   @EnvIntRange('UPSTREAM_TIMEOUT_MS', 1, 600000)
   UPSTREAM_TIMEOUT_MS = 10000;
@@ -119,7 +124,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   return {
     port: e.PORT,
     host: e.HOST,
-    petsUrl: e.PETS_URL,
+    petsUrl: e.PETS_URL ?? `http://127.0.0.1:${e.PETS_PORT}`,
     upstream: {
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
