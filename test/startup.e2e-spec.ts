@@ -32,7 +32,8 @@ function runApp(app: keyof typeof MAIN, env: Record<string, string>): Promise<{ 
   });
 }
 
-describe('port settings', () => {
+/** What the apps say when they refuse to start: one line naming the variable, never a stack or a secret. */
+describe('start-up refusals', () => {
   let pets: RunningPets;
   let gateway: GatewayUnderTest | undefined;
   let taken: { server: Server; port: number };
@@ -71,5 +72,22 @@ describe('port settings', () => {
     expect(stderr.trim().split('\n')).toEqual([
       `PETS_METRICS_PORT=${taken.port} on 127.0.0.1 is already in use (EADDRINUSE): set PETS_METRICS_PORT to a free port`,
     ]);
+  });
+
+  it('refuses a published placeholder secret in production without printing it', async () => {
+    const { code, stderr } = await runApp('pets', {
+      NODE_ENV: 'production', INTERNAL_SECRET: 'change-me-internal-secret', PETS_PORT: '0', PETS_METRICS_PORT: '0', PGLITE_DATA_DIR: 'memory://',
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      'Invalid configuration: INTERNAL_SECRET is a published placeholder, refused in production: set a random secret (openssl rand -hex 32) (value hidden)',
+    ]);
+  });
+
+  it('never echoes a rejected secret', async () => {
+    const { code, stderr } = await runApp('gateway', { INTERNAL_SECRET: 'short-secret-15', CONSUMERS_FILE: tempConsumersFile() });
+    expect(code).toBe(1);
+    expect(stderr).not.toContain('short-secret-15');
+    expect(stderr.trim()).toBe('Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)');
   });
 });
