@@ -14,8 +14,6 @@ async function bootstrap(): Promise<void> {
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Gateway');
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
   new Logger('Gateway').log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
-  // Among the JSON lines, say plainly where to go (development only).
-  if (!config.production) process.stdout.write(`\n  Swagger UI: http://${shown}:${config.port}/docs\n\n`);
 }
 
 bootstrap().catch((error: unknown) => {
