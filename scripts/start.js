@@ -97,7 +97,7 @@ function readinessUrl(name) {
 async function waitUntilReady(names) {
   for (const name of names) {
     while (!stopping) {
-      const ok = await fetch(readinessUrl(name), { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+      const ok = await fetch(readinessUrl(name), { signal: globalThis.AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
       if (ok) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
