@@ -11,3 +11,4 @@ export * from './graceful-shutdown';
 export * from './common-environment';
 export * from './listen';
 export * from './http-server';
+export * from './readiness';
