@@ -41,6 +41,12 @@ const RATE_LIMIT = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-R
 /** Headers of every /v1 answer that went through authentication and rate limiting. */
 export const COMMON_RESPONSE_HEADERS: HeadersObject = refs(...RATE_LIMIT, 'X-Request-Id');
 export const DEPRECATION_HEADERS: HeadersObject = refs('Deprecation', 'Sunset', 'Link');
+/**
+ * Error answers list the three X-RateLimit-* headers (what a client backs off on) and their own; they carry the
+ * RateLimit fields and X-Request-Id too, as the success answers document, but six rows in each of a dozen tables
+ * would bury the operation.
+ */
+const ERROR_HEADERS: HeadersObject = refs('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
 
 interface ErrorResponseSpec {
   /** Name under components.responses. */
@@ -68,7 +74,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
       ['MALFORMED_JSON', 'The request body is not valid JSON.'],
       ['MALFORMED_REQUEST', 'The request body does not match its Content-Encoding.'],
     ],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
   401: {
     name: 'Unauthorized',
@@ -77,13 +83,13 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
       ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
       ['UNAUTHORIZED', 'Invalid or revoked API key.'],
     ],
-    headers: { ...COMMON_RESPONSE_HEADERS, ...refs('WWW-Authenticate') },
+    headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },
   404: {
     name: 'NotFound',
     description: 'No animal with this id (`NOT_FOUND`).',
     examples: [['NOT_FOUND', 'No pet with id 42.']],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
   408: {
     name: 'RequestTimeout',
@@ -95,19 +101,19 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
     name: 'Gone',
     description: 'The operation was removed after its sunset date (`GONE`).',
     examples: [['GONE', 'This operation was removed on 2030-12-05: use GET /pets with a status filter.']],
-    headers: { ...COMMON_RESPONSE_HEADERS, ...DEPRECATION_HEADERS },
+    headers: { ...ERROR_HEADERS, ...DEPRECATION_HEADERS },
   },
   413: {
     name: 'PayloadTooLarge',
     description: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB (\`PAYLOAD_TOO_LARGE\`), answered as soon as Content-Length says so; the connection closes.`,
     examples: [['PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes.`]],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
   415: {
     name: 'UnsupportedMediaType',
     description: 'The request body is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`).',
     examples: [['UNSUPPORTED_MEDIA_TYPE', 'Content-Type "text/plain" is not supported: send application/json.']],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
   429: {
     name: 'TooManyRequests',
@@ -117,7 +123,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
       ['RATE_LIMITED', 'Rate limit of the minute window exceeded: retry after 42 seconds.'],
       ['KEY_BANNED', 'Temporarily banned for sending on after rate-limit refusals: retry after 598 seconds.'],
     ],
-    headers: { ...COMMON_RESPONSE_HEADERS, ...refs('Retry-After') },
+    headers: { ...ERROR_HEADERS, ...refs('Retry-After') },
   },
   431: {
     name: 'HeadersTooLarge',
@@ -129,13 +135,13 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
     name: 'InternalError',
     description: 'An unexpected failure (`INTERNAL_ERROR`); details go to the log with the request id, never to the client.',
     examples: [['INTERNAL_ERROR', 'An unexpected error occurred.']],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
   502: {
     name: 'BadGateway',
     description: 'The pets service failed to answer (`BAD_GATEWAY`).',
     examples: [['BAD_GATEWAY', 'The pets service failed to answer.']],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
   503: {
     name: 'ServiceUnavailable',
@@ -146,13 +152,13 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
       ['SERVICE_UNAVAILABLE', 'The database is unavailable; nothing was changed. Retry after the time given in Retry-After.'],
       ['SERVICE_UNAVAILABLE', 'The database connection was lost while the change was being committed: it may or may not have been saved. Check (GET /pets) before sending it again.'],
     ],
-    headers: { ...COMMON_RESPONSE_HEADERS, ...refs('Retry-After') },
+    headers: { ...ERROR_HEADERS, ...refs('Retry-After') },
   },
   504: {
     name: 'GatewayTimeout',
     description: 'The pets service did not answer in time (`GATEWAY_TIMEOUT`).',
     examples: [['GATEWAY_TIMEOUT', 'The pets service did not answer in time.']],
-    headers: COMMON_RESPONSE_HEADERS,
+    headers: ERROR_HEADERS,
   },
 };
 
@@ -169,14 +175,12 @@ export function errorResponseComponents(): Record<string, ResponseObject> {
           { summary: message, value: example(code, message) },
         ]),
       );
-      return [
-        spec.name,
-        {
-          description: spec.description,
-          headers: spec.headers,
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples } },
-        },
-      ];
+      // One example is shown as it is; several get Swagger UI's example selector.
+      const media =
+        spec.examples.length === 1
+          ? { schema: { $ref: '#/components/schemas/Error' }, example: example(...spec.examples[0]) }
+          : { schema: { $ref: '#/components/schemas/Error' }, examples };
+      return [spec.name, { description: spec.description, headers: spec.headers, content: { 'application/json': media } }];
     }),
   );
 }
