@@ -35,7 +35,7 @@ async function waitFor(url, timeoutMs = 30_000) {
   throw new Error(`${url} did not become ready`);
 }
 
-function nginxConfig(dir, port, gatewayPorts) {
+function nginxConfig(dir, port, gatewayPorts, upstreamIdleSeconds) {
   return `worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/nginx-error.log warn;
@@ -47,6 +47,9 @@ http {
   upstream gateways {
 ${gatewayPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
     keepalive 32;
+    # Below the gateways' KEEP_ALIVE_TIMEOUT_MS (75 s by default): nginx, not
+    # the gateway, closes an idle connection, so a reused one is never being closed under a request.
+    keepalive_timeout ${upstreamIdleSeconds}s;
   }
   server {
     listen 127.0.0.1:${port};
@@ -71,7 +74,8 @@ ${gatewayPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s
 
 /**
  * Starts the stack; resolves with its addresses and a stop function. Options (all optional): port, instances,
- * basePort (gateways take basePort+1.., pets basePort), databaseUrl, redisUrl, dir, env (extra variables).
+ * basePort (gateways take basePort+1.., pets basePort), databaseUrl, redisUrl, dir, env (extra variables),
+ * upstreamIdleSeconds (nginx's upstream keepalive_timeout, 60).
  */
 async function startStack(options = {}) {
   for (const file of [PETS_MAIN, GATEWAY_MAIN, MIGRATE]) {
@@ -128,7 +132,7 @@ async function startStack(options = {}) {
 
   mkdirSync(path.join(dir, 'client-body'), { recursive: true });
   mkdirSync(path.join(dir, 'proxy'), { recursive: true });
-  writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, port, gateways.map((g) => g.port)));
+  writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, port, gateways.map((g) => g.port), options.upstreamIdleSeconds ?? 60));
   const nginx = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
   nginx.name = 'nginx';
   children.push(nginx);

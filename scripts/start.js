@@ -1,20 +1,28 @@
 #!/usr/bin/env node
 /**
- * `npm start`: runs the built apps side by side (the pets service first, then the gateway) on their embedded
- * defaults, prefixes their output, and stops both when either exits or on Ctrl-C / SIGTERM.
+ * `npm start`: builds (with --build), then runs the built apps side by side (the pets service first, then the
+ * gateway) on their embedded defaults, prefixes their output, prints one "Ready" line once every app answers its
+ * readiness, and stops everything when either app exits or on SIGINT / SIGTERM.
  * `node scripts/start.js pets` or `... gateway` runs one of them.
+ *
+ * Signals: npm runs a script under `sh -c`, which does not pass signals on, so package.json `exec`s this script:
+ * a SIGTERM sent to npm reaches npm, then this process, which stops the build or the apps and exits when they have.
+ * A signal sent to one app stops it, and its exit stops the other.
  */
 const { spawn } = require('node:child_process');
+const { existsSync } = require('node:fs');
 const path = require('node:path');
 
+const ROOT = path.join(__dirname, '..');
 const ENTRY = {
-  pets: path.join(__dirname, '..', 'dist/apps/pets/apps/pets/src/main.js'),
-  gateway: path.join(__dirname, '..', 'dist/apps/gateway/apps/gateway/src/main.js'),
+  pets: path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js'),
+  gateway: path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js'),
 };
 
-const wanted = process.argv.slice(2);
-const names = wanted.length ? wanted : Object.keys(ENTRY).filter((name) => require('node:fs').existsSync(ENTRY[name]));
-for (const name of names) {
+const args = process.argv.slice(2);
+const build = args.includes('--build');
+const wanted = args.filter((arg) => arg !== '--build');
+for (const name of wanted) {
   if (!ENTRY[name]) {
     console.error(`Unknown app "${name}": expected one of ${Object.keys(ENTRY).join(', ')}`);
     process.exit(2);
@@ -23,6 +31,7 @@ for (const name of names) {
 
 const children = new Map();
 let stopping = false;
+let exitCode = 0;
 
 function prefixLines(name, stream, target) {
   let rest = '';
@@ -34,28 +43,94 @@ function prefixLines(name, stream, target) {
   stream.on('end', () => rest && target.write(`${name.padEnd(7)} | ${rest}\n`));
 }
 
+/** Stops every child (the build's whole process group, or the apps) and exits once they have all gone. */
 function stopAll(code) {
+  exitCode = code;
   if (stopping) return;
   stopping = true;
-  for (const child of children.values()) child.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 10_000).unref();
-  const wait = () => (children.size === 0 ? process.exit(code) : setTimeout(wait, 50));
-  wait();
-}
-
-for (const name of names) {
-  const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
-  children.set(name, child);
-  prefixLines(name, child.stdout, process.stdout);
-  prefixLines(name, child.stderr, process.stderr);
-  child.on('exit', (code, signal) => {
-    children.delete(name);
-    if (!stopping) {
-      console.error(`${name} exited (${signal ?? code}); stopping the others.`);
-      stopAll(code || 1);
+  for (const child of children.values()) {
+    try {
+      // The build runs in a process group of its own (npm, sh, nest, tsc): signal all of it.
+      if (child.group) process.kill(-child.pid, 'SIGTERM');
+      else child.kill('SIGTERM');
+    } catch {
+      /* already gone */
     }
-  });
+  }
+  // Past the apps' own grace period (SHUTDOWN_GRACE_MS, 10 s by default), force them.
+  setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+    process.exit(code || 1);
+  }, 15_000).unref();
+  const wait = () => (children.size === 0 ? process.exit(exitCode) : setTimeout(wait, 50));
+  wait();
 }
 
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+
+function runBuild() {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit', detached: true });
+    child.group = true;
+    children.set('build', child);
+    child.on('exit', (code, signal) => {
+      children.delete('build');
+      if (stopping) return;
+      if (code !== 0) {
+        console.error(`build failed (${signal ?? code})`);
+        stopAll(1);
+        return;
+      }
+      resolve();
+    });
+  });
+}
+
+function readinessUrl(name) {
+  const env = process.env;
+  if (name === 'pets') return `http://127.0.0.1:${env.PETS_PORT || 3001}/health/ready`;
+  const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT || 3000}/health/ready`;
+}
+
+async function waitUntilReady(names) {
+  for (const name of names) {
+    while (!stopping) {
+      const ok = await fetch(readinessUrl(name), { signal: globalThis.AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+      if (ok) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  if (stopping) return;
+  const port = process.env.PORT || 3000;
+  const parts = [];
+  if (names.includes('gateway')) parts.push(`gateway on http://localhost:${port}/v1, Swagger UI on http://localhost:${port}/docs`);
+  if (names.includes('pets')) parts.push(`pets service on http://127.0.0.1:${process.env.PETS_PORT || 3001}`);
+  process.stdout.write(`\nReady: ${parts.join('; ')}\n\n`);
+}
+
+async function main() {
+  if (build) await runBuild();
+  if (stopping) return;
+  const names = wanted.length ? wanted : Object.keys(ENTRY).filter((name) => existsSync(ENTRY[name]));
+  for (const name of names) {
+    const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    children.set(name, child);
+    prefixLines(name, child.stdout, process.stdout);
+    prefixLines(name, child.stderr, process.stderr);
+    child.on('exit', (code, signal) => {
+      children.delete(name);
+      if (!stopping) {
+        console.error(`${name} exited (${signal ?? code}); stopping the others.`);
+        stopAll(code || 1);
+      }
+    });
+  }
+  await waitUntilReady(names);
+}
+
+main().catch((error) => {
+  console.error(error);
+  stopAll(1);
+});

@@ -53,22 +53,62 @@ describe('the OpenAPI document', () => {
     expect(getPet.deprecated).toBe(true);
     expect(getPet.description).toContain('2030-12-05');
     expect(getPet.description).toContain('GET /pets');
-    expect(getPet.responses['200'].headers).toHaveProperty('Sunset');
+    expect(response(getPet, '200').headers).toHaveProperty('Sunset');
     expect(getPet.responses['410']).toBeDefined();
   });
 
-  it('documents every response of the spec, our 400s, and 429 with Retry-After and rate-limit headers everywhere', () => {
-    expect(Object.keys(op('/pets', 'get').responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
-    expect(Object.keys(op('/pets', 'post').responses)).toEqual(expect.arrayContaining(['201', '400', '401', '429']));
-    expect(Object.keys(op('/pets/{petId}', 'get').responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '429']));
+  /** Follows a local $ref (responses and headers are shared components). */
+  const resolve = <T>(value: T | { $ref: string }): T =>
+    '$ref' in (value as object)
+      ? ((value as { $ref: string }).$ref.slice(2).split('/').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], doc) as T)
+      : (value as T);
+  type Example = { code: string; status: number };
+  type Response = Operation['responses'][string] & { content?: Record<string, { schema: { $ref?: string }; example?: Example; examples?: Record<string, { value: Example }> }> };
+  const response = (o: Operation, status: string) => resolve<Response>(o.responses[status]);
+
+  it('documents every status the gateway can answer, and 429 with Retry-After and rate-limit headers on every counted answer', () => {
+    const everywhere = ['400', '401', '408', '429', '431', '500', '502', '503', '504'];
+    expect(Object.keys(op('/pets', 'get').responses).sort()).toEqual(['200', ...everywhere].sort());
+    expect(Object.keys(op('/pets', 'post').responses).sort()).toEqual(['201', '413', '415', ...everywhere].sort());
+    expect(Object.keys(op('/pets/{petId}', 'get').responses).sort()).toEqual(['200', '404', '410', ...everywhere].sort());
     for (const o of all()) {
-      expect(o.responses['429'].headers).toHaveProperty('Retry-After');
-      for (const response of Object.values(o.responses)) {
-        expect(Object.keys(response.headers ?? {})).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
-        expect(response.content?.['application/json']?.schema.$ref).toMatch(/#\/components\/schemas\/(Pet|Pets|Error)$/);
+      expect(response(o, '429').headers).toHaveProperty('Retry-After');
+      for (const status of Object.keys(o.responses)) {
+        const documented = response(o, status);
+        // 408 and 431 are answered by the HTTP parser, before a request is counted.
+        if (status !== '408' && status !== '431') {
+          expect(Object.keys(documented.headers ?? {})).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
+        }
+        expect(documented.content?.['application/json']?.schema.$ref).toMatch(/#\/components\/schemas\/(Pet|Pets|Error)$/);
       }
     }
-    expect(op('/pets', 'get').responses['200'].content!['application/json'].schema.$ref).toBe('#/components/schemas/Pets');
+    expect(response(op('/pets', 'get'), '200').content!['application/json'].schema.$ref).toBe('#/components/schemas/Pets');
+  });
+
+  it('gives each error status its own examples, with the codes it is really sent with', () => {
+    const post = op('/pets', 'post');
+    const examples = (status: string): Example[] => {
+      const media = response(post, status).content!['application/json'];
+      return media.example ? [media.example] : Object.values(media.examples!).map((e) => e.value);
+    };
+    const codes = (status: string) => examples(status).map((e) => e.code);
+    expect(codes('400')).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'MALFORMED_JSON', 'MALFORMED_REQUEST']));
+    expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED']);
+    expect(codes('413')).toEqual(['PAYLOAD_TOO_LARGE']);
+    expect(codes('429')).toEqual(['RATE_LIMITED', 'KEY_BANNED']);
+    expect(codes('431')).toEqual(['HEADERS_TOO_LARGE']);
+    for (const status of Object.keys(post.responses).filter((s) => s >= '400')) {
+      for (const example of examples(status)) expect(example.status).toBe(Number(status));
+    }
+  });
+
+  it('tells client generators the truth: opaque keys, required rate-limit headers, closed NewPet, plain PetStatus refs', () => {
+    expect(doc.components.securitySchemes.bearer).not.toHaveProperty('bearerFormat');
+    const headers = (doc.components as unknown as { headers: Record<string, { required?: boolean }> }).headers;
+    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(headers[name].required).toBe(true);
+    expect((doc.components.schemas.NewPet as { additionalProperties?: boolean }).additionalProperties).toBe(false);
+    expect(doc.components.schemas.NewPet.properties.status).toEqual({ $ref: '#/components/schemas/PetStatus' });
+    expect(doc.components.schemas.Pet.properties.status).toEqual({ $ref: '#/components/schemas/PetStatus' });
   });
 
   it('describes the schemas with the required fields, int64 formats and our limits', () => {

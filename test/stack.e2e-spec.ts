@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mintKey } from './support/gateway';
+import { openSocket, readReply } from './support/raw-http';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStack } = require('../scripts/stack.js') as {
@@ -25,15 +26,18 @@ async function requestsServed(metricsPort: number): Promise<number> {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let freeKey: string;
   let businessKey: string;
+  let dir: string;
 
   beforeAll(async () => {
     for (const app of ['pets', 'gateway']) {
       if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`))) execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
     }
-    const dir = mkdtempSync(join(tmpdir(), 'petstore-stack-'));
+    dir = mkdtempSync(join(tmpdir(), 'petstore-stack-'));
     freeKey = mintKey(join(dir, 'consumers.json'), 'free', 'stack-free');
     businessKey = mintKey(join(dir, 'consumers.json'), 'business', 'stack-business');
-    stack = await startStack({ dir, port: 18080, basePort: 18100, keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}` });
+    stack = await startStack({
+      dir, port: 18080, basePort: 18100, keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}`,
+    });
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
@@ -70,6 +74,52 @@ async function requestsServed(metricsPort: number): Promise<number> {
     expect(second.status).toBe(200);
     expect(((await second.json()) as Array<{ id: number }>)[0].id).toBeGreaterThan(((await first.json()) as Array<{ id: number }>)[0].id);
   });
+
+  it('answers every POST sent on upstream connections left idle for longer than 5 s (keep-alive race)', async () => {
+    // Node's default keep-alive (5 s) is shorter than nginx's upstream idle timeout (60 s): nginx then reuses a
+    // connection the gateway is closing, and a POST, which nginx does not retry, fails with 502. The gateways
+    // keep idle connections for KEEP_ALIVE_TIMEOUT_MS (75 s), above nginx's 60 s, so nginx always closes first.
+    const statuses: number[] = [];
+    const burst = async (size: number) => {
+      const replies = await Promise.all(
+        Array.from({ length: size }, (_, i) =>
+          fetch(`${stack.url}/v1/pets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${businessKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `Idle ${i}`, categoryId: 1 }),
+          }).then((r) => r.status, () => -1),
+        ),
+      );
+      statuses.push(...replies);
+    };
+    await burst(16);
+    // Straddle the old 5 s timeout, then go past it: the race sits right at the gateway's idle timeout.
+    for (const idleMs of [5000, 5010, 6000]) {
+      await new Promise((resolve) => setTimeout(resolve, idleMs));
+      await burst(16);
+    }
+    expect(statuses).toHaveLength(16 * 4);
+    expect(statuses.filter((s) => s !== 201)).toEqual([]);
+  }, 90_000);
+
+  it('has each gateway keep an idle connection open longer than nginx does', async () => {
+    const nginxIdleSeconds = Number(/keepalive_timeout (\d+)s;/.exec(readFileSync(join(dir, 'nginx.conf'), 'utf8'))![1]);
+    const gateway = `http://127.0.0.1:${stack.gateways[1].port}`;
+    const socket = await openSocket(gateway);
+    const request = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${businessKey}\r\n\r\n`;
+    let reply = readReply(socket);
+    socket.write(request);
+    const first = await reply;
+    expect(first.status).toBe(200);
+    // Node announces its idle timeout: it must outlast the balancer's, or the balancer reuses a closing connection.
+    const gatewayIdleSeconds = Number(/timeout=(\d+)/.exec(first.headers['keep-alive'] ?? '')?.[1]);
+    expect(gatewayIdleSeconds).toBeGreaterThan(nginxIdleSeconds);
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    reply = readReply(socket);
+    socket.write(request);
+    expect((await reply).status).toBe(200);
+    socket.destroy();
+  }, 30_000);
 
   it('loses no request when one gateway instance stops', async () => {
     const results: number[] = [];

@@ -60,4 +60,35 @@ describe('Swagger UI', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-list-pets.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
   });
+
+  it('shows each error status with its own example and the rate-limit headers, on an operation a few screens long', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${gateway.url}/docs`);
+    const operation = page.locator('#operations-animals-createPet');
+    await operation.locator('.opblock-summary').click();
+    const row = (status: number) => operation.locator(`tr.response[data-code="${status}"]`);
+    await row(201).waitFor();
+
+    const expected: Array<[number, string]> = [
+      [400, 'VALIDATION_FAILED'], [401, 'UNAUTHORIZED'], [408, 'REQUEST_TIMEOUT'], [413, 'PAYLOAD_TOO_LARGE'],
+      [415, 'UNSUPPORTED_MEDIA_TYPE'], [429, 'RATE_LIMITED'], [431, 'HEADERS_TOO_LARGE'], [500, 'INTERNAL_ERROR'],
+      [502, 'BAD_GATEWAY'], [503, 'SERVICE_UNAVAILABLE'], [504, 'GATEWAY_TIMEOUT'],
+    ];
+    for (const [status, code] of expected) {
+      const shown = await row(status).locator('.response-col_description').innerText();
+      expect(shown).toContain(`"code": "${code}"`);
+      expect(shown).toContain(`"status": ${status}`);
+    }
+    // The rate-limit headers are in the success answer's header table, marked as always sent.
+    const success = await row(201).locator('.response-col_description').innerText();
+    for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(success).toContain(header);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-create-pet.png'), fullPage: true });
+    // Shared header components, three rate-limit rows per error: each error answer stays under 500 px
+    // (with the six header rows repeated inline they took 520 to 600 px, the operation 6,600 px).
+    const heights = await Promise.all(expected.map(async ([status]) => (await row(status).boundingBox())!.height));
+    console.log(`createPet expanded: ${Math.round((await operation.boundingBox())!.height)} px; error rows: ${heights.map(Math.round).join(', ')} px`);
+    for (const height of heights) expect(height).toBeLessThan(500);
+  });
 });

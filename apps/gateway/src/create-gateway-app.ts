@@ -31,6 +31,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     observability: { logger, metrics },
     corsOrigins: options.config.corsOrigins,
     exposedHeaders: EXPOSED_HEADERS,
+    serverLimits: options.config.http,
   });
   app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
   const document = buildOpenApiDocument(app, options.config, options.plans, true);

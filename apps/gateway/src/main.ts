@@ -1,4 +1,4 @@
-import { ConfigurationError, exitGracefullyOnSignals } from '@app/platform';
+import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPlans } from './auth/plans';
 import { mintDemoKeyIfNoConsumers } from './auth/demo-key';
@@ -10,12 +10,10 @@ async function bootstrap(): Promise<void> {
   const plans = loadPlans(config.plansFile);
   if (config.demoKey) mintDemoKeyIfNoConsumers(config, plans);
   const app = await createGatewayApp({ config, plans });
-  await app.listen(config.port, config.host);
+  await listenOrExplain(app, config.port, config.host, 'PORT');
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Gateway');
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
   new Logger('Gateway').log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
-  // Among the JSON lines, say plainly where to go (development only).
-  if (!config.production) process.stdout.write(`\n  Swagger UI: http://${shown}:${config.port}/docs\n\n`);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -4,6 +4,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { PetsConfig } from './config/pets.config';
+import { databaseOutageTranslator } from './database/database-outage';
 import { requireInternalSecret } from './internal-secret.middleware';
 import { PetsAppModule } from './pets-app.module';
 
@@ -20,8 +21,16 @@ export async function createPetsApp(config: PetsConfig): Promise<INestApplicatio
   configureHttpApp(app, {
     body: [...(secret ? [requireInternalSecret(secret)] : []), ...jsonBodyMiddleware()],
     observability: { logger, metrics },
+    errorTranslators: [databaseOutageTranslator],
+    serverLimits: config.http,
   });
-  await app.init();
-  await metrics.serve(config.metrics.port, config.metrics.host);
+  try {
+    await app.init();
+    await metrics.serve(config.metrics.port, config.metrics.host, 'PETS_METRICS_PORT');
+  } catch (error) {
+    // Refusing to start (pending migrations, a taken port) must not leave pools or the embedded database open.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   return app;
 }

@@ -1,4 +1,4 @@
-import { ConfigurationError, exitGracefullyOnSignals } from '@app/platform';
+import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPetsConfig } from './config/pets.config';
 import { createPetsApp } from './create-pets-app';
@@ -6,7 +6,7 @@ import { createPetsApp } from './create-pets-app';
 async function bootstrap(): Promise<void> {
   const config = loadPetsConfig();
   const app = await createPetsApp(config);
-  await app.listen(config.port, config.host);
+  await listenOrExplain(app, config.port, config.host, 'PETS_PORT');
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Pets');
   new Logger('Pets').log(`Pets service listening on http://${config.host}:${config.port}`);
 }

@@ -29,6 +29,19 @@ function propertiesOf(metatype: Type<unknown>): Set<string> {
   return known;
 }
 
+const WHAT: Record<string, [string, string]> = {
+  body: ['field', 'fields'],
+  query: ['query parameter', 'query parameters'],
+  param: ['path parameter', 'path parameters'],
+};
+
+/** "unknown field `color`: allowed fields are name, categoryId, status" (the allowed ones, so a typo is obvious). */
+function unknownMessage(type: string, unknown: string[], allowed: string[]): string {
+  const [one, many] = WHAT[type] ?? ['property', 'properties'];
+  const names = unknown.map((name) => `\`${name.replace(/[^\x20-\x7e]/g, '?').slice(0, 64)}\``).join(', ');
+  return `unknown ${unknown.length === 1 ? one : many} ${names}: allowed ${many} are ${allowed.join(', ')}`;
+}
+
 function messages(errors: ValidationError[]): string[] {
   return errors.flatMap((error) => [
     ...Object.values(error.constraints ?? {}),
@@ -66,9 +79,7 @@ export class ContractValidationPipe extends ValidationPipe {
       // Checked before class-transformer runs: it silently skips keys such as __proto__ and constructor.
       const known = propertiesOf(metadata.metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
-      if (unknown.length > 0) {
-        throw new ApiError('VALIDATION_FAILED', unknown.map((key) => `property ${key} should not exist`).join('; '));
-      }
+      if (unknown.length > 0) throw new ApiError('VALIDATION_FAILED', unknownMessage(metadata.type, unknown, [...known]));
     }
     return super.transform(value, metadata);
   }

@@ -6,6 +6,13 @@ import { ErrorResponse, toErrorResponse } from './http-error-mapping';
 import { writeError } from './write-error';
 
 /**
+ * Turns an error only an app can recognise (a lost database connection, say) into the ApiError it stands for;
+ * returns undefined for anything else. Apps register theirs with the filter, so that the mapping lives with the
+ * dependency it knows about and every route gets it, rather than each service method catching on its own.
+ */
+export type ErrorTranslator = (exception: unknown, request: Request) => ApiError | undefined;
+
+/**
  * The one place where anything thrown becomes the spec's `{code, message, status}` body.
  * Client errors are answered as they are; anything unexpected becomes a generic 500 and its details go to
  * the log with the request id, never to the client.
@@ -14,7 +21,10 @@ import { writeError } from './write-error';
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
-  constructor(private readonly expressApp: Express) {}
+  constructor(
+    private readonly expressApp: Express,
+    private readonly translators: readonly ErrorTranslator[] = [],
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -33,6 +43,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private resolve(exception: unknown, request: Request): ErrorResponse {
+    for (const translate of this.translators) {
+      const translated = translate(exception, request);
+      if (translated) return toErrorResponse(translated);
+    }
     // No route matched: either a wrong method or an unknown path.
     return toErrorResponse(
       exception instanceof NotFoundException && isUnmatched(request) ? unmatchedRouteError(this.expressApp, request) : exception,

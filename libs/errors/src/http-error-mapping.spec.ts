@@ -39,6 +39,16 @@ describe('toErrorResponse', () => {
     expect(toErrorResponse({ type: 'encoding.unsupported', status: 415, encoding: 'br' }).body.status).toBe(415);
   });
 
+  it('maps a body that does not match its Content-Encoding, and invalid UTF-8, to 400', () => {
+    const zlibError = Object.assign(new Error('incorrect header check'), { status: 400, errno: -3, code: 'Z_DATA_ERROR' });
+    expect(toErrorResponse(zlibError).body.code).toBe('MALFORMED_REQUEST');
+    expect(toErrorResponse({ type: 'entity.charset.invalid', status: 400 }).body).toEqual({
+      code: 'MALFORMED_JSON',
+      message: 'The request body is not valid UTF-8.',
+      status: 400,
+    });
+  });
+
   it('hides anything unexpected behind a generic 500 and marks it for the log', () => {
     const response = toErrorResponse(new Error('password=hunter2 at db.ts:12'));
     expect(response.body).toEqual({ code: 'INTERNAL_ERROR', message: 'An unexpected error occurred.', status: 500 });

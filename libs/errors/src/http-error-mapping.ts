@@ -26,6 +26,19 @@ const GENERIC_500: ErrorBody = {
   status: 500,
 };
 
+/** The `type` of the error raised when a JSON body is not valid UTF-8 (see json-body.ts). */
+export const INVALID_UTF8_TYPE = 'entity.charset.invalid';
+
+/**
+ * A decompression failure (a body that does not match its Content-Encoding): body-parser passes zlib's error
+ * on with status 400 and zlib's `code` and `errno`, but no `type`.
+ */
+function isDecodingError(error: unknown): error is { code: string; status: number } {
+  if (typeof error !== 'object' || error === null || error instanceof HttpException) return false;
+  const candidate = error as { status?: unknown; errno?: unknown; code?: unknown };
+  return candidate.status === 400 && typeof candidate.errno === 'number' && typeof candidate.code === 'string';
+}
+
 function isBodyParserError(error: unknown): error is BodyParserError {
   return (
     typeof error === 'object' &&
@@ -57,11 +70,13 @@ function fromBodyParser(error: BodyParserError): ErrorBody | undefined {
         message: `Unsupported content encoding "${error.encoding ?? ''}".`,
         status: 415,
       };
+    case INVALID_UTF8_TYPE:
+      return { code: 'MALFORMED_JSON', message: 'The request body is not valid UTF-8.', status: 400 };
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':
     case 'stream.not.readable':
-      return { code: 'VALIDATION_FAILED', message: 'The request body could not be read.', status: 400 };
+      return { code: 'MALFORMED_REQUEST', message: 'The request body could not be read.', status: 400 };
     default:
       return undefined;
   }
@@ -93,6 +108,13 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (isBodyParserError(error)) {
     const body = fromBodyParser(error);
     if (body) return { body, headers: {}, unexpected: false };
+  }
+  if (isDecodingError(error)) {
+    return {
+      body: { code: 'MALFORMED_REQUEST', message: 'The request body does not match its Content-Encoding.', status: 400 },
+      headers: {},
+      unexpected: false,
+    };
   }
   return { body: GENERIC_500, headers: {}, unexpected: true };
 }

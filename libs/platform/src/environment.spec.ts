@@ -1,5 +1,6 @@
 import { IsInt, Max, Min } from 'class-validator';
 import { EnvInteger } from './env-decorators';
+import { CommonEnvironment } from './common-environment';
 import { ConfigurationError, loadEnvironment } from './environment';
 
 class Sample {
@@ -24,5 +25,23 @@ describe('loadEnvironment', () => {
     expect(() => loadEnvironment(Sample, { PORT: 'seven' })).toThrow(
       new ConfigurationError('Invalid configuration: PORT must be an integer from 1 to 9 (got "seven")'),
     );
+  });
+});
+
+describe('secrets in the environment', () => {
+  it('never echoes a rejected secret', () => {
+    expect(() => loadEnvironment(CommonEnvironment, { INTERNAL_SECRET: 'short-secret-15' })).toThrow(
+      new ConfigurationError('Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)'),
+    );
+  });
+
+  it('refuses a published placeholder in production, and only there', () => {
+    const placeholder = 'change-me-internal-secret';
+    expect(() => loadEnvironment(CommonEnvironment, { NODE_ENV: 'production', INTERNAL_SECRET: placeholder })).toThrow(
+      'INTERNAL_SECRET is a published placeholder, refused in production: set a random secret (openssl rand -hex 32) (value hidden)',
+    );
+    expect(loadEnvironment(CommonEnvironment, { NODE_ENV: 'development', INTERNAL_SECRET: placeholder }).INTERNAL_SECRET).toBe(placeholder);
+    const random = 'f3b9c2d8e1a7465b9c0d2e4f6a8b1c3d';
+    expect(loadEnvironment(CommonEnvironment, { NODE_ENV: 'production', INTERNAL_SECRET: random }).INTERNAL_SECRET).toBe(random);
   });
 });

@@ -6,11 +6,23 @@ export class ConfigurationError extends Error {
   override readonly name = 'ConfigurationError';
 }
 
+const SECRETS = Symbol('environment secrets');
+
+/** Marks a variable as a secret: a configuration error names it and its rule, never its value. */
+export const EnvSecret = (): PropertyDecorator => (target, property) => {
+  const holder = target as { [SECRETS]?: ReadonlySet<string | symbol> };
+  holder[SECRETS] = new Set([...(holder[SECRETS] ?? []), property]);
+};
+
+function isSecret(target: object | undefined, property: string): boolean {
+  return (target as { [SECRETS]?: ReadonlySet<string | symbol> } | undefined)?.[SECRETS]?.has(property) ?? false;
+}
+
 function describe(errors: ValidationError[]): string[] {
   return errors.map((error) => {
     const rule = Object.values(error.constraints ?? {})[0] ?? 'is invalid';
-    const got = error.value === undefined ? '' : ` (got "${String(error.value)}")`;
-    return `${rule}${got}`;
+    if (error.value === undefined) return rule;
+    return isSecret(error.target, error.property) ? `${rule} (value hidden)` : `${rule} (got "${String(error.value)}")`;
   });
 }
 

@@ -1,9 +1,11 @@
 import { INestApplication } from '@nestjs/common';
 import type { Express, RequestHandler } from 'express';
-import { AllExceptionsFilter, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
+import type { Server } from 'node:http';
+import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { AppMetrics } from './observability/http-metrics';
+import { HttpServerLimits, hardenHttpServer } from './http-server';
 import { requestId } from './observability/request-id.middleware';
 import { requestLogging } from './observability/request-logging';
 
@@ -17,6 +19,10 @@ export interface HttpAppOptions {
   exposedHeaders?: string[];
   /** Request logs and metrics (first in line, so that every answer is counted and logged). */
   observability?: { logger: Logger; metrics: AppMetrics };
+  /** Keep-alive, header and request timeouts of the server (defaults: DEFAULT_HTTP_SERVER_LIMITS). */
+  serverLimits?: HttpServerLimits;
+  /** App-specific errors the exception filter should answer as what they are (e.g. a database outage as 503). */
+  errorTranslators?: ErrorTranslator[];
 }
 
 /**
@@ -26,6 +32,7 @@ export interface HttpAppOptions {
  */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): void {
   const express = app.getHttpAdapter().getInstance() as Express;
+  hardenHttpServer(app.getHttpServer() as Server, options.serverLimits);
   express.disable('x-powered-by');
   express.set('etag', false);
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
@@ -42,5 +49,5 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   }
   for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
   app.use(preRoutingErrorHandler);
-  app.useGlobalFilters(new AllExceptionsFilter(express));
+  app.useGlobalFilters(new AllExceptionsFilter(express, options.errorTranslators));
 }

@@ -9,3 +9,6 @@ export * from './observability/request-logging';
 export * from './observability/request-id.middleware';
 export * from './graceful-shutdown';
 export * from './common-environment';
+export * from './listen';
+export * from './http-server';
+export * from './readiness';

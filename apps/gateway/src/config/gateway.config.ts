@@ -1,4 +1,4 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
 import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address';
 
@@ -10,8 +10,13 @@ export class GatewayEnvironment extends CommonEnvironment {
   @IsString()
   HOST = '0.0.0.0';
 
+  /** Unset: the pets service on this machine, at PETS_PORT. */
+  @IsOptional()
   @Matches(/^https?:\/\/[^/]+$/, { message: 'PETS_URL must be an http(s) origin such as http://127.0.0.1:3001' })
-  PETS_URL = 'http://127.0.0.1:3001';
+  PETS_URL?: string = undefined;
+
+  @EnvIntRange('PETS_PORT', 1, 65535)
+  PETS_PORT = 3001;
 
   @EnvIntRange('UPSTREAM_TIMEOUT_MS', 1, 600000)
   UPSTREAM_TIMEOUT_MS = 10000;
@@ -125,6 +130,8 @@ export interface GatewayConfig {
   metrics: { port: number; host: string };
   /** Browser origins allowed by CORS; empty: CORS off. */
   corsOrigins: string[];
+  /** Keep-alive, header and request timeouts of the public server (KEEP_ALIVE_TIMEOUT_MS...). */
+  http: HttpServerLimits;
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
@@ -133,7 +140,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   return {
     port: e.PORT,
     host: e.HOST,
-    petsUrl: e.PETS_URL,
+    petsUrl: e.PETS_URL ?? `http://127.0.0.1:${e.PETS_PORT}`,
     upstream: {
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -163,6 +170,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',') : [],
+    http: httpServerLimitsOf(e),
   };
 }
 

@@ -1,60 +1,201 @@
-import { ErrorDto } from '@app/contract';
+import { BODY_LIMIT_BYTES, ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors';
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { HeaderObject, HeadersObject, ReferenceObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
-/** Headers on every /v1 response (spec 8.3, plus the IETF fields and the request id). */
-export const COMMON_RESPONSE_HEADERS: HeadersObject = {
+/**
+ * Response headers, declared once as components and referenced from every response, so that the document (and
+ * Swagger UI) describes each header in one place. `required` says what a client can count on.
+ */
+export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
-    description: 'The request limit of the window closest to running out (per minute or per day).',
+    description: 'Rate limit: the request limit of the window closest to running out (per minute or per day).',
+    required: true,
     schema: { type: 'integer' },
   },
-  'X-RateLimit-Remaining': { description: 'Requests remaining in that window.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Unix timestamp (seconds) at which that window resets.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Rate limit: requests remaining in that window.', required: true, schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Rate limit: Unix time (seconds) at which that window resets.', required: true, schema: { type: 'integer' } },
   'RateLimit-Policy': {
-    description: 'Every window of the caller\'s plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+    description: 'Rate limit: every window of the caller\'s plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+    required: true,
     schema: { type: 'string' },
   },
   RateLimit: {
-    description: 'Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`.',
+    description: 'Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`.',
+    required: true,
     schema: { type: 'string' },
   },
-  'X-Request-Id': { description: 'The request id (the client\'s X-Request-Id when sent, else generated).', schema: { type: 'string' } },
-};
-
-export const RETRY_AFTER_HEADER: HeadersObject = {
+  'X-Request-Id': { description: 'The request id (the client\'s X-Request-Id when sent, else generated).', required: true, schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer realm="petstore"`.', required: true, schema: { type: 'string' } },
+  Deprecation: { description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.', required: true, schema: { type: 'string' } },
+  Sunset: { description: 'RFC 8594: when the operation is removed (HTTP date).', required: true, schema: { type: 'string' } },
+  Link: { description: 'The replacement: `</v1/pets>; rel="successor-version"`.', required: true, schema: { type: 'string' } },
 };
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), or the body is not valid JSON (`MALFORMED_JSON`).',
-  401: 'Missing or invalid API key (`UNAUTHORIZED`). Carries `WWW-Authenticate: Bearer`.',
-  404: 'The requested resource could not be found (`NOT_FOUND`).',
-  410: 'The operation has been removed after its sunset date (`GONE`).',
-  413: 'The request body is larger than 16 KiB (`PAYLOAD_TOO_LARGE`).',
-  415: 'The request body is not `application/json` (`UNSUPPORTED_MEDIA_TYPE`).',
-  429: 'Rate limit exceeded (`RATE_LIMITED`), or the key is temporarily banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially.',
-  502: 'The pets service failed to answer (`BAD_GATEWAY`).',
-  503: 'The pets service is unavailable (`SERVICE_UNAVAILABLE`).',
-  504: 'The pets service did not answer in time (`GATEWAY_TIMEOUT`).',
+const ref = (name: string): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
+const refs = (...names: string[]): HeadersObject => Object.fromEntries(names.map((name) => [name, ref(name)]));
+
+const RATE_LIMIT = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+
+/** Headers of every /v1 answer that went through authentication and rate limiting. */
+export const COMMON_RESPONSE_HEADERS: HeadersObject = refs(...RATE_LIMIT, 'X-Request-Id');
+export const DEPRECATION_HEADERS: HeadersObject = refs('Deprecation', 'Sunset', 'Link');
+/**
+ * Error answers list the three X-RateLimit-* headers (what a client backs off on) and their own; they carry the
+ * RateLimit fields and X-Request-Id too, as the success answers document, but six rows in each of a dozen tables
+ * would bury the operation.
+ */
+const ERROR_HEADERS: HeadersObject = refs('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
+
+interface ErrorResponseSpec {
+  /** Name under components.responses. */
+  name: string;
+  description: string;
+  /** The codes this status is sent with, each with a real message. */
+  examples: Array<[ErrorCode, string]>;
+  headers: HeadersObject;
+}
+
+const example = (code: ErrorCode, message: string): ErrorBody => ({ code, message, status: ERROR_CODES[code] });
+
+/**
+ * Every error status the gateway can answer, with the codes and messages it really sends. 408 and 431 come from
+ * the HTTP parser, before the request is authenticated or counted: they carry no rate-limit headers.
+ */
+const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
+  400: {
+    name: 'BadRequest',
+    description:
+      'Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), the body is not valid JSON or not UTF-8 (`MALFORMED_JSON`), or the request cannot be read (`MALFORMED_REQUEST`: a body that does not match its Content-Encoding; broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes).',
+    examples: [
+      ['VALIDATION_FAILED', 'limit must be an integer from 1 to 100'],
+      ['VALIDATION_FAILED', 'unknown field `color`: allowed fields are name, categoryId, status'],
+      ['MALFORMED_JSON', 'The request body is not valid JSON.'],
+      ['MALFORMED_REQUEST', 'The request body does not match its Content-Encoding.'],
+    ],
+    headers: ERROR_HEADERS,
+  },
+  401: {
+    name: 'Unauthorized',
+    description: 'Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address\'s anonymous limit.',
+    examples: [
+      ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
+      ['UNAUTHORIZED', 'Invalid or revoked API key.'],
+    ],
+    headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
+  },
+  404: {
+    name: 'NotFound',
+    description: 'No animal with this id (`NOT_FOUND`).',
+    examples: [['NOT_FOUND', 'No pet with id 42.']],
+    headers: ERROR_HEADERS,
+  },
+  408: {
+    name: 'RequestTimeout',
+    description: 'The request (headers, then body) was not received in time (`REQUEST_TIMEOUT`); the connection closes. Answered by the HTTP server: no rate-limit headers.',
+    examples: [['REQUEST_TIMEOUT', 'The request was not received in time.']],
+    headers: {},
+  },
+  410: {
+    name: 'Gone',
+    description: 'The operation was removed after its sunset date (`GONE`).',
+    examples: [['GONE', 'This operation was removed on 2030-12-05: use GET /pets with a status filter.']],
+    headers: { ...ERROR_HEADERS, ...DEPRECATION_HEADERS },
+  },
+  413: {
+    name: 'PayloadTooLarge',
+    description: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB (\`PAYLOAD_TOO_LARGE\`), answered as soon as Content-Length says so; the connection closes.`,
+    examples: [['PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes.`]],
+    headers: ERROR_HEADERS,
+  },
+  415: {
+    name: 'UnsupportedMediaType',
+    description: 'The request body is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`).',
+    examples: [['UNSUPPORTED_MEDIA_TYPE', 'Content-Type "text/plain" is not supported: send application/json.']],
+    headers: ERROR_HEADERS,
+  },
+  429: {
+    name: 'TooManyRequests',
+    description:
+      'Over a rate limit (`RATE_LIMITED`), or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially.',
+    examples: [
+      ['RATE_LIMITED', 'Rate limit of the minute window exceeded: retry after 42 seconds.'],
+      ['KEY_BANNED', 'Temporarily banned for sending on after rate-limit refusals: retry after 598 seconds.'],
+    ],
+    headers: { ...ERROR_HEADERS, ...refs('Retry-After') },
+  },
+  431: {
+    name: 'HeadersTooLarge',
+    description: 'The request line and headers exceed 16 KiB (`HEADERS_TOO_LARGE`); the connection closes. Answered by the HTTP server: no rate-limit headers.',
+    examples: [['HEADERS_TOO_LARGE', 'The request line and headers exceed 16 KiB: shorten the query string or the headers.']],
+    headers: {},
+  },
+  500: {
+    name: 'InternalError',
+    description: 'An unexpected failure (`INTERNAL_ERROR`); details go to the log with the request id, never to the client.',
+    examples: [['INTERNAL_ERROR', 'An unexpected error occurred.']],
+    headers: ERROR_HEADERS,
+  },
+  502: {
+    name: 'BadGateway',
+    description: 'The pets service failed to answer (`BAD_GATEWAY`).',
+    examples: [['BAD_GATEWAY', 'The pets service failed to answer.']],
+    headers: ERROR_HEADERS,
+  },
+  503: {
+    name: 'ServiceUnavailable',
+    description:
+      'The pets service or its database is unavailable (`SERVICE_UNAVAILABLE`). With `Retry-After`, nothing was changed and the request is safe to repeat; a createPet answered without `Retry-After` lost its database connection while committing: the animal may or may not have been added, so list before sending it again.',
+    examples: [
+      ['SERVICE_UNAVAILABLE', 'The pets service is unavailable.'],
+      ['SERVICE_UNAVAILABLE', 'The database is unavailable; nothing was changed. Retry after the time given in Retry-After.'],
+      ['SERVICE_UNAVAILABLE', 'The database connection was lost while the change was being committed: it may or may not have been saved. Check (GET /pets) before sending it again.'],
+    ],
+    headers: { ...ERROR_HEADERS, ...refs('Retry-After') },
+  },
+  504: {
+    name: 'GatewayTimeout',
+    description: 'The pets service did not answer in time (`GATEWAY_TIMEOUT`).',
+    examples: [['GATEWAY_TIMEOUT', 'The pets service did not answer in time.']],
+    headers: ERROR_HEADERS,
+  },
 };
 
-/** Error responses with the Error body and the common headers; 401 and 429 with their own headers. */
-export function ApiErrorResponses(...statuses: number[]): MethodDecorator {
-  return applyDecorators(
-    ...statuses.map((status) =>
-      ApiResponse({
-        status,
-        description: ERROR_DESCRIPTIONS[status],
-        type: ErrorDto,
-        headers: {
-          ...COMMON_RESPONSE_HEADERS,
-          ...(status === 429 ? RETRY_AFTER_HEADER : {}),
-          ...(status === 401
-            ? { 'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer realm="petstore"`.', schema: { type: 'string' } } }
-            : {}),
-        },
-      }),
-    ),
+/** Statuses any operation can be answered with, whatever it does. */
+export const EVERY_OPERATION_STATUSES = [400, 401, 408, 429, 431, 500, 502, 503, 504] as const;
+
+/** components.responses: one per error status, with an example per code. */
+export function errorResponseComponents(): Record<string, ResponseObject> {
+  return Object.fromEntries(
+    Object.values(ERROR_RESPONSES).map((spec) => {
+      const examples = Object.fromEntries(
+        spec.examples.map(([code, message], i) => [
+          spec.examples.filter(([c]) => c === code).length > 1 ? `${code}_${i + 1}` : code,
+          { summary: message, value: example(code, message) },
+        ]),
+      );
+      // One example is shown as it is; several get Swagger UI's example selector.
+      const media =
+        spec.examples.length === 1
+          ? { schema: { $ref: '#/components/schemas/Error' }, example: example(...spec.examples[0]) }
+          : { schema: { $ref: '#/components/schemas/Error' }, examples };
+      return [spec.name, { description: spec.description, headers: spec.headers, content: { 'application/json': media } }];
+    }),
   );
+}
+
+/** The reference an operation's response of `status` is replaced with (see buildOpenApiDocument). */
+export function errorResponseRef(status: number): ReferenceObject | undefined {
+  const spec = ERROR_RESPONSES[status];
+  return spec ? { $ref: `#/components/responses/${spec.name}` } : undefined;
+}
+
+/**
+ * Declares the error statuses of an operation (those of every operation are added): the document points each
+ * one at its shared component in components.responses.
+ */
+export function ApiErrorResponses(...statuses: number[]): MethodDecorator {
+  const all = [...new Set([...EVERY_OPERATION_STATUSES, ...statuses])].sort((a, b) => a - b);
+  return applyDecorators(...all.map((status) => ApiResponse({ status, description: ERROR_RESPONSES[status].description })));
 }

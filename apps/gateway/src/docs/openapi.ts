@@ -1,9 +1,11 @@
+import { ErrorDto } from '@app/contract';
 import { ERROR_CODE_VALUES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { PlanTable } from '../auth/plans';
 import { GatewayConfig } from '../config/gateway.config';
 import { API_PREFIX } from '../proxy/pets-proxy.controller';
+import { HEADER_COMPONENTS, errorResponseComponents, errorResponseRef } from './api-responses';
 
 function limitsTable(plans: PlanTable): string {
   const rows = Object.entries(plans).map(([plan, limits]) =>
@@ -48,7 +50,7 @@ export function buildOpenApiDocument(app: INestApplication, config: GatewayConfi
   if (served) builder.addServer(API_PREFIX, 'This gateway');
   builder.addServer(config.publicUrls.production, 'Production').addServer(config.publicUrls.staging, 'Staging');
 
-  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true });
+  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true, extraModels: [ErrorDto] });
   document.components ??= {};
   document.components.schemas ??= {};
   document.components.schemas.Pets = {
@@ -56,5 +58,42 @@ export function buildOpenApiDocument(app: INestApplication, config: GatewayConfi
     description: 'A list of animals.',
     items: { $ref: '#/components/schemas/Pet' },
   };
+  tellGeneratorsTheTruth(document);
   return document;
+}
+
+/**
+ * What @nestjs/swagger cannot say through decorators, written once here:
+ * - error responses and response headers are shared components, referenced from every operation;
+ * - the bearer scheme names no format: keys are opaque, not JWTs (addBearerAuth defaults to "JWT");
+ * - NewPet refuses unknown fields (additionalProperties: false), as the service does;
+ * - a property whose schema is a single $ref (status → PetStatus) is that $ref, not an allOf wrapper that
+ *   generators turn into an anonymous type.
+ */
+function tellGeneratorsTheTruth(document: OpenAPIObject): void {
+  const components = (document.components ??= {});
+  components.headers = { ...HEADER_COMPONENTS };
+  components.responses = errorResponseComponents();
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as Array<{ responses?: Record<string, unknown> }>) {
+      for (const status of Object.keys(operation.responses ?? {})) {
+        const shared = errorResponseRef(Number(status));
+        if (shared) operation.responses![status] = shared;
+      }
+    }
+  }
+  const bearer = components.securitySchemes?.bearer as { bearerFormat?: string } | undefined;
+  if (bearer) delete bearer.bearerFormat;
+  const schemas = (components.schemas ?? {}) as Record<string, { properties?: Record<string, Record<string, unknown>>; additionalProperties?: boolean }>;
+  if (schemas.NewPet) schemas.NewPet.additionalProperties = false;
+  if (schemas.PetStatus) {
+    (schemas.PetStatus as { description?: string }).description =
+      'Availability status of an animal. Optional in a NewPet (none is assumed when omitted); absent from a Pet that has none.';
+  }
+  for (const schema of Object.values(schemas)) {
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      const allOf = property.allOf as Array<{ $ref?: string }> | undefined;
+      if (allOf?.length === 1 && allOf[0].$ref) schema.properties![name] = { $ref: allOf[0].$ref };
+    }
+  }
 }

@@ -1,16 +1,24 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { OutageLog, READINESS_CACHE_MS, SharedCheck } from '@app/platform';
+import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { RedisRateLimitStore } from '../rate-limit/redis-rate-limit.store';
 
-/** Liveness and readiness, outside /v1, without authentication or rate limits. */
+/**
+ * Liveness and readiness, outside /v1, without authentication or rate limits. Readiness asks the pets service
+ * (a database query) and Redis at most once a second however often it is probed, and a failing dependency is
+ * logged when it fails and when it is back, not at every probe.
+ */
 @ApiExcludeController()
 @Public()
 @Controller('health')
 export class HealthController {
+  private readonly outages = new OutageLog(new Logger('Readiness'));
+  private readonly readiness = new SharedCheck<HealthCheckResult>(READINESS_CACHE_MS, () => this.checkReadiness());
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
@@ -27,13 +35,19 @@ export class HealthController {
   /** Ready: the pets service answers its own readiness, and Redis answers when it is configured. */
   @Get('ready')
   @HealthCheck()
-  ready() {
+  ready(): Promise<HealthCheckResult> {
+    return this.readiness.run();
+  }
+
+  private checkReadiness(): Promise<HealthCheckResult> {
     const checks: HealthIndicatorFunction[] = [() => this.petsReady()];
     const store = this.store;
     if (store instanceof RedisRateLimitStore) {
       checks.push(async () => {
         const indicator = this.indicators.check('redis');
-        return (await store.ping()) ? indicator.up() : indicator.down('Redis does not answer');
+        const up = await store.ping();
+        this.outages.report('Redis', up, up ? '' : 'it does not answer');
+        return up ? indicator.up() : indicator.down('Redis does not answer');
       });
     }
     return this.health.check(checks);
@@ -41,11 +55,14 @@ export class HealthController {
 
   private async petsReady() {
     const indicator = this.indicators.check('pets');
+    let problem: string | undefined;
     try {
       const response = await fetch(`${this.config.petsUrl}/health/ready`, { signal: AbortSignal.timeout(2000) });
-      return response.ok ? indicator.up() : indicator.down(`status ${response.status}`);
+      if (!response.ok) problem = `status ${response.status}`;
     } catch (error) {
-      return indicator.down((error as Error).message);
+      problem = (error as Error).message;
     }
+    this.outages.report('The pets service', problem === undefined, problem);
+    return problem === undefined ? indicator.up() : indicator.down(problem);
   }
 }

@@ -3,18 +3,13 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { GatewayRequest } from '../auth/api-key.guard';
-import { ApiErrorResponses, COMMON_RESPONSE_HEADERS } from '../docs/api-responses';
+import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from '../docs/api-responses';
 import { NEXT_LINK_HEADER } from './next-link';
 import { Sunset, SunsetInterceptor } from './sunset.interceptor';
-import { UpstreamService } from './upstream.service';
+import { UpstreamService, requestTarget } from './upstream.service';
 
 export const API_PREFIX = '/v1';
 
-const DEPRECATION_HEADERS = {
-  Deprecation: { description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.', schema: { type: 'string' } },
-  Sunset: { description: 'RFC 8594: when the operation is removed (HTTP date).', schema: { type: 'string' } },
-  Link: { description: 'The replacement: `</v1/pets>; rel="successor-version"`.', schema: { type: 'string' } },
-} as const;
 
 const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
 
@@ -41,7 +36,7 @@ export class PetsProxyController {
   })
   @ApiExtension('x-stability', 'stable')
   @ApiOkResponse({ description: 'A page of animals.', schema: { $ref: '#/components/schemas/Pets' }, headers: { ...COMMON_RESPONSE_HEADERS, ...NEXT_LINK_HEADER } })
-  @ApiErrorResponses(400, 401, 429, 502, 503, 504)
+  @ApiErrorResponses()
   listPets(@Query() _query: ListPetsQueryDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
     return this.forward(request, response);
   }
@@ -51,7 +46,7 @@ export class PetsProxyController {
   @ApiExtension('x-stability', 'stable')
   @ApiBody({ type: NewPetDto, required: true })
   @ApiCreatedResponse({ description: 'Animal added; the body carries the assigned `id`.', schema: { $ref: getSchemaPath(PetDto) }, headers: COMMON_RESPONSE_HEADERS })
-  @ApiErrorResponses(400, 401, 413, 415, 429, 502, 503, 504)
+  @ApiErrorResponses(413, 415)
   createPet(@Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
     return this.forward(request, response);
   }
@@ -70,12 +65,12 @@ export class PetsProxyController {
   })
   @ApiExtension('x-stability', 'deprecated')
   @ApiOkResponse({ description: 'The requested animal.', schema: { $ref: getSchemaPath(PetDto) }, headers: { ...COMMON_RESPONSE_HEADERS, ...DEPRECATION_HEADERS } })
-  @ApiErrorResponses(400, 401, 404, 410, 429, 502, 503, 504)
+  @ApiErrorResponses(404, 410)
   getPet(@Param() _params: PetIdParamsDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
     return this.forward(request, response);
   }
 
   private forward(request: GatewayRequest, response: Response): Promise<void> {
-    return this.upstream.forward(request, response, request.originalUrl.slice(API_PREFIX.length));
+    return this.upstream.forward(request, response, requestTarget(request.originalUrl).slice(API_PREFIX.length));
   }
 }

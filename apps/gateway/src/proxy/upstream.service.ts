@@ -1,4 +1,4 @@
-import { ApiError, BODY_LIMIT_BYTES } from '@app/errors';
+import { ApiError, BODY_LIMIT_BYTES, assertDeclaredLengthWithin } from '@app/errors';
 import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
 import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
@@ -11,7 +11,7 @@ import { publicLinkField } from './next-link';
 /** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
 /** Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do. */
-const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow'] as const;
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow', 'retry-after'] as const;
 
 /**
  * The body's bytes as they came (the pets service parses and validates them once), read only once the request
@@ -20,7 +20,20 @@ const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-co
 const readRawBody = raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** Seconds a client is asked to wait when the pets service cannot be reached (about one readiness period). */
+const UPSTREAM_RETRY_AFTER_SECONDS = 5;
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * The path and query to send upstream, as the router parsed them: a request line in absolute form
+ * (`GET http://host/v1/pets HTTP/1.1`, which RFC 9112 says servers must accept) loses its scheme and authority.
+ * No other normalisation, so the pets service routes exactly what the gateway routed.
+ */
+export function requestTarget(originalUrl: string): string {
+  if (originalUrl.startsWith('/')) return originalUrl;
+  const rest = originalUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
 
 /**
  * Forwards a request to the pets service over a keep-alive pool and writes its answer back unchanged:
@@ -63,13 +76,16 @@ export class UpstreamService implements OnApplicationShutdown {
       headers['x-consumer-plan'] = request.consumer.plan;
     }
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
+    assertDeclaredLengthWithin(request);
     await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
     const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
     let upstream: Awaited<ReturnType<Pool['request']>>;
     let payload: Buffer;
     try {
-      upstream = await this.pool.request({ path, method: request.method as 'GET' | 'POST', headers, body });
+      // HEAD is answered from a GET, so that its headers (Content-Length above all) are the ones GET would have.
+      const method = request.method === 'HEAD' ? 'GET' : (request.method as 'GET' | 'POST');
+      upstream = await this.pool.request({ path, method, headers, body });
       payload = Buffer.from(await upstream.body.arrayBuffer());
     } catch (error) {
       throw this.toGatewayError(error as Error & { code?: string }, request);
@@ -83,7 +99,7 @@ export class UpstreamService implements OnApplicationShutdown {
     const link = publicLinkField(upstream.headers.link, request, path);
     if (link) response.setHeader('link', link);
     response.setHeader('content-length', payload.length);
-    response.end(payload);
+    response.end(request.method === 'HEAD' ? undefined : payload);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -99,7 +115,8 @@ export class UpstreamService implements OnApplicationShutdown {
     }
     if (UNREACHABLE_CODES.has(code)) {
       this.upstreamErrors.inc({ kind: 'unavailable' });
-      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.');
+      // The connection was refused: the request certainly never reached the service, so any retry is safe.
+      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.', { 'Retry-After': String(UPSTREAM_RETRY_AFTER_SECONDS) });
     }
     this.upstreamErrors.inc({ kind: 'bad_gateway' });
     return new ApiError('BAD_GATEWAY', 'The pets service failed to answer.');

@@ -13,6 +13,7 @@ describe('loadPetsConfig', () => {
       logLevel: 'log',
       metrics: { port: 9465, host: '127.0.0.1' },
       shutdownGraceMs: 10000,
+      http: { keepAliveTimeoutMs: 75000, headersTimeoutMs: 20000, requestTimeoutMs: 30000 },
     });
   });
 
@@ -27,6 +28,7 @@ describe('loadPetsConfig', () => {
     [{ DB_MIGRATE_ON_START: 'maybe' }, 'DB_MIGRATE_ON_START must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, log, debug, verbose'],
     [{ CURSOR_SECRET: 'too-short' }, 'CURSOR_SECRET must be at least 32 characters long'],
+    [{ HEADERS_TIMEOUT_MS: '40000', REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS must not be below HEADERS_TIMEOUT_MS'],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadPetsConfig(env)).toThrow(ConfigurationError);
     expect(() => loadPetsConfig(env)).toThrow(message);

@@ -1,4 +1,4 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
@@ -50,6 +50,8 @@ export interface PetsConfig {
   internalSecret?: string;
   /** Signs the paging cursors of GET /pets; absent: the public development key (see page-cursor.ts). */
   cursorSecret?: string;
+  /** Keep-alive, header and request timeouts (defaults when absent). */
+  http?: HttpServerLimits;
 }
 
 export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
@@ -67,6 +69,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.PETS_METRICS_PORT, host: e.METRICS_HOST },
     cursorSecret: e.CURSOR_SECRET,
+    http: httpServerLimitsOf(e),
   };
 }
 

@@ -6,7 +6,8 @@ import { dataSourceOptions } from './data-source.options';
 import { DatabaseEndpoint } from './database-endpoint';
 import { EmbeddedPgliteEndpoint } from './embedded-pglite.endpoint';
 import { ExternalPostgresEndpoint } from './external-postgres.endpoint';
-import { runMigrations } from './run-migrations';
+import { pendingMigrations, runMigrations } from './run-migrations';
+import { ConfigurationError } from '@app/platform';
 
 export async function openDatabaseEndpoint(config: PetsConfig): Promise<DatabaseEndpoint> {
   return config.databaseUrl
@@ -38,8 +39,21 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
     @Inject(PETS_CONFIG) private readonly config: PetsConfig,
   ) {}
 
+  /**
+   * Never ready-and-broken: a schema behind the code would answer 500 to every request while /health/ready said
+   * 200, so the service refuses to start and says what to do.
+   */
   async onModuleInit(): Promise<void> {
-    if (this.config.migrateOnStart) await runMigrations(this.dataSource, this.endpoint);
+    if (this.config.migrateOnStart) {
+      await runMigrations(this.dataSource, this.endpoint);
+      return;
+    }
+    const pending = await pendingMigrations(this.dataSource);
+    if (pending.length > 0) {
+      throw new ConfigurationError(
+        `pending migrations (${pending.join(', ')}): run npm run migrate, or set DB_MIGRATE_ON_START=true`,
+      );
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

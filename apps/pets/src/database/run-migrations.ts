@@ -29,3 +29,16 @@ export async function runMigrations(dataSource: DataSource, endpoint: DatabaseEn
     }
   }
 }
+
+/**
+ * The migrations the code knows and the database has not applied, read without writing anything (TypeORM's
+ * showMigrations would create its table): a service without DDL rights can still ask.
+ */
+export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  const table = dataSource.options.migrationsTableName ?? 'migrations';
+  const [{ exists }] = (await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])) as Array<{ exists: boolean }>;
+  const applied = new Set<string>(
+    exists ? ((await dataSource.query(`SELECT "name" FROM "${table}"`)) as Array<{ name: string }>).map((row) => row.name) : [],
+  );
+  return dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name).filter((name) => !applied.has(name));
+}

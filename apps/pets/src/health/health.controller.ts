@@ -1,9 +1,15 @@
-import { Controller, Get } from '@nestjs/common';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { OutageLog, READINESS_CACHE_MS, SharedCheck } from '@app/platform';
+import { Controller, Get, Logger } from '@nestjs/common';
+import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 
-/** Liveness, and readiness meaning "the database answers". */
+/** Liveness, and readiness meaning "the database answers" (asked at most once a second, outages logged once). */
 @Controller('health')
 export class HealthController {
+  private readonly outages = new OutageLog(new Logger('Readiness'));
+  private readonly readiness = new SharedCheck<HealthCheckResult>(READINESS_CACHE_MS, () =>
+    this.health.check([() => this.databaseReady()]),
+  );
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
@@ -17,7 +23,14 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  ready() {
-    return this.health.check([() => this.database.pingCheck('database', { timeout: 2000 })]);
+  ready(): Promise<HealthCheckResult> {
+    return this.readiness.run();
+  }
+
+  private async databaseReady() {
+    const result = await this.database.pingCheck('database', { timeout: 2000 });
+    const up = result.database?.status === 'up';
+    this.outages.report('The database', up, up ? '' : String(result.database?.message ?? 'no answer'));
+    return result;
   }
 }

@@ -54,7 +54,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Availability status; absent when none was set.
+         * @description Availability status of an animal. Optional in a NewPet (none is assumed when omitted); absent from a Pet that has none.
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
@@ -77,28 +77,7 @@ export interface components {
              * @example 1
              */
             categoryId: number;
-            /** @description Availability status; absent when none was set. */
             status?: components["schemas"]["PetStatus"];
-        };
-        /** @description Sent with every error response; `status` equals the HTTP status. */
-        Error: {
-            /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `UNAUTHORIZED` (401), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
-             * @example VALIDATION_FAILED
-             * @enum {string}
-             */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
-            /**
-             * @description Human-readable description of the error.
-             * @example limit must be an integer from 1 to 100
-             */
-            message: string;
-            /**
-             * Format: int32
-             * @description The HTTP status code of the response.
-             * @example 400
-             */
-            status: number;
         };
         /** @description An animal to add. Unknown fields are rejected with 400. */
         NewPet: {
@@ -113,16 +92,278 @@ export interface components {
              * @example 1
              */
             categoryId: number;
-            /** @description Availability status. When omitted, the animal has no status: none is assumed. */
             status?: components["schemas"]["PetStatus"];
+        };
+        /** @description Sent with every error response; `status` equals the HTTP status. */
+        Error: {
+            /**
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @example VALIDATION_FAILED
+             * @enum {string}
+             */
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            /**
+             * @description Human-readable description of the error.
+             * @example limit must be an integer from 1 to 100
+             */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response.
+             * @example 400
+             */
+            status: number;
         };
         /** @description A list of animals. */
         Pets: components["schemas"]["Pet"][];
     };
-    responses: never;
+    responses: {
+        /** @description Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), the body is not valid JSON or not UTF-8 (`MALFORMED_JSON`), or the request cannot be read (`MALFORMED_REQUEST`: a body that does not match its Content-Encoding; broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes). */
+        BadRequest: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address's anonymous limit. */
+        Unauthorized: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No animal with this id (`NOT_FOUND`). */
+        NotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "NOT_FOUND",
+                 *       "message": "No pet with id 42.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request (headers, then body) was not received in time (`REQUEST_TIMEOUT`); the connection closes. Answered by the HTTP server: no rate-limit headers. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "REQUEST_TIMEOUT",
+                 *       "message": "The request was not received in time.",
+                 *       "status": 408
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The operation was removed after its sunset date (`GONE`). */
+        Gone: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "GONE",
+                 *       "message": "This operation was removed on 2030-12-05: use GET /pets with a status filter.",
+                 *       "status": 410
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than 16 KiB (`PAYLOAD_TOO_LARGE`), answered as soon as Content-Length says so; the connection closes. */
+        PayloadTooLarge: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "PAYLOAD_TOO_LARGE",
+                 *       "message": "The request body exceeds the limit of 16384 bytes.",
+                 *       "status": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`). */
+        UnsupportedMediaType: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                 *       "message": "Content-Type \"text/plain\" is not supported: send application/json.",
+                 *       "status": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Over a rate limit (`RATE_LIMITED`), or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially. */
+        TooManyRequests: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request line and headers exceed 16 KiB (`HEADERS_TOO_LARGE`); the connection closes. Answered by the HTTP server: no rate-limit headers. */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "HEADERS_TOO_LARGE",
+                 *       "message": "The request line and headers exceed 16 KiB: shorten the query string or the headers.",
+                 *       "status": 431
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An unexpected failure (`INTERNAL_ERROR`); details go to the log with the request id, never to the client. */
+        InternalError: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "INTERNAL_ERROR",
+                 *       "message": "An unexpected error occurred.",
+                 *       "status": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The pets service failed to answer (`BAD_GATEWAY`). */
+        BadGateway: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "BAD_GATEWAY",
+                 *       "message": "The pets service failed to answer.",
+                 *       "status": 502
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The pets service or its database is unavailable (`SERVICE_UNAVAILABLE`). With `Retry-After`, nothing was changed and the request is safe to repeat; a createPet answered without `Retry-After` lost its database connection while committing: the animal may or may not have been added, so list before sending it again. */
+        ServiceUnavailable: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The pets service did not answer in time (`GATEWAY_TIMEOUT`). */
+        GatewayTimeout: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "GATEWAY_TIMEOUT",
+                 *       "message": "The pets service did not answer in time.",
+                 *       "status": 504
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Rate limit: the request limit of the window closest to running out (per minute or per day). */
+        "X-RateLimit-Limit": number;
+        /** @description Rate limit: requests remaining in that window. */
+        "X-RateLimit-Remaining": number;
+        /** @description Rate limit: Unix time (seconds) at which that window resets. */
+        "X-RateLimit-Reset": number;
+        /** @description Rate limit: every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+        "RateLimit-Policy": string;
+        /** @description Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
+        RateLimit: string;
+        /** @description The request id (the client's X-Request-Id when sent, else generated). */
+        "X-Request-Id": string;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
+        /** @description RFC 6750 challenge: `Bearer realm="petstore"`. */
+        "WWW-Authenticate": string;
+        /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
+        Deprecation: string;
+        /** @description RFC 8594: when the operation is removed (HTTP date). */
+        Sunset: string;
+        /** @description The replacement: `</v1/pets>; rel="successor-version"`. */
+        Link: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -146,18 +387,12 @@ export interface operations {
             /** @description A page of animals. */
             200: {
                 headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description RFC 8288: present when more animals follow, as `<https://api.petstore.example.com/v1/pets?limit=20&status=sold&after=...>; rel="next"`. Follow it to read the next page (same `limit` and `status`, plus the opaque `after` cursor); the last page has no `rel="next"`. The link uses the origin and path the request was sent to. */
                     Link?: string;
                     [name: string]: unknown;
@@ -166,136 +401,15 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), or the body is not valid JSON (`MALFORMED_JSON`). */
-            400: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`). Carries `WWW-Authenticate: Bearer`. */
-            401: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`RATE_LIMITED`), or the key is temporarily banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially. */
-            429: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service failed to answer (`BAD_GATEWAY`). */
-            502: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service is unavailable (`SERVICE_UNAVAILABLE`). */
-            503: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service did not answer in time (`GATEWAY_TIMEOUT`). */
-            504: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     createPet: {
@@ -314,196 +428,29 @@ export interface operations {
             /** @description Animal added; the body carries the assigned `id`. */
             201: {
                 headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), or the body is not valid JSON (`MALFORMED_JSON`). */
-            400: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`). Carries `WWW-Authenticate: Bearer`. */
-            401: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is larger than 16 KiB (`PAYLOAD_TOO_LARGE`). */
-            413: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is not `application/json` (`UNSUPPORTED_MEDIA_TYPE`). */
-            415: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`RATE_LIMITED`), or the key is temporarily banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially. */
-            429: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service failed to answer (`BAD_GATEWAY`). */
-            502: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service is unavailable (`SERVICE_UNAVAILABLE`). */
-            503: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service did not answer in time (`GATEWAY_TIMEOUT`). */
-            504: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     getPet: {
@@ -521,202 +468,32 @@ export interface operations {
             /** @description The requested animal. */
             200: {
                 headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: when the operation is removed (HTTP date). */
-                    Sunset?: string;
-                    /** @description The replacement: `</v1/pets>; rel="successor-version"`. */
-                    Link?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), or the body is not valid JSON (`MALFORMED_JSON`). */
-            400: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`). Carries `WWW-Authenticate: Bearer`. */
-            401: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The requested resource could not be found (`NOT_FOUND`). */
-            404: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The operation has been removed after its sunset date (`GONE`). */
-            410: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`RATE_LIMITED`), or the key is temporarily banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially. */
-            429: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service failed to answer (`BAD_GATEWAY`). */
-            502: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service is unavailable (`SERVICE_UNAVAILABLE`). */
-            503: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The pets service did not answer in time (`GATEWAY_TIMEOUT`). */
-            504: {
-                headers: {
-                    /** @description The request limit of the window closest to running out (per minute or per day). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests remaining in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix timestamp (seconds) at which that window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
-                    RateLimit?: string;
-                    /** @description The request id (the client's X-Request-Id when sent, else generated). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
 }

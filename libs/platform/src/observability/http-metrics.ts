@@ -2,6 +2,7 @@ import { createServer, Server } from 'node:http';
 import { OnApplicationShutdown } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { listenOn } from '../listen';
 
 /** The route a request matched (a template, so that label values stay few), or "unmatched". */
 export function routeOf(request: Request): string {
@@ -45,8 +46,11 @@ export class AppMetrics implements OnApplicationShutdown {
     next();
   };
 
-  /** Serves GET /metrics on its own port; returns the port (0 picks a free one). */
-  async serve(port: number, host: string): Promise<number> {
+  /**
+   * Serves GET /metrics on its own port; returns the port (0 picks a free one). A port that cannot be had stops
+   * the app with one line naming `variable`.
+   */
+  async serve(port: number, host: string, variable = 'METRICS_PORT'): Promise<number> {
     this.server = createServer((request, response) => {
       if (request.url !== '/metrics') {
         response.writeHead(404).end();
@@ -58,12 +62,7 @@ export class AppMetrics implements OnApplicationShutdown {
       );
     });
     const server = this.server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new Error(`metrics port ${host}:${port} is unavailable (${error.code ?? error.message})`)),
-      );
-      server.listen(port, host, resolve);
-    });
+    await listenOn(server, port, host, variable);
     this.port = (server.address() as { port: number }).port;
     return this.port;
   }

@@ -1,0 +1,90 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './support/own-postgres';
+
+const ROOT = join(__dirname, '..');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether something accepts connections on the port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+interface Started {
+  process: ChildProcess;
+  ports: { gateway: number; pets: number };
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
+async function start(command: string, args: string[]): Promise<Started> {
+  const ports = { gateway: await freePort(), pets: await freePort() };
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(ports.gateway), HOST: '127.0.0.1', PETS_PORT: String(ports.pets), METRICS_PORT: '0', PETS_METRICS_PORT: '0',
+      PGLITE_DATA_DIR: 'memory://', CONSUMERS_FILE: join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'consumers.json'),
+      DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 240_000;
+  while (!/^Ready: /m.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no Ready line:\n${output}`);
+    await sleep(200);
+  }
+  return { process: child, ports, output: () => output, exited };
+}
+
+async function portsReleased(ports: number[], withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    if (!(await Promise.all(ports.map(listening))).some(Boolean)) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/**
+ * `npm start` under a process manager: one "Ready" line once both apps answer, and a SIGTERM (or SIGINT) to
+ * whichever process gets it stops everything and frees the ports.
+ */
+describe('npm start', () => {
+  it('says Ready once both apps answer, and stops everything on SIGTERM to npm', async () => {
+    const started = await start('npm', ['start']);
+    const readyLines = started.output().match(/^Ready: .*$/gm) ?? [];
+    expect(readyLines).toEqual([
+      `Ready: gateway on http://localhost:${started.ports.gateway}/v1, Swagger UI on http://localhost:${started.ports.gateway}/docs; pets service on http://127.0.0.1:${started.ports.pets}`,
+    ]);
+    // "Ready" means ready: both answer their readiness at that moment.
+    expect((await fetch(`http://127.0.0.1:${started.ports.gateway}/health/ready`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${started.ports.pets}/health/ready`)).status).toBe(200);
+
+    started.process.kill('SIGTERM');
+    await started.exited;
+    expect(await portsReleased([started.ports.gateway, started.ports.pets], 15_000)).toBe(true);
+  }, 300_000);
+
+  it('stops both apps on SIGINT to the start script itself', async () => {
+    const started = await start(process.execPath, ['scripts/start.js']);
+    started.process.kill('SIGINT');
+    expect(await started.exited).toBe(0);
+    expect(await portsReleased([started.ports.gateway, started.ports.pets], 15_000)).toBe(true);
+  }, 120_000);
+});
