@@ -129,7 +129,8 @@ describe('tracing (OpenTelemetry)', () => {
     };
     [gateway, trustingGateway] = await Promise.all([
       startApp(GATEWAY_MAIN, gatewayPort, { ...gatewayEnv, PORT: String(gatewayPort) }),
-      startApp(GATEWAY_MAIN, trustingPort, { ...gatewayEnv, PORT: String(trustingPort), OTEL_TRUST_INCOMING_TRACEPARENT: 'true' }),
+      // This one holds its spans (a batch delay of ten minutes) until it exits: the flush on exit is tested too.
+      startApp(GATEWAY_MAIN, trustingPort, { ...gatewayEnv, PORT: String(trustingPort), OTEL_TRUST_INCOMING_TRACEPARENT: 'true', OTEL_BSP_SCHEDULE_DELAY: '600000' }),
     ]);
   }, 180_000);
 
@@ -271,13 +272,18 @@ describe('tracing (OpenTelemetry)', () => {
     expect(receiver.trace(CLIENT_TRACE_ID)).toEqual([]);
   });
 
-  it('continues it when OTEL_TRUST_INCOMING_TRACEPARENT=true', async () => {
+  it('continues it when OTEL_TRUST_INCOMING_TRACEPARENT=true, and flushes the last spans when the gateway exits', async () => {
     const { status, traceId } = await createPet(trustingGateway, { traceparent: CLIENT_TRACEPARENT });
     expect(status).toBe(201);
     expect(traceId).toBe(CLIENT_TRACE_ID);
-    const edge = await serverSpanOf(CLIENT_TRACE_ID, 'petstore-gateway');
-    expect(edge.parentSpanId).toBe(CLIENT_SPAN_ID);
     expect((await serverSpanOf(CLIENT_TRACE_ID, 'petstore-pets')).traceId).toBe(CLIENT_TRACE_ID);
+    // Still in the gateway's batch; SIGTERM: graceful shutdown, then the batch leaves before the process ends.
+    expect(receiver.trace(CLIENT_TRACE_ID).filter((s) => s.service === 'petstore-gateway')).toEqual([]);
+    const exited = new Promise<number | null>((resolve) => trustingGateway.process.once('exit', resolve));
+    trustingGateway.process.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const edge = receiver.trace(CLIENT_TRACE_ID).find((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER);
+    expect(edge?.parentSpanId).toBe(CLIENT_SPAN_ID);
   });
 
   it('no span carries a key, an Authorization header or the internal secret', async () => {
