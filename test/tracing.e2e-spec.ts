@@ -221,6 +221,20 @@ describe('tracing (OpenTelemetry)', () => {
     expect(redis.parentSpanId).toBe(serverSpanId);
   });
 
+  it('with tracing off, nothing of the SDK is loaded: only the API, whose calls are no-ops', () => {
+    const tracingDir = join(ROOT, 'dist/apps/gateway/libs/platform/src/tracing');
+    const loadedBy = (env: Record<string, string>) => {
+      const script = `require(${JSON.stringify(join(tracingDir, 'register-edge.js'))}); require(${JSON.stringify(join(tracingDir, 'edge-outcome.js'))});
+        const packageOf = (file) => { const at = file.lastIndexOf('node_modules/@opentelemetry/'); return at < 0 ? undefined : file.slice(at + 13).split('/').slice(0, 2).join('/'); };
+        const packages = new Set(Object.keys(require.cache).map(packageOf).filter(Boolean));
+        process.stdout.write(JSON.stringify([...packages].sort())); process.exit(0);`;
+      const output = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', ...env } });
+      return JSON.parse(output.toString()) as string[];
+    };
+    expect(loadedBy({})).toEqual(['@opentelemetry/api']);
+    expect(loadedBy({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toEqual(expect.arrayContaining(['@opentelemetry/sdk-node', '@opentelemetry/instrumentation-http']));
+  });
+
   it('a bad OTEL_TRUST_INCOMING_TRACEPARENT stops the gateway at start-up with one line', async () => {
     const child = spawn(process.execPath, [GATEWAY_MAIN], { cwd: ROOT, env: { ...process.env, OTEL_TRUST_INCOMING_TRACEPARENT: 'yes', PORT: '0' } });
     let stderr = '';
