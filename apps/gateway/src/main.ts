@@ -1,3 +1,4 @@
+import '@app/platform/tracing/register-edge'; // first: tracing must patch modules before they load
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPlans } from './auth/plans';

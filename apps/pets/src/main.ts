@@ -1,3 +1,4 @@
+import '@app/platform/tracing/register-internal'; // first: tracing must patch modules before they load
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPetsConfig } from './config/pets.config';

@@ -1,4 +1,5 @@
 import { ApiError } from '@app/errors';
+import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
@@ -32,6 +33,7 @@ export class ApiKeyGuard implements CanActivate {
     const header = request.headers.authorization;
     const match = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header);
     const consumer = match ? this.registry.authenticate(match[1]) : undefined;
+    recordEdgeOutcome({ consumer: consumer ?? null });
     if (consumer) {
       request.consumer = consumer;
       return true;

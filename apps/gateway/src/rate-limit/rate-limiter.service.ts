@@ -1,4 +1,5 @@
 import { ApiError } from '@app/errors';
+import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
@@ -66,6 +67,7 @@ export class RateLimiter {
   /** Counts the request, sets the rate-limit headers on the response, and throws the 429 when refused. */
   async enforce(subject: Subject, response: Response): Promise<void> {
     const decision = await this.decide(subject);
+    recordEdgeOutcome({ plan: subject.plan, rateLimit: decision });
     const headers = rateLimitHeaders(decision, this.clock.now());
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     if (decision.outcome === 'allowed') return;

@@ -1,0 +1,102 @@
+import { Context, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { core, NodeSDK } from '@opentelemetry/sdk-node';
+import type { IncomingMessage } from 'node:http';
+import type { TracingRole } from './tracing-environment';
+
+/**
+ * Propagates our trace context on outgoing calls but reads none from incoming requests: the edge starts a
+ * trace of its own for every request, whatever `traceparent`/`baggage` the client sent.
+ */
+class InjectOnlyPropagator implements TextMapPropagator {
+  constructor(private readonly inner: TextMapPropagator) {}
+  inject(context: Context, carrier: unknown, setter: TextMapSetter): void {
+    this.inner.inject(context, carrier, setter);
+  }
+  extract(context: Context, _carrier: unknown, _getter: TextMapGetter): Context {
+    return context;
+  }
+  fields(): string[] {
+    return this.inner.fields();
+  }
+}
+
+/** Probes and scrapes (every few seconds, from the orchestrator and Prometheus) would drown the real traces. */
+const UNTRACED_PATHS = /^\/(health\/|metrics(\/|\?|$))/;
+
+/** How long the last spans may take to leave when the process exits (the orchestrator's grace is longer). */
+const EXIT_FLUSH_MS = 2000;
+
+const EDGE_IGNORED_LAYERS = [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER, ExpressLayerType.REQUEST_HANDLER];
+
+export interface TracingOptions {
+  role: TracingRole;
+  trustIncoming: boolean;
+  /** service.name when OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) does not name one. */
+  defaultServiceName: string;
+}
+
+/**
+ * The OpenTelemetry Node SDK, configured by the standard OTEL_* variables (exporter, endpoint, protocol,
+ * headers, sampler, batch sizes, resource). Traces only: metrics stay on Prometheus and logs on stdout (with
+ * trace_id and span_id) unless OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER ask for more.
+ */
+export function startTracing(options: TracingOptions): NodeSDK {
+  const w3c = new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] });
+  const namesService = process.env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const sdk = new NodeSDK({
+    serviceName: namesService ? undefined : options.defaultServiceName,
+    textMapPropagator: options.trustIncoming ? w3c : new InjectOnlyPropagator(w3c),
+    ...(process.env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
+    ...(process.env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request: IncomingMessage) => UNTRACED_PATHS.test(request.url ?? ''),
+        // Outgoing calls are traced only within a request (not the readiness probe's checks).
+        requireParentforOutgoingSpans: true,
+      }),
+      // The route template on the server span (`http.route`, and its name). The pets service also gets a span
+      // for its route handler; on the gateway the server span is the handler's span, so that what the edge
+      // decided (recordEdgeOutcome) lands on it. Middleware layers (helmet, body, request id) are noise.
+      new ExpressInstrumentation({
+        ignoreLayersType: options.role === 'edge' ? EDGE_IGNORED_LAYERS : [ExpressLayerType.MIDDLEWARE],
+        // Nest's handlers are anonymous to Express ("request handler"): name the span by its route instead.
+        spanNameHook: (info, defaultName) =>
+          info.layerType === ExpressLayerType.REQUEST_HANDLER && info.route ? `handler ${info.request.method} ${info.route}` : defaultName,
+      }),
+      // The gateway's hop to the pets service: a client span, and `traceparent` on the request.
+      new UndiciInstrumentation({ requireParentforSpans: true }),
+      // SQL text only (parameters are values a caller sent: never recorded).
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+      // trace_id / span_id / trace_flags on every log line written within a span; logs are not exported.
+      new PinoInstrumentation({ disableLogSending: true }),
+    ],
+  });
+  sdk.start();
+  flushBeforeExit(sdk);
+  return sdk;
+}
+
+/**
+ * The apps end with process.exit() after their graceful shutdown, which would drop the spans still waiting in
+ * the batch (those of the last requests). Give them a bounded moment to leave first.
+ */
+function flushBeforeExit(sdk: NodeSDK): void {
+  const exit = process.exit.bind(process);
+  let exiting = false;
+  process.exit = ((code?: number | string | null) => {
+    if (exiting) return exit(code);
+    exiting = true;
+    const timer = setTimeout(() => exit(code), EXIT_FLUSH_MS);
+    sdk.shutdown().finally(() => {
+      clearTimeout(timer);
+      exit(code);
+    });
+  }) as typeof process.exit;
+}
