@@ -22,11 +22,15 @@ describe('graceful shutdown', () => {
   let gateway: ChildProcess;
   let port: number;
   let key: string;
+  let arrived = 0;
 
   beforeAll(async () => {
     if (!existsSync(GATEWAY_MAIN)) execFileSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'ignore' });
     // A pets service that takes 400 ms per answer, so that requests are surely in flight at SIGTERM.
-    upstream = createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 400));
+    upstream = createServer((_req, res) => {
+      arrived += 1;
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 400);
+    });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const consumersFile = tempConsumersFile();
     key = mintKey(consumersFile, 'business');
@@ -66,7 +70,11 @@ describe('graceful shutdown', () => {
         (error: Error) => `failed: ${error.message}`,
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // SIGTERM once every request is in flight, i.e. the gateway has taken it and is waiting on the upstream. On a
+    // loaded machine a fixed delay is not enough: a connection still in the kernel's accept queue is not in flight.
+    const deadline = Date.now() + 20_000;
+    while (arrived < 30 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(arrived).toBe(30);
     const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
     gateway.kill('SIGTERM');
 
