@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { mintKey, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 
 const ROOT = join(__dirname, '..');
 const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
@@ -22,15 +22,16 @@ describe('graceful shutdown', () => {
   let gateway: ChildProcess;
   let port: number;
   let key: string;
+  let database: GatewayTestDatabase;
 
   beforeAll(async () => {
     if (!existsSync(GATEWAY_MAIN)) execFileSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'ignore' });
     // A pets service that takes 400 ms per answer, so that requests are surely in flight at SIGTERM.
     upstream = createServer((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 400));
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'business');
+    database = await createGatewayTestDatabase();
     port = await freePort();
+    const admin = { adminUrl: `http://127.0.0.1:${await freePort()}`, adminToken: 'graceful-shutdown-admin-token-0123456789' };
     gateway = spawn(process.execPath, [GATEWAY_MAIN], {
       cwd: ROOT,
       stdio: 'ignore',
@@ -39,7 +40,9 @@ describe('graceful shutdown', () => {
         PORT: String(port),
         HOST: '127.0.0.1',
         PETS_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-        CONSUMERS_FILE: consumersFile,
+        GATEWAY_DATABASE_URL: database.url,
+        ADMIN_PORT: new URL(admin.adminUrl).port,
+        ADMIN_TOKEN: admin.adminToken,
         METRICS_PORT: '0',
         LOG_LEVEL: 'error',
         NODE_ENV: 'test',
@@ -53,10 +56,12 @@ describe('graceful shutdown', () => {
       if (up) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    key = await mintKey(admin, 'business');
   });
   afterAll(async () => {
     gateway?.kill('SIGKILL');
     await new Promise<void>((resolve) => upstream.close(() => resolve()));
+    await database?.drop();
   });
 
   it('finishes every in-flight request, then exits 0 and takes no new connection', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -11,16 +11,18 @@ import { RunningPets, startPetsService } from './support/pets-service';
   let pets: RunningPets;
   const gateways: GatewayUnderTest[] = [];
   let freeKey: string;
+  let database: GatewayTestDatabase;
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    freeKey = mintKey(consumersFile, 'free', 'burst');
+    database = await createGatewayTestDatabase();
     const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}cluster-${randomBytes(4).toString('hex')}:`;
-    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ petsUrl: pets.url, consumersFile, keyPrefix }));
+    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ petsUrl: pets.url, database, keyPrefix }));
+    freeKey = await mintKey(gateways[0], 'free', 'burst');
   });
   afterAll(async () => {
     for (const gateway of gateways) await gateway.close();
+    await database?.drop();
     await pets?.close();
   });
 
@@ -68,10 +70,9 @@ describe('rate limits while Redis is unreachable', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'enterprise', 'degraded', { perMinute: 3, perDay: 100 });
     // Port 1 on loopback: nothing listens there, connections are refused at once.
-    gateway = await startGateway({ petsUrl: pets.url, consumersFile, env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_COMMAND_TIMEOUT_MS: '100' } });
+    gateway = await startGateway({ petsUrl: pets.url, env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_COMMAND_TIMEOUT_MS: '100' } });
+    key = await mintKey(gateway, 'enterprise', 'degraded', { perMinute: 3, perDay: 100 });
   });
   afterAll(async () => {
     await gateway?.close();

@@ -1,21 +1,36 @@
 import { ConfigurationError, exitGracefullyOnSignals } from '@app/platform';
 import { Logger } from '@nestjs/common';
-import { loadPlans } from './auth/plans';
-import { mintDemoKeyIfNoConsumers } from './auth/demo-key';
+import { resolveAdminToken } from './consumers/admin/admin-token';
+import { createAdminApp } from './consumers/admin/create-admin-app';
+import { ConsumerStore } from './consumers/consumer-store.service';
+import { mintDemoKeyIfNoConsumers } from './consumers/demo-key';
+import { loadPlans } from './consumers/plans';
 import { loadGatewayConfig } from './config/gateway.config';
 import { createGatewayApp } from './create-gateway-app';
 
 async function bootstrap(): Promise<void> {
   const config = loadGatewayConfig();
   const plans = loadPlans(config.plansFile);
-  if (config.demoKey) mintDemoKeyIfNoConsumers(config, plans);
+  const adminToken = resolveAdminToken(config);
   const app = await createGatewayApp({ config, plans });
+  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerStore));
+  const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
+  await admin.listen(config.admin.port, config.admin.host);
   await app.listen(config.port, config.host);
+  // The admin port stops taking requests first; the gateway then drains and closes the shared pool.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void admin.close());
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Gateway');
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
-  new Logger('Gateway').log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
+  const logger = new Logger('Gateway');
+  logger.log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
+  logger.log(`Admin API on http://${config.admin.host}:${config.admin.port} (Swagger UI at /docs); keep this port private`);
   // Among the JSON lines, say plainly where to go (development only).
-  if (!config.production) process.stdout.write(`\n  Swagger UI: http://${shown}:${config.port}/docs\n\n`);
+  if (!config.production) {
+    process.stdout.write(
+      `\n  Swagger UI: http://${shown}:${config.port}/docs\n` +
+        `  Admin API:  http://${config.admin.host}:${config.admin.port}/docs (token in ${config.admin.token ? 'ADMIN_TOKEN' : config.admin.tokenFile})\n\n`,
+    );
+  }
 }
 
 bootstrap().catch((error: unknown) => {

@@ -15,7 +15,14 @@ describe('loadGatewayConfig', () => {
   });
 
   it('never mints a demo key in production', () => {
-    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true' }).demoKey).toBe(false);
+    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true', ADMIN_TOKEN: 'x'.repeat(32) }).demoKey).toBe(false);
+  });
+
+  it('keeps consumers in an embedded database and the admin API on loopback by default', () => {
+    expect(loadGatewayConfig({})).toMatchObject({
+      consumers: { databaseUrl: undefined, schema: 'gateway', pgliteDataDir: '.data/gateway-pglite', migrateOnStart: true },
+      admin: { port: 3002, host: '127.0.0.1', token: undefined, tokenFile: '.data/admin-token' },
+    });
   });
 
   it('reads TRUST_PROXY as express expects it', () => {
@@ -38,6 +45,10 @@ describe('loadGatewayConfig', () => {
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
     [{ BAN_THRESHOLD: '0' }, 'BAN_THRESHOLD must be an integer from 1 to 1000000'],
     [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
+    [{ NODE_ENV: 'production' }, 'ADMIN_TOKEN must be set in production'],
+    [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN must be at least 32 characters long'],
+    [{ GATEWAY_DATABASE_URL: 'mysql://db' }, 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL'],
+    [{ GATEWAY_DB_SCHEMA: 'Gateway; DROP' }, 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier'],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadGatewayConfig(env)).toThrow(ConfigurationError);
     expect(() => loadGatewayConfig(env)).toThrow(message);

@@ -1,5 +1,5 @@
 import { Clock } from '../clock';
-import { BanPolicy, Decision, RateLimitStore, WindowSpec, WindowState } from './rate-limit-store';
+import { BanPolicy, Decision, RateLimitStore, Usage, WindowSpec, WindowState } from './rate-limit-store';
 
 interface Counter {
   count: number;
@@ -23,6 +23,22 @@ export class MemoryRateLimitStore extends RateLimitStore {
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
     return this.decide(key, windows, ban);
+  }
+
+  async usage(key: string, windows: WindowSpec[]): Promise<Usage> {
+    const now = this.clock.now();
+    const live = (name: string) => {
+      const counter = this.counters.get(name);
+      return counter && counter.expiresAt > now ? counter : undefined;
+    };
+    const banned = live(`${key}:ban`);
+    return {
+      windows: windows.map((spec) => {
+        const counter = live(`${key}:w:${spec.name}`);
+        return { ...spec, count: counter?.count ?? 0, resetMs: counter ? counter.expiresAt - now : spec.ttlMs };
+      }),
+      bannedForMs: banned ? banned.expiresAt - now : 0,
+    };
   }
 
   decide(key: string, windows: WindowSpec[], ban: BanPolicy): Decision {

@@ -20,6 +20,13 @@ export interface WindowState extends WindowSpec {
   resetMs: number;
 }
 
+/** What a tracker has used, read without counting (the admin API's usage, the guard's flood check). */
+export interface Usage {
+  windows: WindowState[];
+  /** 0 when not banned. */
+  bannedForMs: number;
+}
+
 export type Decision =
   | { outcome: 'allowed'; windows: WindowState[] }
   | { outcome: 'limited'; windows: WindowState[]; window: string; retryAfterMs: number }
@@ -34,6 +41,9 @@ export type Decision =
  */
 export abstract class RateLimitStore implements ThrottlerStorage {
   abstract consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision>;
+
+  /** Read-only: the current counts of `windows` and any ban, exactly as `consume` would see them; counts nothing. */
+  abstract usage(key: string, windows: WindowSpec[]): Promise<Usage>;
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const decision = await this.consume(key, [{ name: throttlerName, limit, ttlMs: ttl }], {

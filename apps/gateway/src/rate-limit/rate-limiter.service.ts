@@ -1,7 +1,7 @@
 import { ApiError } from '@app/errors';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { Consumer } from '../auth/consumer';
+import { Consumer } from '../consumers/consumer';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { rateLimitHeaders } from './rate-limit-headers';
