@@ -15,6 +15,7 @@ export async function runMigrations(dataSource: DataSource, endpoint: DatabaseEn
   let lock: Client | undefined;
   if (endpoint.shared) {
     lock = new Client({ connectionString: endpoint.url, application_name: 'gateway-migrations-lock' });
+    lock.on('error', () => undefined); // a dropped lock connection fails the query below, not the process
     await lock.connect();
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
   }
