@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,8 +44,10 @@ describe('control plane: consumers and keys behind the admin API', () => {
   beforeAll(async () => {
     pets = await startPetsService();
     database = await createGatewayTestDatabase();
-    a = await startGateway({ petsUrl: pets.url, database });
-    b = await startGateway({ petsUrl: pets.url, database });
+    // One fleet: the same database and, with REDIS_URL, the same key prefix (counters and change channel).
+    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}control-${randomBytes(4).toString('hex')}:`;
+    a = await startGateway({ petsUrl: pets.url, database, keyPrefix });
+    b = await startGateway({ petsUrl: pets.url, database, keyPrefix });
   });
   afterAll(async () => {
     await a?.close();

@@ -39,7 +39,7 @@ export class ApiKeyGuard implements CanActivate {
     if (match && isWellFormedApiKey(match[1])) {
       const hash = hashApiKey(match[1]);
       // A query would be needed: not for an address banned for guessing (this throws its 429).
-      if (!this.keys.isCached(hash) && (await this.banned(anonymous))) await this.limiter.enforce(anonymous, response);
+      if (this.keys.needsLookup(hash) && (await this.banned(anonymous))) await this.limiter.enforce(anonymous, response);
       const result = await this.keys.authenticate(hash);
       if (result.outcome === 'valid') {
         request.consumer = result.consumer;

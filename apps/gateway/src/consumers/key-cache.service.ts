@@ -89,9 +89,9 @@ export class KeyCache implements OnModuleInit {
     this.changes.onReconnect(() => this.expireAll());
   }
 
-  /** Whether `keyHash` can be answered from memory (fresh or stale): if not, authenticating it costs a query. */
-  isCached(keyHash: string): boolean {
-    return this.known.has(keyHash) || this.unknown.has(keyHash);
+  /** Whether authenticating `keyHash` would start a query: not cached (fresh or stale) and not being looked up. */
+  needsLookup(keyHash: string): boolean {
+    return !this.known.has(keyHash) && !this.unknown.has(keyHash) && !this.inflight.has(keyHash);
   }
 
   async authenticate(keyHash: string): Promise<Authentication> {

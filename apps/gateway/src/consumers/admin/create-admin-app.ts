@@ -25,7 +25,8 @@ export async function createAdminApp(
   options: { token: string; logLevel: LogLevelName; logDestination?: DestinationStream },
 ): Promise<INestApplication> {
   const { token } = options;
-  const logger = createAppLogger('gateway-admin', options.logLevel, options.logDestination);
+  // The same app name: Nest's Logger is process-wide, so the gateway's own lines keep saying "gateway".
+  const logger = createAppLogger('gateway', options.logLevel, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(
     AdminModule.forRoot({
       token,

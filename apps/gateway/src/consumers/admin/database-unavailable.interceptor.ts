@@ -2,9 +2,12 @@ import { ApiError } from '@app/errors';
 import { CallHandler, ExecutionContext, HttpException, Injectable, NestInterceptor } from '@nestjs/common';
 import { catchError, Observable } from 'rxjs';
 
-/** SQLSTATE classes of a database that is away rather than wrong: connection exceptions, operator intervention. */
-const UNAVAILABLE_SQLSTATE = /^(08|57P)/;
-const UNAVAILABLE_MESSAGE = /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded|connect ETIMEDOUT/i;
+/**
+ * A database that is away rather than wrong: SQLSTATE connection exceptions (08), operator intervention (57P),
+ * insufficient resources (53), or a client-side connection failure.
+ */
+const UNAVAILABLE_SQLSTATE = /^(08|57P|53)/;
+const UNAVAILABLE_MESSAGE = /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded|connect ETIMEDOUT|not currently accepting connections/i;
 
 function isDatabaseAway(error: unknown): boolean {
   if (error instanceof HttpException) return false;
