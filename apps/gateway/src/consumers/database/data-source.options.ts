@@ -25,7 +25,8 @@ export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, 
     logging: ['error'],
     extra: {
       max: Math.min(poolSize, endpoint.maxPoolSize),
-      connectionTimeoutMillis: 3_000,
+      // A burst of admin writes queues for a connection (they serialise on the database anyway): wait, don't fail.
+      connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
       // A lookup never waits long on a sick database: the cache answers meanwhile (see ConsumerCache).
       query_timeout: 5_000,
