@@ -15,6 +15,8 @@ const { spawn, spawnSync, execSync } = require('node:child_process');
 const http = require('node:http');
 const path = require('node:path');
 const { createHash, randomBytes } = require('node:crypto');
+const { performance } = require('node:perf_hooks');
+const { setInterval, clearInterval } = require('node:timers');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -195,7 +197,7 @@ async function main() {
     if (CONSUMERS > ACTIVE_KEYS) console.log(`seeding up to ${CONSUMERS.toLocaleString()} consumers: ${(await seed(ACTIVE_KEYS + 1, CONSUMERS)).toFixed(1)} s`);
     await stop(a);
     a = startGateway('gateway-a', PORTS.a, PORTS.adminA, databaseUrl);
-    const b = startGateway('gateway-b', PORTS.b, PORTS.adminB, databaseUrl);
+    startGateway('gateway-b', PORTS.b, PORTS.adminB, databaseUrl);
     await waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`);
     await waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`);
     results.large = await phase(`${CONSUMERS.toLocaleString()} consumers stored`);
