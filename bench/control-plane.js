@@ -203,16 +203,23 @@ async function main() {
     results.large = await phase(`${CONSUMERS.toLocaleString()} consumers stored`);
 
     // 2. 1,000 key creations through the admin API while the gateway serves load: p99, and the longest stall.
-    await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds'); // a scrape resets the event-loop delay histogram
+    // The same load without creations first: on a shared machine the "stall" includes time the process was not
+    // scheduled at all, so the figure that matters is the difference.
     const background = load(PORTS.a, activeKeys, 600, 16);
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds'); // a scrape resets the event-loop delay histogram
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const baselineStallMs = (await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds')) * 1000;
     const creations = [];
     for (let i = 0; i < 1000; i += 1) creations.push((await admin(PORTS.adminA, 'POST', '/consumers', { plan: 'pro', name: `created-${i}` })).ms);
     const stallMs = (await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds')) * 1000;
     background.stop();
     await background;
-    results.creation = { p50: percentile(creations, 50), p99: percentile(creations, 99), max: Math.max(...creations), stallMs };
-    console.log(`1,000 key creations under load: p50 ${results.creation.p50.toFixed(1)} ms, p99 ${results.creation.p99.toFixed(1)} ms; longest event-loop stall of that gateway ${stallMs.toFixed(1)} ms`);
+    results.creation = { p50: percentile(creations, 50), p99: percentile(creations, 99), max: Math.max(...creations), stallMs, baselineStallMs };
+    console.log(
+      `1,000 key creations under load: p50 ${results.creation.p50.toFixed(1)} ms, p99 ${results.creation.p99.toFixed(1)} ms; longest event-loop stall of that gateway ` +
+        `${stallMs.toFixed(1)} ms (same load, no creations, 10 s: ${baselineStallMs.toFixed(1)} ms)`,
+    );
 
     // 3. A revocation, refused by both instances: time until both answer 401.
     const revoked = [];
@@ -237,7 +244,6 @@ async function main() {
 
     // 4. A flood of random well-formed keys from 1,000 addresses: queries per request.
     const before = await metric(PORTS.b, 'gateway_key_store_queries_total');
-    let flood = 0;
     const floodRun = await autocannon({
       url: `http://127.0.0.1:${PORTS.b}/v1/pets?limit=1`,
       connections: 32,
@@ -245,7 +251,6 @@ async function main() {
       requests: [
         {
           setupRequest: (request) => {
-            flood += 1;
             request.headers = { ...request.headers, authorization: `Bearer petk_${randomBytes(32).toString('base64url')}` };
             return request;
           },
@@ -254,13 +259,16 @@ async function main() {
     });
     const queries = (await metric(PORTS.b, 'gateway_key_store_queries_total')) - before;
     results.flood = { requests: floodRun.requests.total, queries, statuses: floodRun.statusCodeStats };
-    console.log(`flood of ${floodRun.requests.total} random keys: ${queries} database queries (${(queries / (floodRun.requests.total / 5)).toFixed(2)} per request/s... capped by KEY_LOOKUPS_PER_SECOND), statuses ${JSON.stringify(Object.fromEntries(Object.entries(floodRun.statusCodeStats).map(([k, v]) => [k, v.count])))}`);
-    void flood;
+    const statuses = JSON.stringify(Object.fromEntries(Object.entries(floodRun.statusCodeStats).map(([k, v]) => [k, v.count])));
+    console.log(`flood of ${floodRun.requests.total} random keys from one address: ${queries} database queries, statuses ${statuses}`);
 
     console.log('\nSummary');
     console.log(`  gateway peak RSS: ${results.small.rssMb} MB (10,000 stored) vs ${results.large.rssMb} MB (${CONSUMERS.toLocaleString()} stored): target < 200 MB and independent of the count`);
     console.log(`  throughput, 10,000 distinct keys: ${results.small.rps} vs ${results.large.rps} req/s (ratio ${(results.large.rps / results.small.rps).toFixed(2)})`);
-    console.log(`  key creation p99 under load: ${results.creation.p99.toFixed(1)} ms; longest stall ${results.creation.stallMs.toFixed(1)} ms (target ≤ 20 ms)`);
+    console.log(
+      `  key creation p99 under load: ${results.creation.p99.toFixed(1)} ms; longest stall ${results.creation.stallMs.toFixed(1)} ms, ` +
+        `${results.creation.baselineStallMs.toFixed(1)} ms without creations (target ≤ 20 ms)`,
+    );
     console.log(`  revocation visible everywhere: ${results.revocationMs.toFixed(0)} ms (target ≤ 1,000 ms)`);
     console.log(`  flood: ${results.flood.queries} queries for ${results.flood.requests} random keys`);
     console.log(JSON.stringify(results));
