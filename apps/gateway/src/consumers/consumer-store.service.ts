@@ -211,10 +211,9 @@ export class ConsumerStore {
     if (keyId !== undefined) await this.keyOf(consumer, keyId);
     const where = keyId === undefined ? { consumerId: consumer.id, revokedAt: IsNull() } : { id: keyId, consumerId: consumer.id, revokedAt: IsNull() };
     const targets = await repository.find({ where });
-    if (targets.length > 0) {
-      await repository.update({ id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
-      await this.changes.publish({ keyHashes: targets.map((k) => k.keyHash), consumerIds: [] });
-    }
+    if (targets.length === 0) return [];
+    await repository.update({ id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
+    await this.changes.publish({ keyHashes: targets.map((k) => k.keyHash), consumerIds: [] });
     return repository.find({ where: { id: In(targets.map((k) => k.id)) } });
   }
 
