@@ -46,6 +46,7 @@ describe('loadGatewayConfig', () => {
     [{ BAN_THRESHOLD: '0' }, 'BAN_THRESHOLD must be an integer from 1 to 1000000'],
     [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
     [{ NODE_ENV: 'production' }, 'ADMIN_TOKEN must be set in production'],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'change-me-admin-token-change-me-admin-token' }, 'not a placeholder'],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN must be at least 32 characters long'],
     [{ GATEWAY_DATABASE_URL: 'mysql://db' }, 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ GATEWAY_DB_SCHEMA: 'Gateway; DROP' }, 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier'],

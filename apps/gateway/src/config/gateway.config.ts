@@ -171,8 +171,8 @@ function parseTrustProxy(value: string): boolean | number | string {
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
   const e = loadEnvironment(GatewayEnvironment, env);
   const production = e.NODE_ENV === 'production';
-  if (production && !e.ADMIN_TOKEN) {
-    throw new ConfigurationError('Invalid configuration: ADMIN_TOKEN must be set in production (the admin API refuses to start without it)');
+  if (production && (!e.ADMIN_TOKEN || e.ADMIN_TOKEN.startsWith('change-me'))) {
+    throw new ConfigurationError('Invalid configuration: ADMIN_TOKEN must be set in production, not a placeholder (the admin API refuses to start without it)');
   }
   return {
     port: e.PORT,
