@@ -22,7 +22,7 @@ COPY --from=production-dependencies --chown=node:node /app/node_modules ./node_m
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node gateway/plans.json ./gateway/plans.json
-RUN mkdir -p /config && chown node:node /config
+COPY --chown=node:node scripts/keys.js ./scripts/keys.js
 USER node
 # HEALTH_PORT is the port of the app this container runs (3000 gateway, 3001 pets).
 ENV HEALTH_PORT=3000

@@ -153,8 +153,7 @@ async function main() {
   await db.query('ANALYZE pets');
 
   const work = mkdtempSync(path.join(tmpdir(), 'petstore-bench-'));
-  const consumersFile = path.join(work, 'consumers.json');
-  const key = sh(`CONSUMERS_FILE=${consumersFile} node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000`).trim().split('\n').pop();
+  const ADMIN = { ADMIN_URL: `http://127.0.0.1:${PORTS.gateway + 10}`, ADMIN_TOKEN: `bench-admin-token-${RUN}-0123456789abcdef` };
 
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   const pets = start('pets', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
@@ -165,7 +164,9 @@ async function main() {
     PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
     REDIS_URL,
     REDIS_KEY_PREFIX: `${RUN}:`,
-    CONSUMERS_FILE: consumersFile,
+    GATEWAY_DATABASE_URL: DATABASE_URL,
+    ADMIN_PORT: String(PORTS.gateway + 10),
+    ADMIN_TOKEN: ADMIN.ADMIN_TOKEN,
   });
   mkdirSync(path.join(work, 'logs'));
   writeFileSync(
@@ -183,6 +184,8 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/live`);
   await waitForHttp(`http://127.0.0.1:${PORTS.gateway}/health/live`);
   await waitForHttp(`http://127.0.0.1:${PORTS.nginx}/health/live`);
+  const key = execSync('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', { cwd: ROOT, env: { ...process.env, ...ADMIN } })
+    .toString().trim().split('\n').pop();
 
   const auth = { authorization: `Bearer ${key}` };
   const results = {};

@@ -1,20 +1,21 @@
 #!/usr/bin/env node
 /**
  * `npm run stack`: the docker-compose topology without Docker. The pets service, several gateway instances
- * (GATEWAY_INSTANCES, default 2) sharing Redis and a consumers file, and nginx in front of them as the only
+ * (GATEWAY_INSTANCES, default 2) sharing Redis and the consumers database, and nginx in front of them as the only
  * public port (STACK_PORT, default 8080), against this machine's PostgreSQL and Redis (started if they are
  * down; a fresh database unless DATABASE_URL is set). Everything it started stops on Ctrl-C or SIGTERM.
  * Needs `npm run build` first and nginx on the PATH (Debian: apt-get install nginx).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
-const { mkdirSync, writeFileSync, existsSync, readFileSync } = require('node:fs');
+const { randomBytes } = require('node:crypto');
+const { mkdirSync, writeFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
 const PETS_MAIN = path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
 const GATEWAY_MAIN = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
 const MIGRATE = path.join(ROOT, 'dist/apps/pets/apps/pets/src/database/migrate.js');
-const KEYS = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/auth/keys.cli.js');
+const KEYS = path.join(ROOT, 'scripts/keys.js');
 
 function ensureServices() {
   if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
@@ -98,7 +99,8 @@ async function startStack(options = {}) {
     databaseUrl = `postgres://postgres@127.0.0.1:5432/${run}`;
   }
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const consumersFile = path.join(dir, 'consumers.json');
+  // Each gateway's admin API on loopback (basePort + 50 + i), never in the nginx upstreams below.
+  const adminToken = options.adminToken ?? randomBytes(32).toString('base64url');
   const common = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...options.env };
   execSync(`node ${MIGRATE}`, { env: { ...common, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
 
@@ -122,11 +124,14 @@ async function startStack(options = {}) {
       PETS_URL: `http://127.0.0.1:${petsPort}`,
       REDIS_URL: redisUrl,
       REDIS_KEY_PREFIX: `${options.keyPrefix ?? run}:`,
-      CONSUMERS_FILE: consumersFile,
+      GATEWAY_DATABASE_URL: databaseUrl,
+      ADMIN_PORT: String(basePort + 50 + i),
+      ADMIN_HOST: '127.0.0.1',
+      ADMIN_TOKEN: adminToken,
       METRICS_PORT: String(metricsPort),
       TRUST_PROXY: 'loopback',
     });
-    gateways.push({ port: gatewayPort, metricsPort, process: child });
+    gateways.push({ port: gatewayPort, metricsPort, adminPort: basePort + 50 + i, process: child });
   }
   for (const gateway of gateways) await waitFor(`http://127.0.0.1:${gateway.port}/health/ready`);
 
@@ -148,7 +153,8 @@ async function startStack(options = {}) {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     if (ownDatabase) spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'test', '-qc', `DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`]);
   };
-  return { url: `http://127.0.0.1:${port}`, gateways, consumersFile, keysCli: KEYS, stop };
+  const admin = { adminUrl: `http://127.0.0.1:${gateways[0].adminPort}`, adminToken };
+  return { url: `http://127.0.0.1:${port}`, gateways, admin, dir, keysCli: KEYS, stop };
 }
 
 module.exports = { startStack };
@@ -156,14 +162,13 @@ module.exports = { startStack };
 if (require.main === module) {
   startStack().then(
     (stack) => {
-      let key;
-      if (!existsSync(stack.consumersFile) || JSON.parse(readFileSync(stack.consumersFile, 'utf8')).consumers.length === 0) {
-        key = execSync(`node ${KEYS} create --plan free --name stack-demo`, { env: { ...process.env, CONSUMERS_FILE: stack.consumersFile } })
-          .toString().trim().split('\n').pop();
-      }
+      const adminEnv = `ADMIN_URL=${stack.admin.adminUrl} ADMIN_TOKEN=${stack.admin.adminToken}`;
+      const key = execSync(`node ${KEYS} create --plan free`, { env: { ...process.env, ADMIN_URL: stack.admin.adminUrl, ADMIN_TOKEN: stack.admin.adminToken } })
+        .toString().trim().split('\n').pop();
       console.log(`\nStack up: ${stack.gateways.length} gateways behind nginx on ${stack.url} (Swagger UI: ${stack.url}/docs)`);
-      if (key) console.log(`Free-plan key for this stack: ${key}`);
-      console.log(`Mint more: CONSUMERS_FILE=${stack.consumersFile} npm run -s keys -- create --plan pro\nCtrl-C stops everything.`);
+      console.log(`Free-plan key for this stack: ${key}`);
+      console.log(`Admin API (loopback only, not behind nginx): ${stack.admin.adminUrl}/docs`);
+      console.log(`Mint more: ${adminEnv} npm run -s keys -- create --plan pro\nCtrl-C stops everything.`);
       const shutdown = () => stack.stop().then(() => process.exit(0));
       process.once('SIGINT', shutdown);
       process.once('SIGTERM', shutdown);

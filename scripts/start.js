@@ -8,6 +8,10 @@
  * Signals: npm runs a script under `sh -c`, which does not pass signals on, so package.json `exec`s this script:
  * a SIGTERM sent to npm reaches npm, then this process, which stops the build or the apps and exits when they have.
  * A signal sent to one app stops it, and its exit stops the other.
+ *
+ * Without DATABASE_URL and GATEWAY_DATABASE_URL, one embedded PGlite (PGLITE_DATA_DIR, .data/pglite), hosted here
+ * and served over the wire protocol, holds both apps' tables (the gateway's in its own schema): one database
+ * engine in memory, not one per app.
  */
 const { spawn } = require('node:child_process');
 const { existsSync } = require('node:fs');
@@ -60,10 +64,25 @@ function stopAll(code) {
   // Past the apps' own grace period (SHUTDOWN_GRACE_MS, 10 s by default), force them.
   setTimeout(() => {
     for (const child of children.values()) child.kill('SIGKILL');
-    process.exit(code || 1);
+    exit(code || 1);
   }, 15_000).unref();
-  const wait = () => (children.size === 0 ? process.exit(exitCode) : setTimeout(wait, 50));
+  const wait = () => (children.size === 0 ? exit(exitCode) : setTimeout(wait, 50));
   wait();
+}
+
+/** Both apps' embedded database, or undefined when servers are configured. */
+let sharedDatabase;
+
+async function startSharedDatabase() {
+  if (process.env.DATABASE_URL || process.env.GATEWAY_DATABASE_URL) return {};
+  const { startSharedPglite } = require(path.join(__dirname, 'shared-pglite.js'));
+  sharedDatabase = await startSharedPglite(process.env.PGLITE_DATA_DIR || '.data/pglite');
+  return { DATABASE_URL: sharedDatabase.url, DB_MIGRATE_ON_START: 'true', DB_POOL_SIZE: '4', GATEWAY_DATABASE_URL: sharedDatabase.url };
+}
+
+function exit(code) {
+  if (!sharedDatabase) process.exit(code);
+  sharedDatabase.close().finally(() => process.exit(code));
 }
 
 process.on('SIGINT', () => stopAll(0));
@@ -105,7 +124,10 @@ async function waitUntilReady(names) {
   if (stopping) return;
   const port = process.env.PORT || 3000;
   const parts = [];
-  if (names.includes('gateway')) parts.push(`gateway on http://localhost:${port}/v1, Swagger UI on http://localhost:${port}/docs`);
+  if (names.includes('gateway')) {
+    parts.push(`gateway on http://localhost:${port}/v1, Swagger UI on http://localhost:${port}/docs`);
+    parts.push(`admin API (private) on http://127.0.0.1:${process.env.ADMIN_PORT || 3002}/docs`);
+  }
   if (names.includes('pets')) parts.push(`pets service on http://127.0.0.1:${process.env.PETS_PORT || 3001}`);
   process.stdout.write(`\nReady: ${parts.join('; ')}\n\n`);
 }
@@ -114,8 +136,17 @@ async function main() {
   if (build) await runBuild();
   if (stopping) return;
   const names = wanted.length ? wanted : Object.keys(ENTRY).filter((name) => existsSync(ENTRY[name]));
+  let databaseEnv;
+  try {
+    databaseEnv = await startSharedDatabase();
+  } catch (error) {
+    console.error(`Cannot start the embedded database: ${error.message}`);
+    exit(1);
+    return;
+  }
+  if (stopping) return;
   for (const name of names) {
-    const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...databaseEnv } });
     children.set(name, child);
     prefixLines(name, child.stdout, process.stdout);
     prefixLines(name, child.stderr, process.stderr);

@@ -1,5 +1,5 @@
 import { DeprecationNotice, PetsApiError, PetsClient } from '@petstore/animals-client';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const MINUTE_MS = 2_000; // the gateway's "minute" window, shortened so that the client's wait is short
@@ -12,16 +12,14 @@ describe('animals client against the real gateway', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    freeKey = mintKey(consumersFile, 'free', 'client-e2e');
     gateway = await startGateway({
       petsUrl: pets.url,
-      consumersFile,
       env: { BAN_THRESHOLD: '2' },
       adjust: (config) => {
         config.rateLimit.windowMs.minute = MINUTE_MS;
       },
     });
+    freeKey = await mintKey(gateway, 'free', 'client-e2e');
   });
   afterAll(async () => {
     await gateway?.close();

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { mintKey, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 
 const ROOT = join(__dirname, '..');
 const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
@@ -23,6 +23,7 @@ describe('graceful shutdown', () => {
   let port: number;
   let key: string;
   let arrived = 0;
+  let database: GatewayTestDatabase;
 
   beforeAll(async () => {
     if (!existsSync(GATEWAY_MAIN)) execFileSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'ignore' });
@@ -32,9 +33,9 @@ describe('graceful shutdown', () => {
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'), 400);
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'business');
+    database = await createGatewayTestDatabase();
     port = await freePort();
+    const admin = { adminUrl: `http://127.0.0.1:${await freePort()}`, adminToken: 'graceful-shutdown-admin-token-0123456789' };
     gateway = spawn(process.execPath, [GATEWAY_MAIN], {
       cwd: ROOT,
       stdio: 'ignore',
@@ -43,7 +44,9 @@ describe('graceful shutdown', () => {
         PORT: String(port),
         HOST: '127.0.0.1',
         PETS_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-        CONSUMERS_FILE: consumersFile,
+        GATEWAY_DATABASE_URL: database.url,
+        ADMIN_PORT: new URL(admin.adminUrl).port,
+        ADMIN_TOKEN: admin.adminToken,
         METRICS_PORT: '0',
         LOG_LEVEL: 'error',
         NODE_ENV: 'test',
@@ -57,10 +60,12 @@ describe('graceful shutdown', () => {
       if (up) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    key = await mintKey(admin, 'business');
   });
   afterAll(async () => {
     gateway?.kill('SIGKILL');
     await new Promise<void>((resolve) => upstream.close(() => resolve()));
+    await database?.drop();
   });
 
   it('finishes every in-flight request, then exits 0 and takes no new connection', async () => {

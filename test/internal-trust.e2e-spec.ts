@@ -1,4 +1,4 @@
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, postJson } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -12,9 +12,8 @@ describe('internal trust between the gateway and the pets service', () => {
 
   beforeAll(async () => {
     pets = await startPetsService({ internalSecret: SECRET });
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'pro');
-    gateway = await startGateway({ petsUrl: pets.url, consumersFile, env: { INTERNAL_SECRET: SECRET } });
+    gateway = await startGateway({ petsUrl: pets.url, env: { INTERNAL_SECRET: SECRET } });
+    key = await mintKey(gateway, 'pro');
   });
   afterAll(async () => {
     await gateway?.close();

@@ -1,5 +1,5 @@
 import { AppMetrics } from '@app/platform';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -12,14 +12,12 @@ describe('logs and metrics', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'enterprise', 'observed', { perMinute: 2, perDay: 100 });
     gateway = await startGateway({
       petsUrl: pets.url,
-      consumersFile,
       env: { LOG_LEVEL: 'log' },
       logDestination: { write: (line: string) => lines.push(line) },
     });
+    key = await mintKey(gateway, 'enterprise', 'observed', { perMinute: 2, perDay: 100 });
   });
   afterAll(async () => {
     await gateway?.close();

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -17,20 +17,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   const burst = (key: string, count: number) =>
     Promise.all(Array.from({ length: count }, (_, i) => call(`${gateways[i % 2].url}/v1/pets?limit=1`, as(key))));
+  let database: GatewayTestDatabase;
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    keys.burst = mintKey(consumersFile, 'free', 'burst');
-    keys.persistent = mintKey(consumersFile, 'free', 'persistent');
-    keys.loaded = mintKey(consumersFile, 'free', 'loaded');
-    keys.load = mintKey(consumersFile, 'enterprise', 'load', { perMinute: 1_000_000, perDay: 100_000_000 });
+    database = await createGatewayTestDatabase();
     const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}cluster-${randomBytes(4).toString('hex')}:`;
     // Default REDIS_COMMAND_TIMEOUT_MS, BAN_THRESHOLD (20) and BAN_GRACE_MS (5 s).
-    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ petsUrl: pets.url, consumersFile, keyPrefix }));
+    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ petsUrl: pets.url, database, keyPrefix }));
+    keys.burst = await mintKey(gateways[0], 'free', 'burst');
+    keys.persistent = await mintKey(gateways[0], 'free', 'persistent');
+    keys.loaded = await mintKey(gateways[0], 'free', 'loaded');
+    keys.load = await mintKey(gateways[0], 'enterprise', 'load', { perMinute: 1_000_000, perDay: 100_000_000 });
   });
   afterAll(async () => {
     for (const gateway of gateways) await gateway.close();
+    await database?.drop();
     await pets?.close();
   });
 
@@ -115,10 +117,9 @@ describe('rate limits while Redis is unreachable', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'enterprise', 'degraded', { perMinute: 3, perDay: 100 });
     // Port 1 on loopback: nothing listens there, connections are refused at once.
-    gateway = await startGateway({ petsUrl: pets.url, consumersFile, env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_COMMAND_TIMEOUT_MS: '100' } });
+    gateway = await startGateway({ petsUrl: pets.url, env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_COMMAND_TIMEOUT_MS: '100' } });
+    key = await mintKey(gateway, 'enterprise', 'degraded', { perMinute: 3, perDay: 100 });
   });
   afterAll(async () => {
     await gateway?.close();

@@ -1,5 +1,5 @@
 import { GET_PET_DEPRECATION } from '@app/contract';
-import { FakeClock, GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { FakeClock, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, postJson, received, Reply } from './support/http';
 import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -15,7 +15,6 @@ const remaining = (reply: Reply) => Number(reply.headers.get('x-ratelimit-remain
 describe('rate limits', () => {
   let pets: RunningPets;
   let gateway: GatewayUnderTest;
-  let consumersFile: string;
   const clock = new FakeClock();
   const url = (path: string) => `${gateway.url}${path}`;
   const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
@@ -27,18 +26,8 @@ describe('rate limits', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    consumersFile = tempConsumersFile();
-    keys.exact = mintKey(consumersFile, 'enterprise', 'exact', limits(5, 100));
-    keys.free = mintKey(consumersFile, 'free', 'free');
-    keys.a = mintKey(consumersFile, 'enterprise', 'a', limits(3, 100));
-    keys.b = mintKey(consumersFile, 'enterprise', 'b', limits(3, 100));
-    keys.reset = mintKey(consumersFile, 'enterprise', 'reset', limits(2, 100));
-    keys.day = mintKey(consumersFile, 'enterprise', 'day', limits(2, 3));
-    keys.ban = mintKey(consumersFile, 'enterprise', 'ban', limits(1, 100));
-    keys.statuses = mintKey(consumersFile, 'enterprise', 'statuses', limits(50, 1000));
     gateway = await startGateway({
       petsUrl: pets.url,
-      consumersFile,
       clock,
       env: { ANON_RATE_LIMIT_PER_MINUTE: '4', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0' },
       adjust: (config) => {
@@ -46,6 +35,14 @@ describe('rate limits', () => {
         config.rateLimit.banDurationMs = 1_500;
       },
     });
+    keys.exact = await mintKey(gateway, 'enterprise', 'exact', limits(5, 100));
+    keys.free = await mintKey(gateway, 'free', 'free');
+    keys.a = await mintKey(gateway, 'enterprise', 'a', limits(3, 100));
+    keys.b = await mintKey(gateway, 'enterprise', 'b', limits(3, 100));
+    keys.reset = await mintKey(gateway, 'enterprise', 'reset', limits(2, 100));
+    keys.day = await mintKey(gateway, 'enterprise', 'day', limits(2, 3));
+    keys.ban = await mintKey(gateway, 'enterprise', 'ban', limits(1, 100));
+    keys.statuses = await mintKey(gateway, 'enterprise', 'statuses', limits(50, 1000));
   });
   afterAll(async () => {
     await gateway?.close();

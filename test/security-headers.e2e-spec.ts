@@ -1,4 +1,4 @@
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -8,17 +8,19 @@ describe('security headers and CORS', () => {
   let closed: GatewayUnderTest;
   let open: GatewayUnderTest;
   let key: string;
+  let database: GatewayTestDatabase;
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'pro');
-    closed = await startGateway({ petsUrl: pets.url, consumersFile });
-    open = await startGateway({ petsUrl: pets.url, consumersFile, env: { CORS_ORIGINS: 'https://app.example.org' } });
+    database = await createGatewayTestDatabase();
+    closed = await startGateway({ petsUrl: pets.url, database });
+    open = await startGateway({ petsUrl: pets.url, database, env: { CORS_ORIGINS: 'https://app.example.org' } });
+    key = await mintKey(closed, 'pro');
   });
   afterAll(async () => {
     await closed?.close();
     await open?.close();
+    await database?.drop();
     await pets?.close();
   });
 

@@ -7,7 +7,13 @@ import { openSocket, readReply } from './support/raw-http';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStack } = require('../scripts/stack.js') as {
-  startStack(options: object): Promise<{ url: string; gateways: Array<{ port: number; metricsPort: number; process: import('node:child_process').ChildProcess }>; stop(): Promise<void> }>;
+  startStack(options: object): Promise<{
+    url: string;
+    gateways: Array<{ port: number; metricsPort: number; adminPort: number; process: import('node:child_process').ChildProcess }>;
+    admin: { adminUrl: string; adminToken: string };
+    dir: string;
+    stop(): Promise<void>;
+  }>;
 };
 
 const ROOT = join(__dirname, '..');
@@ -33,15 +39,32 @@ async function requestsServed(metricsPort: number): Promise<number> {
       if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`))) execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
     }
     dir = mkdtempSync(join(tmpdir(), 'petstore-stack-'));
-    freeKey = mintKey(join(dir, 'consumers.json'), 'free', 'stack-free');
-    businessKey = mintKey(join(dir, 'consumers.json'), 'business', 'stack-business');
-    stack = await startStack({
-      dir, port: 18080, basePort: 18100, keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}`,
-    });
+    stack = await startStack({ dir, port: 18080, basePort: 18100, keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}` });
+    // Unique names: with DATABASE_URL set, the stack's consumers live in that (long-lived) database.
+    const run = Date.now().toString(36);
+    freeKey = await mintKey(stack.admin, 'free', `stack-free-${run}`);
+    businessKey = await mintKey(stack.admin, 'business', `stack-business-${run}`);
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
   }, 60_000);
+
+  it('never routes the admin API through nginx: not by path, not in the upstreams', async () => {
+    const auth = { authorization: `Bearer ${stack.admin.adminToken}` };
+    expect((await fetch(`${stack.admin.adminUrl}/consumers?limit=1`, { headers: auth })).status).toBe(200);
+    for (const path of ['/consumers', '/consumers/demo', '/export', '/import']) {
+      const reply = await fetch(`${stack.url}${path}`, { headers: auth });
+      expect(reply.status).toBe(404);
+      // The public gateway's own "no such route", never an admin answer (no consumer data, no plan).
+      const body = (await reply.json()) as Record<string, unknown>;
+      expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+      expect(body.code).toBe('NOT_FOUND');
+    }
+    const docs = (await (await fetch(`${stack.url}/docs-json`)).json()) as { info: { title: string } };
+    expect(docs.info.title).not.toMatch(/admin/i);
+    const conf = readFileSync(join(stack.dir, 'nginx.conf'), 'utf8');
+    for (const gateway of stack.gateways) expect(conf).not.toContain(`:${gateway.adminPort}`);
+  });
 
   it('spreads requests over both gateway instances', async () => {
     for (let i = 0; i < 20; i += 1) {

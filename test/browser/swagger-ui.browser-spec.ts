@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, chromium } from 'playwright-core';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from '../support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from '../support/gateway';
 import { postJson } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 
@@ -17,9 +17,8 @@ describe('Swagger UI', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'free', 'browser');
-    gateway = await startGateway({ petsUrl: pets.url, consumersFile });
+    gateway = await startGateway({ petsUrl: pets.url });
+    key = await mintKey(gateway, 'free', 'browser');
     await postJson(`${gateway.url}/v1/pets`, { name: 'Browser Rex', categoryId: 1 }, { authorization: `Bearer ${key}` });
     browser = await chromium.launch({
       executablePath: CHROMIUM,

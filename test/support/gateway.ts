@@ -1,15 +1,16 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
 import type { DestinationStream } from 'pino';
-import { generateApiKey, hashApiKey, keyHint } from '../../apps/gateway/src/auth/api-key';
-import { readConsumersFile, writeConsumersFile } from '../../apps/gateway/src/auth/consumers-file';
-import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/auth/plans';
 import { Clock } from '../../apps/gateway/src/clock';
 import { GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
+import { createAdminApp } from '../../apps/gateway/src/consumers/admin/create-admin-app';
+import { PgliteWireServer } from '../../apps/gateway/src/consumers/database/pglite-wire-server';
+import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/consumers/plans';
 import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
+import { call, Reply } from './http';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
 
@@ -28,54 +29,134 @@ export class FakeClock extends Clock {
   }
 }
 
-/** A fresh consumers file in a temporary folder. */
-export function tempConsumersFile(): string {
-  return join(mkdtempSync(join(tmpdir(), 'petstore-consumers-')), 'consumers.json');
+/**
+ * A consumers database that several gateway instances share: a fresh database on the server named by
+ * DATABASE_URL, or an in-memory PGlite served over the wire protocol from this test process.
+ */
+export interface GatewayTestDatabase {
+  /** GATEWAY_DATABASE_URL for the instances. */
+  url: string;
+  drop(): Promise<void>;
 }
 
-/** Mints a key the way `npm run keys -- create` does, and returns it. */
-export function mintKey(file: string, plan: PlanName, name = `c-${randomBytes(4).toString('hex')}`, limits?: Limits): string {
-  const key = generateApiKey();
-  const current = readConsumersFile(file, plans);
-  current.consumers.push({ name, plan, keyHash: hashApiKey(key), keyHint: keyHint(key), createdAt: new Date().toISOString(), ...(limits ? { limits } : {}) });
-  writeConsumersFile(file, current);
-  return key;
+export async function createGatewayTestDatabase(): Promise<GatewayTestDatabase> {
+  const base = process.env.DATABASE_URL;
+  if (!base) {
+    const db = await PGlite.create('memory://');
+    const server = new PgliteWireServer(db);
+    const address = await server.listen();
+    return {
+      url: `postgres://postgres@${address}/postgres`,
+      drop: async () => {
+        await server.close();
+        await db.close();
+      },
+    };
+  }
+  const name = `gateway_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+    },
+  };
 }
 
 export interface GatewayUnderTest {
   app: INestApplication;
+  /** The admin API app, on its own loopback port. */
+  admin: INestApplication;
   url: string;
+  adminUrl: string;
+  adminToken: string;
   config: GatewayConfig;
   close(): Promise<void>;
 }
 
 /**
- * Starts the real gateway on a free port. With REDIS_URL set, its counters live in that Redis under a prefix of
- * its own (or `shared.keyPrefix`, to make several instances share them).
+ * Starts the real gateway and its admin API on free ports. Consumers live in `database` when given (shared
+ * with other instances), else in a database of its own (a fresh one on DATABASE_URL's server, or the embedded
+ * in-memory PGlite), dropped on close. With REDIS_URL set, its counters live in that Redis under a prefix of
+ * its own (or `keyPrefix`, to make several instances share them).
  */
 export async function startGateway(options: {
   petsUrl: string;
-  consumersFile?: string;
+  database?: GatewayTestDatabase;
   clock?: Clock;
   env?: Record<string, string>;
   adjust?: (config: GatewayConfig) => void;
   keyPrefix?: string;
   logDestination?: DestinationStream;
 }): Promise<GatewayUnderTest> {
+  const own = options.database === undefined && process.env.DATABASE_URL ? await createGatewayTestDatabase() : undefined;
+  const databaseUrl = options.database?.url ?? own?.url;
+  const adminToken = randomBytes(32).toString('base64url');
   const config = loadGatewayConfig({
     PETS_URL: options.petsUrl,
-    CONSUMERS_FILE: options.consumersFile ?? tempConsumersFile(),
-    CONSUMERS_RELOAD_MS: '100',
     LOG_LEVEL: 'error',
     NODE_ENV: 'test',
     METRICS_PORT: '0',
+    ADMIN_PORT: '0',
+    ADMIN_TOKEN: adminToken,
+    GATEWAY_PGLITE_DATA_DIR: 'memory://',
+    ...(databaseUrl ? { GATEWAY_DATABASE_URL: databaseUrl } : {}),
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX: options.keyPrefix ?? `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,
     ...options.env,
   });
   options.adjust?.(config);
   const app = await createGatewayApp({ config, plans, clock: options.clock, logDestination: options.logDestination });
+  const admin = await createAdminApp(app, { token: config.admin.token!, logLevel: config.logLevel, logDestination: options.logDestination });
   await app.listen(0, '127.0.0.1');
+  await admin.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
-  return { app, config, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  const { port: adminPort } = admin.getHttpServer().address() as { port: number };
+  return {
+    app,
+    admin,
+    config,
+    url: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    adminToken: config.admin.token!,
+    close: async () => {
+      await admin.close();
+      await app.close();
+      await own?.drop();
+    },
+  };
+}
+
+/** A call to a gateway's admin API with its token (`token: null` sends none). */
+export function adminCall(
+  gateway: Pick<GatewayUnderTest, 'adminUrl' | 'adminToken'>,
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = gateway.adminToken,
+): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return call(`${gateway.adminUrl}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+}
+
+/** Creates a consumer through the admin API, the way `npm run keys -- create` does, and returns its key. */
+export async function mintKey(
+  gateway: Pick<GatewayUnderTest, 'adminUrl' | 'adminToken'>,
+  plan: PlanName,
+  name = `c-${randomBytes(4).toString('hex')}`,
+  limits?: Limits,
+): Promise<string> {
+  const reply = await adminCall(gateway, 'POST', '/consumers', { name, plan, ...(limits ? { limits } : {}) });
+  if (reply.status !== 201) throw new Error(`mintKey: ${reply.status} ${reply.text}`);
+  return (reply.body as { key: { key: string } }).key.key;
 }

@@ -3,9 +3,9 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { APP_GUARD } from '@nestjs/core';
 import { ApiKeyGuard } from './auth/api-key.guard';
-import { AuthModule } from './auth/auth.module';
-import { PLAN_TABLE } from './auth/consumer-registry.service';
-import { PlanTable } from './auth/plans';
+import { PLAN_TABLE } from './consumers/consumer-store.service';
+import { ConsumersModule } from './consumers/consumers.module';
+import { PlanTable } from './consumers/plans';
 import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { HealthModule } from './health/health.module';
@@ -43,7 +43,7 @@ export class GatewayAppModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [GatewayCoreModule.forRoot(options), AuthModule, RateLimitModule, ProxyModule, HealthModule],
+      imports: [GatewayCoreModule.forRoot(options), ConsumersModule, RateLimitModule, ProxyModule, HealthModule],
       providers: [
         // Order matters: authenticate (deny by default), then count against the consumer's plan.
         { provide: APP_GUARD, useClass: ApiKeyGuard },

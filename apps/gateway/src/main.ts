@@ -1,20 +1,30 @@
 import '@app/platform/tracing/register-edge'; // first: tracing must patch modules before they load
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
-import { loadPlans } from './auth/plans';
-import { mintDemoKeyIfNoConsumers } from './auth/demo-key';
+import { resolveAdminToken } from './consumers/admin/admin-token';
+import { createAdminApp } from './consumers/admin/create-admin-app';
+import { ConsumerStore } from './consumers/consumer-store.service';
+import { mintDemoKeyIfNoConsumers } from './consumers/demo-key';
+import { loadPlans } from './consumers/plans';
 import { loadGatewayConfig } from './config/gateway.config';
 import { createGatewayApp } from './create-gateway-app';
 
 async function bootstrap(): Promise<void> {
   const config = loadGatewayConfig();
   const plans = loadPlans(config.plansFile);
-  if (config.demoKey) mintDemoKeyIfNoConsumers(config, plans);
+  const adminToken = resolveAdminToken(config);
   const app = await createGatewayApp({ config, plans });
+  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerStore));
+  const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
+  await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
   await listenOrExplain(app, config.port, config.host, 'PORT');
+  // The admin port stops taking requests first; the gateway then drains and closes the shared pool.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void admin.close());
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Gateway');
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
-  new Logger('Gateway').log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
+  const logger = new Logger('Gateway');
+  logger.log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
+  logger.log(`Admin API on http://${config.admin.host}:${config.admin.port} (Swagger UI at /docs); keep this port private`);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -28,7 +28,14 @@ describe('loadGatewayConfig', () => {
   });
 
   it('never mints a demo key in production', () => {
-    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true' }).demoKey).toBe(false);
+    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true', ADMIN_TOKEN: 'x'.repeat(32) }).demoKey).toBe(false);
+  });
+
+  it('keeps consumers in an embedded database and the admin API on loopback by default', () => {
+    expect(loadGatewayConfig({})).toMatchObject({
+      consumers: { databaseUrl: undefined, schema: 'gateway', pgliteDataDir: '.data/gateway-pglite', migrateOnStart: true },
+      admin: { port: 3002, host: '127.0.0.1', token: undefined, tokenFile: '.data/admin-token' },
+    });
   });
 
   it('reads TRUST_PROXY as express expects it: a hop count or addresses/subnets, never true', () => {
@@ -56,6 +63,11 @@ describe('loadGatewayConfig', () => {
     [{ RATE_LIMIT_FAILURE_MODE: 'sometimes' }, 'RATE_LIMIT_FAILURE_MODE must be open or closed'],
     [{ BAN_GRACE_MS: '-1' }, 'BAN_GRACE_MS must be an integer from 0 to 3600000'],
     [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
+    [{ NODE_ENV: 'production' }, 'ADMIN_TOKEN must be set in production'],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'change-me-admin-token-change-me-admin-token' }, 'not a placeholder'],
+    [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN must be at least 32 characters long'],
+    [{ GATEWAY_DATABASE_URL: 'mysql://db' }, 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL'],
+    [{ GATEWAY_DB_SCHEMA: 'Gateway; DROP' }, 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier'],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadGatewayConfig(env)).toThrow(ConfigurationError);
     expect(() => loadGatewayConfig(env)).toThrow(message);

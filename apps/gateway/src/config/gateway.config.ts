@@ -1,5 +1,5 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
-import { IsBoolean, IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
+import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
+import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
@@ -33,11 +33,53 @@ export class GatewayEnvironment extends CommonEnvironment {
   @IsString()
   PLANS_FILE = 'gateway/plans.json';
 
-  @IsString()
-  CONSUMERS_FILE = '.data/consumers.json';
+  // --- Control plane: consumers and keys (database, cache, admin API) ---
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  GATEWAY_DATABASE_URL?: string = undefined;
 
-  @EnvIntRange('CONSUMERS_RELOAD_MS', 100, 60000)
-  CONSUMERS_RELOAD_MS = 1000;
+  @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier' })
+  GATEWAY_DB_SCHEMA = 'gateway';
+
+  @IsString()
+  GATEWAY_PGLITE_DATA_DIR = '.data/gateway-pglite';
+
+  @EnvIntRange('GATEWAY_DB_POOL_SIZE', 1, 100)
+  GATEWAY_DB_POOL_SIZE = 4;
+
+  @IsOptional()
+  @EnvBoolean()
+  @IsBoolean({ message: 'GATEWAY_DB_MIGRATE_ON_START must be true or false' })
+  GATEWAY_DB_MIGRATE_ON_START?: boolean = undefined;
+
+  @EnvIntRange('KEY_CACHE_SIZE', 100, 10000000)
+  KEY_CACHE_SIZE = 100000;
+
+  @EnvIntRange('KEY_CACHE_TTL_MS', 100, 3600000)
+  KEY_CACHE_TTL_MS = 30000;
+
+  @EnvIntRange('KEY_NEGATIVE_CACHE_SIZE', 100, 10000000)
+  KEY_NEGATIVE_CACHE_SIZE = 20000;
+
+  @EnvIntRange('KEY_NEGATIVE_CACHE_TTL_MS', 100, 3600000)
+  KEY_NEGATIVE_CACHE_TTL_MS = 10000;
+
+  @EnvIntRange('KEY_LOOKUPS_PER_SECOND', 1, 1000000)
+  KEY_LOOKUPS_PER_SECOND = 500;
+
+  @EnvIntRange('ADMIN_PORT', 0, 65535)
+  ADMIN_PORT = 3002;
+
+  @IsString()
+  ADMIN_HOST = '127.0.0.1';
+
+  @IsOptional()
+  @MinLength(32, { message: 'ADMIN_TOKEN must be at least 32 characters long' })
+  ADMIN_TOKEN?: string = undefined;
+
+  @IsString()
+  ADMIN_TOKEN_FILE = '.data/admin-token';
+  // --- end of the control plane ---
 
   @IsOptional()
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
@@ -100,8 +142,23 @@ export interface GatewayConfig {
   petsUrl: string;
   upstream: { timeoutMs: number; connectTimeoutMs: number; connections: number };
   plansFile: string;
-  consumersFile: string;
-  consumersReloadMs: number;
+  /** Control plane: where consumers and keys live, how the data plane caches them, the admin API. */
+  consumers: {
+    /** Absent: an embedded PGlite under `pgliteDataDir`. */
+    databaseUrl?: string;
+    schema: string;
+    pgliteDataDir: string;
+    poolSize: number;
+    migrateOnStart: boolean;
+    cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number };
+  };
+  admin: {
+    port: number;
+    host: string;
+    /** Required in production; in development main.ts keeps a generated one in `tokenFile`. */
+    token?: string;
+    tokenFile: string;
+  };
   redis?: { url: string; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
     anonymousPerMinute: number;
@@ -137,6 +194,9 @@ export interface GatewayConfig {
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
   const e = loadEnvironment(GatewayEnvironment, env);
   const production = e.NODE_ENV === 'production';
+  if (production && (!e.ADMIN_TOKEN || e.ADMIN_TOKEN.startsWith('change-me'))) {
+    throw new ConfigurationError('Invalid configuration: ADMIN_TOKEN must be set in production, not a placeholder (the admin API refuses to start without it)');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -147,8 +207,21 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       connections: e.UPSTREAM_CONNECTIONS,
     },
     plansFile: e.PLANS_FILE,
-    consumersFile: e.CONSUMERS_FILE,
-    consumersReloadMs: e.CONSUMERS_RELOAD_MS,
+    consumers: {
+      databaseUrl: e.GATEWAY_DATABASE_URL,
+      schema: e.GATEWAY_DB_SCHEMA,
+      pgliteDataDir: e.GATEWAY_PGLITE_DATA_DIR,
+      poolSize: e.GATEWAY_DB_POOL_SIZE,
+      migrateOnStart: e.GATEWAY_DB_MIGRATE_ON_START ?? true,
+      cache: {
+        size: e.KEY_CACHE_SIZE,
+        ttlMs: e.KEY_CACHE_TTL_MS,
+        negativeSize: e.KEY_NEGATIVE_CACHE_SIZE,
+        negativeTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
+        lookupsPerSecond: e.KEY_LOOKUPS_PER_SECOND,
+      },
+    },
+    admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE },
     redis: e.REDIS_URL
       ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

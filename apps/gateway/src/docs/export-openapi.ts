@@ -1,7 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadPlans } from '../auth/plans';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadPlans } from '../consumers/plans';
 import { loadGatewayConfig } from '../config/gateway.config';
 import { createGatewayApp } from '../create-gateway-app';
 import { buildOpenApiDocument } from './openapi';
@@ -16,7 +14,7 @@ async function exportOpenApi(check: boolean): Promise<number> {
   const config = loadGatewayConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'error',
-    CONSUMERS_FILE: join(mkdtempSync(join(tmpdir(), 'openapi-export-')), 'consumers.json'),
+    GATEWAY_PGLITE_DATA_DIR: 'memory://',
   });
   const plans = loadPlans(config.plansFile);
   const app = await createGatewayApp({ config, plans });

@@ -2,7 +2,7 @@ import { ErrorDto } from '@app/contract';
 import { ERROR_CODE_VALUES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { PlanTable } from '../auth/plans';
+import { PlanTable } from '../consumers/plans';
 import { GatewayConfig } from '../config/gateway.config';
 import { API_PREFIX } from '../proxy/pets-proxy.controller';
 import { HEADER_COMPONENTS, errorResponseComponents, errorResponseRef } from './api-responses';

@@ -2,7 +2,7 @@ import { OutageLog, READINESS_CACHE_MS, SharedCheck } from '@app/platform';
 import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
-import { Public } from '../auth/public.decorator';
+import { Public } from '../request/public.decorator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { RedisRateLimitStore } from '../rate-limit/redis-rate-limit.store';

@@ -2,7 +2,7 @@ import { GET_PET_DEPRECATION, ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDt
 import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { GatewayRequest } from '../auth/api-key.guard';
+import type { GatewayRequest } from '../request/gateway-request';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from '../docs/api-responses';
 import { NEXT_LINK_HEADER } from './next-link';
 import { Sunset, SunsetInterceptor } from './sunset.interceptor';

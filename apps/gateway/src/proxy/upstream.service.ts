@@ -4,7 +4,7 @@ import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { raw, type Response } from 'express';
 import { Pool } from 'undici';
-import type { GatewayRequest } from '../auth/api-key.guard';
+import type { GatewayRequest } from '../request/gateway-request';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { publicLinkField } from './next-link';
 

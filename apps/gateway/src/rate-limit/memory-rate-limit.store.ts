@@ -1,5 +1,5 @@
 import { Clock } from '../clock';
-import { BanPolicy, Decision, RateLimitStore, WindowSpec, WindowState } from './rate-limit-store';
+import { BanPolicy, Decision, RateLimitStore, Usage, WindowSpec, WindowState } from './rate-limit-store';
 
 interface Counter {
   count: number;
@@ -43,6 +43,20 @@ export class MemoryRateLimitStore extends RateLimitStore {
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
     return this.decide(key, windows, ban);
+  }
+
+  /** Read without counting and without touching the LRU order (the admin API's usage, the guard's flood check). */
+  async usage(key: string, windows: WindowSpec[]): Promise<Usage> {
+    const now = this.clock.now();
+    const tracker = this.trackers.get(key);
+    return {
+      windows: windows.map((spec) => {
+        const counter = tracker?.windows.get(spec.name);
+        const live = counter && counter.expiresAt > now ? counter : undefined;
+        return { ...spec, count: live?.count ?? 0, resetMs: live ? live.expiresAt - now : spec.ttlMs };
+      }),
+      bannedForMs: tracker?.bannedUntil !== undefined && tracker.bannedUntil > now ? tracker.bannedUntil - now : 0,
+    };
   }
 
   decide(key: string, windows: WindowSpec[], ban: BanPolicy): Decision {

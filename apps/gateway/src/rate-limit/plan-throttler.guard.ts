@@ -3,8 +3,8 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
 import type { Response } from 'express';
-import type { GatewayRequest } from '../auth/api-key.guard';
-import { IS_PUBLIC } from '../auth/public.decorator';
+import type { GatewayRequest } from '../request/gateway-request';
+import { IS_PUBLIC } from '../request/public.decorator';
 import { RateLimiter } from './rate-limiter.service';
 
 /**

@@ -26,6 +26,13 @@ export interface WindowState extends WindowSpec {
   resetMs: number;
 }
 
+/** What a tracker has used, read without counting (the admin API's usage, the guard's flood check). */
+export interface Usage {
+  windows: WindowState[];
+  /** 0 when not banned. */
+  bannedForMs: number;
+}
+
 /**
  * What was decided for one request. Stores return the first three; `unavailable` is the limiter's own (no
  * decision could be taken, see RateLimitUnavailableError) so that its 503 carries headers like any answer.
@@ -59,6 +66,9 @@ export class RateLimitUnavailableError extends Error {
  */
 export abstract class RateLimitStore implements ThrottlerStorage {
   abstract consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision>;
+
+  /** Read-only: the current counts of `windows` and any ban, exactly as `consume` would see them; counts nothing. */
+  abstract usage(key: string, windows: WindowSpec[]): Promise<Usage>;
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const decision = await this.consume(key, [{ name: throttlerName, limit, ttlMs: ttl }], {

@@ -3,7 +3,7 @@ import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
-import { Consumer } from '../auth/consumer';
+import { Consumer } from '../consumers/consumer';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { rateLimitHeaders } from './rate-limit-headers';

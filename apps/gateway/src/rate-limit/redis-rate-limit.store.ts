@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { RateLimitMetrics } from './rate-limit-metrics';
-import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec, WindowState } from './rate-limit-store';
+import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, Usage, WindowSpec, WindowState } from './rate-limit-store';
 
 /**
  * One atomic round trip decides every window of a request. KEYS: ban, strikes, grace, then one counter per
@@ -144,6 +144,34 @@ export class RedisRateLimitStore extends RateLimitStore {
     const decision = this.toDecision(reply, windows);
     this.fallback.remember(key, decision);
     return decision;
+  }
+
+  /** Read-only: PTTL and GET of the same keys `consume` uses, in one pipeline; the fallback's view while degraded. */
+  async usage(key: string, windows: WindowSpec[]): Promise<Usage> {
+    const base = `${this.keyPrefix}rl:{${key}}`;
+    const pipeline = this.redis.pipeline().pttl(`${base}:ban`);
+    for (const w of windows) pipeline.get(`${base}:w:${w.name}`).pttl(`${base}:w:${w.name}`);
+    let replies: Array<[Error | null, unknown]> | null;
+    try {
+      replies = await pipeline.exec();
+    } catch (error) {
+      replies = null;
+      this.markDegraded((error as Error).message);
+    }
+    const failed = replies?.find(([error]) => error !== null);
+    if (!replies || failed) {
+      if (failed) this.markDegraded(failed[0]!.message);
+      return this.fallback.usage(key, windows);
+    }
+    const value = (i: number) => replies![i][1];
+    const ban = Number(value(0));
+    return {
+      windows: windows.map((spec, i) => {
+        const ttl = Number(value(2 + 2 * i));
+        return ttl > 0 ? { ...spec, count: Number(value(1 + 2 * i) ?? 0), resetMs: ttl } : { ...spec, count: 0, resetMs: spec.ttlMs };
+      }),
+      bannedForMs: ban > 0 ? ban : 0,
+    };
   }
 
   /**

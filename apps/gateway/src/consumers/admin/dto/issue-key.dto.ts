@@ -1,0 +1,28 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsInt, IsISO8601, IsOptional, Max, Min } from 'class-validator';
+
+export class IssueKeyDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'When the key stops working (none: it does not expire).' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
+  expiresAt?: string;
+}
+
+/** A week at most: an overlap is a migration window, not a second permanent key. */
+export const MAX_OVERLAP_SECONDS = 7 * 86_400;
+export const DEFAULT_OVERLAP_SECONDS = 86_400;
+
+export class RotateKeyDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_OVERLAP_SECONDS,
+    default: DEFAULT_OVERLAP_SECONDS,
+    description: 'How long the old key keeps working after the rotation (0: it stops now). Never extends an earlier expiry.',
+  })
+  @IsOptional()
+  @IsInt({ message: 'overlapSeconds must be an integer' })
+  @Min(0, { message: 'overlapSeconds must be at least 0' })
+  @Max(MAX_OVERLAP_SECONDS, { message: `overlapSeconds must be at most ${MAX_OVERLAP_SECONDS}` })
+  overlapSeconds?: number;
+}

@@ -1,0 +1,20 @@
+import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString } from 'class-validator';
+import { IsConsumerName } from './consumer-name';
+
+export const PAGE_SIZE = { min: 1, max: 1000, default: 100 };
+
+export class ListConsumersQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
+  @IsOptional()
+  @ParseDecimalInteger()
+  @IsIntegerInRange(PAGE_SIZE.min, PAGE_SIZE.max)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The `next` of the previous page: consumers whose name sorts after it.' })
+  @IsOptional()
+  @IsString()
+  @IsConsumerName()
+  after?: string;
+}

@@ -1,0 +1,37 @@
+import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
+import { ApiKeyEntity } from './api-key.entity';
+import { PLAN_NAMES, PlanName } from './plans';
+
+/** A caller of the public API: a unique name, a plan, optional limits of its own, and any number of keys. */
+@Entity({ name: 'consumers' })
+@Unique('UQ_consumers_name', ['name'])
+export class ConsumerEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_consumers' })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  name!: string;
+
+  @Column({ type: 'enum', enum: PLAN_NAMES, enumName: 'consumer_plan' })
+  plan!: PlanName;
+
+  /** Both set or both null (a check constraint says so): the consumer's own limits, required on a custom plan. */
+  @Column({ name: 'limit_per_minute', type: 'integer', nullable: true })
+  limitPerMinute!: number | null;
+
+  @Column({ name: 'limit_per_day', type: 'integer', nullable: true })
+  limitPerDay!: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+
+  /** Set: every key of the consumer is refused until it is enabled again. */
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
+  disabledAt!: Date | null;
+
+  @OneToMany(() => ApiKeyEntity, (key) => key.consumer)
+  keys?: ApiKeyEntity[];
+}

@@ -1,0 +1,36 @@
+import { DataSourceOptions } from 'typeorm';
+import { ApiKeyEntity } from '../api-key.entity';
+import { ConsumerEntity } from '../consumer.entity';
+import { DatabaseEndpoint } from './database-endpoint';
+import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
+
+export const ENTITIES = [ConsumerEntity, ApiKeyEntity];
+export const MIGRATIONS = [CreateConsumers1763942400000];
+
+/**
+ * The one description of the gateway's database, used by the app, the tests and the drift check. Everything
+ * lives in its own schema (GATEWAY_DB_SCHEMA), so the gateway can share a database with the pets service.
+ */
+export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, schema: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: endpoint.url,
+    schema,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'all',
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error'],
+    extra: {
+      max: Math.min(poolSize, endpoint.maxPoolSize),
+      // A burst of admin writes queues for a connection (they serialise on the database anyway): wait, don't fail.
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      // A lookup never waits long on a sick database: the cache answers meanwhile (see ConsumerCache).
+      query_timeout: 5_000,
+      application_name: 'gateway',
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import { ConsumerChange, ConsumerChanges, parseChange } from './consumer-changes';
+
+/**
+ * Changes over Redis pub/sub (REDIS_URL): one channel under the key prefix, a subscriber connection of its own
+ * (a subscribed connection cannot publish). Pub/sub keeps nothing for a disconnected subscriber, so after a
+ * reconnection every cached entry is treated as stale; the cache's TTL bounds staleness meanwhile.
+ */
+export class RedisConsumerChanges extends ConsumerChanges {
+  private readonly logger = new Logger('Consumers');
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+  private readonly channel: string;
+  private subscribedOnce = false;
+
+  constructor(url: string, keyPrefix: string, commandTimeoutMs: number) {
+    super();
+    this.channel = `${keyPrefix}consumers:changes`;
+    const options = {
+      maxRetriesPerRequest: 1,
+      connectTimeout: Math.max(1000, commandTimeoutMs),
+      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
+    };
+    this.publisher = new Redis(url, { ...options, enableOfflineQueue: false, commandTimeout: Math.max(1000, commandTimeoutMs) });
+    this.subscriber = new Redis(url, options);
+    this.publisher.on('error', () => undefined);
+    this.subscriber.on('error', () => undefined);
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== this.channel) return;
+      const change = parseChange(message);
+      if (change) this.deliver(change);
+    });
+    // ioredis resubscribes by itself after a reconnection; what was published meanwhile is lost.
+    this.subscriber.on('ready', () => {
+      if (this.subscribedOnce) {
+        this.logger.warn('Redis change channel reconnected: cached keys are re-checked on their next use');
+        this.reconnected();
+      }
+    });
+  }
+
+  /** Not awaited: a gateway whose Redis is down still starts (ioredis subscribes once it connects). */
+  override async start(): Promise<void> {
+    this.subscriber.subscribe(this.channel).then(
+      () => {
+        this.subscribedOnce = true;
+      },
+      (error: Error) => {
+        this.subscribedOnce = true;
+        this.logger.error(`Cannot subscribe to ${this.channel} (${error.message}): changes reach this instance through the cache TTL`);
+      },
+    );
+  }
+
+  protected async broadcast(change: ConsumerChange): Promise<void> {
+    try {
+      await this.publisher.publish(this.channel, JSON.stringify(change));
+    } catch (error) {
+      this.logger.error(`Cannot publish a consumer change (${(error as Error).message}): other instances see it within the cache TTL`);
+    }
+  }
+
+  override async close(): Promise<void> {
+    this.publisher.disconnect();
+    this.subscriber.disconnect();
+  }
+}

@@ -1,0 +1,237 @@
+#!/usr/bin/env node
+/**
+ * `npm run -s keys -- <command>`: the consumers and keys CLI, a client of a running gateway's admin API
+ * (ADMIN_URL, ADMIN_TOKEN). A plain Node script: nothing is built per call.
+ */
+const { readFileSync, writeFileSync, renameSync } = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+
+const USAGE = `Usage:
+  npm run -s keys -- create --plan free|pro|business|enterprise [--name NAME] [--rpm N --rpd N] [--expires ISO-DATE]
+  npm run -s keys -- list
+  npm run -s keys -- revoke NAME [--key KEY-ID]
+  npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]
+  npm run -s keys -- usage NAME
+  npm run -s keys -- import FILE
+  npm run -s keys -- export [FILE]
+
+A client of the gateway's admin API: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT, port 3002) and ADMIN_TOKEN
+(default: the development token in ADMIN_TOKEN_FILE, .data/admin-token). "create" and "rotate" print the new key
+as the last line: it is shown only this once. import/export use the consumers-file format ({"consumers": [...]},
+key hashes only); import is idempotent.`;
+
+const PLANS = ['free', 'pro', 'business', 'enterprise'];
+const IMPORT_BATCH = 500;
+const EXPORT_PAGE = 1000;
+
+class UsageError extends Error {}
+
+function positiveInteger(value, flag) {
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${flag} must be a positive integer`);
+  return Number(value);
+}
+
+function adminSettings(env) {
+  const url = (env.ADMIN_URL || `http://127.0.0.1:${env.ADMIN_PORT || 3002}`).replace(/\/+$/, '');
+  let token = env.ADMIN_TOKEN;
+  if (!token) {
+    const file = env.ADMIN_TOKEN_FILE || '.data/admin-token';
+    try {
+      token = readFileSync(file, 'utf8').trim();
+    } catch {
+      throw new Error(`no admin token: set ADMIN_TOKEN (or start the gateway in development once, which writes ${file})`);
+    }
+  }
+  return { url, token };
+}
+
+/** One admin API call; an Error body becomes an Error with its message. */
+async function request(admin, method, route, body) {
+  let response;
+  try {
+    response = await fetch(`${admin.url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${admin.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: globalThis.AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw new Error(`cannot reach the admin API at ${admin.url} (${error.cause?.code ?? error.message}): is the gateway running? (ADMIN_URL)`, {
+      cause: error,
+    });
+  }
+  const text = await response.text();
+  let parsed;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) throw new Error(parsed?.message ?? `${method} ${route} answered ${response.status}`);
+  return parsed;
+}
+
+const name = (value) => encodeURIComponent(value);
+
+function figures(limits) {
+  return limits ? `${limits.perMinute}/min ${limits.perDay}/day` : 'no limits';
+}
+
+/** One line per consumer, as the file-based CLI printed it: name, plan, limits, hint, created, state. */
+function listLine(consumer) {
+  const current = [...consumer.keys].reverse().find((k) => k.state === 'active') ?? consumer.keys[consumer.keys.length - 1];
+  let state;
+  if (consumer.disabledAt) state = `disabled ${consumer.disabledAt}`;
+  else if (current?.state === 'revoked') state = `revoked ${current.revokedAt}`;
+  else if (current?.state === 'expired') state = `expired ${current.expiresAt}`;
+  else state = current?.expiresAt ? `active until ${current.expiresAt}` : 'active';
+  const others = consumer.keys.filter((k) => k.state === 'active').length - (current?.state === 'active' ? 1 : 0);
+  return `${consumer.name}\t${consumer.plan}\t${figures(consumer.effectiveLimits)}\t${current?.hint ?? '-'}\tcreated ${consumer.createdAt}\t${state}${others > 0 ? ` (+${others} more active key${others > 1 ? 's' : ''})` : ''}`;
+}
+
+/** The key to act on: the one named by --key, else the consumer's newest active key. */
+async function pickKey(admin, consumerName, keyId) {
+  if (keyId) return keyId;
+  const consumer = await request(admin, 'GET', `/consumers/${name(consumerName)}`);
+  const active = consumer.keys.filter((k) => k.state === 'active');
+  if (active.length === 0) throw new UsageError(`"${consumerName}" has no active key`);
+  return active[active.length - 1].id;
+}
+
+function readConsumersFile(file) {
+  let parsed;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`${file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+  }
+  if (!parsed || !Array.isArray(parsed.consumers)) throw new UsageError(`${file}: expected {"consumers": [...]}`);
+  return parsed.consumers;
+}
+
+async function runKeysCommand(argv, env, out) {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      plan: { type: 'string' },
+      name: { type: 'string' },
+      rpm: { type: 'string' },
+      rpd: { type: 'string' },
+      expires: { type: 'string' },
+      key: { type: 'string' },
+      overlap: { type: 'string' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  const admin = () => adminSettings(env);
+
+  switch (command) {
+    case 'create': {
+      const plan = values.plan;
+      if (!plan || !PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+      const rpm = positiveInteger(values.rpm, '--rpm');
+      const rpd = positiveInteger(values.rpd, '--rpd');
+      if ((rpm === undefined) !== (rpd === undefined)) throw new UsageError('--rpm and --rpd go together');
+      if (plan === 'enterprise' && rpm === undefined) throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
+      const body = { plan, ...(values.name ? { name: values.name } : {}), ...(rpm ? { limits: { perMinute: rpm, perDay: rpd } } : {}) };
+      if (values.expires) body.expiresAt = values.expires;
+      const created = await request(admin(), 'POST', '/consumers', body);
+      out(`Created consumer "${created.consumer.name}" on the ${plan} plan. The key is shown only now:`);
+      out(created.key.key);
+      return;
+    }
+    case 'list': {
+      const settings = admin();
+      let after;
+      let count = 0;
+      do {
+        const page = await request(settings, 'GET', `/consumers?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`);
+        for (const consumer of page.items) out(listLine(consumer));
+        count += page.items.length;
+        after = page.next;
+      } while (after);
+      if (count === 0) out('No consumers.');
+      return;
+    }
+    case 'revoke': {
+      const consumer = rest[0];
+      if (!consumer) throw new UsageError('revoke needs the consumer name');
+      const route = values.key ? `/consumers/${name(consumer)}/keys/${name(values.key)}/revoke` : `/consumers/${name(consumer)}/revoke`;
+      const revoked = await request(admin(), 'POST', route);
+      if (revoked.length === 0) throw new UsageError(`"${consumer}" has no unrevoked key${values.key ? ` ${values.key}` : ''}`);
+      out(`Revoked ${revoked.length} key(s) of "${consumer}". Every gateway refuses them now.`);
+      return;
+    }
+    case 'rotate': {
+      const consumer = rest[0];
+      if (!consumer) throw new UsageError('rotate needs the consumer name');
+      const overlap = values.overlap === undefined ? undefined : values.overlap === '0' ? 0 : positiveInteger(values.overlap, '--overlap');
+      const settings = admin();
+      const keyId = await pickKey(settings, consumer, values.key);
+      const rotated = await request(settings, 'POST', `/consumers/${name(consumer)}/keys/${name(keyId)}/rotate`, overlap === undefined ? {} : { overlapSeconds: overlap });
+      out(`Rotated ${rotated.previous.hint} of "${consumer}": it keeps working until ${rotated.previous.expiresAt}. The new key is shown only now:`);
+      out(rotated.key.key);
+      return;
+    }
+    case 'usage': {
+      const consumer = rest[0];
+      if (!consumer) throw new UsageError('usage needs the consumer name');
+      const usage = await request(admin(), 'GET', `/consumers/${name(consumer)}/usage`);
+      for (const w of usage.windows) out(`${w.name}\t${w.used}/${w.limit} used\t${w.remaining} remaining\tresets in ${w.resetSeconds}s`);
+      out(usage.banned ? `banned for ${usage.banSecondsLeft}s more` : 'not banned');
+      return;
+    }
+    case 'import': {
+      const file = rest[0];
+      if (!file) throw new UsageError('import needs the consumers file');
+      const consumers = readConsumersFile(file);
+      const settings = admin();
+      const total = { created: 0, updated: 0, unchanged: 0 };
+      for (let i = 0; i < consumers.length; i += IMPORT_BATCH) {
+        const result = await request(settings, 'POST', '/import', { consumers: consumers.slice(i, i + IMPORT_BATCH) });
+        for (const field of Object.keys(total)) total[field] += result[field];
+      }
+      out(`Imported ${consumers.length} consumer(s) from ${file}: ${total.created} created, ${total.updated} updated, ${total.unchanged} unchanged.`);
+      return;
+    }
+    case 'export': {
+      const settings = admin();
+      const consumers = [];
+      let after;
+      do {
+        const page = await request(settings, 'GET', `/export?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`);
+        consumers.push(...page.consumers);
+        after = page.next;
+      } while (after);
+      const text = `${JSON.stringify({ consumers }, null, 2)}\n`;
+      const file = rest[0];
+      if (!file) {
+        process.stdout.write(text);
+        return;
+      }
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, text, { mode: 0o600 });
+      renameSync(temporary, file);
+      out(`Exported ${consumers.length} consumer(s) to ${path.resolve(file)} (key hashes only).`);
+      return;
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'a command is needed');
+  }
+}
+
+module.exports = { runKeysCommand, USAGE };
+
+if (require.main === module) {
+  runKeysCommand(process.argv.slice(2), process.env, (line) => process.stdout.write(`${line}\n`)).catch((error) => {
+    if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`keys: ${error.message}\n\n${USAGE}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`keys: ${error.message}\n`);
+    process.exit(1);
+  });
+}
