@@ -1,6 +1,6 @@
 import { PetsClient } from '@petstore/animals-client';
 import { DataSource } from 'typeorm';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 // The gateway's "minute" window, shortened so that the client's wait is short, yet long enough that even a loaded
@@ -21,15 +21,13 @@ describe('animals client: walking every animal through the gateway', () => {
       `INSERT INTO pets (name, category_id, status)
        SELECT 'Pet ' || i, 1, (ARRAY['available','pending','sold'])[1 + i % 3]::pet_status FROM generate_series(1, 240) AS i`,
     );
-    const consumersFile = tempConsumersFile();
-    freeKey = mintKey(consumersFile, 'free', 'client-walker');
     gateway = await startGateway({
       petsUrl: pets.url,
-      consumersFile,
       adjust: (config) => {
         config.rateLimit.windowMs.minute = MINUTE_MS;
       },
     });
+    freeKey = await mintKey(gateway, 'free', 'client-walker');
   });
   afterAll(async () => {
     await gateway?.close();

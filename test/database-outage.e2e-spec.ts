@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { createPetsApp } from '../apps/pets/src/create-pets-app';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { Reply, call, expectErrorBody, postJson } from './support/http';
 import { OwnPostgres, canRunOwnPostgres } from './support/own-postgres';
 
@@ -26,9 +26,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     });
     await pets.listen(0, '127.0.0.1');
     petsUrl = `http://127.0.0.1:${(pets.getHttpServer().address() as { port: number }).port}`;
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'enterprise', 'outage', { perMinute: 1_000_000, perDay: 10_000_000 });
-    gateway = await startGateway({ petsUrl, consumersFile });
+    gateway = await startGateway({ petsUrl });
+    key = await mintKey(gateway, 'enterprise', 'outage', { perMinute: 1_000_000, perDay: 10_000_000 });
   }, 60_000);
   afterAll(async () => {
     await gateway?.close();

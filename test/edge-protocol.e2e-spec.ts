@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { RawReply, openSocket, rawRequest, readReply } from './support/raw-http';
@@ -24,13 +24,11 @@ describe('the edge, at the protocol level', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'enterprise', 'edge', { perMinute: 100_000, perDay: 1_000_000 });
     gateway = await startGateway({
       petsUrl: pets.url,
-      consumersFile,
       env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1500', KEEP_ALIVE_TIMEOUT_MS: '5000' },
     });
+    key = await mintKey(gateway, 'enterprise', 'edge', { perMinute: 100_000, perDay: 1_000_000 });
     host = new URL(gateway.url).host;
   });
   afterAll(async () => {

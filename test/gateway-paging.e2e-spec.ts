@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { PAGE_CURSOR } from '@app/contract';
 import { DataSource } from 'typeorm';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, received, Reply } from './support/http';
 import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -35,6 +35,7 @@ describe('gateway: paging GET /v1/pets', () => {
   let direct: GatewayUnderTest;
   let behindBalancer: GatewayUnderTest;
   let key: string;
+  let database: GatewayTestDatabase;
   const auth = () => ({ authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
@@ -43,14 +44,15 @@ describe('gateway: paging GET /v1/pets', () => {
       `INSERT INTO pets (name, category_id, status)
        SELECT 'Pet ' || i, 1, (ARRAY['available','pending','sold'])[1 + i % 3]::pet_status FROM generate_series(1, ${SEEDED}) AS i`,
     );
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'business', 'paging');
-    direct = await startGateway({ petsUrl: pets.url, consumersFile });
-    behindBalancer = await startGateway({ petsUrl: pets.url, consumersFile, env: { TRUST_PROXY: 'loopback' } });
+    database = await createGatewayTestDatabase();
+    direct = await startGateway({ petsUrl: pets.url, database });
+    behindBalancer = await startGateway({ petsUrl: pets.url, database, env: { TRUST_PROXY: 'loopback' } });
+    key = await mintKey(direct, 'business', 'paging');
   });
   afterAll(async () => {
     await direct?.close();
     await behindBalancer?.close();
+    await database?.drop();
     await pets?.close();
   });
 

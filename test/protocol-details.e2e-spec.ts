@@ -1,6 +1,6 @@
 import { AppMetrics } from '@app/platform';
 import { DataSource } from 'typeorm';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, postJson } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -20,14 +20,12 @@ describe('protocol details', () => {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'enterprise', 'details', { perMinute: 100_000, perDay: 1_000_000 });
     gateway = await startGateway({
       petsUrl: pets.url,
-      consumersFile,
       env: { LOG_LEVEL: 'log' },
       logDestination: { write: (line: string) => void logs.push(JSON.parse(line) as (typeof logs)[number]) },
     });
+    key = await mintKey(gateway, 'enterprise', 'details', { perMinute: 100_000, perDay: 1_000_000 });
     await postJson(`${gateway.url}/v1/pets`, { name: 'Rex', categoryId: 1 }, { authorization: `Bearer ${key}` });
   });
   afterAll(async () => {
