@@ -1,6 +1,8 @@
 import { CommonEnvironment, EnvBoolean, EnvIntRange, LogLevelName, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
 import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address';
+import { parseRedisNodes, RedisConnectionConfig } from '../redis/redis-connection';
+import { redisConnectionFromEnvironment } from '../redis/redis-connection.config';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
 export class GatewayEnvironment extends CommonEnvironment {
@@ -72,6 +74,44 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('RATE_LIMIT_MEMORY_MAX_TRACKERS', 100, 100000000)
   RATE_LIMIT_MEMORY_MAX_TRACKERS = 100000;
 
+  // Redis Cluster, Sentinel, TLS and credentials (issue #14): at most one of REDIS_URL, REDIS_CLUSTER_NODES,
+  // REDIS_SENTINELS (checked in redisConnectionFromEnvironment).
+  @IsOptional()
+  @ValidateBy({ name: 'redisNodes', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } }, {
+    message: 'REDIS_CLUSTER_NODES must be a comma-separated list of host:port',
+  })
+  REDIS_CLUSTER_NODES?: string = undefined;
+
+  @IsOptional()
+  @ValidateBy({ name: 'redisNodes', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } }, {
+    message: 'REDIS_SENTINELS must be a comma-separated list of host:port',
+  })
+  REDIS_SENTINELS?: string = undefined;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._-]{1,128}$/, { message: 'REDIS_SENTINEL_NAME must be a master name such as mymaster (letters, digits, . _ -)' })
+  REDIS_SENTINEL_NAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_USERNAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_PASSWORD?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_SENTINEL_USERNAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_SENTINEL_PASSWORD?: string = undefined;
+
+  @EnvBoolean()
+  @IsBoolean({ message: 'REDIS_TLS must be true or false' })
+  REDIS_TLS = false;
+
   @Matches(/^https:\/\/[^\s]+\/v1$/, { message: 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1' })
   PUBLIC_URL_PRODUCTION = 'https://api.petstore.example.com/v1';
 
@@ -97,7 +137,8 @@ export interface GatewayConfig {
   plansFile: string;
   consumersFile: string;
   consumersReloadMs: number;
-  redis?: { url: string; keyPrefix: string; commandTimeoutMs: number };
+  /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
+  redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
     anonymousPerMinute: number;
     banThreshold: number;
@@ -130,6 +171,7 @@ export interface GatewayConfig {
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
   const e = loadEnvironment(GatewayEnvironment, env);
   const production = e.NODE_ENV === 'production';
+  const redisConnection = redisConnectionFromEnvironment(e);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -142,8 +184,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     plansFile: e.PLANS_FILE,
     consumersFile: e.CONSUMERS_FILE,
     consumersReloadMs: e.CONSUMERS_RELOAD_MS,
-    redis: e.REDIS_URL
-      ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
+    redis: redisConnection
+      ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,
     rateLimit: {
       anonymousPerMinute: e.ANON_RATE_LIMIT_PER_MINUTE,
