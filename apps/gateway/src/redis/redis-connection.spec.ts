@@ -35,7 +35,6 @@ describe('Redis connections by topology and role', () => {
         sentinelPassword: 'spw',
         tls: {},
         enableTLSForSentinelMode: true,
-        failoverDetector: true,
         enableOfflineQueue: false,
       },
     });

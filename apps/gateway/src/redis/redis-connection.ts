@@ -97,9 +97,11 @@ export function redisClientOptions(config: RedisConnectionConfig, role: RedisCon
           ...(config.sentinelUsername !== undefined ? { sentinelUsername: config.sentinelUsername } : {}),
           ...(config.sentinelPassword !== undefined ? { sentinelPassword: config.sentinelPassword } : {}),
           ...(config.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
-          // Sentinel tells every client of a switch (+switch-master): reconnect to the new primary at once
-          // rather than after the old one's connection times out.
-          failoverDetector: true,
+          // No failoverDetector (+switch-master subscriptions): on a failover Sentinel makes the old primary drop
+          // its clients, a dead one drops them anyway, and a hung one is dropped by the rate-limit store after
+          // REDIS_COMMAND_TIMEOUT_MS. With it on, our failover test once saw all three instances stay degraded:
+          // in ioredis 5.11 a +switch-master that arrives while a reconnect is still resolving the primary aborts
+          // that attempt, and the connection then ends for good (status 'end', no further reconnects).
           sentinelRetryStrategy: reconnectDelay,
           sentinelCommandTimeout: config.connectTimeoutMs,
         },
