@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { RateLimitStore } from '../apps/gateway/src/rate-limit/rate-limit-store';
 import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody, Reply } from './support/http';
@@ -25,7 +24,7 @@ interface Sample {
  */
 (hasRedisSentinel ? describe : describe.skip)('rate limits through Sentinel when the primary dies under load', () => {
   const commandTimeoutMs = 1000;
-  const loadLimit = 1000;
+  const loadLimit = 300;
   let setup: OwnSentinelSetup;
   let pets: RunningPets;
   const gateways: GatewayUnderTest[] = [];
@@ -33,7 +32,7 @@ interface Sample {
   const keyPrefix = `sentinel-${randomBytes(4).toString('hex')}:`;
   const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   const get = (i: number, key: string) => call(`${gateways[i % gateways.length].url}/v1/pets?limit=1`, as(key));
-  /** What /health/ready says of Redis (its pets check may be slow on a loaded machine: not what is tested here). */
+  /** The status of /health/ready and, when it is 200, what it says of Redis (a 503 carries the Error body only). */
   const readiness = async (gateway: GatewayUnderTest) => {
     const reply = await call(`${gateway.url}/health/ready`);
     return { status: reply.status, redis: (reply.body as { details?: { redis?: { status?: string } } } | undefined)?.details?.redis?.status };
@@ -74,7 +73,7 @@ interface Sample {
     let loading = true;
     let watching = true;
     let next = 0;
-    // 12 clients in a loop over the three instances, on one Enterprise key of 1,000 a minute.
+    // 12 clients in a loop over the three instances, on one Enterprise key of 300 a minute.
     const load = Promise.all(
       Array.from({ length: 12 }, async () => {
         while (loading) {
@@ -110,7 +109,7 @@ interface Sample {
         const deadline = Date.now() + 15_000;
         let last = await readiness(gateway);
         while (last.redis !== 'up') {
-          if (Date.now() > deadline) throw new Error(`a gateway did not see Redis again after the failover: ${JSON.stringify(last)} DEBUG ${(gateway.app.get(RateLimitStore) as unknown as { redis: { status: string } }).redis.status}`);
+          if (Date.now() > deadline) throw new Error(`a gateway did not see Redis again after the failover: ${JSON.stringify(last)}`);
           last = await readiness(gateway);
           await sleep(100);
         }
@@ -137,9 +136,9 @@ interface Sample {
     const slowest = Math.max(...samples.map((s) => s.ms));
     expect(slowest).toBeLessThan(commandTimeoutMs + 1_500);
 
-    // Readiness and metrics told what happened: every instance was degraded (503, Redis down) and fell back.
+    // Readiness and metrics told what happened: every instance answered 503 ready and reported Redis degraded.
     for (const i of gateways.keys()) {
-      expect(ready.some((r) => r.gateway === i && r.at > killedAt && r.status === 503 && r.redis === 'down')).toBe(true);
+      expect(ready.some((r) => r.gateway === i && r.at > killedAt && r.status === 503)).toBe(true);
       expect(degraded.has(i)).toBe(true);
       expect(await metric(gateways[i], 'rate_limit_store_degraded')).toBe(0);
     }
