@@ -39,7 +39,7 @@ interface Sample {
   };
 
   beforeAll(async () => {
-    setup = await OwnSentinelSetup.start(1500);
+    setup = await OwnSentinelSetup.start(2000);
     pets = await startPetsService();
     const consumersFile = tempConsumersFile();
     keys.before = mintKey(consumersFile, 'enterprise', 'before', { perMinute: 5, perDay: 100 });
