@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { createRedisConnection } from '../apps/gateway/src/redis/redis-connection';
 import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody } from './support/http';
@@ -101,6 +102,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     // 15 trackers on 3 masters: the counters are sharded, not piled on one node.
     const masters = new Set([...byTracker.values()].map((trackerKeys) => trackerKeys[0].port));
     expect(masters.size).toBeGreaterThanOrEqual(2);
+  });
+
+  it('gives a pub/sub subscriber on the cluster from the same connection factory', async () => {
+    const subscriber: Redis | Cluster = createRedisConnection(gateways[0].config.redis!.connection, 'subscriber');
+    subscriber.on('error', () => undefined);
+    try {
+      const heard = new Promise<string>((resolve) => subscriber.on('message', (_channel: string, message: string) => resolve(message)));
+      await subscriber.subscribe(`${keyPrefix}changes`);
+      await inspector.publish(`${keyPrefix}changes`, 'consumer revoked'); // PUBLISH reaches every node of a cluster
+      expect(await heard).toBe('consumer revoked');
+    } finally {
+      subscriber.disconnect();
+    }
   });
 
   it('runs the script again after the masters forgot it (NOSCRIPT: ioredis falls back to EVAL)', async () => {

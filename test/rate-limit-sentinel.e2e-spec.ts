@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { Cluster, Redis } from 'ioredis';
+import { createRedisConnection } from '../apps/gateway/src/redis/redis-connection';
 import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody, Reply } from './support/http';
@@ -27,6 +29,8 @@ interface Sample {
   const loadLimit = 300;
   let setup: OwnSentinelSetup;
   let pets: RunningPets;
+  let subscriber: Redis | Cluster;
+  const heard: string[] = [];
   const gateways: GatewayUnderTest[] = [];
   const keys: Record<string, string> = {};
   const keyPrefix = `sentinel-${randomBytes(4).toString('hex')}:`;
@@ -52,8 +56,14 @@ interface Sample {
       REDIS_COMMAND_TIMEOUT_MS: String(commandTimeoutMs),
     };
     for (let i = 0; i < 3; i += 1) gateways.push(await startGateway({ petsUrl: pets.url, consumersFile, keyPrefix, env }));
+    // A pub/sub subscriber from the same factory and configuration (what consumer change notifications use).
+    subscriber = createRedisConnection(gateways[0].config.redis!.connection, 'subscriber');
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (_channel: string, message: string) => heard.push(message));
+    await subscriber.subscribe(`${keyPrefix}changes`);
   });
   afterAll(async () => {
+    subscriber?.disconnect();
     for (const gateway of gateways) await gateway.close();
     await pets?.close();
     await setup?.stop();
@@ -162,6 +172,18 @@ interface Sample {
         `${samples.filter((s) => s.status === 503).length} answered 503); admitted ${admitted} for a limit of ${loadLimit} ` +
         `(over-admission ${admitted - loadLimit}, ${admittedBeforeKill} admitted before the kill); slowest answer ${slowestDuring} ms during the failover, ${slowestOutside} ms outside it`,
     );
+  });
+
+  it('a subscriber from the same connection factory hears messages again after the failover', async () => {
+    const primary = await setup.primaryPort();
+    const deadline = Date.now() + 15_000;
+    // Published on the promoted primary until the subscriber, resubscribed by ioredis after reconnecting, hears one.
+    while (!heard.includes('after-failover')) {
+      if (Date.now() > deadline) throw new Error(`the subscriber heard nothing after the failover (status ${subscriber.status})`);
+      await command(primary, 'PUBLISH', `${keyPrefix}changes`, 'after-failover');
+      await sleep(200);
+    }
+    expect(subscriber.status).toBe('ready');
   });
 
   it('counts exactly and shared on the promoted primary', async () => {
