@@ -141,10 +141,9 @@ export function parseRedisNodes(list: string): RedisNode[] | undefined {
 export function describeRedisTopology(topology: RedisTopology): string {
   const list = (nodes: RedisNode[]) => nodes.map((node) => `${node.host}:${node.port}`).join(',');
   switch (topology.kind) {
-    case 'standalone': {
-      const url = new URL(topology.url);
-      return `Redis at ${url.host}`;
-    }
+    case 'standalone':
+      // URL.canParse: a URL that passed the start-up check but not WHATWG parsing is still named, never thrown on.
+      return URL.canParse(topology.url) ? `Redis at ${new URL(topology.url).host}` : 'Redis';
     case 'cluster':
       return `Redis Cluster via ${list(topology.nodes)}`;
     case 'sentinel':
