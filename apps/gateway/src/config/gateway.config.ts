@@ -4,6 +4,13 @@ import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address
 import { parseRedisNodes, RedisConnectionConfig } from '../redis/redis-connection';
 import { redisConnectionFromEnvironment } from '../redis/redis-connection.config';
 
+/** A `host:port,host:port` list of Redis nodes (issue #14). */
+const RedisNodeList = (name: string): PropertyDecorator =>
+  ValidateBy(
+    { name: 'redisNodeList', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } },
+    { message: `${name} must be a comma-separated list of host:port` },
+  );
+
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
 export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('PORT', 0, 65535)
@@ -77,15 +84,11 @@ export class GatewayEnvironment extends CommonEnvironment {
   // Redis Cluster, Sentinel, TLS and credentials (issue #14): at most one of REDIS_URL, REDIS_CLUSTER_NODES,
   // REDIS_SENTINELS (checked in redisConnectionFromEnvironment).
   @IsOptional()
-  @ValidateBy({ name: 'redisNodes', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } }, {
-    message: 'REDIS_CLUSTER_NODES must be a comma-separated list of host:port',
-  })
+  @RedisNodeList('REDIS_CLUSTER_NODES')
   REDIS_CLUSTER_NODES?: string = undefined;
 
   @IsOptional()
-  @ValidateBy({ name: 'redisNodes', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } }, {
-    message: 'REDIS_SENTINELS must be a comma-separated list of host:port',
-  })
+  @RedisNodeList('REDIS_SENTINELS')
   REDIS_SENTINELS?: string = undefined;
 
   @IsOptional()
