@@ -121,9 +121,10 @@ export class OwnSentinelSetup {
     const sentinels: OwnRedisServer[] = [];
     const name = OwnSentinelSetup.masterName;
     try {
-      const primary = await OwnRedisServer.start();
+      // In the temporary folder: a replica writes the copy it receives from its primary to disk.
+      const primary = await OwnRedisServer.start(() => ['--dir', dir]);
       servers.push(primary);
-      servers.push(await OwnRedisServer.start(() => ['--replicaof', '127.0.0.1', String(primary.port)]));
+      servers.push(await OwnRedisServer.start(() => ['--dir', dir, '--replicaof', '127.0.0.1', String(primary.port)]));
       await until('replica in sync', async () => String(await command(servers[1].port, 'INFO', 'replication')).includes('master_link_status:up'), 20_000);
       for (let i = 0; i < 3; i += 1) {
         sentinels.push(
