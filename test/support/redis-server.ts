@@ -5,12 +5,21 @@ import Redis from 'ioredis';
 /** Whether a redis-server binary is on the PATH (tests that stop their own Redis need one). */
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/** Ports handed out by this process: a free port is not taken until its server starts, so never give one twice. */
+const handedOut = new Set<number>();
+
+/** A free port on loopback (never 6379: the shared Redis). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    if (!handedOut.has(port) && port !== 6379) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /**
@@ -20,10 +29,18 @@ async function freePort(): Promise<number> {
 export class OwnRedisServer {
   private process?: ChildProcess;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: string[],
+  ) {}
 
-  static async start(): Promise<OwnRedisServer> {
-    const server = new OwnRedisServer(await freePort());
+  /**
+   * `extraArgs(port)`: more redis-server options (a cluster node's, a replica's), or a config file followed by
+   * options (a sentinel's: `[file, '--sentinel']`), given the chosen port.
+   */
+  static async start(extraArgs: (port: number) => string[] | Promise<string[]> = () => []): Promise<OwnRedisServer> {
+    const port = await freePort();
+    const server = new OwnRedisServer(port, await extraArgs(port));
     await server.start();
     return server;
   }
@@ -33,7 +50,10 @@ export class OwnRedisServer {
   }
 
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes'];
+    // A config file (a sentinel's) must come first on redis-server's command line.
+    const file = this.extraArgs[0] && !this.extraArgs[0].startsWith('--') ? [this.extraArgs[0]] : [];
+    const options = this.extraArgs.slice(file.length);
+    const args = [...file, '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...options];
     this.process = spawn('redis-server', args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {

@@ -47,7 +47,7 @@ describe('loadGatewayConfig', () => {
 
   it('uses Redis with its prefix when REDIS_URL is set', () => {
     expect(loadGatewayConfig({ REDIS_URL: 'redis://cache:6379', REDIS_KEY_PREFIX: 'x:' }).redis).toEqual({
-      url: 'redis://cache:6379',
+      connection: { topology: { kind: 'standalone', url: 'redis://cache:6379' }, tls: false, connectTimeoutMs: 2000 },
       keyPrefix: 'x:',
       commandTimeoutMs: 2000,
     });

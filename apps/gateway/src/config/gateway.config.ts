@@ -1,6 +1,15 @@
 import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address';
+import { parseRedisNodes, RedisConnectionConfig } from '../redis/redis-connection';
+import { redisConnectionFromEnvironment } from '../redis/redis-connection.config';
+
+/** A `host:port,host:port` list of Redis nodes (issue #14). */
+const RedisNodeList = (name: string): PropertyDecorator =>
+  ValidateBy(
+    { name: 'redisNodeList', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } },
+    { message: `${name} must be a comma-separated list of host:port` },
+  );
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
 export class GatewayEnvironment extends CommonEnvironment {
@@ -119,6 +128,40 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('RATE_LIMIT_MEMORY_MAX_TRACKERS', 100, 100000000)
   RATE_LIMIT_MEMORY_MAX_TRACKERS = 100000;
 
+  // Redis Cluster, Sentinel, TLS and credentials (issue #14): at most one of REDIS_URL, REDIS_CLUSTER_NODES,
+  // REDIS_SENTINELS (checked in redisConnectionFromEnvironment).
+  @IsOptional()
+  @RedisNodeList('REDIS_CLUSTER_NODES')
+  REDIS_CLUSTER_NODES?: string = undefined;
+
+  @IsOptional()
+  @RedisNodeList('REDIS_SENTINELS')
+  REDIS_SENTINELS?: string = undefined;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._-]{1,128}$/, { message: 'REDIS_SENTINEL_NAME must be a master name such as mymaster (letters, digits, . _ -)' })
+  REDIS_SENTINEL_NAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_USERNAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_PASSWORD?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_SENTINEL_USERNAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  REDIS_SENTINEL_PASSWORD?: string = undefined;
+
+  @EnvBoolean()
+  @IsBoolean({ message: 'REDIS_TLS must be true or false' })
+  REDIS_TLS = false;
+
   @Matches(/^https:\/\/[^\s]+\/v1$/, { message: 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1' })
   PUBLIC_URL_PRODUCTION = 'https://api.petstore.example.com/v1';
 
@@ -159,7 +202,8 @@ export interface GatewayConfig {
     token?: string;
     tokenFile: string;
   };
-  redis?: { url: string; keyPrefix: string; commandTimeoutMs: number };
+  /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
+  redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
     anonymousPerMinute: number;
     banThreshold: number;
@@ -197,6 +241,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   if (production && (!e.ADMIN_TOKEN || e.ADMIN_TOKEN.startsWith('change-me'))) {
     throw new ConfigurationError('Invalid configuration: ADMIN_TOKEN must be set in production, not a placeholder (the admin API refuses to start without it)');
   }
+  const redisConnection = redisConnectionFromEnvironment(e);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -222,8 +267,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       },
     },
     admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE },
-    redis: e.REDIS_URL
-      ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
+    redis: redisConnection
+      ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,
     rateLimit: {
       anonymousPerMinute: e.ANON_RATE_LIMIT_PER_MINUTE,

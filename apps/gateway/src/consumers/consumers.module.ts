@@ -19,7 +19,7 @@ export async function openDatabaseEndpoint(config: GatewayConfig): Promise<Datab
 
 /** Redis pub/sub when REDIS_URL is set (the instances share it already); PostgreSQL LISTEN/NOTIFY otherwise. */
 function createChanges(config: GatewayConfig, endpoint: DatabaseEndpoint, dataSource: DataSource): ConsumerChanges {
-  if (config.redis) return new RedisConsumerChanges(config.redis.url, config.redis.keyPrefix, config.redis.commandTimeoutMs);
+  if (config.redis) return new RedisConsumerChanges(config.redis.connection, config.redis.keyPrefix);
   return new PostgresConsumerChanges(endpoint.url, `${config.consumers.schema}_consumer_changes`, async (channel, payload) => {
     await dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
   });

@@ -1,29 +1,28 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { ConsumerChange, ConsumerChanges, parseChange } from './consumer-changes';
 
 /**
- * Changes over Redis pub/sub (REDIS_URL): one channel under the key prefix, a subscriber connection of its own
+ * Changes over Redis pub/sub (the same Redis, Cluster or Sentinel-managed primary as the counters, through the
+ * one connection factory): one channel under the key prefix, a subscriber connection of its own
  * (a subscribed connection cannot publish). Pub/sub keeps nothing for a disconnected subscriber, so after a
  * reconnection every cached entry is treated as stale; the cache's TTL bounds staleness meanwhile.
  */
 export class RedisConsumerChanges extends ConsumerChanges {
   private readonly logger = new Logger('Consumers');
-  private readonly publisher: Redis;
-  private readonly subscriber: Redis;
+  private readonly publisher: Redis | Cluster;
+  private readonly subscriber: Redis | Cluster;
   private readonly channel: string;
   private subscribedOnce = false;
 
-  constructor(url: string, keyPrefix: string, commandTimeoutMs: number) {
+  constructor(connection: RedisConnectionConfig, keyPrefix: string) {
     super();
     this.channel = `${keyPrefix}consumers:changes`;
-    const options = {
-      maxRetriesPerRequest: 1,
-      connectTimeout: Math.max(1000, commandTimeoutMs),
-      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
-    };
-    this.publisher = new Redis(url, { ...options, enableOfflineQueue: false, commandTimeout: Math.max(1000, commandTimeoutMs) });
-    this.subscriber = new Redis(url, options);
+    // A publish fails fast while Redis is gone (the cache TTL is the safety net); the subscriber queues and
+    // subscribes again after every reconnect or failover.
+    this.publisher = createRedisConnection(connection, 'commands');
+    this.subscriber = createRedisConnection(connection, 'subscriber');
     this.publisher.on('error', () => undefined);
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, message: string) => {

@@ -1,4 +1,4 @@
-import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
@@ -10,17 +10,19 @@ import { RedisRateLimitStore } from './redis-rate-limit.store';
 import { ModuleRef } from '@nestjs/core';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { ClientAddressResolver } from './client-address';
+import { describeRedisTopology } from '../redis/redis-connection';
 
-/** In-process counters by default; Redis, shared by every instance, when REDIS_URL is set. */
+/** In-process counters by default; Redis (one server, a Cluster or Sentinel), shared by every instance, when configured. */
 async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): Promise<RateLimitStore> {
   const memory = new MemoryRateLimitStore(clock, config.rateLimit.memoryMaxTrackers);
   metrics.watchTrackers(() => memory.size);
   if (!config.redis) return memory;
   const redis = new RedisRateLimitStore(
-    { url: config.redis.url, keyPrefix: config.redis.keyPrefix, replyTimeoutMs: config.redis.commandTimeoutMs, failureMode: config.rateLimit.failureMode },
+    { connection: config.redis.connection, keyPrefix: config.redis.keyPrefix, replyTimeoutMs: config.redis.commandTimeoutMs, failureMode: config.rateLimit.failureMode },
     memory,
     metrics,
   );
+  new Logger('RateLimit').log(`Counters shared through ${describeRedisTopology(config.redis.connection.topology)}`);
   await redis.waitUntilReady(5_000);
   return redis;
 }

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, Usage, WindowSpec, WindowState } from './rate-limit-store';
@@ -79,7 +80,8 @@ class LateReplyError extends Error {
 }
 
 export interface RedisRateLimitOptions {
-  url: string;
+  /** One server, a Cluster or a Sentinel-managed primary: every key of one call shares a hash slot ({tracker}). */
+  connection: RedisConnectionConfig;
   keyPrefix: string;
   /** Longest wait for a reply on a live connection; beyond it the request gets 503, never a fallback. */
   replyTimeoutMs: number;
@@ -102,7 +104,7 @@ export interface RedisRateLimitOptions {
  */
 export class RedisRateLimitStore extends RateLimitStore {
   private readonly logger = new Logger('RateLimit');
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly keyPrefix: string;
   private degraded = false;
   private lastLateLogAt = 0;
@@ -116,13 +118,9 @@ export class RedisRateLimitStore extends RateLimitStore {
   ) {
     super();
     this.keyPrefix = options.keyPrefix;
-    this.redis = new Redis(options.url, {
-      enableOfflineQueue: false,
-      // A dropped connection fails its pending commands at once (they are then decided as "Redis gone").
-      maxRetriesPerRequest: 0,
-      connectTimeout: Math.max(1000, Math.min(options.replyTimeoutMs, 10_000)),
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
+    // No offline queue, no retries: a dropped connection fails its pending commands at once (they are then
+    // decided as "Redis gone"). Failovers and cluster redirections are followed by ioredis.
+    this.redis = createRedisConnection(options.connection, 'commands');
     this.redis.on('error', () => undefined); // reported through markDegraded, once per outage
     this.redis.defineCommand('rateLimitConsume', { lua: CONSUME_SCRIPT });
   }

@@ -1,0 +1,226 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:redis-topologies`: the gateway's throughput with its counters on one Redis against a Redis
+ * Cluster of three masters, in one run, and the Redis commands each gateway request costs.
+ *
+ * Starts its own redis-server processes on private ports (one standalone, three cluster masters built with
+ * `redis-cli --cluster create`, in a temporary folder; never the shared Redis on 6379), the pets service
+ * (embedded PGlite) and one gateway per topology, then drives `GET /v1/pets?limit=20` with autocannon
+ * (32 connections, 3 s warm-up, --duration seconds, default 8) on an Enterprise key whose limits never trigger.
+ * Servers run on core 0, the load generator on core 1 (as in `npm run bench`); the gateways are loaded one
+ * at a time. Commands per request: INFO commandstats on every node of the topology before and after a
+ * fixed number of requests (--requests, default 2,000), all commands counted but INFO itself.
+ * Options: --no-build, --duration N, --requests N. Results go to bench/results/redis-topologies.json.
+ */
+const { spawn, spawnSync, execFileSync, execSync } = require('node:child_process');
+const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { tmpdir } = require('node:os');
+const path = require('node:path');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const ROOT = path.join(__dirname, '..');
+const DURATION = Number(option('--duration', '8'));
+const REQUESTS = Number(option('--requests', '2000'));
+const CONNECTIONS = 32;
+const SERVER_CORE = '0';
+const LOAD_CORE = '1';
+const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
+
+if (hasTaskset && !process.env.BENCH_PINNED) {
+  const child = spawnSync('taskset', ['-c', LOAD_CORE, process.execPath, __filename, ...args], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  process.exit(child.status ?? 1);
+}
+
+const autocannon = require('autocannon');
+const Redis = require('ioredis');
+const children = [];
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function start(name, command, commandArgs, env = {}) {
+  const [file, list] = hasTaskset ? ['taskset', ['-c', SERVER_CORE, command, ...commandArgs]] : [command, commandArgs];
+  const child = spawn(file, list, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
+  children.push(child);
+  return child;
+}
+
+async function freePort() {
+  for (;;) {
+    const server = createServer();
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address();
+    await new Promise((resolve) => server.close(resolve));
+    if (port !== 6379 && port < 55000) return port;
+  }
+}
+
+async function until(what, check, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+async function onNode(port, ...command) {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.call(...command);
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function redisServer(extra = []) {
+  const port = await freePort();
+  start(`redis ${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra]);
+  await until(`redis-server ${port}`, async () => (await onNode(port, 'PING')) === 'PONG');
+  return port;
+}
+
+async function cluster(dir) {
+  const ports = [];
+  for (let i = 0; i < 3; i += 1) {
+    ports.push(
+      await redisServer(['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${i}.conf`), '--cluster-port', String(await freePort()), '--dir', dir]),
+    );
+  }
+  execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
+  for (const port of ports) await until(`cluster node ${port}`, async () => String(await onNode(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'));
+  return ports;
+}
+
+/** Calls per command on the given nodes, summed (INFO commandstats). */
+async function commandStats(ports) {
+  const calls = {};
+  for (const port of ports) {
+    for (const match of String(await onNode(port, 'INFO', 'commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      calls[match[1]] = (calls[match[1]] ?? 0) + Number(match[2]);
+    }
+  }
+  return calls;
+}
+
+function load(options) {
+  return new Promise((resolve, reject) => autocannon({ connections: CONNECTIONS, pipelining: 1, ...options }, (error, result) => (error ? reject(error) : resolve(result))));
+}
+
+async function measure(label, gatewayPort, key, ports) {
+  const options = { url: `http://127.0.0.1:${gatewayPort}/v1/pets?limit=20`, headers: { authorization: `Bearer ${key}` } };
+  await load({ ...options, duration: 3 });
+  const result = await load({ ...options, duration: DURATION });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  const before = await commandStats(ports);
+  const counted = await load({ ...options, amount: REQUESTS });
+  const after = await commandStats(ports);
+  const delta = Object.fromEntries(
+    Object.keys(after)
+      .filter((name) => name !== 'info')
+      .map((name) => [name, after[name] - (before[name] ?? 0)])
+      .filter(([, n]) => n > 0),
+  );
+  const requests = counted.requests.total;
+  // Redis counts the commands a script runs in commandstats too: the script's own (GET, PTTL, INCR...) are not
+  // round trips. The gateway sends nothing but the script on the request path.
+  const insideScript = new Set(['get', 'pttl', 'incr', 'set', 'exists', 'pexpire', 'del']);
+  const sent = Object.entries(delta).filter(([name]) => !insideScript.has(name));
+  const total = sent.reduce((sum, [, n]) => sum + n, 0);
+  const inside = Object.entries(delta).filter(([name]) => insideScript.has(name)).reduce((sum, [, n]) => sum + n, 0);
+  const row = {
+    label,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: bad,
+    commandsPerRequest: +(total / requests).toFixed(3),
+    commandsInsideScriptPerRequest: +(inside / requests).toFixed(3),
+    scriptCallsPerRequest: +(((delta.evalsha ?? 0) + (delta.eval ?? 0)) / requests).toFixed(3),
+    commands: delta,
+    requests,
+  };
+  console.log(
+    `${label.padEnd(34)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms` +
+      `  ${row.commandsPerRequest} Redis commands sent per request (${JSON.stringify(Object.fromEntries(sent))} for ${requests} requests;` +
+      ` ${row.commandsInsideScriptPerRequest} run inside the script)${bad ? `  (${bad} non-2xx/errors)` : ''}`,
+  );
+  return row;
+}
+
+async function main() {
+  if (!args.includes('--no-build')) {
+    console.log('building...');
+    execSync('npm run -s build', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'petstore-bench-topologies-'));
+  try {
+    const single = await redisServer();
+    const masters = await cluster(dir);
+    const consumersFile = path.join(dir, 'consumers.json');
+    const key = execSync('node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', {
+      cwd: ROOT,
+      env: { ...process.env, CONSUMERS_FILE: consumersFile },
+    })
+      .toString()
+      .trim()
+      .split('\n')
+      .pop();
+    const petsPort = await freePort();
+    start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+    const gateway = async (name, redisEnv) => {
+      const port = await freePort();
+      start(name, process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        METRICS_PORT: '0',
+        PETS_URL: `http://127.0.0.1:${petsPort}`,
+        CONSUMERS_FILE: consumersFile,
+        REDIS_URL: '',
+        REDIS_KEY_PREFIX: 'bench:',
+        ...redisEnv,
+      });
+      await until(`${name} ready`, async () => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200, 60_000);
+      return port;
+    };
+    const singlePort = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
+    const clusterPort = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
+
+    console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
+    const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
+    const ratio = +(results[1].rps / results[0].rps).toFixed(2);
+    console.log(`\ncluster / one Redis throughput: ${ratio}`);
+    const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, ratio };
+    mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+    writeFileSync(path.join(__dirname, 'results', 'redis-topologies.json'), `${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function stopAll() {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+process.on('SIGINT', () => {
+  stopAll();
+  process.exit(130);
+});
+main().catch((error) => {
+  console.error(error);
+  stopAll();
+  process.exit(1);
+});
