@@ -1,4 +1,4 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
 
 /** Every variable the gateway reads; the README's configuration table lists the same names and defaults. */
@@ -14,7 +14,7 @@ export class GatewayEnvironment extends CommonEnvironment {
   @Matches(/^https?:\/\/[^/]+$/, { message: 'PETS_URL must be an http(s) origin such as http://127.0.0.1:3001' })
   PETS_URL?: string = undefined;
 
-  @EnvIntRange('PETS_PORT', 1, 65535)
+  @EnvIntRange('PETS_PORT', 0, 65535)
   PETS_PORT = 3001;
 
   @EnvIntRange('UPSTREAM_TIMEOUT_MS', 1, 600000)
@@ -118,13 +118,19 @@ function parseTrustProxy(value: string): boolean | number | string {
   return value;
 }
 
+/** Without PETS_URL, the pets service on this machine at PETS_PORT (which then cannot be 0, "any free port"). */
+function petsUrlFromPort(port: number): string {
+  if (port === 0) throw new ConfigurationError('Invalid configuration: PETS_URL must be set when PETS_PORT is 0');
+  return `http://127.0.0.1:${port}`;
+}
+
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
   const e = loadEnvironment(GatewayEnvironment, env);
   const production = e.NODE_ENV === 'production';
   return {
     port: e.PORT,
     host: e.HOST,
-    petsUrl: e.PETS_URL ?? `http://127.0.0.1:${e.PETS_PORT}`,
+    petsUrl: e.PETS_URL ?? petsUrlFromPort(e.PETS_PORT),
     upstream: {
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
