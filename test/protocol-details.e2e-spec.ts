@@ -68,8 +68,8 @@ describe('protocol details', () => {
     expect(probes.every((p) => p.status === 200)).toBe(true);
     const asked = (await readinessRequestsServed(pets)) - before;
     expect(asked).toBeGreaterThanOrEqual(1);
+    // Without the cache it would be 50; with it, one per second elapsed (plus the one in flight at a boundary).
     expect(asked).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
-    expect(asked).toBeLessThan(5);
   });
 
   it('logs a failing dependency once per outage, and its recovery once', async () => {

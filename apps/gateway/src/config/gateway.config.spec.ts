@@ -25,6 +25,8 @@ describe('loadGatewayConfig', () => {
   it('follows PETS_PORT when PETS_URL is unset', () => {
     expect(loadGatewayConfig({ PETS_PORT: '4101' }).petsUrl).toBe('http://127.0.0.1:4101');
     expect(loadGatewayConfig({ PETS_PORT: '4101', PETS_URL: 'http://pets:3001' }).petsUrl).toBe('http://pets:3001');
+    expect(loadGatewayConfig({ PETS_PORT: '0', PETS_URL: 'http://pets:3001' }).petsUrl).toBe('http://pets:3001');
+    expect(() => loadGatewayConfig({ PETS_PORT: '0' })).toThrow('PETS_URL must be set when PETS_PORT is 0');
   });
 
   it('never mints a demo key in production', () => {

@@ -24,7 +24,7 @@ export class GatewayEnvironment extends CommonEnvironment {
   @Matches(/^https?:\/\/[^/]+$/, { message: 'PETS_URL must be an http(s) origin such as http://127.0.0.1:3001' })
   PETS_URL?: string = undefined;
 
-  @EnvIntRange('PETS_PORT', 1, 65535)
+  @EnvIntRange('PETS_PORT', 0, 65535)
   PETS_PORT = 3001;
 
   @EnvIntRange('UPSTREAM_TIMEOUT_MS', 1, 600000)
@@ -235,6 +235,12 @@ export interface GatewayConfig {
   http: HttpServerLimits;
 }
 
+/** Without PETS_URL, the pets service on this machine at PETS_PORT (which then cannot be 0, "any free port"). */
+function petsUrlFromPort(port: number): string {
+  if (port === 0) throw new ConfigurationError('Invalid configuration: PETS_URL must be set when PETS_PORT is 0');
+  return `http://127.0.0.1:${port}`;
+}
+
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
   const e = loadEnvironment(GatewayEnvironment, env);
   const production = e.NODE_ENV === 'production';
@@ -245,7 +251,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   return {
     port: e.PORT,
     host: e.HOST,
-    petsUrl: e.PETS_URL ?? `http://127.0.0.1:${e.PETS_PORT}`,
+    petsUrl: e.PETS_URL ?? petsUrlFromPort(e.PETS_PORT),
     upstream: {
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,

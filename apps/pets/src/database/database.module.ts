@@ -6,6 +6,7 @@ import { dataSourceOptions } from './data-source.options';
 import { DatabaseEndpoint } from './database-endpoint';
 import { EmbeddedPgliteEndpoint } from './embedded-pglite.endpoint';
 import { ExternalPostgresEndpoint } from './external-postgres.endpoint';
+import { guardPoolClients } from './pool-error-guard';
 import { pendingMigrations, runMigrations } from './run-migrations';
 import { ConfigurationError } from '@app/platform';
 
@@ -44,6 +45,7 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
    * 200, so the service refuses to start and says what to do.
    */
   async onModuleInit(): Promise<void> {
+    guardPoolClients(this.dataSource);
     if (this.config.migrateOnStart) {
       await runMigrations(this.dataSource, this.endpoint);
       return;
