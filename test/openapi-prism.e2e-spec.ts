@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { FakeClock, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { freePort } from './support/own-postgres';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -75,10 +75,9 @@ function responseViolations(answer: Answer): unknown[] {
 
   beforeAll(async () => {
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    key = mintKey(consumersFile, 'business', 'prism');
-    limitedKey = mintKey(consumersFile, 'enterprise', 'prism-limited', { perMinute: 2, perDay: 1000 });
-    gateway = await startGateway({ petsUrl: pets.url, consumersFile, clock });
+    gateway = await startGateway({ petsUrl: pets.url, clock });
+    key = await mintKey(gateway, 'business', 'prism');
+    limitedKey = await mintKey(gateway, 'enterprise', 'prism-limited', { perMinute: 2, perDay: 1000 });
     const dir = mkdtempSync(join(tmpdir(), 'petstore-prism-'));
     const document = (await (await fetch(`${gateway.url}/docs-json`)).json()) as {
       components: { schemas: { Pet: { required: string[]; properties: Record<string, unknown> } } };

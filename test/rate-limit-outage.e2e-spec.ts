@@ -1,5 +1,5 @@
 import { AppMetrics } from '@app/platform';
-import { GatewayUnderTest, mintKey, startGateway, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
@@ -32,6 +32,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   let pets: RunningPets;
   let open: GatewayUnderTest[];
   let closed: GatewayUnderTest;
+  let database: GatewayTestDatabase;
   const keys: Record<string, string> = {};
   // Nest's static Logger writes through the last app created, so the lines of all three instances land together.
   const lines: string[] = [];
@@ -42,18 +43,19 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   beforeAll(async () => {
     redis = await OwnRedisServer.start();
     pets = await startPetsService();
-    const consumersFile = tempConsumersFile();
-    for (const name of ['late', 'counted', 'banned', 'closed', 'after']) {
-      keys[name] = mintKey(consumersFile, 'enterprise', name, { perMinute: name === 'banned' ? 1 : 5, perDay: 100 });
-    }
+    database = await createGatewayTestDatabase();
     const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500', BAN_THRESHOLD: '2', BAN_GRACE_MS: '0', LOG_LEVEL: 'warn' };
     const gateway = (keyPrefix: string, extra: Record<string, string> = {}) =>
-      startGateway({ petsUrl: pets.url, consumersFile, keyPrefix, env: { ...env, ...extra }, logDestination: { write: (line: string) => lines.push(line) } });
+      startGateway({ petsUrl: pets.url, database, keyPrefix, env: { ...env, ...extra }, logDestination: { write: (line: string) => lines.push(line) } });
     open = [await gateway('outage-open:'), await gateway('outage-open:')];
     closed = await gateway('outage-closed:', { RATE_LIMIT_FAILURE_MODE: 'closed' });
+    for (const name of ['late', 'counted', 'banned', 'closed', 'after']) {
+      keys[name] = await mintKey(open[0], 'enterprise', name, { perMinute: name === 'banned' ? 1 : 5, perDay: 100 });
+    }
   });
   afterAll(async () => {
     for (const gateway of [...(open ?? []), closed]) await gateway?.close();
+    await database?.drop();
     await pets?.close();
     await redis?.stop();
   });

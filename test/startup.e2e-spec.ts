@@ -2,12 +2,18 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { join } from 'node:path';
-import { GatewayUnderTest, startGateway, tempConsumersFile } from './support/gateway';
+import { GatewayUnderTest, startGateway } from './support/gateway';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const ROOT = join(__dirname, '..');
 const MAIN = { pets: join(ROOT, 'dist/apps/pets/apps/pets/src/main.js'), gateway: join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js') };
+
+/**
+ * What a spawned gateway needs besides the variable under test: a throwaway consumers database of its own (never
+ * the embedded one under .data/), its admin API on a free port, and a token (else it would create .data/admin-token).
+ */
+const GATEWAY_ENV = { GATEWAY_PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: '0', ADMIN_TOKEN: 'startup-test-admin-token-0123456789abcdef', DEMO_KEY: 'false' };
 
 async function occupyPort(): Promise<{ server: Server; port: number }> {
   const server = createServer();
@@ -60,7 +66,7 @@ describe('start-up refusals', () => {
 
   it('stops the gateway with one line naming PORT when its port is taken', async () => {
     const { code, stderr } = await runApp('gateway', {
-      PORT: String(taken.port), HOST: '127.0.0.1', METRICS_PORT: '0', CONSUMERS_FILE: tempConsumersFile(), DEMO_KEY: 'false', PETS_URL: pets.url,
+      ...GATEWAY_ENV, PORT: String(taken.port), HOST: '127.0.0.1', METRICS_PORT: '0', PETS_URL: pets.url,
     });
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual([`PORT=${taken.port} on 127.0.0.1 is already in use (EADDRINUSE): set PORT to a free port`]);
@@ -85,7 +91,7 @@ describe('start-up refusals', () => {
   });
 
   it('never echoes a rejected secret', async () => {
-    const { code, stderr } = await runApp('gateway', { INTERNAL_SECRET: 'short-secret-15', CONSUMERS_FILE: tempConsumersFile() });
+    const { code, stderr } = await runApp('gateway', { ...GATEWAY_ENV, INTERNAL_SECRET: 'short-secret-15' });
     expect(code).toBe(1);
     expect(stderr).not.toContain('short-secret-15');
     expect(stderr.trim()).toBe('Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)');

@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { mintKey, tempConsumersFile } from './support/gateway';
+import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 import { OtlpReceiver, ReceivedSpan, SPAN_KIND } from './support/otlp-receiver';
 
 /*
@@ -20,6 +20,7 @@ const PETS_MAIN = join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
 const BUILT = [GATEWAY_MAIN, PETS_MAIN, join(ROOT, 'dist/apps/gateway/libs/platform/src/tracing/start-tracing.js'), join(ROOT, 'dist/apps/pets/libs/platform/src/tracing/start-tracing.js')];
 
 const INTERNAL_SECRET = `internal-${randomBytes(12).toString('hex')}`;
+const ADMIN_TOKEN = `admin-${randomBytes(24).toString('hex')}`;
 /** A client's trace context (W3C): an edge that does not trust it must not continue it. */
 const CLIENT_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN_ID = '00f067aa0ba902b7';
@@ -86,13 +87,12 @@ async function createDatabase(): Promise<{ env: Record<string, string>; drop(): 
 
 describe('tracing (OpenTelemetry)', () => {
   const receiver = new OtlpReceiver();
-  const consumersFile = tempConsumersFile();
   const consumer = `tracing-${randomBytes(3).toString('hex')}`;
-  const key = mintKey(consumersFile, 'pro', consumer);
   const limitedConsumer = `tracing-limited-${randomBytes(3).toString('hex')}`;
-  const limitedKey = mintKey(consumersFile, 'pro', limitedConsumer, { perMinute: 1, perDay: 1000 });
-  const keys = [key, limitedKey];
+  let key: string;
+  let limitedKey: string;
   let database: Awaited<ReturnType<typeof createDatabase>>;
+  let consumers: GatewayTestDatabase;
   let pets: RunningApp;
   let gateway: RunningApp;
   let trustingGateway: RunningApp;
@@ -115,29 +115,40 @@ describe('tracing (OpenTelemetry)', () => {
       INTERNAL_SECRET,
     };
     database = await createDatabase();
-    const [petsPort, gatewayPort, trustingPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    consumers = await createGatewayTestDatabase();
+    const [petsPort, gatewayPort, trustingPort, adminPort, trustingAdminPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     pets = await startApp(PETS_MAIN, petsPort, { ...tracing, ...database.env, PETS_PORT: String(petsPort), PETS_HOST: '127.0.0.1', PETS_METRICS_PORT: '0' });
     const gatewayEnv = {
       ...tracing,
       HOST: '127.0.0.1',
       PETS_URL: pets.url,
-      CONSUMERS_FILE: consumersFile,
+      GATEWAY_DATABASE_URL: consumers.url,
+      ADMIN_TOKEN,
       METRICS_PORT: '0',
       DEMO_KEY: 'false',
       REDIS_URL: process.env.REDIS_URL ?? '',
       REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,
     };
-    [gateway, trustingGateway] = await Promise.all([
-      startApp(GATEWAY_MAIN, gatewayPort, { ...gatewayEnv, PORT: String(gatewayPort) }),
-      // This one holds its spans (a batch delay of ten minutes) until it exits: the flush on exit is tested too.
-      startApp(GATEWAY_MAIN, trustingPort, { ...gatewayEnv, PORT: String(trustingPort), OTEL_TRUST_INCOMING_TRACEPARENT: 'true', OTEL_BSP_SCHEDULE_DELAY: '600000' }),
-    ]);
+    // One after the other: the first creates the consumers schema in the shared database.
+    gateway = await startApp(GATEWAY_MAIN, gatewayPort, { ...gatewayEnv, PORT: String(gatewayPort), ADMIN_PORT: String(adminPort) });
+    // This one holds its spans (a batch delay of ten minutes) until it exits: the flush on exit is tested too.
+    trustingGateway = await startApp(GATEWAY_MAIN, trustingPort, {
+      ...gatewayEnv,
+      PORT: String(trustingPort),
+      ADMIN_PORT: String(trustingAdminPort),
+      OTEL_TRUST_INCOMING_TRACEPARENT: 'true',
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+    });
+    const admin = { adminUrl: `http://127.0.0.1:${adminPort}`, adminToken: ADMIN_TOKEN };
+    key = await mintKey(admin, 'pro', consumer);
+    limitedKey = await mintKey(admin, 'pro', limitedConsumer, { perMinute: 1, perDay: 1000 });
   }, 180_000);
 
   afterAll(async () => {
     for (const app of [gateway, trustingGateway, pets]) app?.process.kill('SIGKILL');
     await receiver.stop();
     await database?.drop();
+    await consumers?.drop();
   });
 
   /** Sends a request with a request id of its own, and finds its trace through the gateway's log line. */
@@ -300,12 +311,17 @@ describe('tracing (OpenTelemetry)', () => {
     expect(edge?.parentSpanId).toBe(CLIENT_SPAN_ID);
   });
 
-  it('no span carries a key, an Authorization header or the internal secret', async () => {
-    // Every request above is in: at least the traces of five gateway requests and their pets spans.
-    expect(receiver.spans.filter((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER).length).toBeGreaterThanOrEqual(5);
+  it('no span carries a key, an Authorization header, the internal secret or the admin token', async () => {
+    // Every request above is in: at least the traces of five gateway requests and their pets spans, and the two
+    // admin API calls that minted the keys (the admin token went in their Authorization header).
+    const gatewayServerSpans = receiver.spans.filter((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER);
+    expect(gatewayServerSpans.filter((s) => String(s.attributes['http.route']).startsWith('/v1/')).length).toBeGreaterThanOrEqual(5);
+    expect(gatewayServerSpans.filter((s) => s.attributes['http.route'] === '/consumers')).toHaveLength(2);
     expect(receiver.spans.some((s) => s.service === 'petstore-pets')).toBe(true);
+    const secrets = [key, limitedKey, INTERNAL_SECRET, ADMIN_TOKEN, 'Bearer', 'petk_'];
+    for (const secret of secrets) expect(secret).toMatch(/./); // the keys were minted (beforeAll), none is undefined
     for (const span of receiver.spans) {
-      for (const secret of [...keys, INTERNAL_SECRET, 'Bearer', 'petk_']) expect(span.raw).not.toContain(secret);
+      for (const secret of secrets) expect(span.raw).not.toContain(secret);
       expect(Object.keys(span.attributes).filter((name) => /authorization|internal-secret/i.test(name))).toEqual([]);
     }
   });
