@@ -2,18 +2,19 @@
 /**
  * `npm run bench:admission` (also run at the end of `npm run bench`): do the rate limits hold under pressure?
  *
- * 1. Admission on a loaded machine: two gateway instances sharing Redis (servers pinned to core 0), a
+ * 1. Admission on a loaded machine: two gateway instances sharing Redis and a fresh consumers database on
+ *    PostgreSQL (keys minted through the first one's admin API; servers pinned to core 0), a
  *    throughput load (autocannon) on an Enterprise key through both, and meanwhile 1,000 concurrent requests
  *    with a fresh Free key spread over both instances. Reports admitted / limit (must be 60 / 60), per round.
  * 2. Memory under a flood of forwarded addresses: 20,000 keyless requests, each with a unique 8 KB
  *    X-Forwarded-For whose last entry (the one a trusted proxy appends; TRUST_PROXY=1) is a unique IPv4
  *    address: the worst case, 20,000 real trackers. Reports the gateway's resident memory before and after,
  *    and the Redis keys it created (count, bytes by MEMORY USAGE, longest name).
- * Options: --no-build, --rounds N (default 3), --flood N (default 20000).
+ * Options: --no-build, --rounds N (default 3), --flood N (default 20000); BENCH_DATABASE_URL, BENCH_REDIS_URL.
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, readFileSync, mkdirSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { randomBytes } = require('node:crypto');
+const { writeFileSync, readFileSync, mkdirSync } = require('node:fs');
 const path = require('node:path');
 
 const args = process.argv.slice(2);
@@ -38,8 +39,11 @@ if (hasTaskset && !process.env.BENCH_PINNED) {
 
 const autocannon = require('autocannon');
 const Redis = require('ioredis');
-const PORTS = { pets: 4111, gateways: [4110, 4112] };
+const { Client } = require('pg');
+const PORTS = { pets: 4111, gateways: [4110, 4112], admins: [4113, 4115] };
 const RUN = `bench_admission_${Date.now()}`;
+const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const children = [];
 
@@ -155,13 +159,23 @@ async function main() {
     console.log('building...');
     sh('npm run -s build');
   }
-  const work = mkdtempSync(path.join(tmpdir(), 'petstore-admission-'));
-  const consumersFile = path.join(work, 'consumers.json');
-  const cli = 'node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create';
-  const mint = (flags) => sh(`${cli} ${flags}`, { CONSUMERS_FILE: consumersFile }).trim().split('\n').pop();
-  const loadKey = mint('--plan enterprise --name load --rpm 1000000000 --rpd 1000000000');
-  const freeKeys = Array.from({ length: ROUNDS }, (_, i) => mint(`--plan free --name admission-${i}`));
+  // The consumers database both instances share: a fresh one on the PostgreSQL server, dropped at the end.
+  const pg = new Client({ connectionString: PG_BASE });
+  await pg.connect();
+  await pg.query(`CREATE DATABASE ${RUN}`);
+  const dbUrl = new URL(PG_BASE);
+  dbUrl.pathname = `/${RUN}`;
+  try {
+    await run(dbUrl.toString());
+  } finally {
+    stopAll();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await pg.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
+    await pg.end();
+  }
+}
 
+async function run(GATEWAY_DATABASE_URL) {
   start('pets', 'dist/apps/pets/apps/pets/src/main.js', { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
   const gateways = PORTS.gateways.map((port, i) =>
     start(`gateway ${i + 1}`, 'dist/apps/gateway/apps/gateway/src/main.js', {
@@ -173,12 +187,19 @@ async function main() {
       PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
       REDIS_URL,
       REDIS_KEY_PREFIX: `${RUN}:`,
-      CONSUMERS_FILE: consumersFile,
+      GATEWAY_DATABASE_URL,
+      ADMIN_PORT: String(PORTS.admins[i]),
+      ADMIN_TOKEN,
       TRUST_PROXY: '1',
     }),
   );
   await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/live`);
   for (const port of PORTS.gateways) await waitForHttp(`http://127.0.0.1:${port}/health/live`);
+  // Keys are minted through instance 1's admin API; instance 2 reads them from the shared database.
+  const admin = { ADMIN_URL: `http://127.0.0.1:${PORTS.admins[0]}`, ADMIN_TOKEN };
+  const mint = (flags) => sh(`node scripts/keys.js create ${flags}`, admin).trim().split('\n').pop();
+  const loadKey = mint('--plan enterprise --name load --rpm 1000000000 --rpd 1000000000');
+  const freeKeys = Array.from({ length: ROUNDS }, (_, i) => mint(`--plan free --name admission-${i}`));
 
   console.log(`\nadmission: 1,000 concurrent requests, fresh Free key, two instances sharing Redis, throughput load on a second key${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
   const rounds = [];

@@ -5,14 +5,17 @@
  *
  * Starts its own redis-server processes on private ports (one standalone, three cluster masters built with
  * `redis-cli --cluster create`, in a temporary folder; never the shared Redis on 6379), the pets service
- * (embedded PGlite) and one gateway per topology, then drives `GET /v1/pets?limit=20` with autocannon
- * (32 connections, 3 s warm-up, --duration seconds, default 8) on an Enterprise key whose limits never trigger.
+ * (embedded PGlite) and one gateway per topology (both on a fresh consumers database on the PostgreSQL server of
+ * BENCH_DATABASE_URL, dropped at the end), then drives `GET /v1/pets?limit=20` with autocannon (32 connections,
+ * 3 s warm-up, --duration seconds, default 8) on an Enterprise key whose limits never trigger, minted through
+ * the first gateway's admin API.
  * Servers run on core 0, the load generator on core 1 (as in `npm run bench`); the gateways are loaded one
  * at a time. Commands per request: INFO commandstats on every node of the topology before and after a
  * fixed number of requests (--requests, default 2,000), all commands counted but INFO itself.
  * Options: --no-build, --duration N, --requests N. Results go to bench/results/redis-topologies.json.
  */
 const { spawn, spawnSync, execFileSync, execSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
 const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
 const { tmpdir } = require('node:os');
@@ -38,6 +41,10 @@ if (hasTaskset && !process.env.BENCH_PINNED) {
 
 const autocannon = require('autocannon');
 const Redis = require('ioredis');
+const { Client } = require('pg');
+const RUN = `bench_topologies_${Date.now()}`;
+const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -164,22 +171,19 @@ async function main() {
     execSync('npm run -s build', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'petstore-bench-topologies-'));
+  // The consumers database both gateways share.
+  const pg = new Client({ connectionString: PG_BASE });
+  await pg.connect();
+  await pg.query(`CREATE DATABASE ${RUN}`);
+  const dbUrl = new URL(PG_BASE);
+  dbUrl.pathname = `/${RUN}`;
   try {
     const single = await redisServer();
     const masters = await cluster(dir);
-    const consumersFile = path.join(dir, 'consumers.json');
-    const key = execSync('node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', {
-      cwd: ROOT,
-      env: { ...process.env, CONSUMERS_FILE: consumersFile },
-    })
-      .toString()
-      .trim()
-      .split('\n')
-      .pop();
     const petsPort = await freePort();
     start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
     const gateway = async (name, redisEnv) => {
-      const port = await freePort();
+      const [port, adminPort] = [await freePort(), await freePort()];
       start(name, process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
         NODE_ENV: 'production',
         LOG_LEVEL: 'warn',
@@ -187,16 +191,26 @@ async function main() {
         HOST: '127.0.0.1',
         METRICS_PORT: '0',
         PETS_URL: `http://127.0.0.1:${petsPort}`,
-        CONSUMERS_FILE: consumersFile,
+        GATEWAY_DATABASE_URL: dbUrl.toString(),
+        ADMIN_PORT: String(adminPort),
+        ADMIN_TOKEN,
         REDIS_URL: '',
         REDIS_KEY_PREFIX: 'bench:',
         ...redisEnv,
       });
       await until(`${name} ready`, async () => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200, 60_000);
-      return port;
+      return { port, adminPort };
     };
-    const singlePort = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
-    const clusterPort = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
+    const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
+    const { port: clusterPort } = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
+    const key = execSync('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', {
+      cwd: ROOT,
+      env: { ...process.env, ADMIN_URL: `http://127.0.0.1:${adminPort}`, ADMIN_TOKEN },
+    })
+      .toString()
+      .trim()
+      .split('\n')
+      .pop();
 
     console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
     const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
@@ -208,6 +222,8 @@ async function main() {
   } finally {
     stopAll();
     rmSync(dir, { recursive: true, force: true });
+    await pg.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
+    await pg.end();
   }
 }
 

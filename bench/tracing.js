@@ -7,14 +7,15 @@
  * them. autocannon drives GET /v1/pets?limit=20 and POST /v1/pets against each stack in turn, for several
  * rounds, so that a change in the machine's load hits every mode alike; medians are reported. It also times
  * the only code the request path runs with tracing off: recordEdgeOutcome() against the API's no-op.
- * Servers on core 0, the load generator (and the receiver) on core 1. Options: --no-build, --duration SECONDS
+ * The four gateways share one consumers database (the fresh database of the run); the key is minted through
+ * the first one's admin API. Servers on core 0, the load generator (and the receiver) on core 1. Options: --no-build, --duration SECONDS
  * per measurement (default 5), --rounds N (default 3), --connections N (default 32).
  * Writes bench/results/tracing.json (not committed).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
 const { createServer } = require('node:http');
-const { mkdtempSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { randomBytes } = require('node:crypto');
+const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 
 const args = process.argv.slice(2);
@@ -37,7 +38,8 @@ const { Client } = require('pg');
 const RUN = `bench_tracing_${Date.now()}`;
 const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const sh = (command) => execSync(command, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const ADMIN_TOKEN = randomBytes(32).toString('base64url');
+const sh = (command, env = {}) => execSync(command, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const children = [];
 
 function start(name, file, env) {
@@ -101,8 +103,6 @@ async function main() {
   await db.connect();
   await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, 1000) AS i`);
   await db.end();
-  const consumersFile = path.join(mkdtempSync(path.join(tmpdir(), 'petstore-bench-')), 'consumers.json');
-  const key = sh(`CONSUMERS_FILE=${consumersFile} node dist/apps/gateway/apps/gateway/src/auth/keys.cli.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000`).trim().split('\n').pop();
 
   // The collector stand-in: accepts every export and drops it.
   let exportedBytes = 0;
@@ -114,7 +114,6 @@ async function main() {
   const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_TRACES_SAMPLER: 'parentbased_always_on' };
   const tracingOff = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '' };
 
-  const auth = { authorization: `Bearer ${key}` };
   const MODES = {
     off: tracingOff,
     'off (control)': tracingOff,
@@ -122,6 +121,7 @@ async function main() {
     'on, 10% sampled': { ...tracingOn, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
   };
   const gateways = {};
+  const admins = [];
   const pids = {};
   let port = 4110;
   for (const [mode, tracing] of Object.entries(MODES)) {
@@ -136,12 +136,17 @@ async function main() {
       PETS_URL: `http://127.0.0.1:${petsPort}`,
       REDIS_URL,
       REDIS_KEY_PREFIX: `${RUN}:${port}:`,
-      CONSUMERS_FILE: consumersFile,
+      GATEWAY_DATABASE_URL: DATABASE_URL,
+      ADMIN_PORT: String(gatewayPort + 20),
+      ADMIN_TOKEN,
     });
     gateways[mode] = `http://127.0.0.1:${gatewayPort}`;
+    admins.push(`http://127.0.0.1:${gatewayPort + 20}`);
     pids[mode] = [pets.pid, gateway.pid];
   }
   for (const url of Object.values(gateways)) await waitForReady(`${url}/health/ready`);
+  const key = sh('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', { ADMIN_URL: admins[0], ADMIN_TOKEN }).trim().split('\n').pop();
+  const auth = { authorization: `Bearer ${key}` };
   const scenarios = {
     list: (url) => ({ url: `${url}/v1/pets?limit=20`, headers: auth }),
     create: (url) => ({
