@@ -22,20 +22,21 @@ function listening(port: number): Promise<boolean> {
 
 interface Started {
   process: ChildProcess;
-  ports: { gateway: number; pets: number };
+  ports: { gateway: number; pets: number; admin: number };
   output: () => string;
   exited: Promise<number | null>;
 }
 
 /** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
 async function start(command: string, args: string[]): Promise<Started> {
-  const ports = { gateway: await freePort(), pets: await freePort() };
+  const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort() };
   const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       PORT: String(ports.gateway), HOST: '127.0.0.1', PETS_PORT: String(ports.pets), METRICS_PORT: '0', PETS_METRICS_PORT: '0',
-      PGLITE_DATA_DIR: 'memory://', CONSUMERS_FILE: join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'consumers.json'),
+      PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'admin-token'),
+      GATEWAY_DATABASE_URL: '',
       DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -70,7 +71,8 @@ describe('npm start', () => {
     const started = await start('npm', ['start']);
     const readyLines = started.output().match(/^Ready: .*$/gm) ?? [];
     expect(readyLines).toEqual([
-      `Ready: gateway on http://localhost:${started.ports.gateway}/v1, Swagger UI on http://localhost:${started.ports.gateway}/docs; pets service on http://127.0.0.1:${started.ports.pets}`,
+      `Ready: gateway on http://localhost:${started.ports.gateway}/v1, Swagger UI on http://localhost:${started.ports.gateway}/docs; ` +
+        `admin API (private) on http://127.0.0.1:${started.ports.admin}/docs; pets service on http://127.0.0.1:${started.ports.pets}`,
     ]);
     // "Ready" means ready: both answer their readiness at that moment.
     expect((await fetch(`http://127.0.0.1:${started.ports.gateway}/health/ready`)).status).toBe(200);
@@ -78,13 +80,13 @@ describe('npm start', () => {
 
     started.process.kill('SIGTERM');
     await started.exited;
-    expect(await portsReleased([started.ports.gateway, started.ports.pets], 15_000)).toBe(true);
+    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin], 15_000)).toBe(true);
   }, 300_000);
 
   it('stops both apps on SIGINT to the start script itself', async () => {
     const started = await start(process.execPath, ['scripts/start.js']);
     started.process.kill('SIGINT');
     expect(await started.exited).toBe(0);
-    expect(await portsReleased([started.ports.gateway, started.ports.pets], 15_000)).toBe(true);
+    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin], 15_000)).toBe(true);
   }, 120_000);
 });

@@ -15,7 +15,7 @@ const REALM = 'Bearer realm="petstore"';
 /**
  * Deny by default: every route needs `Authorization: Bearer <key>` unless marked @Public(). Keys are checked
  * through the KeyCache. A refused request still counts against its address's anonymous limit (and gets its
- * headers), so guessing keys is throttled; an address banned for it is refused before any database query,
+ * headers), so guessing keys is throttled; an address over that limit is refused before any database query,
  * and the KeyCache caps the queries per second, so a flood of random well-formed keys cannot become a flood
  * of queries.
  */
@@ -39,8 +39,10 @@ export class ApiKeyGuard implements CanActivate {
     let refusal = 'Invalid or revoked API key.';
     if (match && isWellFormedApiKey(match[1])) {
       const hash = hashApiKey(match[1]);
-      // A query would be needed: not for an address banned for guessing (this throws its 429).
-      if (this.keys.needsLookup(hash) && (await this.banned(anonymous))) await this.limiter.enforce(anonymous, response);
+      // A query would be needed: not for an address over its anonymous limit or banned for guessing (this throws
+      // its 429). Over the limit, not only banned: with the grace period before strikes, a guesser would otherwise
+      // get a query per request for the seconds until its ban.
+      if (this.keys.needsLookup(hash) && (await this.refused(anonymous))) await this.limiter.enforce(anonymous, response);
       const result = await this.keys.authenticate(hash);
       if (result.outcome === 'valid') {
         recordEdgeOutcome({ consumer: result.consumer });
@@ -69,7 +71,8 @@ export class ApiKeyGuard implements CanActivate {
     throw new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
   }
 
-  private async banned(subject: Subject): Promise<boolean> {
-    return (await this.counters.usage(subject.tracker, subject.windows)).bannedForMs > 0;
+  private async refused(subject: Subject): Promise<boolean> {
+    const usage = await this.counters.usage(subject.tracker, subject.windows);
+    return usage.bannedForMs > 0 || usage.windows.some((window) => window.count >= window.limit);
   }
 }
