@@ -27,6 +27,9 @@ interface Started {
   exited: Promise<number | null>;
 }
 
+/** Every process a test started: a failing test must not leave `npm start` (and its apps) running. */
+const spawned: ChildProcess[] = [];
+
 /** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
 async function start(command: string, args: string[]): Promise<Started> {
   const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort() };
@@ -40,7 +43,10 @@ async function start(command: string, args: string[]): Promise<Started> {
       DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own, so that a failed test can stop npm, the script and both apps at once.
+    detached: true,
   });
+  spawned.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -67,6 +73,16 @@ async function portsReleased(ports: number[], withinMs: number): Promise<boolean
  * whichever process gets it stops everything and frees the ports.
  */
 describe('npm start', () => {
+  afterEach(() => {
+    for (const child of spawned.splice(0)) {
+      try {
+        process.kill(-child.pid!, 'SIGKILL'); // the whole group, even when npm itself has exited
+      } catch {
+        /* already gone */
+      }
+    }
+  });
+
   it('says Ready once both apps answer, and stops everything on SIGTERM to npm', async () => {
     const started = await start('npm', ['start']);
     const readyLines = started.output().match(/^Ready: .*$/gm) ?? [];
