@@ -1,10 +1,12 @@
-import { unmatchedRouteHandler } from '@app/errors';
+import { AllExceptionsFilter, unmatchedRouteHandler } from '@app/errors';
 import { AppMetrics, PinoLoggerService, configureHttpApp, createAppLogger } from '@app/platform';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { Express } from 'express';
+import type { ErrorRequestHandler, Express } from 'express';
+import { AdmissionMiddleware } from './auth/admission.middleware';
 import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX } from './proxy/pets-proxy.controller';
@@ -34,6 +36,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     serverLimits: options.config.http,
   });
   app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
+  mountAdmission(app);
   const document = buildOpenApiDocument(app, options.config, options.plans, true);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs-json',
@@ -47,4 +50,20 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
   const express = app.getHttpAdapter().getInstance() as Express;
   express.use(unmatchedRouteHandler(express));
   return app;
+}
+
+/**
+ * Authentication and the rate-limit decision for every request under /v1, ahead of Nest's routes, so that
+ * the answers no route takes (404, 405) and the router's own 400 (a path it cannot percent-decode) are
+ * authenticated and counted too. A plain prefix mount, not `MiddlewareConsumer.forRoutes('*')`: that one is
+ * mounted on `/v1/{*path}`, whose parameter Express decodes, and would answer %FF with 400 before admission.
+ * Refusals go to the same exception filter as every other error (the gateway registers no translators), with
+ * the rate-limit headers already set.
+ */
+function mountAdmission(app: INestApplication): void {
+  const admission = app.get(AdmissionMiddleware);
+  const filter = new AllExceptionsFilter(app.getHttpAdapter().getInstance() as Express);
+  const refuse: ErrorRequestHandler = (error, request, response, next) =>
+    filter.catch(error, new ExecutionContextHost([request, response, next]));
+  app.use(API_PREFIX, admission.use.bind(admission), refuse);
 }

@@ -2,6 +2,7 @@ import { AppMetrics } from '@app/platform';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { APP_GUARD } from '@nestjs/core';
+import { AdmissionMiddleware } from './auth/admission.middleware';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { PLAN_TABLE } from './consumers/consumer-store.service';
 import { ConsumersModule } from './consumers/consumers.module';
@@ -10,7 +11,6 @@ import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { HealthModule } from './health/health.module';
 import { ProxyModule } from './proxy/proxy.module';
-import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 export interface GatewayOptions {
@@ -45,9 +45,11 @@ export class GatewayAppModule {
       module: GatewayAppModule,
       imports: [GatewayCoreModule.forRoot(options), ConsumersModule, RateLimitModule, ProxyModule, HealthModule],
       providers: [
-        // Order matters: authenticate (deny by default), then count against the consumer's plan.
+        // Authentication and the rate-limit decision happen once, in AdmissionMiddleware, for every request
+        // under /v1 before the router (create-gateway-app.ts mounts it); the guard denies by default whatever
+        // route it did not admit.
+        AdmissionMiddleware,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
       ],
     };
   }

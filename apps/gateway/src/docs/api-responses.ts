@@ -78,7 +78,8 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
   401: {
     name: 'Unauthorized',
-    description: 'Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address\'s anonymous limit.',
+    description:
+      'Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address\'s anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.',
     examples: [
       ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
       ['UNAUTHORIZED', 'Invalid or revoked API key.'],
@@ -87,8 +88,12 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
   404: {
     name: 'NotFound',
-    description: 'No animal with this id (`NOT_FOUND`).',
-    examples: [['NOT_FOUND', 'No pet with id 42.']],
+    description:
+      'No animal with this id, or no route for the path (`NOT_FOUND`). Like a wrong method on an existing path (405 `METHOD_NOT_ALLOWED`, with `Allow`), an unknown path under /v1 is authenticated and counted first, and carries the rate-limit headers.',
+    examples: [
+      ['NOT_FOUND', 'No pet with id 42.'],
+      ['NOT_FOUND', 'No route for GET /v1/pets/42/photos.'],
+    ],
     headers: ERROR_HEADERS,
   },
   408: {

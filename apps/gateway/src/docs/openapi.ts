@@ -26,6 +26,7 @@ function description(config: GatewayConfig, plans: PlanTable): string {
     limitsTable(plans),
     '',
     'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) for the window closest to running out, and `RateLimit-Policy` / `RateLimit` for every window.',
+    'Authentication and counting come before routing, so this holds for every answer under `/v1`: 404 for an unknown path, 405 `METHOD_NOT_ALLOWED` (with `Allow`) for a method a path does not support and 400 for a path that cannot be percent-decoded are counted and carry these headers (the consumer\'s with a valid key; without one the answer is 401, on the anonymous limit). Only answers of the HTTP parser itself (408, 431, broken framing) carry none.',
     `Over a limit: 429 \`RATE_LIMITED\` with \`Retry-After\` (seconds). Requests refused with 429 do not count against the quota. A key that sends more than ${config.rateLimit.banThreshold} further requests within the window after its 429 is banned for ${banSeconds} seconds (429 \`KEY_BANNED\`, \`Retry-After\` until the ban ends). Wait for \`Retry-After\` and back off exponentially.`,
     `Requests without a valid key are limited to ${config.rateLimit.anonymousPerMinute} per minute per client address.`,
     '',

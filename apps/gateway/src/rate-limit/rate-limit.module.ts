@@ -1,5 +1,4 @@
 import { Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { ThrottlerModule } from '@nestjs/throttler';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
@@ -8,7 +7,6 @@ import { RateLimitStore } from './rate-limit-store';
 import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 import { ModuleRef } from '@nestjs/core';
-import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { ClientAddressResolver } from './client-address';
 import { describeRedisTopology } from '../redis/redis-connection';
 
@@ -29,20 +27,6 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
 
 @Global()
 @Module({
-  imports: [
-    ThrottlerModule.forRootAsync({
-      inject: [GATEWAY_CONFIG, RateLimitStore],
-      useFactory: (config: GatewayConfig, storage: RateLimitStore) => ({
-        // The windows every consumer is counted in; the limits come from each consumer's plan (PlanThrottlerGuard).
-        throttlers: [
-          { name: 'minute', ttl: config.rateLimit.windowMs.minute, limit: 1 },
-          { name: 'day', ttl: config.rateLimit.windowMs.day, limit: 1 },
-        ],
-        storage,
-        setHeaders: false,
-      }),
-    }),
-  ],
   providers: [
     RateLimitMetrics,
     { provide: RateLimitStore, inject: [GATEWAY_CONFIG, Clock, RateLimitMetrics], useFactory: createStore },
@@ -52,9 +36,8 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
       useFactory: (config: GatewayConfig) => ClientAddressResolver.fromSetting(config.trustProxy),
     },
     RateLimiter,
-    PlanThrottlerGuard,
   ],
-  exports: [RateLimitStore, RateLimiter, RateLimitMetrics, PlanThrottlerGuard],
+  exports: [RateLimitStore, RateLimiter, RateLimitMetrics],
 })
 export class RateLimitModule implements OnApplicationShutdown {
   constructor(private readonly moduleRef: ModuleRef) {}

@@ -130,7 +130,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address's anonymous limit. */
+        /** @description Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401. */
         Unauthorized: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -143,7 +143,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No animal with this id (`NOT_FOUND`). */
+        /** @description No animal with this id, or no route for the path (`NOT_FOUND`). Like a wrong method on an existing path (405 `METHOD_NOT_ALLOWED`, with `Allow`), an unknown path under /v1 is authenticated and counted first, and carries the rate-limit headers. */
         NotFound: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -152,13 +152,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "NOT_FOUND",
-                 *       "message": "No pet with id 42.",
-                 *       "status": 404
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };

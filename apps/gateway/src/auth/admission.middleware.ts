@@ -1,0 +1,84 @@
+import { ApiError } from '@app/errors';
+import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
+import { Injectable, NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Response } from 'express';
+import { hashApiKey, isWellFormedApiKey } from '../consumers/api-key';
+import { KeyCache } from '../consumers/key-cache.service';
+import { RateLimitStore } from '../rate-limit/rate-limit-store';
+import { RateLimiter, Subject } from '../rate-limit/rate-limiter.service';
+import type { GatewayRequest } from '../request/gateway-request';
+
+const REALM = 'Bearer realm="petstore"';
+
+/**
+ * Admission of every request under /v1, before the router looks at it (so a 404, a 405 or the router's 400 for a
+ * path it cannot decode are authenticated and counted like any other answer): authenticate, then take the one
+ * rate-limit decision of the request, for the consumer when the key is valid, else for the client address
+ * (the anonymous limit), and set the rate-limit headers either way. A refused key still counts against its
+ * address, so guessing keys is throttled; an address over that limit is refused before any database query, and
+ * the KeyCache caps the queries per second, so a flood of random well-formed keys cannot become a flood of
+ * queries. What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
+ */
+@Injectable()
+export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Response> {
+  constructor(
+    private readonly keys: KeyCache,
+    private readonly limiter: RateLimiter,
+    private readonly counters: RateLimitStore,
+  ) {}
+
+  /** Express-style: calls `next()` once admitted, `next(error)` with the refusal otherwise. */
+  use(request: GatewayRequest, response: Response, next: NextFunction): void {
+    this.admit(request, response).then(() => next(), next);
+  }
+
+  async admit(request: GatewayRequest, response: Response): Promise<void> {
+    request.consumer = await this.authenticate(request, response);
+    await this.limiter.enforce(this.limiter.forConsumer(request.consumer), response);
+  }
+
+  /** The request's consumer, or the refusal (401, 503, or the anonymous limit's 429), counted on its address. */
+  private async authenticate(request: GatewayRequest, response: Response): Promise<NonNullable<GatewayRequest['consumer']>> {
+    const anonymous = this.limiter.forAnonymous(request);
+    const header = request.headers.authorization;
+    const match = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header);
+
+    let refusal = 'Invalid or revoked API key.';
+    if (match && isWellFormedApiKey(match[1])) {
+      const hash = hashApiKey(match[1]);
+      // A query would be needed: not for an address over its anonymous limit or banned for guessing (this throws
+      // its 429). Over the limit, not only banned: with the grace period before strikes, a guesser would otherwise
+      // get a query per request for the seconds until its ban.
+      if (this.keys.needsLookup(hash) && (await this.refused(anonymous))) await this.limiter.enforce(anonymous, response);
+      const result = await this.keys.authenticate(hash);
+      if (result.outcome === 'valid') {
+        recordEdgeOutcome({ consumer: result.consumer });
+        return result.consumer;
+      }
+      if (result.outcome === 'unavailable') {
+        await this.limiter.enforce(anonymous, response);
+        throw new ApiError('SERVICE_UNAVAILABLE', 'The API key cannot be checked right now: retry shortly.', {
+          'Retry-After': String(result.retryAfterS),
+        });
+      }
+      if (result.reason === 'expired') refusal = 'Expired API key.';
+    }
+
+    recordEdgeOutcome({ consumer: null });
+    await this.limiter.enforce(anonymous, response);
+    if (header === undefined) {
+      throw new ApiError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.', { 'WWW-Authenticate': REALM });
+    }
+    if (!match) {
+      throw new ApiError('UNAUTHORIZED', 'Malformed Authorization header: expected Bearer <API key>.', {
+        'WWW-Authenticate': `${REALM}, error="invalid_request"`,
+      });
+    }
+    throw new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
+  }
+
+  private async refused(subject: Subject): Promise<boolean> {
+    const usage = await this.counters.usage(subject.tracker, subject.windows);
+    return usage.bannedForMs > 0 || usage.windows.some((window) => window.count >= window.limit);
+  }
+}
