@@ -15,7 +15,7 @@ const REALM = 'Bearer realm="petstore"';
  * path it cannot decode are authenticated and counted like any other answer): authenticate, then take the one
  * rate-limit decision of the request, for the consumer when the key is valid, else for the client address
  * (the anonymous limit), and set the rate-limit headers either way. A refused key still counts against its
- * address, so guessing keys is throttled; an address over that limit is refused before any database query, and
+ * address, so guessing keys is throttled; an address banned for it is refused before any database query, and
  * the KeyCache caps the queries per second, so a flood of random well-formed keys cannot become a flood of
  * queries. What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
  */
@@ -46,10 +46,10 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
     let refusal = 'Invalid or revoked API key.';
     if (match && isWellFormedApiKey(match[1])) {
       const hash = hashApiKey(match[1]);
-      // A query would be needed: not for an address over its anonymous limit or banned for guessing (this throws
-      // its 429). Over the limit, not only banned: with the grace period before strikes, a guesser would otherwise
-      // get a query per request for the seconds until its ban.
-      if (this.keys.needsLookup(hash) && (await this.refused(anonymous))) await this.limiter.enforce(anonymous, response);
+      // A query would be needed: not for an address banned for guessing (this throws its 429). Merely over its
+      // anonymous limit is not enough to skip the lookup: a client that sent a few requests without its key must
+      // not be refused its valid key; until the ban, KEY_LOOKUPS_PER_SECOND bounds the queries.
+      if (this.keys.needsLookup(hash) && (await this.banned(anonymous))) await this.limiter.enforce(anonymous, response);
       const result = await this.keys.authenticate(hash);
       if (result.outcome === 'valid') {
         recordEdgeOutcome({ consumer: result.consumer });
@@ -77,8 +77,7 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
     throw new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
   }
 
-  private async refused(subject: Subject): Promise<boolean> {
-    const usage = await this.counters.usage(subject.tracker, subject.windows);
-    return usage.bannedForMs > 0 || usage.windows.some((window) => window.count >= window.limit);
+  private async banned(subject: Subject): Promise<boolean> {
+    return (await this.counters.usage(subject.tracker, subject.windows)).bannedForMs > 0;
   }
 }
