@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
 import { dataSourceOptions } from '../apps/gateway/src/consumers/database/data-source.options';
-import { DatabaseEndpoint } from '../apps/gateway/src/consumers/database/database-endpoint';
+import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../apps/gateway/src/consumers/database/run-migrations';
 import { openDatabaseEndpoint } from '../apps/gateway/src/consumers/consumers.module';
 import { createGatewayTestDatabase, GatewayTestDatabase } from './support/gateway';

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../apps/pets/src/database/data-source.options';
-import { DatabaseEndpoint } from '../apps/pets/src/database/database-endpoint';
+import { DatabaseEndpoint } from '@app/database';
 import { openDatabaseEndpoint } from '../apps/pets/src/database/database.module';
 import { runMigrations } from '../apps/pets/src/database/run-migrations';
 import { createTestDatabase, TestDatabase } from './support/pets-service';

@@ -1,12 +1,13 @@
+import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, guardPoolClients, PgliteListener } from '@app/database';
 import { Global, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { getDataSourceToken, InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { PGlite } from '@electric-sql/pglite';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerStore, GATEWAY_DATA_SOURCE } from './consumer-store.service';
 import { dataSourceOptions } from './database/data-source.options';
-import { DatabaseEndpoint, ExternalPostgresEndpoint } from './database/database-endpoint';
-import { EmbeddedPgliteEndpoint } from './database/embedded-pglite.endpoint';
+import { PgliteWireServer } from './database/pglite-wire-server';
 import { runMigrations } from './database/run-migrations';
 import { KeyCache } from './key-cache.service';
 import { PostgresConsumerChanges } from './postgres-consumer-changes';
@@ -14,7 +15,21 @@ import { RedisConsumerChanges } from './redis-consumer-changes';
 
 export async function openDatabaseEndpoint(config: GatewayConfig): Promise<DatabaseEndpoint> {
   const { databaseUrl, poolSize, pgliteDataDir } = config.consumers;
-  return databaseUrl ? new ExternalPostgresEndpoint(databaseUrl, poolSize) : EmbeddedPgliteEndpoint.start(pgliteDataDir);
+  if (databaseUrl) return new ExternalPostgresEndpoint(databaseUrl, poolSize);
+  return EmbeddedPgliteEndpoint.start({
+    dataDir: pgliteDataDir,
+    // PgliteWireServer makes several connections safe on PGlite's single session.
+    maxPoolSize: 2,
+    serve: servePgliteWire,
+    logContext: 'Consumers',
+    logMessage: `Embedded PGlite database for consumers and keys in ${pgliteDataDir}`,
+  });
+}
+
+async function servePgliteWire(db: PGlite): Promise<PgliteListener> {
+  const server = new PgliteWireServer(db);
+  const address = await server.listen(0, '127.0.0.1');
+  return { address, close: () => server.close() };
 }
 
 /** Redis pub/sub when REDIS_URL is set (the instances share it already); PostgreSQL LISTEN/NOTIFY otherwise. */
@@ -43,6 +58,7 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
   ) {}
 
   async onModuleInit(): Promise<void> {
+    guardPoolClients(this.dataSource);
     if (this.config.consumers.migrateOnStart) await runMigrations(this.dataSource, this.endpoint, this.config.consumers.schema);
   }
 

@@ -1,7 +1,7 @@
 import { DataSourceOptions } from 'typeorm';
 import { PetEntity } from '../pets/pet.entity';
 import { CreatePets1763769600000 } from './migrations/1763769600000-CreatePets';
-import { DatabaseEndpoint } from './database-endpoint';
+import { DatabaseEndpoint } from '@app/database';
 
 export const ENTITIES = [PetEntity];
 export const MIGRATIONS = [CreatePets1763769600000];

@@ -3,17 +3,20 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { PETS_CONFIG, PetsConfig } from '../config/pets.config';
 import { dataSourceOptions } from './data-source.options';
-import { DatabaseEndpoint } from './database-endpoint';
-import { EmbeddedPgliteEndpoint } from './embedded-pglite.endpoint';
-import { ExternalPostgresEndpoint } from './external-postgres.endpoint';
-import { guardPoolClients } from './pool-error-guard';
-import { pendingMigrations, runMigrations } from './run-migrations';
+import { runMigrations } from './run-migrations';
+import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, guardPoolClients, pendingMigrations } from '@app/database';
 import { ConfigurationError } from '@app/platform';
 
 export async function openDatabaseEndpoint(config: PetsConfig): Promise<DatabaseEndpoint> {
   return config.databaseUrl
     ? new ExternalPostgresEndpoint(config.databaseUrl, config.poolSize)
-    : EmbeddedPgliteEndpoint.start(config.pgliteDataDir);
+    : EmbeddedPgliteEndpoint.start({
+        dataDir: config.pgliteDataDir,
+        // PGlite's own socket server runs one session: one connection, or transactions would interleave.
+        maxPoolSize: 1,
+        logContext: 'Database',
+        logMessage: `Embedded PGlite database in ${config.pgliteDataDir}`,
+      });
 }
 
 @Global()

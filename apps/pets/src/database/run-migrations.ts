@@ -1,44 +1,10 @@
-import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
+import { DatabaseEndpoint, MigrationLock, runMigrations as runLockedMigrations } from '@app/database';
 import { DataSource } from 'typeorm';
-import { DatabaseEndpoint } from './database-endpoint';
 
-/** Arbitrary, fixed key of the advisory lock that serialises migrations across instances. */
-const MIGRATION_LOCK_KEY = 7_340_021_001;
+/** The pets service's migration lock; the gateway's has a key of its own. */
+export const PETS_MIGRATION_LOCK: MigrationLock = { key: 7_340_021_001, applicationName: 'pets-migrations-lock' };
 
-/**
- * Applies pending migrations. On a shared server, a session-level advisory lock held on a connection of its own
- * makes a second instance wait until the first has finished, then find nothing left to do.
- */
-export async function runMigrations(dataSource: DataSource, endpoint: DatabaseEndpoint): Promise<string[]> {
-  const logger = new Logger('Migrations');
-  let lock: Client | undefined;
-  if (endpoint.shared) {
-    lock = new Client({ connectionString: endpoint.url, application_name: 'pets-migrations-lock' });
-    await lock.connect();
-    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-  }
-  try {
-    const applied = await dataSource.runMigrations({ transaction: 'all' });
-    for (const migration of applied) logger.log(`Applied ${migration.name}`);
-    return applied.map((migration) => migration.name);
-  } finally {
-    if (lock) {
-      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-      await lock.end();
-    }
-  }
-}
-
-/**
- * The migrations the code knows and the database has not applied, read without writing anything (TypeORM's
- * showMigrations would create its table): a service without DDL rights can still ask.
- */
-export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
-  const table = dataSource.options.migrationsTableName ?? 'migrations';
-  const [{ exists }] = (await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])) as Array<{ exists: boolean }>;
-  const applied = new Set<string>(
-    exists ? ((await dataSource.query(`SELECT "name" FROM "${table}"`)) as Array<{ name: string }>).map((row) => row.name) : [],
-  );
-  return dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name).filter((name) => !applied.has(name));
+/** Applies the pets service's pending migrations (advisory-locked on a shared server). */
+export function runMigrations(dataSource: DataSource, endpoint: DatabaseEndpoint): Promise<string[]> {
+  return runLockedMigrations(dataSource, endpoint, PETS_MIGRATION_LOCK);
 }

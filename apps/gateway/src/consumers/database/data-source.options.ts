@@ -1,7 +1,7 @@
 import { DataSourceOptions } from 'typeorm';
 import { ApiKeyEntity } from '../api-key.entity';
 import { ConsumerEntity } from '../consumer.entity';
-import { DatabaseEndpoint } from './database-endpoint';
+import { DatabaseEndpoint } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
 
 export const ENTITIES = [ConsumerEntity, ApiKeyEntity];

@@ -1,6 +1,6 @@
 import { DatabaseEndpoint } from './database-endpoint';
 
-/** A PostgreSQL server named by DATABASE_URL. */
+/** A PostgreSQL server named by a URL (DATABASE_URL, GATEWAY_DATABASE_URL). */
 export class ExternalPostgresEndpoint extends DatabaseEndpoint {
   readonly shared = true;
 

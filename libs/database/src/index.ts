@@ -1,0 +1,5 @@
+export * from './database-endpoint';
+export * from './external-postgres.endpoint';
+export * from './embedded-pglite.endpoint';
+export * from './run-migrations';
+export * from './pool-error-guard';
