@@ -4,10 +4,31 @@ import type { NextFunction, Request, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { listenOn } from '../listen';
 
-/** The route a request matched (a template, so that label values stay few), or "unmatched". */
+interface RouteLayer {
+  route?: { path?: string };
+  match(path: string): boolean;
+}
+
+/**
+ * The route a request matched (a template, so that label values stay few), or "unmatched". A request answered
+ * before routing (the gateway's admission refuses it: 401, 429) is labelled with the route its path would have
+ * matched, read from the app's own router, so that refusals are counted per operation like everything else.
+ */
 export function routeOf(request: Request): string {
   const route = (request.route as { path?: string } | undefined)?.path;
-  return route && route !== '*path' ? `${request.baseUrl}${route}` : 'unmatched';
+  if (route && route !== '*path') return `${request.baseUrl}${route}`;
+  const stack = (request.app as unknown as { router?: { stack: RouteLayer[] } } | undefined)?.router?.stack ?? [];
+  const path = request.originalUrl.split('?')[0];
+  for (const layer of stack) {
+    const template = layer.route?.path;
+    if (!template || template === '*path') continue;
+    try {
+      if (layer.match(path)) return template;
+    } catch {
+      // A path the router cannot decode (bad percent-encoding) matches no template.
+    }
+  }
+  return 'unmatched';
 }
 
 /**
