@@ -1,4 +1,4 @@
-import { ArgumentMetadata, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, Type, ValidationError, ValidationPipe, ValidationPipeOptions } from '@nestjs/common';
 import { ApiError } from '@app/errors';
 import { getMetadataStorage } from 'class-validator';
 
@@ -50,21 +50,26 @@ function messages(errors: ValidationError[]): string[] {
 }
 
 /**
- * Validation for the contract DTOs: nothing is coerced, unknown fields are refused, and the first broken rule
- * of each field is reported by name as a VALIDATION_FAILED error.
+ * The house's strictness, for every ValidationPipe of ours (the public contract's and the admin API's): nothing
+ * is coerced, unknown fields are refused, the first broken rule of each field is the one reported.
+ */
+export const STRICT_VALIDATION: Readonly<ValidationPipeOptions> = {
+  transform: true,
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  forbidUnknownValues: true,
+  stopAtFirstError: true,
+  transformOptions: { enableImplicitConversion: false },
+  validationError: { target: false, value: false },
+};
+
+/**
+ * Validation for the contract DTOs: STRICT_VALIDATION, and the first broken rule of each field is reported by
+ * name as a VALIDATION_FAILED error.
  */
 export class ContractValidationPipe extends ValidationPipe {
   constructor() {
-    super({
-      transform: true,
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      forbidUnknownValues: true,
-      stopAtFirstError: true,
-      transformOptions: { enableImplicitConversion: false },
-      validationError: { target: false, value: false },
-      exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ')),
-    });
+    super({ ...STRICT_VALIDATION, exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ')) });
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {

@@ -1,3 +1,4 @@
+import { STRICT_VALIDATION } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 
@@ -10,20 +11,14 @@ function messages(errors: ValidationError[], path = ''): string[] {
 }
 
 /**
- * The admin API's validation: the same strictness as the public contract (nothing coerced, unknown fields
+ * The admin API's validation: the public contract's STRICT_VALIDATION (nothing coerced, unknown fields
  * refused, VALIDATION_FAILED naming the field), with nested bodies allowed (an import batch is an array of
  * consumers, each with its keys) and the path of a nested field in the message.
  */
 export class AdminValidationPipe extends ValidationPipe {
   constructor() {
     super({
-      transform: true,
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      forbidUnknownValues: true,
-      stopAtFirstError: true,
-      transformOptions: { enableImplicitConversion: false },
-      validationError: { target: false, value: false },
+      ...STRICT_VALIDATION,
       exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ') || 'The request is not valid.'),
     });
   }
