@@ -10,6 +10,8 @@ import { AdmissionMiddleware } from './auth/admission.middleware';
 import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX } from './proxy/pets-proxy.controller';
+import { ProxyFastPath } from './proxy/proxy-fast-path';
+import type { Server } from 'node:http';
 
 /** What a browser client may read with CORS on: the rate-limit state, Retry-After, deprecation and the id. */
 const EXPOSED_HEADERS = [
@@ -26,7 +28,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     logger: new PinoLoggerService(logger),
     abortOnError: false,
   });
-  configureHttpApp(app, {
+  const pipeline = configureHttpApp(app, {
     trustProxy: options.config.trustProxy,
     // Bodies are read by the proxy after authentication and rate limiting (UpstreamService), not here.
     body: [],
@@ -36,7 +38,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     serverLimits: options.config.http,
   });
   app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
-  mountAdmission(app);
+  mountAdmission(app, pipeline.filter);
   const document = buildOpenApiDocument(app, options.config, options.plans, true);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs-json',
@@ -45,6 +47,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
   });
   await app.init();
+  app.get(ProxyFastPath).install(app.getHttpServer() as Server, app.getHttpAdapter().getInstance() as Express, pipeline);
   await metrics.serve(options.config.metrics.port, options.config.metrics.host);
   // Nest mounts its not-found handler under /v1; everything else outside /v1, health and docs ends here.
   const express = app.getHttpAdapter().getInstance() as Express;
@@ -60,9 +63,8 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
  * Refusals go to the same exception filter as every other error (the gateway registers no translators), with
  * the rate-limit headers already set.
  */
-function mountAdmission(app: INestApplication): void {
+function mountAdmission(app: INestApplication, filter: AllExceptionsFilter): void {
   const admission = app.get(AdmissionMiddleware);
-  const filter = new AllExceptionsFilter(app.getHttpAdapter().getInstance() as Express);
   const refuse: ErrorRequestHandler = (error, request, response, next) =>
     filter.catch(error, new ExecutionContextHost([request, response, next]));
   app.use(API_PREFIX, admission.use.bind(admission), refuse);

@@ -1,9 +1,7 @@
 import { AppMetrics } from '@app/platform';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
-import { APP_GUARD } from '@nestjs/core';
-import { AdmissionMiddleware } from './auth/admission.middleware';
-import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
 import { PLAN_TABLE } from './consumers/consumer-store.service';
 import { ConsumersModule } from './consumers/consumers.module';
 import { PlanTable } from './consumers/plans';
@@ -43,14 +41,7 @@ export class GatewayAppModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [GatewayCoreModule.forRoot(options), ConsumersModule, RateLimitModule, ProxyModule, HealthModule],
-      providers: [
-        // Authentication and the rate-limit decision happen once, in AdmissionMiddleware, for every request
-        // under /v1 before the router (create-gateway-app.ts mounts it); the guard denies by default whatever
-        // route it did not admit.
-        AdmissionMiddleware,
-        { provide: APP_GUARD, useClass: ApiKeyGuard },
-      ],
+      imports: [GatewayCoreModule.forRoot(options), ConsumersModule, RateLimitModule, AuthModule, ProxyModule, HealthModule],
     };
   }
 }

@@ -2,12 +2,12 @@ import { INestApplication } from '@nestjs/common';
 import type { Express, RequestHandler } from 'express';
 import type { Server } from 'node:http';
 import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
-import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { AppMetrics } from './observability/http-metrics';
 import { HttpServerLimits, hardenHttpServer } from './http-server';
 import { requestId } from './observability/request-id.middleware';
 import { requestLogging } from './observability/request-logging';
+import { HeaderField, securityHeaders, securityHeadersMiddleware } from './security-headers';
 
 export interface HttpAppOptions {
   /** Body handling placed before the routes; the pets service parses JSON, the gateway forwards raw bytes. */
@@ -23,6 +23,21 @@ export interface HttpAppOptions {
   serverLimits?: HttpServerLimits;
   /** App-specific errors the exception filter should answer as what they are (e.g. a database outage as 503). */
   errorTranslators?: ErrorTranslator[];
+  /** The security headers every answer carries (default: helmet's defaults, computed once). */
+  securityHeaders?: readonly HeaderField[];
+}
+
+/** What configureHttpApp put in front of the routes, for a handler that serves some requests without the router. */
+export interface HttpAppPipeline {
+  /**
+   * The handlers every request passes before routing, in order: request id, metrics, request log, security
+   * headers. Each is synchronous and calls `next()` exactly once, with no error.
+   */
+  readonly everyRequest: readonly RequestHandler[];
+  /** The one exception filter, which writes the Error body. */
+  readonly filter: AllExceptionsFilter;
+  /** Whether CORS is on (its middleware is not among `everyRequest`). */
+  readonly cors: boolean;
 }
 
 /**
@@ -30,24 +45,21 @@ export interface HttpAppOptions {
  * middleware with an error handler right behind it, and the one exception filter that writes the Error body.
  * Create the app with `bodyParser: false` so that Nest does not install its own parser first.
  */
-export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): void {
+export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): HttpAppPipeline {
   const express = app.getHttpAdapter().getInstance() as Express;
   hardenHttpServer(app.getHttpServer() as Server, options.serverLimits);
   express.disable('x-powered-by');
   express.set('etag', false);
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
-  app.use(requestId);
-  if (options.observability) {
-    app.use(options.observability.metrics.middleware);
-    app.use(requestLogging(options.observability.logger));
-  }
-  // helmet's defaults (CSP with self-hosted scripts, nosniff, frame denial, HSTS...) suit both the API and
-  // Swagger UI, whose scripts and styles are served from this origin.
-  app.use(helmet());
-  if (options.corsOrigins && options.corsOrigins.length > 0) {
-    app.enableCors({ origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 });
-  }
+  const everyRequest: RequestHandler[] = [requestId];
+  if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger));
+  everyRequest.push(securityHeadersMiddleware(options.securityHeaders ?? securityHeaders()));
+  for (const handler of everyRequest) app.use(handler);
+  const cors = !!options.corsOrigins && options.corsOrigins.length > 0;
+  if (cors) app.enableCors({ origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 });
   for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
   app.use(preRoutingErrorHandler);
-  app.useGlobalFilters(new AllExceptionsFilter(express, options.errorTranslators));
+  const filter = new AllExceptionsFilter(express, options.errorTranslators);
+  app.useGlobalFilters(filter);
+  return { everyRequest, filter, cors };
 }

@@ -1,6 +1,7 @@
 export * from './environment';
 export * from './env-decorators';
 export * from './http-app';
+export * from './security-headers';
 export * from './log-level';
 export * from './internal-secret';
 export * from './observability/logger';

@@ -9,7 +9,8 @@ import { Sunset, SunsetInterceptor } from './sunset.interceptor';
 import { UpstreamService, requestTarget } from './upstream.service';
 
 export const API_PREFIX = '/v1';
-
+/** The controller's path under API_PREFIX. */
+export const PETS_PATH = 'pets';
 
 const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
 
@@ -20,7 +21,7 @@ const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
 @ApiTags('animals')
 @ApiBearerAuth('bearer')
 @ApiExtraModels(PetDto)
-@Controller('pets')
+@Controller(PETS_PATH)
 export class PetsProxyController {
   constructor(private readonly upstream: UpstreamService) {}
 

@@ -19,6 +19,21 @@ const SUNSET = 'gateway:sunset';
 /** Marks an operation deprecated on the wire until `sunset`, and gone (410) from then on. */
 export const Sunset = (policy: SunsetPolicy): MethodDecorator => SetMetadata(SUNSET, policy);
 
+/** The policy `@Sunset` put on a handler, if any. */
+export function sunsetPolicyOf(reflector: Reflector, handler: object): SunsetPolicy | undefined {
+  return reflector.get<SunsetPolicy | undefined>(SUNSET, handler as never);
+}
+
+/** Sets the deprecation headers of `policy` on the response; throws the 410 once the sunset has passed. */
+export function applySunset(policy: SunsetPolicy, response: Pick<Response, 'setHeader'>, now: number): void {
+  response.setHeader('Deprecation', `@${Math.floor(policy.deprecatedSince.getTime() / 1000)}`);
+  response.setHeader('Sunset', policy.sunset.toUTCString());
+  response.setHeader('Link', `<${policy.successor}>; rel="successor-version"`);
+  if (now >= policy.sunset.getTime()) {
+    throw new ApiError('GONE', `This operation was removed on ${policy.sunset.toISOString().slice(0, 10)}: use ${policy.replacement}.`);
+  }
+}
+
 /**
  * Deprecation (RFC 9745, a structured date: `@<unix seconds>`), Sunset (RFC 8594, an HTTP date) and Link
  * headers on every response of a deprecated operation; 410 Gone with the Error body once the sunset has passed.
@@ -31,15 +46,8 @@ export class SunsetInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const policy = this.reflector.get<SunsetPolicy | undefined>(SUNSET, context.getHandler());
-    if (!policy) return next.handle();
-    const response = context.switchToHttp().getResponse<Response>();
-    response.setHeader('Deprecation', `@${Math.floor(policy.deprecatedSince.getTime() / 1000)}`);
-    response.setHeader('Sunset', policy.sunset.toUTCString());
-    response.setHeader('Link', `<${policy.successor}>; rel="successor-version"`);
-    if (this.clock.now() >= policy.sunset.getTime()) {
-      throw new ApiError('GONE', `This operation was removed on ${policy.sunset.toISOString().slice(0, 10)}: use ${policy.replacement}.`);
-    }
+    const policy = sunsetPolicyOf(this.reflector, context.getHandler());
+    if (policy) applySunset(policy, context.switchToHttp().getResponse<Response>(), this.clock.now());
     return next.handle();
   }
 }

@@ -45,3 +45,14 @@ export function recordEdgeOutcome(outcome: EdgeOutcome): void {
   }
   span.setAttributes(attributes);
 }
+
+/**
+ * The route template of a request served without Express's router (the gateway's proxy fast path), where the
+ * Express instrumentation cannot name it: `http.route` and the span name `METHOD route`, as it would have.
+ */
+export function recordEdgeRoute(method: string, route: string): void {
+  const span = trace.getActiveSpan();
+  if (!span || !span.isRecording()) return;
+  span.setAttribute('http.route', route);
+  span.updateName(`${method} ${route}`);
+}

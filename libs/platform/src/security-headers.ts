@@ -1,0 +1,40 @@
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+
+/** A response header as helmet would set it: name and value, in the order helmet sets them. */
+export type HeaderField = readonly [name: string, value: string];
+
+/**
+ * helmet's default headers (CSP with self-hosted scripts, nosniff, frame denial, HSTS...), computed once. They suit
+ * both the API and Swagger UI (whose scripts and styles are served from this origin). helmet builds the same strings
+ * on every response through a chain of a dozen middleware; with no per-request directive (no nonce) the result never
+ * changes, so it is read off one dry run at start-up and replayed.
+ */
+export function securityHeaders(): readonly HeaderField[] {
+  const fields: HeaderField[] = [];
+  const recorder = {
+    setHeader: (name: string, value: string | number | readonly string[]) => fields.push([name, String(value)]),
+    removeHeader: () => undefined,
+    getHeader: () => undefined,
+  };
+  let synchronous = false;
+  helmet()({} as never, recorder as never, (error?: unknown) => {
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    synchronous = true;
+  });
+  if (!synchronous) throw new Error('helmet did not set its headers synchronously: they cannot be computed once');
+  return Object.freeze(fields);
+}
+
+/** Sets the precomputed security headers on a response. */
+export function setSecurityHeaders(response: Pick<Response, 'setHeader'>, fields: readonly HeaderField[]): void {
+  for (let i = 0; i < fields.length; i += 1) response.setHeader(fields[i][0], fields[i][1]);
+}
+
+/** Express middleware form of `setSecurityHeaders`. */
+export function securityHeadersMiddleware(fields: readonly HeaderField[] = securityHeaders()) {
+  return (_request: Request, response: Response, next: NextFunction): void => {
+    setSecurityHeaders(response, fields);
+    next();
+  };
+}

@@ -1,0 +1,124 @@
+import { GET_PET_DEPRECATION } from '@app/contract';
+import { PetsProxyController } from '../apps/gateway/src/proxy/pets-proxy.controller';
+import { ProxyFastPath } from '../apps/gateway/src/proxy/proxy-fast-path';
+import { createGatewayTestDatabase, FakeClock, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import { call, Reply } from './support/http';
+import { RunningPets, startPetsService } from './support/pets-service';
+
+/** Headers whose values are the same for two requests of one consumer in one window (not the date, id or counts). */
+const STABLE_HEADERS = [
+  'content-type', 'content-length', 'content-security-policy', 'strict-transport-security', 'x-content-type-options',
+  'x-frame-options', 'referrer-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy',
+  'deprecation', 'sunset', 'link', 'x-ratelimit-limit', 'ratelimit-policy', 'www-authenticate', 'allow',
+];
+
+/**
+ * The three operations in their plain form are served ahead of the router (ProxyFastPath); the same operations in a
+ * form only the router takes (trailing slash, percent-encoding, another case) go through Nest's controller. Both
+ * must answer alike: same status, same body, same header names, same values where values do not vary per request.
+ */
+describe('proxy fast path', () => {
+  let pets: RunningPets;
+  let gateway: GatewayUnderTest;
+  let database: GatewayTestDatabase;
+  let key: string;
+  let petId: number;
+  const clock = new FakeClock();
+  const routed = jest.spyOn(PetsProxyController.prototype as unknown as { forward: () => Promise<void> }, 'forward');
+
+  beforeAll(async () => {
+    pets = await startPetsService();
+    database = await createGatewayTestDatabase();
+    gateway = await startGateway({ petsUrl: pets.url, database, clock });
+    key = await mintKey(gateway, 'business', 'fast-path');
+    const created = await call(`${gateway.url}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Fast', categoryId: 3, status: 'available' }),
+    });
+    petId = (created.body as { id: number }).id;
+  });
+  afterEach(() => clock.reset());
+  afterAll(async () => {
+    routed.mockRestore();
+    await gateway?.close();
+    await database?.drop();
+    await pets?.close();
+  });
+
+  /** Sends the plain form and the routed form; checks which path each took, and returns both replies. */
+  async function both(plain: string, viaRouter: string, init: RequestInit = {}): Promise<[Reply, Reply]> {
+    routed.mockClear();
+    const fast = await call(`${gateway.url}${plain}`, init);
+    expect(routed).not.toHaveBeenCalled();
+    const slow = await call(`${gateway.url}${viaRouter}`, init);
+    return [fast, slow];
+  }
+
+  function expectAlike(fast: Reply, slow: Reply): void {
+    expect(fast.status).toBe(slow.status);
+    expect([...fast.headers.keys()].sort()).toEqual([...slow.headers.keys()].sort());
+    for (const name of STABLE_HEADERS) expect([name, fast.headers.get(name)]).toEqual([name, slow.headers.get(name)]);
+    expect(fast.text).toBe(slow.text);
+  }
+
+  const auth = () => ({ authorization: `Bearer ${key}` });
+  const encodedId = () => `%3${String(petId)[0]}${String(petId).slice(1)}`;
+
+  it('lists alike (and HEAD too), the routed form through the controller', async () => {
+    const [fast, slow] = await both('/v1/pets?limit=2&status=available', '/v1/pets/?limit=2&status=available', { headers: auth() });
+    expect(routed).toHaveBeenCalledTimes(1);
+    expect(fast.status).toBe(200);
+    expectAlike(fast, slow);
+    const [fastHead, slowHead] = await both('/v1/pets?limit=2', '/v1/PETS?limit=2', { method: 'HEAD', headers: auth() });
+    expect(fastHead.status).toBe(200);
+    expectAlike(fastHead, slowHead);
+  });
+
+  it('creates alike, and refuses an invalid body alike', async () => {
+    const post = (body: string) => ({ method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
+    const [fast, slow] = await both('/v1/pets', '/v1/pets/', post(JSON.stringify({ name: 'Twin', categoryId: 1, status: 'pending' })));
+    expect(fast.status).toBe(201);
+    expect(slow.status).toBe(201);
+    const strip = (reply: Reply) => ({ ...(reply.body as object), id: 0 });
+    expect(strip(fast)).toEqual(strip(slow));
+    const [badFast, badSlow] = await both('/v1/pets', '/v1/pets/', post('{"name":'));
+    expect(badFast.status).toBe(400);
+    expectAlike(badFast, badSlow);
+  });
+
+  it('fetches alike with the deprecation headers, and answers 410 alike after the sunset', async () => {
+    const [fast, slow] = await both(`/v1/pets/${petId}`, `/v1/pets/${encodedId()}`, { headers: auth() });
+    expect(routed).toHaveBeenCalledTimes(1);
+    expect(fast.status).toBe(200);
+    expect(fast.headers.get('deprecation')).toMatch(/^@\d+$/);
+    expectAlike(fast, slow);
+    clock.set(GET_PET_DEPRECATION.sunset.getTime() + 1000);
+    const [goneFast, goneSlow] = await both(`/v1/pets/${petId}`, `/v1/pets/${encodedId()}`, { headers: auth() });
+    expect(goneFast.status).toBe(410);
+    expectAlike(goneFast, goneSlow);
+  });
+
+  it('refuses a missing or unknown key alike', async () => {
+    const [missingFast, missingSlow] = await both('/v1/pets', '/v1/pets/');
+    expect(missingFast.status).toBe(401);
+    expectAlike(missingFast, missingSlow);
+    const unknown = { headers: { authorization: 'Bearer pk_test_thisKeyDoesNotExist0123456789' } };
+    const [unknownFast, unknownSlow] = await both(`/v1/pets/${petId}`, `/v1/pets/${encodedId()}`, unknown);
+    expect(unknownFast.status).toBe(401);
+    expectAlike(unknownFast, unknownSlow);
+  });
+
+  it('takes only the plain form of the three operations', () => {
+    const fastPath = gateway.app.get(ProxyFastPath);
+    for (const [method, url] of [['GET', '/v1/pets'], ['GET', '/v1/pets?limit=1&after=x'], ['HEAD', '/v1/pets'], ['POST', '/v1/pets'], ['GET', '/v1/pets/42'], ['GET', '/v1/pets/abc']]) {
+      expect([method, url, fastPath.match(method, url) !== undefined]).toEqual([method, url, true]);
+    }
+    for (const [method, url] of [
+      ['GET', '/v1/pets/'], ['GET', '/V1/pets'], ['GET', '/v1/petsx'], ['GET', '/v1/pets/%31'], ['GET', '/v1/pets/1/2'], ['GET', '/v1/pets/..'],
+      ['POST', '/v1/pets/1'], ['PUT', '/v1/pets'], ['DELETE', '/v1/pets/1'], ['OPTIONS', '/v1/pets'], ['GET', 'http://host/v1/pets'], ['GET', '/v1'],
+    ]) {
+      expect([method, url, fastPath.match(method, url) !== undefined]).toEqual([method, url, false]);
+    }
+  });
+});
