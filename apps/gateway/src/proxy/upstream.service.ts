@@ -3,7 +3,8 @@ import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
 import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { raw, type Response } from 'express';
-import { Pool } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Dispatcher, Pool } from 'undici';
 import type { GatewayRequest } from '../request/gateway-request';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { publicLinkField } from './next-link';
@@ -33,6 +34,49 @@ export function requestTarget(originalUrl: string): string {
   if (originalUrl.startsWith('/')) return originalUrl;
   const rest = originalUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
   return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** The pets service's answer, read whole (its pages are small: at most 100 animals). */
+interface UpstreamAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * Collects one answer through undici's dispatch handler API: no response stream, no body mixin, no per-chunk
+ * promise, which `pool.request()` + `body.arrayBuffer()` cost on every request.
+ */
+class AnswerCollector implements Dispatcher.DispatchHandler {
+  private statusCode = 0;
+  private headers: IncomingHttpHeaders = {};
+  private readonly chunks: Buffer[] = [];
+
+  constructor(
+    private readonly resolve: (answer: UpstreamAnswer) => void,
+    private readonly reject: (error: Error) => void,
+  ) {}
+
+  /** Declares the handler API (undici takes a handler without it for its deprecated one). */
+  onRequestStart(): void {}
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.statusCode = statusCode;
+    this.headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.reject(error);
+  }
 }
 
 /**
@@ -80,16 +124,17 @@ export class UpstreamService implements OnApplicationShutdown {
     await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
     const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
-    let upstream: Awaited<ReturnType<Pool['request']>>;
-    let payload: Buffer;
+    let upstream: UpstreamAnswer;
     try {
       // HEAD is answered from a GET, so that its headers (Content-Length above all) are the ones GET would have.
       const method = request.method === 'HEAD' ? 'GET' : (request.method as 'GET' | 'POST');
-      upstream = await this.pool.request({ path, method, headers, body });
-      payload = Buffer.from(await upstream.body.arrayBuffer());
+      upstream = await new Promise<UpstreamAnswer>((resolve, reject) => {
+        this.pool.dispatch({ path, method, headers, body }, new AnswerCollector(resolve, reject));
+      });
     } catch (error) {
       throw this.toGatewayError(error as Error & { code?: string }, request);
     }
+    const payload = upstream.body;
 
     response.status(upstream.statusCode);
     for (const name of RETURNED_RESPONSE_HEADERS) {
