@@ -1,54 +1,46 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: one run, on this machine, of what the gateway adds to a request.
- * Starts PostgreSQL/Redis if needed, builds, starts the pets service, the gateway (Redis-backed limits) and
- * nginx as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
- * throughput, latency, peak memory and the ratios. Servers run on core 0, the load generator on core 1.
+ * Starts PostgreSQL/Redis if needed, builds, starts the pets service, the gateway (Redis-backed limits), the
+ * peer gateway (bench/peer-gateway.js: fastify + @fastify/reply-from + @fastify/rate-limit on Redis) and nginx
+ * as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
+ * throughput, latency, CPU time per request of the proxying process, peak memory and the ratios. Servers run
+ * on core 0, the load generator on core 1.
  * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32), --paging-only (only the
- * 1,000,000-row paging scenarios (f) and their query plans), --no-admission.
+ * 1,000,000-row paging scenarios (f) and their query plans), --no-admission. BENCH_PORT_BASE (4100): the
+ * gateway's port; the pets service, nginx and the peer take the next three, the admin API base + 10.
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
-const { spawn, spawnSync, execSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, readFileSync, mkdirSync } = require('node:fs');
+const { spawnSync, execSync } = require('node:child_process');
+const { mkdtempSync, writeFileSync, mkdirSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
+const support = require('./support');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : fallback;
 };
-const ROOT = path.join(__dirname, '..');
+const { ROOT, SERVER_CORE, LOAD_CORE, hasTaskset, sh, ensureServices, waitForHttp, peakRssMb, cpuMicros } = support;
 const DURATION = Number(option('--duration', '8'));
 const CONNECTIONS = Number(option('--connections', '32'));
 const WARMUP = 3;
-const SERVER_CORE = '0';
-const LOAD_CORE = '1';
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 const PAGING_ONLY = args.includes('--paging-only');
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
 
 // Pin the load generator (this process) to its own core, once.
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawnSync('taskset', ['-c', LOAD_CORE, process.execPath, __filename, ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(child.status ?? 1);
-}
+support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 
-const PORTS = { pets: 4101, gateway: 4100, nginx: 4102 };
+const PORT_BASE = Number(process.env.BENCH_PORT_BASE || 4100);
+const PORTS = { gateway: PORT_BASE, pets: PORT_BASE + 1, nginx: PORT_BASE + 2, peer: PORT_BASE + 3 };
 const RUN = `bench_${Date.now()}`;
 const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const children = [];
-
-function sh(command) {
-  return execSync(command, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-}
 
 function ensureNginx() {
   if (spawnSync('nginx', ['-v']).status === 0) return;
@@ -61,54 +53,10 @@ function ensureNginx() {
   throw new Error('nginx is needed for scenario (c): apt-get install nginx');
 }
 
-function ensureServices() {
-  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
-    sh('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
-  }
-  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
-    sh('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
-  }
-}
-
 // Extra Node flags for the two apps only (for example BENCH_APP_NODE_OPTIONS=--max-old-space-size=96).
 const APP_NODE_OPTIONS = process.env.BENCH_APP_NODE_OPTIONS ? process.env.BENCH_APP_NODE_OPTIONS.split(' ') : [];
 
-function start(name, command, commandArgs, env) {
-  const full = hasTaskset ? ['taskset', ['-c', SERVER_CORE, command, ...commandArgs]] : [command, commandArgs];
-  const child = spawn(full[0], full[1], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
-  children.push(child);
-  return child;
-}
-
-async function waitForHttp(url, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-/** Peak resident set (VmHWM) of a process and its children, in MB. */
-function peakRssMb(pid) {
-  const pids = [pid, ...sh(`pgrep -P ${pid} || true`).split('\n').filter(Boolean).map(Number)];
-  let peak = 0;
-  for (const p of pids) {
-    try {
-      const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (match) peak = Math.max(peak, Number(match[1]) / 1024);
-    } catch {
-      /* gone */
-    }
-  }
-  return Math.round(peak);
-}
+const start = (name, command, commandArgs, env) => support.start(children, name, command, commandArgs, env);
 
 function load(options) {
   return new Promise((resolve, reject) => {
@@ -116,12 +64,22 @@ function load(options) {
   });
 }
 
-async function measure(label, options) {
+/**
+ * Warm-up, then the measured interval. With `pid` (the process that answers: the gateway, the peer, nginx's
+ * master or the pets service), also its CPU time (utime + stime, with its children) over the measured interval
+ * divided by the requests completed in it, in microseconds.
+ */
+async function measure(label, options, pid) {
   await load({ ...options, duration: WARMUP });
+  const cpuBefore = pid ? cpuMicros(pid) : 0;
   const result = await load({ ...options, duration: DURATION });
+  const cpuUs = pid && result.requests.total > 0 ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
   const bad = result.non2xx + result.errors + result.timeouts;
-  const row = { label, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: bad };
-  console.log(`${label.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms${bad ? `  (${bad} non-2xx/errors)` : ''}`);
+  const row = { label, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: bad, requests: result.requests.total, cpuUsPerRequest: cpuUs };
+  console.log(
+    `${label.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms` +
+      `${cpuUs === undefined ? '' : `  ${String(cpuUs).padStart(5)} µs CPU/req`}${bad ? `  (${bad} non-2xx/errors)` : ''}`,
+  );
   return row;
 }
 
@@ -186,22 +144,38 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   await waitForHttp(`http://127.0.0.1:${PORTS.nginx}/health/live`);
   const key = execSync('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', { cwd: ROOT, env: { ...process.env, ...ADMIN } })
     .toString().trim().split('\n').pop();
+  // The peer gateway, started like ours (core 0, production, warn), knows the same key with the same huge limit.
+  const peer = start('peer', process.execPath, ['bench/peer-gateway.js'], {
+    ...common,
+    PORT: String(PORTS.peer),
+    HOST: '127.0.0.1',
+    PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${RUN}:peer:`,
+    PEER_KEYS: JSON.stringify({ [key]: { consumer: 'bench', perMinute: 1_000_000_000 } }),
+  });
+  await waitForHttp(`http://127.0.0.1:${PORTS.peer}/health/live`);
 
   const auth = { authorization: `Bearer ${key}` };
   const results = {};
   const listUrl = `http://127.0.0.1:${PORTS.pets}/pets?status=available&limit=100`;
   console.log(`\n${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per scenario; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`);
   if (!PAGING_ONLY) {
-    results.direct = await measure('(a) pets direct      GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` });
-    results.gateway = await measure('(b) gateway          GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth });
-    results.nginx = await measure('(c) nginx -> pets    GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` });
-    results.post = await measure('(d) gateway          POST /v1/pets', {
-      url: `http://127.0.0.1:${PORTS.gateway}/v1/pets`,
+    const post = (port) => ({
+      url: `http://127.0.0.1:${port}/v1/pets`,
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
     });
-    const RATE = 300;
+    results.direct = await measure('(a) pets direct      GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` }, pets.pid);
+    results.gateway = await measure('(b) gateway          GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth }, gateway.pid);
+    results.peer = await measure('(b) peer (fastify)   GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.peer}/v1/pets?limit=20`, headers: auth }, peer.pid);
+    results.nginx = await measure('(c) nginx -> pets    GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` }, nginx.pid);
+    results.post = await measure('(d) gateway          POST /v1/pets', post(PORTS.gateway), gateway.pid);
+    results.peerPost = await measure('(d) peer (fastify)   POST /v1/pets', post(PORTS.peer), peer.pid);
+    // "At half its capacity": the same fixed rate on the direct path and through the gateway, half of (b).
+    const RATE = Math.max(1, Math.round(results.gateway.rps / 2));
+    results.fixedRate = RATE;
     results.directFixed = await measure(`    pets direct at ${RATE} req/s (p99 reference)`, { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, overallRate: RATE, connections: 8 });
     results.gatewayFixed = await measure(`    gateway at ${RATE} req/s`, { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, overallRate: RATE, connections: 8 });
 
@@ -247,10 +221,14 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     console.log(`\n    EXPLAIN ${sql} (${params.join(', ')})\n      ${plans[name].join('\n      ')}`);
   }
 
-  const memory = { pets: peakRssMb(pets.pid), gateway: peakRssMb(gateway.pid), nginx: peakRssMb(nginx.pid) };
+  const memory = { pets: peakRssMb(pets.pid), gateway: peakRssMb(gateway.pid), peer: peakRssMb(peer.pid), nginx: peakRssMb(nginx.pid) };
   const ratios = PAGING_ONLY ? {} : {
     gatewayOverDirectThroughput: +(results.gateway.rps / results.direct.rps).toFixed(2),
     gatewayOverNginxThroughput: +(results.gateway.rps / results.nginx.rps).toFixed(2),
+    gatewayOverPeerGet: +(results.gateway.rps / results.peer.rps).toFixed(2),
+    gatewayOverPeerPost: +(results.post.rps / results.peerPost.rps).toFixed(2),
+    gatewayCpuOverPeerCpu: +(results.gateway.cpuUsPerRequest / results.peer.cpuUsPerRequest).toFixed(2),
+    gatewayCpuOverNginxCpu: +(results.gateway.cpuUsPerRequest / results.nginx.cpuUsPerRequest).toFixed(2),
     gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
     list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
     list1mOver1kThroughput: +(results.list1k.rps / results.list1m.rps).toFixed(2),
@@ -261,7 +239,15 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     deepStatusPageOverFirstLatencyP50: +(results.pageDeepStatus.p50 / Math.max(results.pageFirstStatus.p50, 0.01)).toFixed(2),
     deepStatusPageOverFirstThroughput: +(results.pageFirstStatus.rps / results.pageDeepStatus.rps).toFixed(2),
   });
-  console.log(`\npeak resident memory: pets ${memory.pets} MB, gateway ${memory.gateway} MB, nginx ${memory.nginx} MB`);
+  console.log(`\npeak resident memory: pets ${memory.pets} MB, gateway ${memory.gateway} MB, peer ${memory.peer} MB, nginx ${memory.nginx} MB`);
+  if (!PAGING_ONLY) {
+    const cpu = (row) => `${row.cpuUsPerRequest} µs`;
+    console.log(
+      `CPU per request (utime+stime of the answering process over the measured interval / its requests): GET gateway ${cpu(results.gateway)},` +
+        ` peer ${cpu(results.peer)}, nginx ${cpu(results.nginx)}, pets direct ${cpu(results.direct)}; POST gateway ${cpu(results.post)}, peer ${cpu(results.peerPost)}`,
+    );
+    console.log(`fixed rate ${results.fixedRate} req/s (half of (b)): p99 direct ${results.directFixed.p99} ms, gateway ${results.gatewayFixed.p99} ms, difference ${+(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2)} ms`);
+  }
   console.log('ratios:');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
   const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, memory, ratios, plans };
