@@ -14,9 +14,9 @@
  * engine in memory, not one per app.
  */
 const { spawn } = require('node:child_process');
-const { createHash } = require('node:crypto');
-const { existsSync, readFileSync, readdirSync, statSync, writeFileSync } = require('node:fs');
+const { existsSync } = require('node:fs');
 const path = require('node:path');
+const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
 
 const ROOT = path.join(__dirname, '..');
 const ENTRY = {
@@ -102,65 +102,20 @@ function exit(code) {
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 
-/** What `npm run build` reads: the TypeScript under apps/ and libs/ (not specs), tsconfigs, nest-cli.json, the lockfile. */
-const BUILD_INPUT_ROOTS = ['apps', 'libs'];
-const BUILD_INPUT_FILES = ['package.json', 'package-lock.json', 'nest-cli.json', 'tsconfig.json'];
-/** Written after a successful build: the fingerprint of the inputs it was built from. */
-const BUILD_STAMP = path.join(ROOT, 'dist', '.build-inputs');
-/** What the build writes, besides the stamp: a missing output means a build to run. */
+/** What the build writes (the stamp aside): a missing output means a build to run. */
 const BUILD_OUTPUTS = [...Object.values(ENTRY), path.join(ROOT, 'libs/client/dist/index.js')];
-
-/**
- * Path, size and modification time of every build input, hashed: a file changed, added, removed or restored from
- * another branch changes it (touching a file does too, which only costs a build). Reads directories, not files.
- */
-function buildInputsFingerprint() {
-  const hash = createHash('sha256');
-  const visit = (relative) => {
-    const absolute = path.join(ROOT, relative);
-    let stat;
-    try {
-      stat = statSync(absolute);
-    } catch {
-      hash.update(`${relative}\0missing\n`);
-      return;
-    }
-    if (stat.isDirectory()) {
-      for (const entry of readdirSync(absolute).sort()) {
-        if (entry === 'dist' || entry === 'node_modules') continue;
-        if (entry.endsWith('.spec.ts') || entry.endsWith('.e2e-spec.ts')) continue;
-        visit(path.join(relative, entry));
-      }
-      return;
-    }
-    hash.update(`${relative}\0${stat.size}\0${stat.mtimeMs}\n`);
-  };
-  for (const file of BUILD_INPUT_FILES) visit(file);
-  for (const root of BUILD_INPUT_ROOTS) visit(root);
-  return hash.digest('hex');
-}
-
-/** Whether dist/ was built, successfully, from exactly the sources there are now. */
-function buildIsCurrent(fingerprint) {
-  if (!BUILD_OUTPUTS.every((output) => existsSync(output))) return false;
-  try {
-    return readFileSync(BUILD_STAMP, 'utf8').trim() === fingerprint;
-  } catch {
-    return false;
-  }
-}
 
 /** `npm run build`, skipped when dist/ is current (FORCE_BUILD=true builds anyway). */
 async function buildIfChanged() {
-  const fingerprint = buildInputsFingerprint();
-  if (process.env.FORCE_BUILD !== 'true' && buildIsCurrent(fingerprint)) {
+  const fingerprint = buildInputsFingerprint(ROOT);
+  if (process.env.FORCE_BUILD !== 'true' && buildIsCurrent(ROOT, fingerprint, BUILD_OUTPUTS)) {
     console.log('build   | dist/ is up to date with apps/, libs/ and the configuration: not rebuilt (FORCE_BUILD=true to rebuild)');
     return;
   }
   await runBuild();
   if (stopping) return;
   // Fingerprinted before the build: a file edited while it ran makes the next start build again.
-  writeFileSync(BUILD_STAMP, `${fingerprint}\n`);
+  recordBuild(ROOT, fingerprint);
 }
 
 function runBuild() {
