@@ -9,7 +9,7 @@
  * smaller buffer pool (PGLITE_SHARED_BUFFERS, 16 MB) costs little: this process idles at ~215 MB, not ~320 MB.
  */
 const { execFile } = require('node:child_process');
-const { existsSync, mkdirSync } = require('node:fs');
+const { existsSync, mkdirSync, renameSync, rmSync } = require('node:fs');
 const path = require('node:path');
 const v8 = require('node:v8');
 const vm = require('node:vm');
@@ -30,13 +30,24 @@ function sharedBuffers(value = DEFAULT_SHARED_BUFFERS) {
  * and is collected a second after creation: right after PGlite.create resolves PGlite still holds it (measured:
  * 640 MB left resident when collected at once, 310 MB a second later).
  */
-function createInChildProcess(dataDir, startParams) {
+async function createInChildProcess(dataDir, startParams) {
+  // Created beside it, then renamed: a start interrupted while initdb runs leaves no half-made database behind.
+  const target = path.resolve(dataDir);
+  const staging = path.join(path.dirname(target), `.${path.basename(target)}.creating`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(path.dirname(target), { recursive: true });
   const script = `require('@electric-sql/pglite').PGlite.create(process.argv[1], { startParams: JSON.parse(process.argv[2]) }).then((db) => db.close())`;
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script, path.resolve(dataDir), JSON.stringify(startParams)], { cwd: path.join(__dirname, '..') }, (error, _stdout, stderr) =>
+  await new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', script, staging, JSON.stringify(startParams)], { cwd: path.join(__dirname, '..') }, (error, _stdout, stderr) =>
       error ? reject(new Error(`creating ${dataDir} failed: ${stderr.trim() || error.message}`)) : resolve(),
     );
   });
+  try {
+    renameSync(staging, target); // replaces an empty folder; a folder with other files in it is refused
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(`${dataDir} holds files but no database (no PG_VERSION): empty it or choose another PGLITE_DATA_DIR (${error.code})`, { cause: error });
+  }
 }
 
 function collectGarbage() {
@@ -49,10 +60,7 @@ async function startSharedPglite(dataDir, { sharedBuffers: buffers = process.env
   const { PgliteWireServer } = require(WIRE_SERVER);
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers(buffers)}`];
   const inMemory = dataDir.startsWith('memory://');
-  if (!inMemory && !existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    mkdirSync(dataDir, { recursive: true });
-    await createInChildProcess(dataDir, startParams);
-  }
+  if (!inMemory && !existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChildProcess(dataDir, startParams);
   const db = await PGlite.create(dataDir, { startParams });
   if (inMemory) setTimeout(collectGarbage, 1000).unref();
   const server = new PgliteWireServer(db);
