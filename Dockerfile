@@ -17,6 +17,9 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+# Heap limit, as npm start sets it: each app stays under 200 MB resident under load (docs/benchmarks.md).
+# `docker run -e NODE_OPTIONS=...` replaces it.
+ENV NODE_OPTIONS=--max-old-space-size=96
 WORKDIR /app
 COPY --from=production-dependencies --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
