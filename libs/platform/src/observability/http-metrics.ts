@@ -39,6 +39,8 @@ export class AppMetrics implements OnApplicationShutdown {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  /** Children bound per method, route and status (few: routes are templates), so that a request costs no label lookup. */
+  private readonly series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
   private server?: Server;
   /** The port /metrics is served on, once serving. */
   port?: number;
@@ -60,12 +62,23 @@ export class AppMetrics implements OnApplicationShutdown {
   readonly middleware = (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     response.once('finish', () => {
-      const labels = { method: request.method, route: routeOf(request), status: String(response.statusCode) };
-      this.requests.inc(labels);
-      this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const series = this.seriesOf(request.method, routeOf(request), response.statusCode);
+      series.requests.inc();
+      series.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };
+
+  private seriesOf(method: string, route: string, status: number) {
+    const key = `${method} ${status} ${route}`;
+    let series = this.series.get(key);
+    if (series === undefined) {
+      const labels = { method, route, status: String(status) };
+      series = { requests: this.requests.labels(labels), duration: this.duration.labels(labels) };
+      this.series.set(key, series);
+    }
+    return series;
+  }
 
   /**
    * Serves GET /metrics on its own port; returns the port (0 picks a free one). A port that cannot be had stops
