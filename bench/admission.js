@@ -16,6 +16,7 @@ const { spawn, spawnSync, execSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { writeFileSync, readFileSync, mkdirSync } = require('node:fs');
 const path = require('node:path');
+const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -51,7 +52,7 @@ const sh = (command, env = {}) => execSync(command, { cwd: ROOT, env: { ...proce
 
 function start(name, script, env) {
   const command = hasTaskset ? ['taskset', ['-c', SERVER_CORE, process.execPath, script]] : [process.execPath, [script]];
-  const child = spawn(command[0], command[1], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(command[0], command[1], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: appNodeOptions(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   children.push(child);
   return child;

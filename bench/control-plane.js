@@ -14,6 +14,7 @@
 const { spawn, spawnSync, execSync } = require('node:child_process');
 const http = require('node:http');
 const path = require('node:path');
+const { appNodeOptions } = require('../scripts/app-node-options');
 const { createHash, randomBytes } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { setInterval, clearInterval } = require('node:timers');
@@ -56,6 +57,7 @@ function startGateway(name, port, adminPort, databaseUrl) {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,
+      NODE_OPTIONS: appNodeOptions(),
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
       PORT: String(port),

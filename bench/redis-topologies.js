@@ -20,6 +20,7 @@ const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
+const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -181,10 +182,11 @@ async function main() {
     const single = await redisServer();
     const masters = await cluster(dir);
     const petsPort = await freePort();
-    start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+    start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_OPTIONS: appNodeOptions(), NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
     const gateway = async (name, redisEnv) => {
       const [port, adminPort] = [await freePort(), await freePort()];
       start(name, process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
+        NODE_OPTIONS: appNodeOptions(),
         NODE_ENV: 'production',
         LOG_LEVEL: 'warn',
         PORT: String(port),

@@ -16,6 +16,7 @@ const { mkdtempSync, writeFileSync, mkdirSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
+const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -53,8 +54,9 @@ function ensureNginx() {
   throw new Error('nginx is needed for scenario (c): apt-get install nginx');
 }
 
-// Extra Node flags for the two apps only (for example BENCH_APP_NODE_OPTIONS=--max-old-space-size=96).
-const APP_NODE_OPTIONS = process.env.BENCH_APP_NODE_OPTIONS ? process.env.BENCH_APP_NODE_OPTIONS.split(' ') : [];
+// The apps run with the Node flags every start of this repository gives them (scripts/app-node-options.js), plus
+// BENCH_APP_NODE_OPTIONS, which wins (for example BENCH_APP_NODE_OPTIONS=--max-old-space-size=256).
+const APP_NODE_OPTIONS = appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS);
 
 const start = (name, command, commandArgs, env) => support.start(children, name, command, commandArgs, env);
 
@@ -114,9 +116,10 @@ async function main() {
   const ADMIN = { ADMIN_URL: `http://127.0.0.1:${PORTS.gateway + 10}`, ADMIN_TOKEN: `bench-admin-token-${RUN}-0123456789abcdef` };
 
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
-  const pets = start('pets', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/pets/apps/pets/src/main.js'], { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
-  const gateway = start('gateway', process.execPath, [...APP_NODE_OPTIONS, 'dist/apps/gateway/apps/gateway/src/main.js'], {
+  const pets = start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { ...common, NODE_OPTIONS: APP_NODE_OPTIONS, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
+  const gateway = start('gateway', process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
     ...common,
+    NODE_OPTIONS: APP_NODE_OPTIONS,
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
     PETS_URL: `http://127.0.0.1:${PORTS.pets}`,

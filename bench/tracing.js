@@ -17,6 +17,7 @@ const { createServer } = require('node:http');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
+const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -44,7 +45,7 @@ const children = [];
 
 function start(name, file, env) {
   const command = hasTaskset ? ['taskset', ['-c', '0', process.execPath, file]] : [process.execPath, [file]];
-  const child = spawn(command[0], command[1], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(command[0], command[1], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: appNodeOptions(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   children.push(child);
   return child;

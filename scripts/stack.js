@@ -7,6 +7,7 @@
  * Needs `npm run build` first and nginx on the PATH (Debian: apt-get install nginx).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
+const { appNodeOptions } = require('./app-node-options');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, writeFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
@@ -101,7 +102,7 @@ async function startStack(options = {}) {
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   // Each gateway's admin API on loopback (basePort + 50 + i), never in the nginx upstreams below.
   const adminToken = options.adminToken ?? randomBytes(32).toString('base64url');
-  const common = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...options.env };
+  const common = { ...process.env, NODE_OPTIONS: appNodeOptions(), NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...options.env };
   execSync(`node ${MIGRATE}`, { env: { ...common, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
 
   const start = (name, file, env) => {

@@ -34,17 +34,10 @@ for (const name of wanted) {
   }
 }
 
-/**
- * The apps' heap limit, so that each stays under 200 MB resident under load without anyone passing flags: the live
- * heap of either app is ~40 MB; 64 MB of old space made V8 collect all the time (a major GC every few requests),
- * 96 MB measured 155-175 MB peak resident. Put before the user's NODE_OPTIONS: the last occurrence of a V8 flag
- * wins, so `NODE_OPTIONS=--max-old-space-size=256 npm start` raises it. The Dockerfile and compose set the same.
- */
-const APP_NODE_OPTIONS = '--max-old-space-size=96';
+const { appNodeOptions } = require('./app-node-options');
 
 function appEnvironment(databaseEnv) {
-  const nodeOptions = [APP_NODE_OPTIONS, process.env.NODE_OPTIONS].filter(Boolean).join(' ');
-  return { ...process.env, ...databaseEnv, NODE_OPTIONS: nodeOptions };
+  return { ...process.env, ...databaseEnv, NODE_OPTIONS: appNodeOptions() };
 }
 
 const children = new Map();
