@@ -50,15 +50,34 @@ function linkValues(field: string): string[] {
   return values.filter((value) => value.length > 0);
 }
 
+/** Express's compiled TRUST_PROXY setting: whether the hop at `index` (0: the socket's peer) is trusted. */
+type TrustProxy = (address: string | undefined, index: number) => boolean;
+
 /**
- * The origin the client used: `req.protocol` and `req.host` believe X-Forwarded-Proto/Host only from the
- * addresses `trust proxy` (TRUST_PROXY) trusts. A host that is not a plain host name gives no origin, and
- * the link stays relative (RFC 8288 resolves it against the request's own URL).
+ * The origin the client used, as Express's `req.protocol` and `req.host` would say: X-Forwarded-Proto/Host are
+ * believed only from the addresses `trust proxy` (TRUST_PROXY) trusts. Read from the headers and the app's
+ * compiled setting rather than through those getters, so that it works on a request the proxy's fast path serves
+ * without Express's prototypes. A host that is not a plain host name gives no origin, and the link stays
+ * relative (RFC 8288 resolves it against the request's own URL).
  */
 function publicOrigin(request: Request): string {
-  const protocol = request.protocol;
-  const host = request.host;
-  if ((protocol !== 'http' && protocol !== 'https') || host === undefined || !HOST.test(host)) return '';
+  const trust = (request.app as { get?: (name: string) => unknown } | undefined)?.get?.('trust proxy fn') as TrustProxy | undefined;
+  const trusted = trust !== undefined && trust(request.socket.remoteAddress, 0);
+  const field = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  const own = (request.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  let protocol = own;
+  if (trusted) {
+    const forwarded = field('x-forwarded-proto') || own;
+    const comma = forwarded.indexOf(',');
+    protocol = (comma === -1 ? forwarded : forwarded.slice(0, comma)).trim();
+  }
+  let host = trusted ? field('x-forwarded-host') : undefined;
+  if (!host) host = field('host');
+  else if (host.includes(',')) host = host.slice(0, host.indexOf(',')).trimEnd();
+  if ((protocol !== 'http' && protocol !== 'https') || !host || !HOST.test(host)) return '';
   return `${protocol}://${host}`;
 }
 

@@ -1,7 +1,7 @@
 import { AllExceptionsFilter } from '@app/errors';
 import { HttpAppPipeline } from '@app/platform';
 import { recordEdgeRoute } from '@app/platform/tracing/edge-outcome';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import type { Express, RequestHandler, Response } from 'express';
@@ -24,6 +24,15 @@ const COLLECTION = `${API_PREFIX}/${PETS_PATH}`;
 const PLAIN_SEGMENT = /^(?!\.\.?$)[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
 const noop = (): void => undefined;
 
+/** What express's app.handle does to a request and its response: its prototypes, and the two cross-links. */
+function asExpress(express: Express, request: GatewayRequest, response: Response): void {
+  Object.setPrototypeOf(request, express.request);
+  Object.setPrototypeOf(response, express.response);
+  (request as unknown as { res: Response }).res = response;
+  (response as unknown as { req: GatewayRequest }).req = request;
+  response.locals ??= Object.create(null) as Response['locals'];
+}
+
 /**
  * The three `/v1` operations, served ahead of Express's router and Nest's guard/interceptor pipeline, which cost a
  * third of the gateway's CPU per request and decide nothing here: the request takes the same steps in the same
@@ -38,6 +47,7 @@ const noop = (): void => undefined;
  */
 @Injectable()
 export class ProxyFastPath {
+  private readonly logger = new Logger('ProxyFastPath');
   private readonly list: FastRoute;
   private readonly create: FastRoute;
   private readonly getOne: FastRoute;
@@ -83,22 +93,29 @@ export class ProxyFastPath {
       const fast = this.match(incoming.method, incoming.url);
       if (fast === undefined || (cors && incoming.headers.origin !== undefined)) return fallback(incoming, outgoing);
 
-      // What express's app.handle and router do before the first layer, so that the shared handlers (and the
-      // exception filter) see the request and response they know.
+      // The request and response stay Node's own: what the steps read is set as own properties. Express's
+      // app.handle swaps both objects' prototypes for its own on every request, which alone cost about a third
+      // of the gateway's CPU per request (V8 deoptimises objects whose prototype changes); only an error, whose
+      // filter writes through Express's response methods, gets them.
       const request = incoming as GatewayRequest;
       const response = outgoing as unknown as Response;
-      Object.setPrototypeOf(request, express.request);
-      Object.setPrototypeOf(response, express.response);
-      (request as unknown as { res: Response }).res = response;
-      (response as unknown as { req: GatewayRequest }).req = request;
-      response.locals = Object.create(null) as Response['locals'];
+      request.app = express;
       request.originalUrl = request.url;
       request.baseUrl = '';
       request.route = fast.route;
       for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
       recordEdgeRoute(request.method, fast.route.path);
 
-      this.serve(fast, request, response).catch((error: unknown) => filter.catch(error, new ExecutionContextHost([request, response, noop])));
+      this.serve(fast, request, response).catch((error: unknown) => {
+        try {
+          asExpress(express, request, response);
+          filter.catch(error, new ExecutionContextHost([request, response, noop]));
+        } catch (failure) {
+          // Never an unhandled rejection (it would stop the process): the connection goes instead of an answer.
+          this.logger.error(`Could not answer ${request.method} ${request.originalUrl.split('?')[0]}`, failure instanceof Error ? failure.stack : String(failure));
+          response.destroy();
+        }
+      });
     };
   }
 

@@ -136,7 +136,7 @@ export class UpstreamService implements OnApplicationShutdown {
     }
     const payload = upstream.body;
 
-    response.status(upstream.statusCode);
+    response.statusCode = upstream.statusCode;
     for (const name of RETURNED_RESPONSE_HEADERS) {
       const value = upstream.headers[name];
       if (value !== undefined) response.setHeader(name, value);
@@ -153,7 +153,7 @@ export class UpstreamService implements OnApplicationShutdown {
 
   private toGatewayError(error: Error & { code?: string }, request: GatewayRequest): ApiError {
     const code = error.code ?? (error.cause as { code?: string } | undefined)?.code ?? '';
-    this.logger.warn(`${request.method} ${request.path} upstream failure ${code || error.name}: ${error.message}`);
+    this.logger.warn(`${request.method} ${request.originalUrl.split('?')[0]} upstream failure ${code || error.name}: ${error.message}`);
     if (TIMEOUT_CODES.has(code)) {
       this.upstreamErrors.inc({ kind: 'timeout' });
       return new ApiError('GATEWAY_TIMEOUT', 'The pets service did not answer in time.');
