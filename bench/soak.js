@@ -15,7 +15,7 @@
  * Ports: BENCH_PORT_BASE (4100) + 20 (gateway), + 21 (pets), + 30 (admin API). BENCH_DATABASE_URL, BENCH_REDIS_URL.
  */
 const { execSync } = require('node:child_process');
-const { writeFileSync, mkdirSync } = require('node:fs');
+const { writeFileSync, mkdirSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 const { setInterval, clearInterval } = require('node:timers');
 const support = require('./support');
@@ -162,7 +162,10 @@ async function soak(DATABASE_URL) {
     execSync(`node scripts/keys.js create ${flags}`, { cwd: ROOT, env: { ...process.env, ...ADMIN } }).toString().trim().split('\n').pop();
   const key = mint('--plan enterprise --name soak --rpm 1000000000 --rpd 1000000000');
   const freeKey = mint('--plan free --name soak-free');
-  const flags = commandLine(pids.gateway).split(' ').filter((part) => part.startsWith('-'));
+  // Flags on the command line, and those start.js passes in NODE_OPTIONS (scripts/app-node-options.js).
+  const environment = readFileSync(`/proc/${pids.gateway}/environ`, 'utf8').split('\0');
+  const nodeOptions = (environment.find((entry) => entry.startsWith('NODE_OPTIONS=')) ?? '').slice('NODE_OPTIONS='.length);
+  const flags = [...commandLine(pids.gateway).split(' '), ...nodeOptions.split(' ')].filter((part) => part.startsWith('-'));
   console.log(
     `\nsoak: ${MINUTES} min at ${RATE} req/s (${CONNECTIONS} connections; GET list, POST, GET by id) + a Free key at 75/min + an unknown key every 5 s;` +
       ` apps started by scripts/start.js (node flags: ${flags.length ? flags.join(' ') : 'none'}), servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}`,
