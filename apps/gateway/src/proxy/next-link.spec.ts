@@ -1,9 +1,29 @@
 import type { Request } from 'express';
 import { publicLinkField } from './next-link';
 
-/** The parts of an Express request the rewrite reads (protocol and host already decided by `trust proxy`). */
+/** Express's compiled `trust proxy` for a balancer at 10.0.0.1 (TRUST_PROXY=10.0.0.1). */
+const trustBalancer = (address: string | undefined) => address === '10.0.0.1';
+
+/**
+ * The parts of a request the rewrite reads: headers, the socket and the app's compiled `trust proxy`. By default
+ * the request came through the trusted balancer, which said (X-Forwarded-Proto) the client used `protocol`.
+ */
 const request = (originalUrl: string, ...rest: [host?: string | undefined, protocol?: string]) =>
-  ({ originalUrl, host: rest.length > 0 ? rest[0] : 'api.example.test', protocol: rest[1] ?? 'https' }) as unknown as Request;
+  ({
+    originalUrl,
+    headers: { host: rest.length > 0 ? rest[0] : 'api.example.test', 'x-forwarded-proto': rest[1] ?? 'https' },
+    socket: { remoteAddress: '10.0.0.1' },
+    app: { get: (name: string) => (name === 'trust proxy fn' ? trustBalancer : undefined) },
+  }) as unknown as Request;
+
+/** A request with the given headers from `remoteAddress`, on a plain or TLS socket. */
+const from = (remoteAddress: string, headers: Record<string, string>, encrypted = false) =>
+  ({
+    originalUrl: '/v1/pets',
+    headers,
+    socket: { remoteAddress, encrypted },
+    app: { get: (name: string) => (name === 'trust proxy fn' ? trustBalancer : undefined) },
+  }) as unknown as Request;
 
 const NEXT = '</pets?limit=7&status=sold&after=AbC-_9>; rel="next"';
 
@@ -54,5 +74,14 @@ describe('publicLinkField', () => {
     expect(publicLinkField(['</pets?after=a>; rel="next"', '</pets?limit=1>; rel="first"'], request('/v1/pets'), '/pets?limit=1')).toBe(
       '<https://api.example.test/v1/pets?after=a>; rel="next", <https://api.example.test/v1/pets?limit=1>; rel="first"',
     );
+  });
+
+  it('believes X-Forwarded-Proto and X-Forwarded-Host only from a trusted proxy, as Express does', () => {
+    const forwarded = { host: 'gateway.internal:3000', 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'api.example.test , other' };
+    const next = (req: Request) => publicLinkField(NEXT, req, '/pets')!.split(';')[0];
+    expect(next(from('10.0.0.1', forwarded))).toBe('<https://api.example.test/v1/pets?limit=7&status=sold&after=AbC-_9>');
+    expect(next(from('203.0.113.9', forwarded))).toBe('<http://gateway.internal:3000/v1/pets?limit=7&status=sold&after=AbC-_9>');
+    expect(next(from('203.0.113.9', forwarded, true))).toBe('<https://gateway.internal:3000/v1/pets?limit=7&status=sold&after=AbC-_9>');
+    expect(next(from('10.0.0.1', { host: 'api.example.test', 'x-forwarded-proto': '' }, true))).toBe('<https://api.example.test/v1/pets?limit=7&status=sold&after=AbC-_9>');
   });
 });
