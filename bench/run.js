@@ -88,16 +88,9 @@ async function measure(label, options, pid) {
 async function main() {
   ensureServices();
   ensureNginx();
-  if (!args.includes('--no-build')) {
-    console.log('building...');
-    sh('npm run -s build');
-  }
-  const admin = new Client({ connectionString: PG_BASE });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${RUN}`);
-  const dbUrl = new URL(PG_BASE);
-  dbUrl.pathname = `/${RUN}`;
-  const DATABASE_URL = dbUrl.toString();
+  support.buildUnlessSkipped(args);
+  const database = await support.createRunDatabase(PG_BASE, RUN);
+  const DATABASE_URL = database.url;
   sh(`DATABASE_URL=${DATABASE_URL} node dist/apps/pets/apps/pets/src/database/migrate.js`);
 
   const db = new Client({ connectionString: DATABASE_URL });
@@ -257,8 +250,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   await db.end();
-  await admin.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
-  await admin.end();
+  await database.drop();
 }
 
 function stopAll() {

@@ -112,17 +112,10 @@ function mixedLoad(key, seconds, statuses) {
 
 async function main() {
   ensureServices();
-  if (!args.includes('--no-build')) {
-    console.log('building...');
-    sh('npm run -s build');
-  }
-  const admin = new Client({ connectionString: PG_BASE });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${RUN}`);
+  support.buildUnlessSkipped(args);
+  const database = await support.createRunDatabase(PG_BASE, RUN);
   try {
-    const dbUrl = new URL(PG_BASE);
-    dbUrl.pathname = `/${RUN}`;
-    const DATABASE_URL = dbUrl.toString();
+    const DATABASE_URL = database.url;
     sh(`node dist/apps/pets/apps/pets/src/database/migrate.js`, { DATABASE_URL });
     const db = new Client({ connectionString: DATABASE_URL });
     await db.connect();
@@ -132,8 +125,7 @@ async function main() {
   } finally {
     stopAll();
     await sleep(1_000);
-    await admin.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
+    await database.drop();
   }
 }
 

@@ -123,8 +123,35 @@ function commandLine(pid) {
   }
 }
 
+/** Builds both apps (`npm run -s build`) unless the bench was given --no-build. */
+function buildUnlessSkipped(args) {
+  if (args.includes('--no-build')) return;
+  console.log('building...');
+  sh('npm run -s build');
+}
+
+/**
+ * A database of the run's own on the server of `pgBase` (a URL); `drop()` removes it (forcing out any
+ * connection left) and closes the admin connection.
+ */
+async function createRunDatabase(pgBase, name) {
+  const { Client } = require('pg');
+  const admin = new Client({ connectionString: pgBase });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(pgBase);
+  url.pathname = `/${name}`;
+  const drop = async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+  };
+  return { url: url.toString(), drop };
+}
+
 module.exports = {
   ROOT,
+  buildUnlessSkipped,
+  createRunDatabase,
   SERVER_CORE,
   LOAD_CORE,
   CLOCK_TICKS,
