@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `npm start`: builds (with --build, unless the last successful build was made from the same sources), then runs the built apps side by side (the pets service first, then the
- * gateway) on their embedded defaults, prefixes their output, prints one "Ready" line once every app answers its
- * readiness, and stops everything when either app exits or on SIGINT / SIGTERM.
+ * `npm start`: builds (with --build, unless the last successful build was made from the same sources), then runs
+ * the built apps side by side (the pets service first, then the gateway) on their embedded defaults, prefixes
+ * their output, prints one "Ready" line once every app answers its readiness, and stops everything when either
+ * app exits or on SIGINT / SIGTERM.
  * `node scripts/start.js pets` or `... gateway` runs one of them.
  *
  * Signals: npm runs a script under `sh -c`, which does not pass signals on, so package.json `exec`s this script:
@@ -16,6 +17,7 @@
 const { spawn } = require('node:child_process');
 const { existsSync } = require('node:fs');
 const path = require('node:path');
+const { appNodeOptions } = require('./app-node-options');
 const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
 
 const ROOT = path.join(__dirname, '..');
@@ -33,8 +35,6 @@ for (const name of wanted) {
     process.exit(2);
   }
 }
-
-const { appNodeOptions } = require('./app-node-options');
 
 function appEnvironment(databaseEnv) {
   return { ...process.env, ...databaseEnv, NODE_OPTIONS: appNodeOptions() };

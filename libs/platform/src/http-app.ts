@@ -7,7 +7,7 @@ import { AppMetrics } from './observability/http-metrics';
 import { HttpServerLimits, hardenHttpServer } from './http-server';
 import { requestId } from './observability/request-id.middleware';
 import { requestLogging } from './observability/request-logging';
-import { HeaderField, securityHeaders, securityHeadersMiddleware } from './security-headers';
+import { securityHeadersMiddleware } from './security-headers';
 
 export interface HttpAppOptions {
   /** Body handling placed before the routes; the pets service parses JSON, the gateway forwards raw bytes. */
@@ -23,8 +23,6 @@ export interface HttpAppOptions {
   serverLimits?: HttpServerLimits;
   /** App-specific errors the exception filter should answer as what they are (e.g. a database outage as 503). */
   errorTranslators?: ErrorTranslator[];
-  /** The security headers every answer carries (default: helmet's defaults, computed once). */
-  securityHeaders?: readonly HeaderField[];
 }
 
 /** What configureHttpApp put in front of the routes, for a handler that serves some requests without the router. */
@@ -53,7 +51,7 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
   const everyRequest: RequestHandler[] = [requestId];
   if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger));
-  everyRequest.push(securityHeadersMiddleware(options.securityHeaders ?? securityHeaders()));
+  everyRequest.push(securityHeadersMiddleware());
   for (const handler of everyRequest) app.use(handler);
   const cors = !!options.corsOrigins && options.corsOrigins.length > 0;
   if (cors) app.enableCors({ origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 });

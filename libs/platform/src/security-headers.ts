@@ -26,15 +26,10 @@ export function securityHeaders(): readonly HeaderField[] {
   return Object.freeze(fields);
 }
 
-/** Sets the precomputed security headers on a response. */
-export function setSecurityHeaders(response: Pick<Response, 'setHeader'>, fields: readonly HeaderField[]): void {
-  for (let i = 0; i < fields.length; i += 1) response.setHeader(fields[i][0], fields[i][1]);
-}
-
-/** Express middleware form of `setSecurityHeaders`. */
+/** Middleware that sets the precomputed security headers on every response. */
 export function securityHeadersMiddleware(fields: readonly HeaderField[] = securityHeaders()) {
   return (_request: Request, response: Response, next: NextFunction): void => {
-    setSecurityHeaders(response, fields);
+    for (let i = 0; i < fields.length; i += 1) response.setHeader(fields[i][0], fields[i][1]);
     next();
   };
 }

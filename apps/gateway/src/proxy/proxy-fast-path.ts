@@ -49,8 +49,8 @@ function asExpress(express: Express, request: GatewayRequest, response: Response
 @Injectable()
 export class ProxyFastPath {
   private readonly logger = new Logger('ProxyFastPath');
-  private readonly list: FastRoute;
-  private readonly create: FastRoute;
+  /** listPets and createPet (one template, told apart by the method). */
+  private readonly collection: FastRoute = { route: { path: COLLECTION } };
   private readonly getOne: FastRoute;
 
   constructor(
@@ -59,8 +59,6 @@ export class ProxyFastPath {
     private readonly clock: Clock,
     reflector: Reflector,
   ) {
-    this.list = { route: { path: COLLECTION } };
-    this.create = { route: { path: COLLECTION } };
     const sunset = sunsetPolicyOf(reflector, PetsProxyController.prototype.getPet);
     this.getOne = { route: { path: `${COLLECTION}/:petId` }, sunset };
   }
@@ -81,7 +79,7 @@ export class ProxyFastPath {
     const query = url.indexOf('?');
     const path = query < 0 ? url : url.slice(0, query);
     const reading = method === 'GET' || method === 'HEAD';
-    if (path.length === COLLECTION.length) return reading ? this.list : method === 'POST' ? this.create : undefined;
+    if (path.length === COLLECTION.length) return reading || method === 'POST' ? this.collection : undefined;
     if (!reading || path.charCodeAt(COLLECTION.length) !== 0x2f) return undefined;
     return PLAIN_SEGMENT.test(path.slice(COLLECTION.length + 1)) ? this.getOne : undefined;
   }
