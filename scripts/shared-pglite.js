@@ -1,7 +1,7 @@
 /**
  * The embedded PostgreSQL that `npm start` shares between the pets service and the gateway: one PGlite, served
- * on a loopback port by the gateway's PgliteWireServer (which keeps several connections safe on PGlite's single
- * session and forwards NOTIFY). Needs the built gateway (`npm run build`).
+ * on a loopback port by libs/database's PgliteWireServer (which keeps several connections safe on PGlite's single
+ * session and forwards NOTIFY). Needs the built library (`npm run build` builds libs/database to dist/libs/database).
  *
  * Memory: PostgreSQL's shared buffers live in PGlite's WebAssembly memory and are all touched at start-up, so
  * PostgreSQL's default of 128 MB is resident whether it is used or not. PGlite reads and writes the data folder
@@ -14,7 +14,7 @@ const path = require('node:path');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 
-const WIRE_SERVER = path.join(__dirname, '..', 'dist/apps/gateway/apps/gateway/src/consumers/database/pglite-wire-server.js');
+const WIRE_SERVER = path.join(__dirname, '..', 'dist/libs/database/pglite-wire-server.js');
 const DEFAULT_SHARED_BUFFERS = '16MB';
 
 /** PostgreSQL's own syntax for a memory setting: a number with an optional kB, MB or GB (8 kB pages without). */

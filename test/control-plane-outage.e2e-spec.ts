@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Client } from 'pg';
-import { PgliteWireServer } from '../apps/gateway/src/consumers/database/pglite-wire-server';
+import { PgliteWireServer } from '@app/database';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';

@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
 import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
-import { dataSourceOptions } from '../apps/gateway/src/consumers/database/data-source.options';
+import { dataSourceOptions } from '../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
-import { runMigrations } from '../apps/gateway/src/consumers/database/run-migrations';
-import { openDatabaseEndpoint } from '../apps/gateway/src/consumers/consumers.module';
+import { runMigrations } from '../apps/gateway/src/database/run-migrations';
+import { openDatabaseEndpoint } from '../apps/gateway/src/database/gateway-database.module';
 import { createGatewayTestDatabase, GatewayTestDatabase } from './support/gateway';
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */

@@ -6,9 +6,9 @@ import { Client } from 'pg';
 import type { DestinationStream } from 'pino';
 import { Clock } from '../../apps/gateway/src/clock';
 import { GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
-import { createAdminApp } from '../../apps/gateway/src/consumers/admin/create-admin-app';
-import { PgliteWireServer } from '../../apps/gateway/src/consumers/database/pglite-wire-server';
-import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/consumers/plans';
+import { createAdminApp } from '../../apps/gateway/src/admin/create-admin-app';
+import { PgliteWireServer } from '@app/database';
+import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/plans/plans';
 import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
 import { call, Reply } from './http';
 

@@ -9,7 +9,7 @@ import type { ErrorRequestHandler, Express } from 'express';
 import { AdmissionMiddleware } from './auth/admission.middleware';
 import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
-import { API_PREFIX } from './proxy/pets-proxy.controller';
+import { API_PREFIX, UNPREFIXED_PATHS } from './routing/api-routes';
 import { ProxyFastPath } from './proxy/proxy-fast-path';
 import type { Server } from 'node:http';
 
@@ -37,7 +37,7 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     exposedHeaders: EXPOSED_HEADERS,
     serverLimits: options.config.http,
   });
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['health/live', 'health/ready'] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: UNPREFIXED_PATHS });
   mountAdmission(app, pipeline.filter);
   const document = buildOpenApiDocument(app, options.config, options.plans, true);
   SwaggerModule.setup('docs', app, document, {

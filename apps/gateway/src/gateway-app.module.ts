@@ -2,14 +2,11 @@ import { AppMetrics } from '@app/platform';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AuthModule } from './auth/auth.module';
-import { PLAN_TABLE } from './consumers/consumer-store.service';
-import { ConsumersModule } from './consumers/consumers.module';
-import { PlanTable } from './consumers/plans';
+import { PLAN_TABLE, PlanTable } from './plans/plans';
 import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { HealthModule } from './health/health.module';
 import { ProxyModule } from './proxy/proxy.module';
-import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -22,6 +19,7 @@ export interface GatewayOptions {
   logDestination?: DestinationStream;
 }
 
+/** What every feature reads: the validated configuration, the plan table, the clock and the metrics registry. */
 @Global()
 @Module({})
 class GatewayCoreModule {
@@ -41,7 +39,7 @@ export class GatewayAppModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [GatewayCoreModule.forRoot(options), ConsumersModule, RateLimitModule, AuthModule, ProxyModule, HealthModule],
+      imports: [GatewayCoreModule.forRoot(options), AuthModule, ProxyModule, HealthModule],
     };
   }
 }

@@ -1,11 +1,11 @@
 import '@app/platform/tracing/register-edge'; // first: tracing must patch modules before they load
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
-import { resolveAdminToken } from './consumers/admin/admin-token';
-import { createAdminApp } from './consumers/admin/create-admin-app';
-import { ConsumerStore } from './consumers/consumer-store.service';
+import { resolveAdminToken } from './admin/admin-token';
+import { createAdminApp } from './admin/create-admin-app';
+import { ConsumerRepository } from './consumers/consumer.repository';
 import { mintDemoKeyIfNoConsumers } from './consumers/demo-key';
-import { loadPlans } from './consumers/plans';
+import { loadPlans } from './plans/plans';
 import { loadGatewayConfig } from './config/gateway.config';
 import { createGatewayApp } from './create-gateway-app';
 
@@ -14,7 +14,7 @@ async function bootstrap(): Promise<void> {
   const plans = loadPlans(config.plansFile);
   const adminToken = resolveAdminToken(config);
   const app = await createGatewayApp({ config, plans });
-  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerStore));
+  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerRepository));
   const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
   await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
   await listenOrExplain(app, config.port, config.host, 'PORT');

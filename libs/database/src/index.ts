@@ -3,3 +3,4 @@ export * from './external-postgres.endpoint';
 export * from './embedded-pglite.endpoint';
 export * from './run-migrations';
 export * from './pool-error-guard';
+export * from './pglite-wire-server';

@@ -1,45 +1,55 @@
 import { ApiError } from '@app/errors';
 import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
-import { Injectable, NestMiddleware } from '@nestjs/common';
+import { ExecutionContext, Injectable, NestMiddleware } from '@nestjs/common';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import type { NextFunction, Response } from 'express';
 import { hashApiKey, isWellFormedApiKey } from '../consumers/api-key';
 import { KeyCache } from '../consumers/key-cache.service';
+import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
+import { trackerOf } from '../rate-limit/plan-throttlers';
+import { ClientAddressResolver } from '../rate-limit/client-address';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
-import { RateLimiter, Subject } from '../rate-limit/rate-limiter.service';
-import type { GatewayRequest } from '../request/gateway-request';
+import { ControllerRoute } from '../routing/controller-routes';
+import { RouteTable, UnroutedRequest } from '../routing/route-table';
+import type { GatewayRequest } from './gateway-request';
 
 const REALM = 'Bearer realm="petstore"';
+const UNROUTED = { controller: UnroutedRequest, handler: UnroutedRequest.prototype.unrouted };
 
 /**
  * Admission of every request under /v1, before the router looks at it (so a 404, a 405 or the router's 400 for a
- * path it cannot decode are authenticated and counted like any other answer): authenticate, then take the one
- * rate-limit decision of the request, for the consumer when the key is valid, else for the client address
- * (the anonymous limit), and set the rate-limit headers either way. A refused key still counts against its
- * address, so guessing keys is throttled; an address banned for it is refused before any database query, and
- * the KeyCache caps the queries per second, so a flood of random well-formed keys cannot become a flood of
- * queries. What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
+ * path it cannot decode are authenticated and counted like any other answer): authenticate, then run
+ * PlanThrottlerGuard for the route the request will reach, for the consumer when the key is valid, else for the
+ * client address (the anonymous limit); the rate-limit headers are set either way. A refused key still counts
+ * against its address, so guessing keys is throttled; an address banned for it is refused before any database
+ * query, and the KeyCache caps the queries per second, so a flood of random well-formed keys cannot become a
+ * flood of queries. What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
  */
 @Injectable()
 export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Response> {
   constructor(
     private readonly keys: KeyCache,
-    private readonly limiter: RateLimiter,
+    private readonly throttler: PlanThrottlerGuard,
     private readonly counters: RateLimitStore,
+    private readonly addresses: ClientAddressResolver,
+    private readonly routes: RouteTable,
   ) {}
 
   /** Express-style: calls `next()` once admitted, `next(error)` with the refusal otherwise. */
   use(request: GatewayRequest, response: Response, next: NextFunction): void {
-    this.admit(request, response).then(() => next(), next);
+    this.admit(request, response, this.routes.resolve(request.method, request.url)).then(() => next(), next);
   }
 
-  async admit(request: GatewayRequest, response: Response): Promise<void> {
-    request.consumer = await this.authenticate(request, response);
-    await this.limiter.enforce(this.limiter.forConsumer(request.consumer), response);
+  /** Admits a request for `route` (the fast path knows it; the routed path asks the route table). */
+  async admit(request: GatewayRequest, response: Response, route: Pick<ControllerRoute, 'controller' | 'handler'> | undefined): Promise<void> {
+    const { controller, handler } = route ?? UNROUTED;
+    const context = new ExecutionContextHost([request, response], controller, handler);
+    request.consumer = await this.authenticate(request, context);
+    await this.throttler.decide(context);
   }
 
   /** The request's consumer, or the refusal (401, 503, or the anonymous limit's 429), counted on its address. */
-  private async authenticate(request: GatewayRequest, response: Response): Promise<NonNullable<GatewayRequest['consumer']>> {
-    const anonymous = this.limiter.forAnonymous(request);
+  private async authenticate(request: GatewayRequest, context: ExecutionContext): Promise<NonNullable<GatewayRequest['consumer']>> {
     const header = request.headers.authorization;
     const match = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header);
 
@@ -49,14 +59,14 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
       // A query would be needed: not for an address banned for guessing (this throws its 429). Merely over its
       // anonymous limit is not enough to skip the lookup: a client that sent a few requests without its key must
       // not be refused its valid key; until the ban, KEY_LOOKUPS_PER_SECOND bounds the queries.
-      if (this.keys.needsLookup(hash) && (await this.banned(anonymous))) await this.limiter.enforce(anonymous, response);
+      if (this.keys.needsLookup(hash) && (await this.bannedAddress(request))) await this.throttler.decide(context);
       const result = await this.keys.authenticate(hash);
       if (result.outcome === 'valid') {
         recordEdgeOutcome({ consumer: result.consumer });
         return result.consumer;
       }
       if (result.outcome === 'unavailable') {
-        await this.limiter.enforce(anonymous, response);
+        await this.throttler.decide(context);
         throw new ApiError('SERVICE_UNAVAILABLE', 'The API key cannot be checked right now: retry shortly.', {
           'Retry-After': String(result.retryAfterS),
         });
@@ -65,7 +75,7 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
     }
 
     recordEdgeOutcome({ consumer: null });
-    await this.limiter.enforce(anonymous, response);
+    await this.throttler.decide(context);
     if (header === undefined) {
       throw new ApiError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.', { 'WWW-Authenticate': REALM });
     }
@@ -77,7 +87,8 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
     throw new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
   }
 
-  private async banned(subject: Subject): Promise<boolean> {
-    return (await this.counters.usage(subject.tracker, subject.windows)).bannedForMs > 0;
+  /** Whether the client's address is banned for guessing keys (read only: counts nothing). */
+  private async bannedAddress(request: GatewayRequest): Promise<boolean> {
+    return (await this.counters.usage(trackerOf(request, this.addresses), [])).bannedForMs > 0;
   }
 }

@@ -1,7 +1,7 @@
 import { ApiError } from '@app/errors';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
-import { Public } from '../request/public.decorator';
+import { Public } from './public.decorator';
 import { ApiKeyGuard } from './api-key.guard';
 
 class Routes {

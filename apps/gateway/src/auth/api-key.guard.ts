@@ -1,8 +1,8 @@
 import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { GatewayRequest } from '../request/gateway-request';
-import { IS_PUBLIC } from '../request/public.decorator';
+import type { GatewayRequest } from './gateway-request';
+import { IS_PUBLIC } from './public.decorator';
 
 /**
  * Deny by default: a route not marked @Public() answers only a request that AdmissionMiddleware admitted (it

@@ -1,8 +1,7 @@
 import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
-import { expressTrustProxy, parseTrustProxy } from '../rate-limit/client-address';
-import { parseRedisNodes, RedisConnectionConfig } from '../redis/redis-connection';
-import { redisConnectionFromEnvironment } from '../redis/redis-connection.config';
+import { expressTrustProxy, parseTrustProxy } from './trust-proxy';
+import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
 
 /** A `host:port,host:port` list of Redis nodes (issue #14). */
 const RedisNodeList = (name: string): PropertyDecorator =>

@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity';
-import { PLAN_NAMES, PlanName } from './plans';
+import { PLAN_NAMES, PlanName } from '../plans/plans';
 
 /** A caller of the public API: a unique name, a plan, optional limits of its own, and any number of keys. */
 @Entity({ name: 'consumers' })

@@ -1,36 +1,19 @@
-import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, guardPoolClients, PgliteListener } from '@app/database';
-import { Global, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { getDataSourceToken, InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
+import { DatabaseEndpoint, guardPoolClients } from '@app/database';
+import { Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { getDataSourceToken, InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { PGlite } from '@electric-sql/pglite';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { ConsumerChanges } from './consumer-changes';
-import { ConsumerStore, GATEWAY_DATA_SOURCE } from './consumer-store.service';
-import { dataSourceOptions } from './database/data-source.options';
-import { PgliteWireServer } from './database/pglite-wire-server';
-import { runMigrations } from './database/run-migrations';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { GatewayDatabaseModule } from '../database/gateway-database.module';
+import { runMigrations } from '../database/run-migrations';
+import { PlanLimits } from '../plans/plan-limits';
+import { ConsumerRepository } from './consumer.repository';
+import { ConsumersFile } from './consumers-file.service';
 import { KeyCache } from './key-cache.service';
+import { KeyLookupRepository } from './key-lookup.repository';
 import { PostgresConsumerChanges } from './postgres-consumer-changes';
 import { RedisConsumerChanges } from './redis-consumer-changes';
-
-export async function openDatabaseEndpoint(config: GatewayConfig): Promise<DatabaseEndpoint> {
-  const { databaseUrl, poolSize, pgliteDataDir } = config.consumers;
-  if (databaseUrl) return new ExternalPostgresEndpoint(databaseUrl, poolSize);
-  return EmbeddedPgliteEndpoint.start({
-    dataDir: pgliteDataDir,
-    // PgliteWireServer makes several connections safe on PGlite's single session.
-    maxPoolSize: 2,
-    serve: servePgliteWire,
-    logContext: 'Consumers',
-    logMessage: `Embedded PGlite database for consumers and keys in ${pgliteDataDir}`,
-  });
-}
-
-async function servePgliteWire(db: PGlite): Promise<PgliteListener> {
-  const server = new PgliteWireServer(db);
-  const address = await server.listen(0, '127.0.0.1');
-  return { address, close: () => server.close() };
-}
 
 /** Redis pub/sub when REDIS_URL is set (the instances share it already); PostgreSQL LISTEN/NOTIFY otherwise. */
 function createChanges(config: GatewayConfig, endpoint: DatabaseEndpoint, dataSource: DataSource): ConsumerChanges {
@@ -39,13 +22,6 @@ function createChanges(config: GatewayConfig, endpoint: DatabaseEndpoint, dataSo
     await dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
   });
 }
-
-@Global()
-@Module({
-  providers: [{ provide: DatabaseEndpoint, inject: [GATEWAY_CONFIG], useFactory: openDatabaseEndpoint }],
-  exports: [DatabaseEndpoint],
-})
-class ConsumersDatabaseEndpointModule {}
 
 /** Migrates before the gateway takes requests, listens for changes, and closes everything after the pool. */
 @Injectable()
@@ -73,28 +49,21 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
   }
 }
 
-/** Consumers and keys: the database, the store (control plane) and the key cache (data plane). */
-@Global()
+/**
+ * Consumers and keys: the database, the hot-path key lookup and its cache (data plane), the repository and the
+ * consumers-file import/export (control plane), and the change channel between instances.
+ */
 @Module({
-  imports: [
-    ConsumersDatabaseEndpointModule,
-    TypeOrmModule.forRootAsync({
-      name: GATEWAY_DATA_SOURCE,
-      inject: [DatabaseEndpoint, GATEWAY_CONFIG],
-      useFactory: (endpoint: DatabaseEndpoint, config: GatewayConfig) => ({
-        ...dataSourceOptions(endpoint, config.consumers.poolSize, config.consumers.schema),
-        // A gateway whose database is missing at start fails soon, with the reason, rather than after 30 s.
-        retryAttempts: 2,
-        retryDelay: 1000,
-      }),
-    }),
-  ],
+  imports: [GatewayDatabaseModule],
   providers: [
     { provide: ConsumerChanges, inject: [GATEWAY_CONFIG, DatabaseEndpoint, getDataSourceToken(GATEWAY_DATA_SOURCE)], useFactory: createChanges },
-    ConsumerStore,
+    PlanLimits,
+    KeyLookupRepository,
+    ConsumerRepository,
+    ConsumersFile,
     KeyCache,
     ConsumersLifecycle,
   ],
-  exports: [ConsumerStore, KeyCache, ConsumerChanges],
+  exports: [PlanLimits, ConsumerRepository, ConsumersFile, KeyCache, ConsumerChanges],
 })
 export class ConsumersModule {}

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '@app/errors';
 import { loadGatewayConfig } from '../config/gateway.config';
-import { ConsumerStore } from './consumer-store.service';
+import { ConsumerRepository } from './consumer.repository';
 import { mintDemoKeyIfNoConsumers } from './demo-key';
 
 /** A store that holds what `create` was given (the real one is covered by the e2e tests on both engines). */
-function storeWith(existing: string[]): ConsumerStore & { created: string[] } {
+function storeWith(existing: string[]): ConsumerRepository & { created: string[] } {
   const names = [...existing];
   const created: string[] = [];
   return {
@@ -19,7 +19,7 @@ function storeWith(existing: string[]): ConsumerStore & { created: string[] } {
       created.push(name);
       return { issued: { key: `petk_${'k'.repeat(43)}` } };
     },
-  } as unknown as ConsumerStore & { created: string[] };
+  } as unknown as ConsumerRepository & { created: string[] };
 }
 
 describe('mintDemoKeyIfNoConsumers', () => {

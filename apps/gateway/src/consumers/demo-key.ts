@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ApiError } from '@app/errors';
 import { GatewayConfig } from '../config/gateway.config';
-import { ConsumerStore } from './consumer-store.service';
+import { ConsumerRepository } from './consumer.repository';
 
 export const DEMO_CONSUMER = 'demo';
 
@@ -18,7 +18,7 @@ export function demoKeyFile(config: GatewayConfig): string {
  * that a newcomer can authorize in Swagger UI straight away. Two instances starting together create it once
  * (the name is unique); the second one prints nothing.
  */
-export async function mintDemoKeyIfNoConsumers(config: GatewayConfig, store: ConsumerStore): Promise<string | undefined> {
+export async function mintDemoKeyIfNoConsumers(config: GatewayConfig, store: ConsumerRepository): Promise<string | undefined> {
   if (!config.demoKey || (await store.hasConsumers())) return undefined;
   let key: string;
   try {

@@ -2,7 +2,8 @@ import { AppMetrics } from '@app/platform';
 import { loadGatewayConfig } from '../config/gateway.config';
 import { Clock } from '../clock';
 import { LocalConsumerChanges } from './consumer-changes';
-import { ConsumerStore, KeyRecord } from './consumer-store.service';
+import { KeyLookupRepository, KeyRecord } from './key-lookup.repository';
+import { PlanLimits } from '../plans/plan-limits';
 import { KeyCache } from './key-cache.service';
 
 class ManualClock extends Clock {
@@ -37,8 +38,8 @@ function fakeStore(rows: Map<string, KeyRecord>) {
       if (state.down) throw new Error('connect ECONNREFUSED');
       return rows.get(hash) ?? null;
     },
-    effectiveLimits: (c: { plan: string; limits: unknown }) => (c.limits as never) ?? { perMinute: 300, perDay: 10_000 },
-  } as unknown as ConsumerStore;
+    effective: (c: { plan: string; limits: unknown }) => (c.limits as never) ?? { perMinute: 300, perDay: 10_000 },
+  } as unknown as KeyLookupRepository & PlanLimits;
   return { store, state };
 }
 
@@ -49,7 +50,7 @@ describe('KeyCache', () => {
   let fake: ReturnType<typeof fakeStore>;
   let cache: KeyCache;
   const build = (env: Record<string, string> = {}) => {
-    const c = new KeyCache(fake.store, changes, clock, loadGatewayConfig(env), new AppMetrics('test'));
+    const c = new KeyCache(fake.store, fake.store, changes, clock, loadGatewayConfig(env), new AppMetrics('test'));
     c.onModuleInit();
     return c;
   };

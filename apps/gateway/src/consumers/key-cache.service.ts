@@ -3,9 +3,10 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
-import { Consumer } from './consumer';
+import { Consumer } from '../plans/consumer';
 import { ConsumerChange, ConsumerChanges } from './consumer-changes';
-import { ConsumerStore, KeyRecord } from './consumer-store.service';
+import { KeyLookupRepository, KeyRecord } from './key-lookup.repository';
+import { PlanLimits } from '../plans/plan-limits';
 
 export type Authentication =
   | { outcome: 'valid'; consumer: Consumer }
@@ -52,7 +53,8 @@ export class KeyCache implements OnModuleInit {
   private readonly queries: Counter<'outcome'>;
 
   constructor(
-    private readonly store: ConsumerStore,
+    private readonly lookup: KeyLookupRepository,
+    private readonly planLimits: PlanLimits,
     private readonly changes: ConsumerChanges,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -180,7 +182,7 @@ export class KeyCache implements OnModuleInit {
     if (record.revokedAt !== null) return { outcome: 'invalid', reason: 'revoked' };
     if (record.disabledAt !== null) return { outcome: 'invalid', reason: 'disabled' };
     if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return { outcome: 'invalid', reason: 'expired' };
-    const limits = this.store.effectiveLimits(record);
+    const limits = this.planLimits.effective(record);
     if (!limits) return { outcome: 'invalid', reason: 'unknown' };
     return { outcome: 'valid', consumer: { name: record.name, plan: record.plan, limits } };
   }
@@ -190,7 +192,7 @@ export class KeyCache implements OnModuleInit {
     let pending = this.inflight.get(keyHash);
     if (!pending) {
       const sequence = this.changeSequence;
-      pending = this.store
+      pending = this.lookup
         .findByKeyHash(keyHash)
         .then(
           (record) => {

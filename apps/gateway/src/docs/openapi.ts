@@ -2,10 +2,10 @@ import { ErrorDto } from '@app/contract';
 import { ERROR_CODE_VALUES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { PlanTable } from '../consumers/plans';
+import { PlanTable } from '../plans/plans';
 import { GatewayConfig } from '../config/gateway.config';
-import { API_PREFIX } from '../proxy/pets-proxy.controller';
-import { HEADER_COMPONENTS, errorResponseComponents, errorResponseRef } from './api-responses';
+import { API_PREFIX } from '../routing/api-routes';
+import { HEADER_COMPONENTS, errorResponseComponents, errorResponseRef } from '../proxy/api-responses';
 
 function limitsTable(plans: PlanTable): string {
   const rows = Object.entries(plans).map(([plan, limits]) =>

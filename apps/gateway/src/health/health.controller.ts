@@ -1,19 +1,20 @@
 import { OutageLog, READINESS_CACHE_MS, SharedCheck } from '@app/platform';
 import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
-import { Public } from '../request/public.decorator';
+import { Public } from '../auth/public.decorator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
-import { RedisRateLimitStore } from '../rate-limit/redis-rate-limit.store';
 
 /**
- * Liveness and readiness, outside /v1, without authentication or rate limits. Readiness asks the pets service
+ * Liveness and readiness, outside /v1, without authentication (@Public) or rate limits (@SkipThrottle). Readiness asks the pets service
  * (a database query) and Redis at most once a second however often it is probed, and a failing dependency is
  * logged when it fails and when it is back, not at every probe.
  */
 @ApiExcludeController()
 @Public()
+@SkipThrottle()
 @Controller('health')
 export class HealthController {
   private readonly outages = new OutageLog(new Logger('Readiness'));
@@ -41,13 +42,14 @@ export class HealthController {
 
   private checkReadiness(): Promise<HealthCheckResult> {
     const checks: HealthIndicatorFunction[] = [() => this.petsReady()];
-    const store = this.store;
-    if (store instanceof RedisRateLimitStore) {
+    const { store } = this;
+    const dependency = store.dependency;
+    if (dependency !== null) {
       checks.push(async () => {
-        const indicator = this.indicators.check('redis');
+        const indicator = this.indicators.check(dependency.toLowerCase());
         const up = await store.ping();
-        this.outages.report('Redis', up, up ? '' : 'it does not answer');
-        return up ? indicator.up() : indicator.down('Redis does not answer');
+        this.outages.report(dependency, up, up ? '' : 'it does not answer');
+        return up ? indicator.up() : indicator.down(`${dependency} does not answer`);
       });
     }
     return this.health.check(checks);

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { HealthController } from './health.controller';
 
 // Terminus would log every failed probe; the controller logs each outage once instead.
-@Module({ imports: [TerminusModule.forRoot({ logger: false })], controllers: [HealthController] })
+@Module({ imports: [TerminusModule.forRoot({ logger: false }), RateLimitModule], controllers: [HealthController] })
 export class HealthModule {}

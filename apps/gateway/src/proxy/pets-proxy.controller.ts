@@ -2,15 +2,12 @@ import { GET_PET_DEPRECATION, ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDt
 import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { GatewayRequest } from '../request/gateway-request';
-import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from '../docs/api-responses';
+import type { GatewayRequest } from '../auth/gateway-request';
+import { API_PREFIX, PETS_PATH } from '../routing/api-routes';
+import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from './api-responses';
 import { NEXT_LINK_HEADER } from './next-link';
 import { Sunset, SunsetInterceptor } from './sunset.interceptor';
 import { UpstreamService, requestTarget } from './upstream.service';
-
-export const API_PREFIX = '/v1';
-/** The controller's path under API_PREFIX. */
-export const PETS_PATH = 'pets';
 
 const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
 

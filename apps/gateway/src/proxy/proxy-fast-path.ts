@@ -1,28 +1,26 @@
 import { AllExceptionsFilter } from '@app/errors';
 import { HttpAppPipeline } from '@app/platform';
 import { recordEdgeRoute } from '@app/platform/tracing/edge-outcome';
-import { Injectable, Logger } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
+import { ApplicationConfig, ModuleRef, Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import type { Express, RequestHandler, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AdmissionMiddleware } from '../auth/admission.middleware';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import type { GatewayRequest } from '../auth/gateway-request';
 import { Clock } from '../clock';
-import type { GatewayRequest } from '../request/gateway-request';
-import { API_PREFIX, PETS_PATH, PetsProxyController } from './pets-proxy.controller';
-import { SunsetPolicy, applySunset, sunsetPolicyOf } from './sunset.interceptor';
-import { UpstreamService } from './upstream.service';
+import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
+import { API_PREFIX } from '../routing/api-routes';
+import { FastRoute, fastPathRoutes, matchPlain } from './fast-path-routes';
+import { PetsProxyController } from './pets-proxy.controller';
+import { SunsetInterceptor, applySunset, sunsetPolicyOf } from './sunset.interceptor';
 
-/** One of the three public operations, as Express would have matched it (its template labels metrics and traces). */
-interface FastRoute {
-  readonly route: { readonly path: string };
-  readonly sunset?: SunsetPolicy;
-}
-
-const COLLECTION = `${API_PREFIX}/${PETS_PATH}`;
-/** A path segment of unreserved and sub-delimiter characters only: no percent-encoding to decode, no dot segment. */
-const PLAIN_SEGMENT = /^(?!\.\.?$)[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
 const noop = (): void => undefined;
+
+/** What the fast path does in place of Nest's pipeline: the global guards through the admission, @Sunset itself. */
+const APPLIED_GLOBAL_GUARDS: readonly Type[] = [ApiKeyGuard, PlanThrottlerGuard];
+const APPLIED_INTERCEPTORS: readonly Type[] = [SunsetInterceptor];
 
 /** What express's app.handle does to a request and its response: its prototypes, and the two cross-links. */
 function asExpress(express: Express, request: GatewayRequest, response: Response): void {
@@ -34,37 +32,47 @@ function asExpress(express: Express, request: GatewayRequest, response: Response
 }
 
 /**
- * The three `/v1` operations, served ahead of Express (its per-request prototype swap and router) and Nest's
- * guard/interceptor pipeline, which decide nothing here: the request takes the same steps in the same order as on
- * the routed path (request id, metrics, request log, security headers, admission, the deprecation headers of
- * getPet, forwarding, the one exception filter), through the same services, built by Nest's DI
- * (docs/benchmarks.md has what each part cost).
+ * The routes of PetsProxyController, served ahead of Express (its per-request prototype swap and router) and
+ * Nest's guard/interceptor pipeline: the request takes the same steps in the same order as on the routed path
+ * (request id, metrics, request log, security headers, admission with the global guards' decisions, the
+ * deprecation headers of a @Sunset route, the controller's own handler, the one exception filter), through the
+ * same services, built by Nest's DI (docs/benchmarks.md has what each part cost).
  *
- * Only requests in the plain form take it: exactly `/v1/pets` or `/v1/pets/{segment}` with a plain segment, the
- * methods the controller declares (HEAD with GET, as Express does), and no `Origin` header when CORS is on.
- * Everything else (a trailing slash, another case, percent-encoding, an absolute-form target, OPTIONS, 404/405,
- * CORS) goes through the router as before, which stays the reference: the controller is still where the
- * operations are declared and documented.
+ * The routes are read from the controller's metadata (fast-path-routes.ts): the fast path serves exactly the
+ * routes it declares, by their own handlers, and refuses to start if the controller (or the app, globally)
+ * carries an enhancer it does not apply. Only requests in the plain form take it (an exact template match, no
+ * `Origin` header when CORS is on); everything else (a trailing slash, another case, percent-encoding, an
+ * absolute-form target, OPTIONS, 404/405, a path two templates could take, CORS) goes through the router as
+ * before, which stays the reference.
  */
 @Injectable()
-export class ProxyFastPath {
+export class ProxyFastPath implements OnModuleInit {
   private readonly logger = new Logger('ProxyFastPath');
-  /** listPets and createPet (one template, told apart by the method). */
-  private readonly collection: FastRoute = { route: { path: COLLECTION } };
-  private readonly getOne: FastRoute;
+  private routes: FastRoute[] = [];
+  private readonly sunsets = new Map<FastRoute, ReturnType<typeof sunsetPolicyOf>>();
 
   constructor(
     private readonly admission: AdmissionMiddleware,
-    private readonly upstream: UpstreamService,
     private readonly clock: Clock,
-    reflector: Reflector,
-  ) {
-    const sunset = sunsetPolicyOf(reflector, PetsProxyController.prototype.getPet);
-    this.getOne = { route: { path: `${COLLECTION}/:petId` }, sunset };
+    private readonly reflector: Reflector,
+    private readonly moduleRef: ModuleRef,
+    private readonly appConfig: ApplicationConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.serveController(PetsProxyController, this.moduleRef.get(PetsProxyController, { strict: false }));
+  }
+
+  /** Serves `controller`'s routes (the app's controller at start; a test gives another). */
+  serveController(controller: Type, instance: object): void {
+    this.routes = fastPathRoutes(controller, instance, API_PREFIX, APPLIED_INTERCEPTORS);
+    this.sunsets.clear();
+    for (const fast of this.routes) this.sunsets.set(fast, sunsetPolicyOf(this.reflector, fast.source.handler));
   }
 
   /** Puts the fast path in front of the app's request listener (Express), once the app is initialised. */
   install(server: Server, express: Express, pipeline: HttpAppPipeline): void {
+    this.refuseUnappliedGlobals();
     const routed = server.listeners('request');
     if (routed.length !== 1) throw new Error(`Expected one request listener on the gateway's server, found ${routed.length}`);
     const fallback = routed[0] as (request: IncomingMessage, response: ServerResponse) => void;
@@ -73,15 +81,25 @@ export class ProxyFastPath {
     server.on('request', handler);
   }
 
-  /** The operation a request is for, when it is in the plain form; undefined sends it through the router. */
+  /** The route a request is for, when it is in the plain form; undefined sends it through the router. */
   match(method: string | undefined, url: string | undefined): FastRoute | undefined {
-    if (url === undefined || !url.startsWith(COLLECTION)) return undefined;
-    const query = url.indexOf('?');
-    const path = query < 0 ? url : url.slice(0, query);
-    const reading = method === 'GET' || method === 'HEAD';
-    if (path.length === COLLECTION.length) return reading || method === 'POST' ? this.collection : undefined;
-    if (!reading || path.charCodeAt(COLLECTION.length) !== 0x2f) return undefined;
-    return PLAIN_SEGMENT.test(path.slice(COLLECTION.length + 1)) ? this.getOne : undefined;
+    return matchPlain(this.routes, method, url)?.fast;
+  }
+
+  /** The app's global guards, interceptors and pipes: only those whose work the fast path does itself. */
+  private refuseUnappliedGlobals(): void {
+    const guards = [...this.appConfig.getGlobalGuards(), ...this.appConfig.getGlobalRequestGuards().map((wrapper) => wrapper.instance)];
+    const unapplied = [
+      ...guards.filter((guard) => !APPLIED_GLOBAL_GUARDS.some((type) => guard instanceof type)),
+      ...this.appConfig.getGlobalInterceptors(),
+      ...this.appConfig.getGlobalRequestInterceptors(),
+      ...this.appConfig.getGlobalPipes(),
+      ...this.appConfig.getGlobalRequestPipes(),
+    ];
+    if (unapplied.length > 0) {
+      const names = unapplied.map((enhancer) => (enhancer as object).constructor.name).join(', ');
+      throw new Error(`The proxy fast path does not apply the global ${names}: apply it in ProxyFastPath or remove the fast path.`);
+    }
   }
 
   private handler(express: Express, pipeline: HttpAppPipeline, fallback: (request: IncomingMessage, response: ServerResponse) => void) {
@@ -89,8 +107,9 @@ export class ProxyFastPath {
     const filter: AllExceptionsFilter = pipeline.filter;
     const cors = pipeline.cors;
     return (incoming: IncomingMessage, outgoing: ServerResponse): void => {
-      const fast = this.match(incoming.method, incoming.url);
-      if (fast === undefined || (cors && incoming.headers.origin !== undefined)) return fallback(incoming, outgoing);
+      const matched = matchPlain(this.routes, incoming.method, incoming.url);
+      if (matched === undefined || (cors && incoming.headers.origin !== undefined)) return fallback(incoming, outgoing);
+      const { fast, params } = matched;
 
       // The request and response stay Node's own: what the steps read is set as own properties. Express's
       // app.handle swaps both objects' prototypes for its own on every request, which alone cost about a third
@@ -105,7 +124,7 @@ export class ProxyFastPath {
       for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
       recordEdgeRoute(request.method, fast.route.path);
 
-      this.serve(fast, request, response).catch((error: unknown) => {
+      this.serve(fast, params, request, response).catch((error: unknown) => {
         try {
           asExpress(express, request, response);
           filter.catch(error, new ExecutionContextHost([request, response, noop]));
@@ -118,9 +137,10 @@ export class ProxyFastPath {
     };
   }
 
-  private async serve(fast: FastRoute, request: GatewayRequest, response: Response): Promise<void> {
-    await this.admission.admit(request, response);
-    if (fast.sunset) applySunset(fast.sunset, response, this.clock.now());
-    await this.upstream.forward(request, response, request.url.slice(API_PREFIX.length));
+  private async serve(fast: FastRoute, params: Record<string, string>, request: GatewayRequest, response: Response): Promise<void> {
+    await this.admission.admit(request, response, fast.source);
+    const sunset = this.sunsets.get(fast);
+    if (sunset) applySunset(sunset, response, this.clock.now());
+    await fast.invoke(request, response, params);
   }
 }

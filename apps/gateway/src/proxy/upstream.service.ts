@@ -5,7 +5,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { raw, type Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
-import type { GatewayRequest } from '../request/gateway-request';
+import type { GatewayRequest } from '../auth/gateway-request';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { publicLinkField } from './next-link';
 

@@ -1,53 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP } from 'node:net';
-
-/**
- * Express's named ranges for `trust proxy`, so that TRUST_PROXY=loopback (or linklocal, uniquelocal) means the
- * same to Express and to the rate limiter.
- */
-const NAMED_RANGES: Record<string, string[]> = {
-  loopback: ['127.0.0.0/8', '::1/128'],
-  linklocal: ['169.254.0.0/16', 'fe80::/10'],
-  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-};
-
-/** Whom the gateway believes about X-Forwarded-For: nobody, the last N hops, or proxies at these addresses. */
-export type TrustedProxies = { kind: 'none' } | { kind: 'hops'; hops: number } | { kind: 'subnets'; list: BlockList };
-
-/**
- * Reads TRUST_PROXY: `false` (or empty, or 0), a hop count, or a comma-separated list of addresses, subnets
- * (CIDR) and Express's names loopback, linklocal, uniquelocal. Returns a sentence for a wrong value.
- * `true` is refused: it believes every address a client writes into X-Forwarded-For.
- */
-export function parseTrustProxy(value: string): TrustedProxies | string {
-  const text = value.trim();
-  if (text === '' || text === 'false' || text === '0') return { kind: 'none' };
-  if (text === 'true') {
-    return 'TRUST_PROXY=true believes any X-Forwarded-For a client sends: set the number of proxies in front of the gateway (e.g. 1) or their addresses/subnets';
-  }
-  if (/^[0-9]+$/.test(text)) return { kind: 'hops', hops: Number(text) };
-  const list = new BlockList();
-  for (const item of text.split(',').map((part) => part.trim())) {
-    const ranges = NAMED_RANGES[item] ?? [item];
-    for (const range of ranges) {
-      const [address, prefix, ...extra] = range.split('/');
-      const family = isIP(address);
-      const bits = prefix === undefined ? (family === 6 ? 128 : 32) : /^[0-9]{1,3}$/.test(prefix) ? Number(prefix) : -1;
-      if (family === 0 || extra.length > 0 || bits < 0 || bits > (family === 6 ? 128 : 32)) {
-        return `TRUST_PROXY must be false, a hop count, or a comma-separated list of IP addresses, CIDR subnets, loopback, linklocal, uniquelocal (bad item "${item}")`;
-      }
-      list.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
-    }
-  }
-  return { kind: 'subnets', list };
-}
-
-/** TRUST_PROXY as Express's `trust proxy` setting (for req.protocol, req.hostname); same meaning. */
-export function expressTrustProxy(value: string): false | number | string {
-  const parsed = parseTrustProxy(value);
-  if (typeof parsed === 'string' || parsed.kind === 'none') return false;
-  return parsed.kind === 'hops' ? parsed.hops : value.trim();
-}
+import { isIP } from 'node:net';
+import { parseTrustProxy, TrustedProxies } from '../config/trust-proxy';
 
 function expandIpv6(address: string): number[] {
   let text = address.toLowerCase();

@@ -1,5 +1,7 @@
 import { ThrottlerStorage } from '@nestjs/throttler';
-import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+
+/** What ThrottlerStorage.increment answers (the package does not export the record type from its entry point). */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** One counting window of a limit, for example 60 requests per 60,000 ms. */
 export interface WindowSpec {
@@ -62,7 +64,8 @@ export class RateLimitUnavailableError extends Error {
  * a request is admitted (and counted in every window) only when every window has room; a refused request
  * counts nowhere but as a strike towards a ban.
  *
- * It also implements @nestjs/throttler's ThrottlerStorage, so that a plain ThrottlerGuard could use it.
+ * It is @nestjs/throttler's ThrottlerStorage (ThrottlerModule's `storage`): PlanThrottlerGuard decides every
+ * window of a request in one `consume`; `increment` serves a plain ThrottlerGuard, one window per call.
  */
 export abstract class RateLimitStore implements ThrottlerStorage {
   abstract consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision>;
@@ -84,6 +87,14 @@ export abstract class RateLimitStore implements ThrottlerStorage {
       isBlocked: blocked,
       timeToBlockExpire: blocked ? Math.ceil(decision.retryAfterMs / 1000) : 0,
     };
+  }
+
+  /** For readiness: the server the counters live on ('redis'), or null for in-process counters. */
+  readonly dependency: string | null = null;
+
+  /** For readiness: whether decisions currently come from `dependency` (always, in process). */
+  async ping(): Promise<boolean> {
+    return true;
   }
 
   async close(): Promise<void> {}

@@ -1,14 +1,15 @@
-import { Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { describeRedisTopology } from '../redis/redis-connection';
+import { ClientAddressResolver } from './client-address';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
+import { PlanThrottlerGuard } from './plan-throttler.guard';
+import { planThrottlerOptions } from './plan-throttlers';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimitStore } from './rate-limit-store';
-import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
-import { ModuleRef } from '@nestjs/core';
-import { ClientAddressResolver } from './client-address';
-import { describeRedisTopology } from '../redis/redis-connection';
 
 /** In-process counters by default; Redis (one server, a Cluster or Sentinel), shared by every instance, when configured. */
 async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): Promise<RateLimitStore> {
@@ -25,24 +26,41 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
   return redis;
 }
 
-@Global()
+/** The counters, the client-address rule, and the metrics: what ThrottlerModule is configured with. */
 @Module({
   providers: [
     RateLimitMetrics,
     { provide: RateLimitStore, inject: [GATEWAY_CONFIG, Clock, RateLimitMetrics], useFactory: createStore },
-    {
-      provide: ClientAddressResolver,
-      inject: [GATEWAY_CONFIG],
-      useFactory: (config: GatewayConfig) => ClientAddressResolver.fromSetting(config.trustProxy),
-    },
-    RateLimiter,
+    { provide: ClientAddressResolver, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => ClientAddressResolver.fromSetting(config.trustProxy) },
   ],
-  exports: [RateLimitStore, RateLimiter, RateLimitMetrics],
+  exports: [RateLimitStore, ClientAddressResolver, RateLimitMetrics],
 })
-export class RateLimitModule implements OnApplicationShutdown {
-  constructor(private readonly moduleRef: ModuleRef) {}
+class RateLimitStoreModule implements OnApplicationShutdown {
+  constructor(private readonly store: RateLimitStore) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.moduleRef.get(RateLimitStore).close();
+    await this.store.close();
   }
 }
+
+/**
+ * @nestjs/throttler, keyed by plan: ThrottlerModule with the plan windows and the project's store as its
+ * ThrottlerStorage, and PlanThrottlerGuard, which the admission runs for every /v1 request (and Nest's guard
+ * chain on every route, where it passes what the admission decided).
+ */
+@Module({
+  imports: [
+    RateLimitStoreModule,
+    ThrottlerModule.forRootAsync({
+      imports: [RateLimitStoreModule],
+      inject: [GATEWAY_CONFIG, ClientAddressResolver, RateLimitStore],
+      useFactory: (config: GatewayConfig, addresses: ClientAddressResolver, store: RateLimitStore) => ({
+        ...planThrottlerOptions(config, addresses),
+        storage: store,
+      }),
+    }),
+  ],
+  providers: [PlanThrottlerGuard],
+  exports: [RateLimitStoreModule, PlanThrottlerGuard],
+})
+export class RateLimitModule {}

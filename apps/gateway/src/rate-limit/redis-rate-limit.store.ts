@@ -243,8 +243,10 @@ export class RedisRateLimitStore extends RateLimitStore {
     if (!ready) this.markDegraded(`no connection within ${timeoutMs} ms`);
   }
 
+  override readonly dependency = 'Redis';
+
   /** Whether decisions currently come from Redis (for readiness). */
-  async ping(): Promise<boolean> {
+  override async ping(): Promise<boolean> {
     if (this.redis.status !== 'ready') return false;
     try {
       return (await this.withinTimeout(this.redis.ping())) === 'PONG';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigurationError } from '@app/platform';
-import { GatewayConfig } from '../../config/gateway.config';
+import { GatewayConfig } from '../config/gateway.config';
 
 /**
  * The admin token: ADMIN_TOKEN when set (required in production: the config refuses to load without it).

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsISO8601, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
-import { PLAN_NAMES, PlanName } from '../../plans';
+import { PLAN_NAMES, PlanName } from '../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from './consumer-name';
 import { LimitsDto } from './limits.dto';
 

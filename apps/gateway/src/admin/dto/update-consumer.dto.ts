@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
-import { PLAN_NAMES, PlanName } from '../../plans';
+import { PLAN_NAMES, PlanName } from '../../plans/plans';
 import { LimitsDto } from './limits.dto';
 
 export class UpdateConsumerDto {

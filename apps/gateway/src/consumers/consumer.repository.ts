@@ -1,29 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@app/errors';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, MoreThan } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, keyHint } from './api-key';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
-import { Limits, PlanName, PlanTable } from './plans';
+import { PlanLimits } from '../plans/plan-limits';
+import { Limits, PlanName } from '../plans/plans';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 
-export const PLAN_TABLE = Symbol('PLAN_TABLE');
-/** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
-export const GATEWAY_DATA_SOURCE = 'gateway';
-
-/** What the data plane needs of a key, read by its hash in one indexed query. */
-export interface KeyRecord {
-  keyId: string;
-  consumerId: string;
-  name: string;
-  plan: PlanName;
-  limits: Limits | null;
-  disabledAt: Date | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-}
 
 export interface ConsumerWithKeys {
   consumer: ConsumerEntity;
@@ -42,24 +29,6 @@ export interface NewConsumer {
   expiresAt?: Date;
 }
 
-/** A consumer as the consumers-file format (`keys import/export`) writes it: hashes only. */
-export interface FileConsumer {
-  name: string;
-  plan: PlanName;
-  keyHash: string;
-  keyHint: string;
-  createdAt: string;
-  revokedAt?: string;
-  limits?: Limits;
-  keys?: Array<{ keyHash: string; keyHint: string; createdAt: string; expiresAt?: string; revokedAt?: string }>;
-}
-
-export interface ImportResult {
-  created: number;
-  updated: number;
-  unchanged: number;
-}
-
 const UNIQUE_VIOLATION = '23505';
 
 function isUniqueViolation(error: unknown, constraint: string): boolean {
@@ -68,57 +37,17 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 }
 
 /**
- * Consumers and keys in PostgreSQL: the one place that writes them. Every change is committed first, then
- * published (ConsumerChanges), so that no instance reloads a state older than the answer the caller gets.
- * Plan rules live here, once, for the admin API and the import alike.
+ * Consumers and keys in PostgreSQL: the admin commands, the one place (with the consumers-file import) that
+ * writes them. Every change is committed first, then published (ConsumerChanges), so that no instance reloads a
+ * state older than the answer the caller gets. Plan rules are PlanLimits'.
  */
 @Injectable()
-export class ConsumerStore {
+export class ConsumerRepository {
   constructor(
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
     private readonly changes: ConsumerChanges,
-    @Inject(PLAN_TABLE) private readonly plans: PlanTable,
+    private readonly planLimits: PlanLimits,
   ) {}
-
-  /**
-   * The data plane's query: a key and its consumer by the key's hash (unique index), or null. Plain SQL: it runs
-   * on every cache miss, and TypeORM's query building and hydration would cost more than the query.
-   */
-  async findByKeyHash(keyHash: string): Promise<KeyRecord | null> {
-    const rows: Array<{
-      key_id: string;
-      consumer_id: string;
-      name: string;
-      plan: PlanName;
-      limit_per_minute: number | null;
-      limit_per_day: number | null;
-      disabled_at: Date | null;
-      expires_at: Date | null;
-      revoked_at: Date | null;
-    }> = await this.dataSource.query(
-      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.disabled_at, k.expires_at, k.revoked_at ` +
-        `FROM "${this.schema}"."api_keys" k JOIN "${this.schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
-      [keyHash],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return {
-      keyId: row.key_id,
-      consumerId: row.consumer_id,
-      name: row.name,
-      plan: row.plan,
-      limits: row.limit_per_minute !== null && row.limit_per_day !== null ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day } : null,
-      disabledAt: row.disabled_at,
-      expiresAt: row.expires_at,
-      revokedAt: row.revoked_at,
-    };
-  }
-
-  /** The limits a consumer is held to: its own, else its plan's; undefined when neither exists. */
-  effectiveLimits(consumer: { plan: PlanName; limits: Limits | null }): Limits | undefined {
-    const plan = this.plans[consumer.plan];
-    return consumer.limits ?? (plan === 'custom' ? undefined : plan);
-  }
 
   async hasConsumers(): Promise<boolean> {
     return (await this.dataSource.getRepository(ConsumerEntity).count({ take: 1 })) > 0;
@@ -126,7 +55,7 @@ export class ConsumerStore {
 
   /** Creates a consumer and its first key together; a taken name is a 400 (names are unique in the database). */
   async create(input: NewConsumer): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
-    this.checkPlan(input.plan, input.limits ?? null);
+    this.planLimits.check(input.plan, input.limits ?? null);
     const name = input.name ?? `${input.plan}-${randomUUID().slice(0, 8)}`;
     try {
       const result = await this.dataSource.transaction(async (manager) => {
@@ -179,7 +108,7 @@ export class ConsumerStore {
       const current = await this.consumerNamed(manager, name, true);
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
-      this.checkPlan(plan, limits);
+      this.planLimits.check(plan, limits);
       await manager.update(ConsumerEntity, { id: current.id }, { plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
       return current;
     });
@@ -239,103 +168,8 @@ export class ConsumerStore {
     return result;
   }
 
-  /**
-   * Imports consumers in the consumers-file format, idempotently: a consumer is matched by name (created, or
-   * its plan and limits brought in line), a key by hash (added, or revoked when the file says so). Importing
-   * the same file twice changes nothing the second time. A hash held by another consumer is refused.
-   */
-  async import(consumers: FileConsumer[]): Promise<ImportResult> {
-    for (const c of consumers) this.checkPlan(c.plan, c.limits ?? null);
-    const result: ImportResult = { created: 0, updated: 0, unchanged: 0 };
-    const touched: string[] = [];
-    await this.dataSource.transaction(async (manager) => {
-      for (const input of consumers) {
-        let consumer = await manager.findOne(ConsumerEntity, { where: { name: input.name }, lock: { mode: 'pessimistic_write' } });
-        let changed = false;
-        let created = false;
-        const limits = input.limits ?? null;
-        if (!consumer) {
-          consumer = manager.create(ConsumerEntity, {
-            id: randomUUID(),
-            name: input.name,
-            plan: input.plan,
-            limitPerMinute: limits?.perMinute ?? null,
-            limitPerDay: limits?.perDay ?? null,
-            disabledAt: null,
-            createdAt: new Date(input.createdAt),
-          });
-          await manager.insert(ConsumerEntity, consumer);
-          created = true;
-        } else if (consumer.plan !== input.plan || !sameLimits(limitsOf(consumer), limits)) {
-          await manager.update(ConsumerEntity, { id: consumer.id }, { plan: input.plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
-          changed = true;
-        }
-        const keys = input.keys ?? [{ keyHash: input.keyHash, keyHint: input.keyHint, createdAt: input.createdAt, revokedAt: input.revokedAt }];
-        for (const k of keys) {
-          const existing = await manager.findOne(ApiKeyEntity, { where: { keyHash: k.keyHash } });
-          if (existing && existing.consumerId !== consumer.id) {
-            throw new ApiError('VALIDATION_FAILED', `Key ${k.keyHint} of "${input.name}" belongs to another consumer.`);
-          }
-          if (!existing) {
-            await manager.insert(ApiKeyEntity, {
-              id: randomUUID(),
-              consumerId: consumer.id,
-              keyHash: k.keyHash,
-              hint: k.keyHint.slice(0, 16),
-              createdAt: new Date(k.createdAt),
-              expiresAt: k.expiresAt ? new Date(k.expiresAt) : null,
-              revokedAt: k.revokedAt ? new Date(k.revokedAt) : null,
-            });
-            changed = true;
-          } else if (k.revokedAt && existing.revokedAt === null) {
-            await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: new Date(k.revokedAt) });
-            changed = true;
-          }
-          touched.push(k.keyHash);
-        }
-        if (created) result.created += 1;
-        else if (changed) result.updated += 1;
-        else result.unchanged += 1;
-      }
-    });
-    await this.changes.publish({ keyHashes: touched, consumerIds: [] });
-    return result;
-  }
-
-  /** One page of the consumers-file format (hashes only), in name order. */
-  async export(limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
-    const page = await this.list(limit, after);
-    const consumers = page.items.map(({ consumer, keys }) => {
-      const current = [...keys].reverse().find((k) => k.revokedAt === null) ?? keys[keys.length - 1];
-      const limits = limitsOf(consumer);
-      return {
-        name: consumer.name,
-        plan: consumer.plan,
-        keyHash: current?.keyHash ?? '',
-        keyHint: current?.hint ?? '',
-        createdAt: consumer.createdAt.toISOString(),
-        ...(current?.revokedAt ? { revokedAt: current.revokedAt.toISOString() } : {}),
-        ...(limits ? { limits } : {}),
-        keys: keys.map((k) => ({
-          keyHash: k.keyHash,
-          keyHint: k.hint,
-          createdAt: k.createdAt.toISOString(),
-          ...(k.expiresAt ? { expiresAt: k.expiresAt.toISOString() } : {}),
-          ...(k.revokedAt ? { revokedAt: k.revokedAt.toISOString() } : {}),
-        })),
-      };
-    });
-    return { consumers, next: page.next };
-  }
-
   private get schema(): string {
     return (this.dataSource.options as { schema?: string }).schema ?? 'public';
-  }
-
-  private checkPlan(plan: PlanName, limits: Limits | null): void {
-    if (this.plans[plan] === 'custom' && limits === null) {
-      throw new ApiError('VALIDATION_FAILED', `The ${plan} plan needs the consumer's agreed limits (perMinute and perDay).`);
-    }
   }
 
   private async insertKey(manager: EntityManager, consumerId: string, expiresAt: Date | null): Promise<IssuedKey> {
@@ -360,8 +194,4 @@ export class ConsumerStore {
 
 export function limitsOf(consumer: ConsumerEntity): Limits | null {
   return consumer.limitPerMinute !== null && consumer.limitPerDay !== null ? { perMinute: consumer.limitPerMinute, perDay: consumer.limitPerDay } : null;
-}
-
-function sameLimits(a: Limits | null, b: Limits | null): boolean {
-  return a === b || (a !== null && b !== null && a.perMinute === b.perMinute && a.perDay === b.perDay);
 }

@@ -2,7 +2,9 @@ import { ErrorDto } from '@app/contract';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
-import { ConsumerStore, ConsumerWithKeys, limitsOf } from '../consumer-store.service';
+import { ConsumerRepository, ConsumerWithKeys, limitsOf } from '../consumers/consumer.repository';
+import { ConsumersFile } from '../consumers/consumers-file.service';
+import { PlanLimits } from '../plans/plan-limits';
 import { ConsumerUsageService } from './consumer-usage.service';
 import { CreateConsumerDto } from './dto/create-consumer.dto';
 import {
@@ -40,7 +42,9 @@ function futureDate(value: string | undefined): Date | undefined {
 @Controller()
 export class ConsumersAdminController {
   constructor(
-    private readonly store: ConsumerStore,
+    private readonly store: ConsumerRepository,
+    private readonly file: ConsumersFile,
+    private readonly planLimits: PlanLimits,
     private readonly usageService: ConsumerUsageService,
   ) {}
 
@@ -131,16 +135,16 @@ export class ConsumersAdminController {
   @HttpCode(200)
   @ApiOkResponse({ type: ImportResponse, description: 'Idempotent: consumers matched by name, keys by hash.' })
   import(@Body() body: ImportConsumersDto): Promise<ImportResponse> {
-    return this.store.import(body.consumers);
+    return this.file.import(body.consumers);
   }
 
   @Get('export')
   @ApiOkResponse({ description: 'One page of the consumers-file format: {"consumers": [...], "next": name | null}.' })
   export(@Query() query: ListConsumersQueryDto) {
-    return this.store.export(query.limit ?? PAGE_SIZE.default, query.after);
+    return this.file.export(query.limit ?? PAGE_SIZE.default, query.after);
   }
 
   private present(item: ConsumerWithKeys): ConsumerResponse {
-    return toConsumerResponse(item, this.store.effectiveLimits({ plan: item.consumer.plan, limits: limitsOf(item.consumer) }));
+    return toConsumerResponse(item, this.planLimits.effective({ plan: item.consumer.plan, limits: limitsOf(item.consumer) }));
   }
 }

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { ConfigurationError } from '@app/platform';
 
+/** The plan table's injection token (gateway/plans.json, read once at start). */
+export const PLAN_TABLE = Symbol('PLAN_TABLE');
+
 export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 

@@ -1,8 +1,11 @@
 import { DataSourceOptions } from 'typeorm';
-import { ApiKeyEntity } from '../api-key.entity';
-import { ConsumerEntity } from '../consumer.entity';
+import { ApiKeyEntity } from '../consumers/api-key.entity';
+import { ConsumerEntity } from '../consumers/consumer.entity';
 import { DatabaseEndpoint } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
+
+/** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
+export const GATEWAY_DATA_SOURCE = 'gateway';
 
 export const ENTITIES = [ConsumerEntity, ApiKeyEntity];
 export const MIGRATIONS = [CreateConsumers1763942400000];

@@ -1,5 +1,5 @@
 import { ConfigurationError } from '@app/platform';
-import { loadGatewayConfig } from '../config/gateway.config';
+import { loadGatewayConfig } from './gateway.config';
 
 describe('Redis topology in the gateway configuration', () => {
   const connection = (env: Record<string, string>) => loadGatewayConfig(env).redis?.connection;

@@ -1,5 +1,48 @@
 import { ConfigurationError } from '@app/platform';
-import { parseRedisNodes, RedisConnectionConfig, RedisTopology } from './redis-connection';
+
+/** A `host:port` of a cluster node or a sentinel. */
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/**
+ * Where the shared Redis is: one server (`REDIS_URL`), a Redis Cluster (`REDIS_CLUSTER_NODES`, any few masters:
+ * ioredis discovers the rest and follows the slots), or a primary that Sentinel fails over
+ * (`REDIS_SENTINELS` + `REDIS_SENTINEL_NAME`).
+ */
+export type RedisTopology =
+  | { kind: 'standalone'; url: string }
+  | { kind: 'cluster'; nodes: RedisNode[] }
+  | { kind: 'sentinel'; sentinels: RedisNode[]; name: string };
+
+/** How to reach and authenticate to Redis, whatever the topology (managed services want TLS and ACL users). */
+export interface RedisConnectionConfig {
+  topology: RedisTopology;
+  /** ACL user and password of the data nodes (a REDIS_URL may carry its own; these win). */
+  username?: string;
+  password?: string;
+  /** Sentinels' own credentials, when they require some. */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+  /** TLS to the data nodes (and to the sentinels). A `rediss://` URL implies it. */
+  tls: boolean;
+  /** Longest wait for a TCP (and TLS) connection to be established. */
+  connectTimeoutMs: number;
+}
+
+/** Parses `host:port,host:port` (IPv6 hosts in brackets); undefined when the list is not well-formed. */
+export function parseRedisNodes(list: string): RedisNode[] | undefined {
+  const nodes: RedisNode[] = [];
+  for (const entry of list.split(',').map((item) => item.trim())) {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    if (!match) return undefined;
+    const port = Number(match[2]);
+    if (port < 1 || port > 65535) return undefined;
+    nodes.push({ host: match[1].replace(/^\[|\]$/g, ''), port });
+  }
+  return nodes.length > 0 ? nodes : undefined;
+}
 
 /** The validated variables that say where Redis is (GatewayEnvironment's Redis block). */
 export interface RedisEnvironment {

@@ -6,9 +6,6 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Express } from 'express';
 import type { DestinationStream } from 'pino';
-import { RateLimitStore } from '../../rate-limit/rate-limit-store';
-import { RateLimiter } from '../../rate-limit/rate-limiter.service';
-import { ConsumerStore } from '../consumer-store.service';
 import { AdminModule } from './admin.module';
 import { AdminValidationPipe } from './admin-validation.pipe';
 
@@ -28,12 +25,7 @@ export async function createAdminApp(
   // The same app name: Nest's Logger is process-wide, so the gateway's own lines keep saying "gateway".
   const logger = createAppLogger('gateway', options.logLevel, options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(
-    AdminModule.forRoot({
-      token,
-      store: gateway.get(ConsumerStore),
-      limiter: gateway.get(RateLimiter),
-      counters: gateway.get(RateLimitStore),
-    }),
+    AdminModule.forRoot({ token, gateway }),
     { bodyParser: false, logger: new PinoLoggerService(logger), abortOnError: false },
   );
   configureHttpApp(app, { body: jsonBodyMiddleware(ADMIN_BODY_LIMIT_BYTES) });

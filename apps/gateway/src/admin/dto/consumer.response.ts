@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiKeyEntity } from '../../api-key.entity';
-import { ConsumerWithKeys, limitsOf } from '../../consumer-store.service';
-import { Limits, PLAN_NAMES, PlanName } from '../../plans';
+import { ApiKeyEntity } from '../../consumers/api-key.entity';
+import { ConsumerWithKeys, limitsOf } from '../../consumers/consumer.repository';
+import { Limits, PLAN_NAMES, PlanName } from '../../plans/plans';
 import { LimitsDto } from './limits.dto';
 
 export class KeyResponse {

@@ -1,0 +1,40 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { GATEWAY_CONFIG } from '../config/gateway.config';
+import { ConsumerRepository } from '../consumers/consumer.repository';
+import { ConsumersFile } from '../consumers/consumers-file.service';
+import { PlanLimits } from '../plans/plan-limits';
+import { RateLimitStore } from '../rate-limit/rate-limit-store';
+import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
+import { ConsumerUsageService } from './consumer-usage.service';
+import { ConsumersAdminController } from './consumers-admin.controller';
+import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
+
+/**
+ * The admin API's providers, taken from the gateway it runs beside (the same instances: one cache, one pool, one
+ * change channel), so that a change made here reaches this instance's cache at once.
+ */
+export interface AdminDependencies {
+  token: string;
+  gateway: { get<T>(type: abstract new (...args: never[]) => T): T; get<T>(token: symbol | string): T };
+}
+
+const SHARED = [ConsumerRepository, ConsumersFile, PlanLimits, RateLimitStore] as const;
+
+@Module({})
+export class AdminModule {
+  static forRoot({ token, gateway }: AdminDependencies): DynamicModule {
+    return {
+      module: AdminModule,
+      controllers: [ConsumersAdminController],
+      providers: [
+        { provide: ADMIN_TOKEN, useValue: token },
+        { provide: GATEWAY_CONFIG, useValue: gateway.get(GATEWAY_CONFIG) },
+        ...SHARED.map((type) => ({ provide: type, useValue: gateway.get<unknown>(type as never) })),
+        ConsumerUsageService,
+        { provide: APP_GUARD, useClass: AdminTokenGuard },
+        { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
+      ],
+    };
+  }
+}

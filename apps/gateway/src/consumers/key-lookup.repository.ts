@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { Limits, PlanName } from '../plans/plans';
+
+/** What the data plane needs of a key, read by its hash in one indexed query. */
+export interface KeyRecord {
+  keyId: string;
+  consumerId: string;
+  name: string;
+  plan: PlanName;
+  limits: Limits | null;
+  disabledAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** The data plane's one read of the consumers database: the key cache calls it on a miss. */
+@Injectable()
+export class KeyLookupRepository {
+  constructor(@InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource) {}
+
+  /**
+   * The data plane's query: a key and its consumer by the key's hash (unique index), or null. Plain SQL: it runs
+   * on every cache miss, and TypeORM's query building and hydration would cost more than the query.
+   */
+  async findByKeyHash(keyHash: string): Promise<KeyRecord | null> {
+    const rows: Array<{
+      key_id: string;
+      consumer_id: string;
+      name: string;
+      plan: PlanName;
+      limit_per_minute: number | null;
+      limit_per_day: number | null;
+      disabled_at: Date | null;
+      expires_at: Date | null;
+      revoked_at: Date | null;
+    }> = await this.dataSource.query(
+      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.disabled_at, k.expires_at, k.revoked_at ` +
+        `FROM "${this.schema}"."api_keys" k JOIN "${this.schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
+      [keyHash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      keyId: row.key_id,
+      consumerId: row.consumer_id,
+      name: row.name,
+      plan: row.plan,
+      limits: row.limit_per_minute !== null && row.limit_per_day !== null ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day } : null,
+      disabledAt: row.disabled_at,
+      expiresAt: row.expires_at,
+      revokedAt: row.revoked_at,
+    };
+  }
+
+  private get schema(): string {
+    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
+  }
+}

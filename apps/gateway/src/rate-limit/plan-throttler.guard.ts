@@ -1,0 +1,137 @@
+import { ApiError } from '@app/errors';
+import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
+import { ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
+import type { ThrottlerRequest } from '@nestjs/throttler';
+import { Clock } from '../clock';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { rateLimitHeaders } from './rate-limit-headers';
+import { RateLimitMetrics } from './rate-limit-metrics';
+import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec } from './rate-limit-store';
+
+/** What the throttlers resolved for one request, collected before the one store call. */
+interface Pending {
+  tracker?: string;
+  windows: WindowSpec[];
+}
+
+interface GuardedRequest {
+  [PENDING]?: Pending;
+  /** The handler this request was decided for, before routing (admission), so that Nest's guard chain does not count it twice. */
+  [DECIDED]?: unknown;
+  consumer?: { name: string; plan: string };
+}
+
+const PENDING = Symbol('plan-throttler:pending');
+const DECIDED = Symbol('plan-throttler:decided');
+
+/**
+ * The card's ThrottlerGuard, keyed by plan. @nestjs/throttler resolves what applies to a request, as it does for
+ * any Nest app: the named throttlers (`minute`, `day`) with limits from the caller's plan (plan-throttlers.ts),
+ * `@SkipThrottle()` and `@Throttle()` on a controller or route, the tracker (consumer, or client address). What is
+ * overridden is the request handling, as the package documents: instead of one storage call per throttler, the
+ * windows are collected and decided in ONE atomic store call (every window has room or none is counted, and the
+ * ban), so limits stay exact across instances; the refusal is the spec's 429 (or KEY_BANNED) with the
+ * X-RateLimit-* and Retry-After headers of all windows together.
+ *
+ * A route's own `@Throttle({ minute: { limit: 10 } })` adds a window of that route alone (counted under the same
+ * tracker, named `<handler>-minute`) on top of the plan's: a route can be held tighter than the plan, never
+ * looser, and the plan's windows still count every request.
+ *
+ * Every `/v1` request is decided once, by the admission before routing (so that 401, 404 and 405 answers count
+ * too, and on the fast path alike), for the route Express will take; when Nest then runs this guard on the route,
+ * it finds the request decided for that handler and passes it.
+ */
+@Injectable()
+export class PlanThrottlerGuard extends ThrottlerGuard {
+  private readonly log = new Logger('RateLimit');
+  private readonly ban: BanPolicy;
+
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() private readonly store: RateLimitStore,
+    reflector: Reflector,
+    private readonly clock: Clock,
+    private readonly metrics: RateLimitMetrics,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    super(options, store, reflector);
+    const { banThreshold, banDurationMs, banGraceMs } = config.rateLimit;
+    this.ban = { threshold: banThreshold, durationMs: banDurationMs, graceMs: banGraceMs };
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<GuardedRequest>();
+    if (request[DECIDED] === context.getHandler()) return true;
+    await this.decide(context);
+    return true;
+  }
+
+  /**
+   * Counts the request in every window that applies to it and sets the rate-limit headers; throws the 429 (or
+   * the 503 when no decision can be taken). The admission calls it before routing.
+   */
+  async decide(context: ExecutionContext): Promise<void> {
+    const { req, res } = this.getRequestResponse(context);
+    const request = req as GuardedRequest;
+    const pending: Pending = { windows: [] };
+    request[PENDING] = pending;
+    try {
+      await super.canActivate(context);
+    } finally {
+      request[PENDING] = undefined;
+    }
+    request[DECIDED] = context.getHandler();
+    if (pending.tracker === undefined || pending.windows.length === 0) return;
+
+    const plan = request.consumer?.plan ?? 'anonymous';
+    const decision = await this.consume(pending.tracker, pending.windows);
+    recordEdgeOutcome({ plan, rateLimit: decision });
+    const headers = rateLimitHeaders(decision, this.clock.now());
+    for (const name in headers) this.setResponseHeader(res, name, headers[name]);
+    if (decision.outcome !== 'allowed') this.refuse(decision, plan, request.consumer?.name ?? pending.tracker, headers['Retry-After']);
+  }
+
+  /** Called by ThrottlerGuard once per throttler that applies: collects the window instead of counting it. */
+  protected override async handleRequest({ context, limit, ttl, throttler, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
+    const { req } = this.getRequestResponse(context);
+    const pending = (req as GuardedRequest)[PENDING];
+    if (pending === undefined) throw new Error('PlanThrottlerGuard.handleRequest runs only inside decide()');
+    const tracker = await getTracker(req, context);
+    pending.tracker ??= generateKey(context, tracker, throttler.name!);
+    const planLimit = await this.planValue(throttler.limit, context);
+    const planTtl = await this.planValue(throttler.ttl, context);
+    pending.windows.push({ name: throttler.name!, limit: planLimit, ttlMs: planTtl });
+    if (limit !== planLimit || ttl !== planTtl) pending.windows.push({ name: `${context.getHandler().name}-${throttler.name}`, limit, ttlMs: ttl });
+    return true;
+  }
+
+  private async planValue(value: ThrottlerOptions['limit'], context: ExecutionContext): Promise<number> {
+    return typeof value === 'function' ? Number(await value(context)) : value;
+  }
+
+  /** The store's decision; when it cannot take one, a refusal for now (never an admission on a guess). */
+  private async consume(tracker: string, windows: WindowSpec[]): Promise<Decision> {
+    try {
+      return await this.store.consume(tracker, windows, this.ban);
+    } catch (error) {
+      if (!(error instanceof RateLimitUnavailableError)) throw error;
+      return { outcome: 'unavailable', windows: windows.map((spec) => ({ ...spec, count: 0, resetMs: spec.ttlMs })), retryAfterMs: error.retryAfterMs };
+    }
+  }
+
+  private refuse(decision: Exclude<Decision, { outcome: 'allowed' }>, plan: string, who: string, retryAfter: string): never {
+    if (decision.outcome === 'unavailable') {
+      throw new ApiError('SERVICE_UNAVAILABLE', `Rate limiting is temporarily unavailable: retry after ${retryAfter} seconds.`);
+    }
+    if (decision.outcome === 'banned') {
+      this.metrics.countBanned(plan);
+      this.log.warn(`Banned: ${who} (plan ${plan}), ${retryAfter}s left`);
+      throw new ApiError('KEY_BANNED', `Temporarily banned for sending on after rate-limit refusals: retry after ${retryAfter} seconds.`);
+    }
+    this.metrics.countLimited(plan);
+    this.log.warn(`Rate limited: ${who} (plan ${plan}), ${decision.window} window`);
+    throw new ApiError('RATE_LIMITED', `Rate limit of the ${decision.window} window exceeded: retry after ${retryAfter} seconds.`);
+  }
+}

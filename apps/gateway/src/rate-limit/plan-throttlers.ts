@@ -1,0 +1,57 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { ThrottlerModuleOptions } from '@nestjs/throttler';
+import type { IncomingMessage } from 'node:http';
+import type { GatewayConfig } from '../config/gateway.config';
+import type { Consumer } from '../plans/consumer';
+import { ClientAddressResolver } from './client-address';
+import type { WindowSpec } from './rate-limit-store';
+
+/** The request as the throttlers read it: a consumer once authenticated, else only its address counts. */
+type ThrottledRequest = Pick<IncomingMessage, 'headers' | 'socket'> & { consumer?: Consumer };
+
+const requestOf = (context: ExecutionContext) => context.switchToHttp().getRequest<ThrottledRequest>();
+
+export const consumerTracker = (name: string): string => `consumer:${name}`;
+
+/** The tracker a request is counted under: the consumer by name, or a client without a valid key by address. */
+export function trackerOf(request: ThrottledRequest, addresses: ClientAddressResolver): string {
+  return request.consumer ? consumerTracker(request.consumer.name) : `anonymous:${addresses.resolve(request)}`;
+}
+
+/** A consumer's plan windows, as the throttlers resolve them (the admin API's usage reads the same). */
+export function consumerWindows(consumer: Consumer, config: GatewayConfig): WindowSpec[] {
+  const { minute, day } = config.rateLimit.windowMs;
+  return [
+    { name: 'minute', limit: consumer.limits.perMinute, ttlMs: minute },
+    { name: 'day', limit: consumer.limits.perDay, ttlMs: day },
+  ];
+}
+
+/**
+ * ThrottlerModule's configuration: two named throttlers, `minute` and `day`, whose limits are the caller's plan
+ * (or its own agreed limits), resolved per request from the authenticated consumer. A request without a valid
+ * key is counted by address at the anonymous per-minute limit and has no day window. The key of every plan
+ * window is the tracker itself: a consumer's limits hold across every route and every one of its keys.
+ */
+export function planThrottlerOptions(config: GatewayConfig, addresses: ClientAddressResolver): ThrottlerModuleOptions {
+  const { minute, day } = config.rateLimit.windowMs;
+  return {
+    throttlers: [
+      {
+        name: 'minute',
+        ttl: minute,
+        limit: (context) => requestOf(context).consumer?.limits.perMinute ?? config.rateLimit.anonymousPerMinute,
+      },
+      {
+        name: 'day',
+        ttl: day,
+        limit: (context) => requestOf(context).consumer?.limits.perDay ?? 0,
+        skipIf: (context) => requestOf(context).consumer === undefined,
+      },
+    ],
+    getTracker: (request) => trackerOf(request as ThrottledRequest, addresses),
+    generateKey: (_context, tracker) => tracker,
+    // PlanThrottlerGuard writes the spec's headers for all windows together.
+    setHeaders: false,
+  };
+}

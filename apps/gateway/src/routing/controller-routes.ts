@@ -1,0 +1,55 @@
+import { RequestMethod, Type } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { match, MatchFunction } from 'path-to-regexp';
+
+/** One route a controller declares, read from Nest's own metadata (the same that Nest's router registers). */
+export interface ControllerRoute {
+  readonly controller: Type;
+  /** The handler function on the controller's prototype (what an ExecutionContext's getHandler() returns). */
+  readonly handler: (...args: never[]) => unknown;
+  readonly methodName: string;
+  /** GET, POST...; ALL for @All(). */
+  readonly method: string;
+  /** The full template, as Express registers it: `/v1/pets/:petId`. */
+  readonly path: string;
+  /** Matches a raw (not decoded) path as Express's router does: case-insensitive, an optional trailing slash. */
+  readonly matchRouted: MatchFunction<Record<string, string>>;
+  /** The template's segments: a string is literal, null a parameter (`:petId`). */
+  readonly segments: ReadonlyArray<{ literal: string } | { param: string }>;
+}
+
+const joinPaths = (...parts: string[]) => `/${parts.flatMap((p) => p.split('/')).filter(Boolean).join('/')}`;
+
+/** Every route `controller` declares, in declaration order (the order Nest registers them in), under `prefix`. */
+export function controllerRoutes(controller: Type, prefix: string): ControllerRoute[] {
+  const base = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined ?? ''].flat();
+  const routes: ControllerRoute[] = [];
+  for (const methodName of Object.getOwnPropertyNames(controller.prototype)) {
+    if (methodName === 'constructor') continue;
+    const handler = (controller.prototype as Record<string, unknown>)[methodName];
+    if (typeof handler !== 'function') continue;
+    const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+    const verb = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+    if (paths === undefined || verb === undefined) continue;
+    for (const own of [paths].flat()) {
+      for (const head of base) {
+        const path = joinPaths(prefix, head, own);
+        routes.push({
+          controller,
+          handler: handler as ControllerRoute['handler'],
+          methodName,
+          method: RequestMethod[verb],
+          path,
+          matchRouted: match(path, { sensitive: false, trailing: true, end: true, decode: false }),
+          segments: path.split('/').slice(1).map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s })),
+        });
+      }
+    }
+  }
+  return routes;
+}
+
+/** Whether `route` answers `method` as Express does: HEAD is served by a GET route, ALL answers everything. */
+export function answersMethod(route: ControllerRoute, method: string | undefined): boolean {
+  return route.method === method || route.method === 'ALL' || (method === 'HEAD' && route.method === 'GET');
+}
