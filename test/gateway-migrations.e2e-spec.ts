@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
+import { CONSUMER_ENTITIES } from '../apps/gateway/src/consumers/consumer-entities';
 import { dataSourceOptions } from '../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../apps/gateway/src/database/run-migrations';
@@ -15,7 +16,7 @@ describe('gateway migrations', () => {
   beforeAll(async () => {
     database = await createGatewayTestDatabase();
     endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
-    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway'), logging: false }).initialize();
+    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', CONSUMER_ENTITIES), logging: false }).initialize();
   });
   afterAll(async () => {
     if (source?.isInitialized) await source.destroy();
@@ -49,8 +50,8 @@ describe('gateway migrations', () => {
   (process.env.DATABASE_URL ? it : it.skip)('run once when two instances start at the same time', async () => {
     const fresh = await createGatewayTestDatabase();
     const shared = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: fresh.url }));
-    const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway'), logging: false });
-    const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway'), logging: false });
+    const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', CONSUMER_ENTITIES), logging: false });
+    const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', CONSUMER_ENTITIES), logging: false });
     try {
       await Promise.all([a.initialize(), b.initialize()]);
       const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);

@@ -12,7 +12,8 @@ export class ApiKeyEntity {
   @Column({ name: 'consumer_id', type: 'uuid' })
   consumerId!: string;
 
-  @ManyToOne(() => ConsumerEntity, (consumer) => consumer.keys, { onDelete: 'CASCADE' })
+  // One way only (a key's consumer): the consumer's keys are read by consumer_id, never through a relation.
+  @ManyToOne(() => ConsumerEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'consumer_id', foreignKeyConstraintName: 'FK_api_keys_consumer' })
   consumer?: ConsumerEntity;
 

@@ -1,5 +1,4 @@
-import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
-import { ApiKeyEntity } from './api-key.entity';
+import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { PLAN_NAMES, PlanName } from '../plans/plans';
 
 /** A caller of the public API: a unique name, a plan, optional limits of its own, and any number of keys. */
@@ -31,7 +30,4 @@ export class ConsumerEntity {
   /** Set: every key of the consumer is refused until it is enabled again. */
   @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
   disabledAt!: Date | null;
-
-  @OneToMany(() => ApiKeyEntity, (key) => key.consumer)
-  keys?: ApiKeyEntity[];
 }

@@ -12,6 +12,7 @@ import { ConsumerRepository } from './consumer.repository';
 import { ConsumersFile } from './consumers-file.service';
 import { KeyCache } from './key-cache.service';
 import { KeyLookupRepository } from './key-lookup.repository';
+import { CONSUMER_ENTITIES } from './consumer-entities';
 import { PostgresConsumerChanges } from './postgres-consumer-changes';
 import { RedisConsumerChanges } from './redis-consumer-changes';
 
@@ -54,7 +55,7 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
  * consumers-file import/export (control plane), and the change channel between instances.
  */
 @Module({
-  imports: [GatewayDatabaseModule],
+  imports: [GatewayDatabaseModule.forRoot(CONSUMER_ENTITIES)],
   providers: [
     { provide: ConsumerChanges, inject: [GATEWAY_CONFIG, DatabaseEndpoint, getDataSourceToken(GATEWAY_DATA_SOURCE)], useFactory: createChanges },
     PlanLimits,

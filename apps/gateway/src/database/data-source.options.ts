@@ -1,25 +1,26 @@
-import { DataSourceOptions } from 'typeorm';
-import { ApiKeyEntity } from '../consumers/api-key.entity';
-import { ConsumerEntity } from '../consumers/consumer.entity';
+import { DataSourceOptions, EntitySchema } from 'typeorm';
 import { DatabaseEndpoint } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
 
-export const ENTITIES = [ConsumerEntity, ApiKeyEntity];
 export const MIGRATIONS = [CreateConsumers1763942400000];
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class
+type EntityClass = Function | EntitySchema;
 
 /**
  * The one description of the gateway's database, used by the app, the tests and the drift check. Everything
- * lives in its own schema (GATEWAY_DB_SCHEMA), so the gateway can share a database with the pets service.
+ * lives in its own schema (GATEWAY_DB_SCHEMA), so the gateway can share a database with the pets service. The
+ * entities are the features' own (CONSUMER_ENTITIES): this folder knows the plumbing and the migrations only.
  */
-export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, schema: string): DataSourceOptions {
+export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, schema: string, entities: EntityClass[]): DataSourceOptions {
   return {
     type: 'postgres',
     url: endpoint.url,
     schema,
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'all',

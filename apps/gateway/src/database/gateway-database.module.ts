@@ -1,9 +1,11 @@
 import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, PgliteListener, PgliteWireServer } from '@app/database';
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { PGlite } from '@electric-sql/pglite';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { dataSourceOptions, GATEWAY_DATA_SOURCE } from './data-source.options';
+
+type Entities = Parameters<typeof dataSourceOptions>[3];
 
 export async function openDatabaseEndpoint(config: GatewayConfig): Promise<DatabaseEndpoint> {
   const { databaseUrl, poolSize, pgliteDataDir } = config.consumers;
@@ -31,21 +33,26 @@ async function servePgliteWire(db: PGlite): Promise<PgliteListener> {
 class DatabaseEndpointModule {}
 
 /** The gateway's own database (consumers and keys): PostgreSQL at GATEWAY_DATABASE_URL, else an embedded PGlite. */
-@Module({
-  imports: [
-    DatabaseEndpointModule,
-    TypeOrmModule.forRootAsync({
-      name: GATEWAY_DATA_SOURCE,
-      imports: [DatabaseEndpointModule],
-      inject: [DatabaseEndpoint, GATEWAY_CONFIG],
-      useFactory: (endpoint: DatabaseEndpoint, config: GatewayConfig) => ({
-        ...dataSourceOptions(endpoint, config.consumers.poolSize, config.consumers.schema),
-        // A gateway whose database is missing at start fails soon, with the reason, rather than after 30 s.
-        retryAttempts: 2,
-        retryDelay: 1000,
-      }),
-    }),
-  ],
-  exports: [DatabaseEndpointModule, TypeOrmModule],
-})
-export class GatewayDatabaseModule {}
+@Module({})
+export class GatewayDatabaseModule {
+  static forRoot(entities: Entities): DynamicModule {
+    return {
+      module: GatewayDatabaseModule,
+      imports: [
+        DatabaseEndpointModule,
+        TypeOrmModule.forRootAsync({
+          name: GATEWAY_DATA_SOURCE,
+          imports: [DatabaseEndpointModule],
+          inject: [DatabaseEndpoint, GATEWAY_CONFIG],
+          useFactory: (endpoint: DatabaseEndpoint, config: GatewayConfig) => ({
+            ...dataSourceOptions(endpoint, config.consumers.poolSize, config.consumers.schema, entities),
+            // A gateway whose database is missing at start fails soon, with the reason, rather than after 30 s.
+            retryAttempts: 2,
+            retryDelay: 1000,
+          }),
+        }),
+      ],
+      exports: [DatabaseEndpointModule, TypeOrmModule],
+    };
+  }
+}

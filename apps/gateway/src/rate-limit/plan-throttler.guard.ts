@@ -24,6 +24,8 @@ interface GuardedRequest {
 }
 
 const PENDING = Symbol('plan-throttler:pending');
+/** Where `@SkipThrottle()` without arguments puts its flag (the package's THROTTLER_SKIP + 'default', not exported). */
+const SKIP_DEFAULT = 'THROTTLER:SKIPdefault';
 const DECIDED = Symbol('plan-throttler:decided');
 
 /**
@@ -91,6 +93,14 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     const headers = rateLimitHeaders(decision, this.clock.now());
     for (const name in headers) this.setResponseHeader(res, name, headers[name]);
     if (decision.outcome !== 'allowed') this.refuse(decision, plan, request.consumer?.name ?? pending.tracker, headers['Retry-After']);
+  }
+
+  /**
+   * `@SkipThrottle()` skips every throttler: the package's bare decorator names only the `default` throttler,
+   * and this guard has two named ones (`@SkipThrottle({ day: true })` still skips one).
+   */
+  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+    return this.reflector.getAllAndOverride<boolean>(SKIP_DEFAULT, [context.getHandler(), context.getClass()]) === true;
   }
 
   /** Called by ThrottlerGuard once per throttler that applies: collects the window instead of counting it. */

@@ -1,5 +1,6 @@
 import { RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { MetadataScanner } from '@nestjs/core';
 import { match, MatchFunction } from 'path-to-regexp';
 
 /** One route a controller declares, read from Nest's own metadata (the same that Nest's router registers). */
@@ -24,8 +25,8 @@ const joinPaths = (...parts: string[]) => `/${parts.flatMap((p) => p.split('/'))
 export function controllerRoutes(controller: Type, prefix: string): ControllerRoute[] {
   const base = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined ?? ''].flat();
   const routes: ControllerRoute[] = [];
-  for (const methodName of Object.getOwnPropertyNames(controller.prototype)) {
-    if (methodName === 'constructor') continue;
+  // The methods Nest's own explorer finds (inherited ones included), in its order.
+  for (const methodName of new MetadataScanner().getAllMethodNames(controller.prototype)) {
     const handler = (controller.prototype as Record<string, unknown>)[methodName];
     if (typeof handler !== 'function') continue;
     const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
