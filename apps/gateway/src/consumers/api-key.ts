@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** Recognisable prefix, so that a leaked key is easy to spot (and to scan for) in code and logs. */
 export const API_KEY_PREFIX = 'petk_';
@@ -19,13 +19,6 @@ export function isWellFormedApiKey(key: string): boolean {
  */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
-}
-
-/** Constant-time comparison of two hex digests. */
-export function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /** What `keys list` shows of a key: its prefix and first characters, never enough to use it. */
