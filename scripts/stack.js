@@ -1,182 +1,70 @@
 #!/usr/bin/env node
 /**
- * `npm run stack`: the docker-compose topology without Docker. The pets service, several gateway instances
- * (GATEWAY_INSTANCES, default 2) sharing Redis and the consumers database, and nginx in front of them as the only
- * public port (STACK_PORT, default 8080), against this machine's PostgreSQL and Redis (started if they are
- * down; a fresh database unless DATABASE_URL is set). Everything it started stops on Ctrl-C or SIGTERM.
- * Needs `npm run build` first and nginx on the PATH (Debian: apt-get install nginx).
+ * `npm run stack`: the docker-compose topology without Docker. The pets service, GATEWAY_INSTANCES gateway
+ * instances (2) sharing Redis and the consumers database, and nginx in front of them as the only public port
+ * (STACK_PORT, 8080), against this machine's PostgreSQL and Redis (started if they are down; a fresh database
+ * unless DATABASE_URL is set). Every port has a variable of its own: docs/stack.md lists them.
+ * Ctrl-C or SIGTERM stops everything it started, during the start too; a start that fails stops everything it
+ * had started and exits 1 with one line saying why. Needs `npm run build` first and nginx.
  */
-const { spawn, spawnSync, execSync } = require('node:child_process');
-const { appNodeOptions } = require('./app-node-options');
-const { randomBytes } = require('node:crypto');
-const { mkdirSync, writeFileSync, existsSync } = require('node:fs');
-const path = require('node:path');
-
-const ROOT = path.join(__dirname, '..');
-const PETS_MAIN = path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
-const GATEWAY_MAIN = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
-const MIGRATE = path.join(ROOT, 'dist/apps/pets/apps/pets/src/database/migrate.js');
-const KEYS = path.join(ROOT, 'scripts/keys.js');
-
-function ensureServices() {
-  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
-    execSync('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
-  }
-  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
-    execSync('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
-  }
-}
-
-async function waitFor(url, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await fetch(url).then((r) => r.ok, () => false);
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not become ready`);
-}
-
-function nginxConfig(dir, port, gatewayPorts, upstreamIdleSeconds) {
-  return `worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client-body;
-  proxy_temp_path ${dir}/proxy;
-  upstream gateways {
-${gatewayPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
-    keepalive 32;
-    # Below the gateways' KEEP_ALIVE_TIMEOUT_MS (75 s by default): nginx, not
-    # the gateway, closes an idle connection, so a reused one is never being closed under a request.
-    keepalive_timeout ${upstreamIdleSeconds}s;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 16k;
-    location /health/ { return 404; }
-    location / {
-      proxy_pass http://gateways;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $http_host;
-      proxy_next_upstream error timeout http_502 http_503;
-      proxy_next_upstream_tries 3;
-      proxy_connect_timeout 2s;
-      proxy_read_timeout 15s;
-    }
-  }
-}
-`;
-}
-
-/**
- * Starts the stack; resolves with its addresses and a stop function. Options (all optional): port, instances,
- * basePort (gateways take basePort+1.., pets basePort), databaseUrl, redisUrl, dir, env (extra variables),
- * upstreamIdleSeconds (nginx's upstream keepalive_timeout, 60).
- */
-async function startStack(options = {}) {
-  for (const file of [PETS_MAIN, GATEWAY_MAIN, MIGRATE]) {
-    if (!existsSync(file)) throw new Error(`${path.relative(ROOT, file)} is missing: run npm run build first`);
-  }
-  ensureServices();
-  const port = options.port ?? Number(process.env.STACK_PORT ?? 8080);
-  const instances = options.instances ?? Number(process.env.GATEWAY_INSTANCES ?? 2);
-  const basePort = options.basePort ?? 3300;
-  const dir = options.dir ?? path.join(ROOT, '.data', 'stack');
-  mkdirSync(dir, { recursive: true });
-  const run = `stack_${Date.now()}_${process.pid}`;
-  const children = [];
-  let ownDatabase;
-
-  let databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
-  if (!databaseUrl) {
-    ownDatabase = run;
-    execSync(`psql -h 127.0.0.1 -U postgres -d test -qc "CREATE DATABASE ${run}"`);
-    databaseUrl = `postgres://postgres@127.0.0.1:5432/${run}`;
-  }
-  const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  // Each gateway's admin API on loopback (basePort + 50 + i), never in the nginx upstreams below.
-  const adminToken = options.adminToken ?? randomBytes(32).toString('base64url');
-  const common = { ...process.env, NODE_OPTIONS: appNodeOptions(), NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...options.env };
-  execSync(`node ${MIGRATE}`, { env: { ...common, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
-
-  const start = (name, file, env) => {
-    const child = spawn(process.execPath, [file], { env: { ...common, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.name = name;
-    children.push(child);
-    return child;
-  };
-  const petsPort = basePort;
-  start('pets', PETS_MAIN, { PETS_PORT: String(petsPort), DATABASE_URL: databaseUrl, PETS_METRICS_PORT: '0' });
-  await waitFor(`http://127.0.0.1:${petsPort}/health/ready`);
-
-  const gateways = [];
-  for (let i = 1; i <= instances; i += 1) {
-    const gatewayPort = basePort + i;
-    const metricsPort = basePort + 100 + i;
-    const child = start(`gateway-${i}`, GATEWAY_MAIN, {
-      PORT: String(gatewayPort),
-      HOST: '127.0.0.1',
-      PETS_URL: `http://127.0.0.1:${petsPort}`,
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: `${options.keyPrefix ?? run}:`,
-      GATEWAY_DATABASE_URL: databaseUrl,
-      ADMIN_PORT: String(basePort + 50 + i),
-      ADMIN_HOST: '127.0.0.1',
-      ADMIN_TOKEN: adminToken,
-      METRICS_PORT: String(metricsPort),
-      TRUST_PROXY: 'loopback',
-    });
-    gateways.push({ port: gatewayPort, metricsPort, adminPort: basePort + 50 + i, process: child });
-  }
-  for (const gateway of gateways) await waitFor(`http://127.0.0.1:${gateway.port}/health/ready`);
-
-  mkdirSync(path.join(dir, 'client-body'), { recursive: true });
-  mkdirSync(path.join(dir, 'proxy'), { recursive: true });
-  writeFileSync(path.join(dir, 'nginx.conf'), nginxConfig(dir, port, gateways.map((g) => g.port), options.upstreamIdleSeconds ?? 60));
-  const nginx = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
-  nginx.name = 'nginx';
-  children.push(nginx);
-  await waitFor(`http://127.0.0.1:${port}/docs-json`);
-
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    const exits = children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((resolve) => c.once('exit', resolve)));
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.race([Promise.all(exits), new Promise((resolve) => setTimeout(resolve, 15_000))]);
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    if (ownDatabase) spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'test', '-qc', `DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`]);
-  };
-  const admin = { adminUrl: `http://127.0.0.1:${gateways[0].adminPort}`, adminToken };
-  return { url: `http://127.0.0.1:${port}`, gateways, admin, dir, keysCli: KEYS, stop };
-}
+const { execFileSync } = require('node:child_process');
+const { startStack } = require('./stack/start-stack');
+const { StackError } = require('./stack/stack-error');
 
 module.exports = { startStack };
 
+const EXIT_ON_SIGNAL = { SIGINT: 130, SIGTERM: 143 };
+
+function printStack(stack) {
+  const key = execFileSync(process.execPath, [stack.keysCli, 'create', '--plan', 'free'], {
+    env: { ...process.env, ADMIN_URL: stack.admin.adminUrl, ADMIN_TOKEN: stack.admin.adminToken },
+    timeout: 30_000,
+  }).toString().trim().split('\n').pop();
+  console.log(`\nStack up: ${stack.gateways.length} gateways behind nginx on ${stack.url} (Swagger UI: ${stack.url}/docs)`);
+  console.log(`  pets service  ${stack.pets.url} (metrics on port ${stack.pets.metricsPort})`);
+  for (const gateway of stack.gateways) {
+    console.log(`  ${gateway.name.padEnd(12)}  port ${gateway.port}, admin API on port ${gateway.adminPort}, metrics on port ${gateway.metricsPort}`);
+  }
+  console.log(`  database      ${stack.database}`);
+  console.log(`  Redis         ${stack.redis.url ?? 'REDIS_CLUSTER_NODES / REDIS_SENTINELS'}, key prefix ${stack.redis.keyPrefix}`);
+  console.log(`Free-plan key for this stack: ${key}`);
+  console.log(`Admin API (loopback only, not behind nginx): ${stack.admin.adminUrl}/docs`);
+  console.log(`Mint more: ADMIN_URL=${stack.admin.adminUrl} ADMIN_TOKEN=${stack.admin.adminToken} npm run -s keys -- create --plan pro`);
+  console.log('Ctrl-C stops everything.');
+}
+
 if (require.main === module) {
-  startStack().then(
-    (stack) => {
-      const adminEnv = `ADMIN_URL=${stack.admin.adminUrl} ADMIN_TOKEN=${stack.admin.adminToken}`;
-      const key = execSync(`node ${KEYS} create --plan free`, { env: { ...process.env, ADMIN_URL: stack.admin.adminUrl, ADMIN_TOKEN: stack.admin.adminToken } })
-        .toString().trim().split('\n').pop();
-      console.log(`\nStack up: ${stack.gateways.length} gateways behind nginx on ${stack.url} (Swagger UI: ${stack.url}/docs)`);
-      console.log(`Free-plan key for this stack: ${key}`);
-      console.log(`Admin API (loopback only, not behind nginx): ${stack.admin.adminUrl}/docs`);
-      console.log(`Mint more: ${adminEnv} npm run -s keys -- create --plan pro\nCtrl-C stops everything.`);
+  // A signal during the start abandons it: startStack stops what it had started, then this exits.
+  let interrupt;
+  const interrupted = new Promise((resolve) => { interrupt = resolve; });
+  let signalled;
+  const onSignal = (signal) => {
+    signalled = signal;
+    interrupt(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  startStack({ interrupted }).then(
+    async (stack) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       const shutdown = () => stack.stop().then(() => process.exit(0));
       process.once('SIGINT', shutdown);
       process.once('SIGTERM', shutdown);
+      if (signalled) return shutdown();
+      try {
+        printStack(stack);
+      } catch (error) {
+        console.error(`stack: the stack is up but minting its first key failed (${String(error.message).split('\n')[0]}); stopping it`);
+        await stack.stop();
+        process.exit(1);
+      }
     },
     (error) => {
-      console.error(error.message ?? error);
-      process.exit(1);
+      // A StackError says it all in one line; anything else is a bug, whose stack trace is worth the lines.
+      console.error(`stack: ${error instanceof StackError ? error.message : String(error?.stack ?? error)}`);
+      process.exit(signalled ? EXIT_ON_SIGNAL[signalled] : 1);
     },
   );
 }

@@ -1,9 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mintKey } from './support/gateway';
 import { openSocket, readReply } from './support/raw-http';
+import { buildAppsIfMissing, freeStackPorts, hasNginx } from './support/stack';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStack } = require('../scripts/stack.js') as {
@@ -15,9 +15,6 @@ const { startStack } = require('../scripts/stack.js') as {
     stop(): Promise<void>;
   }>;
 };
-
-const ROOT = join(__dirname, '..');
-const hasNginx = spawnSync('nginx', ['-v']).status === 0;
 
 async function requestsServed(metricsPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -35,11 +32,12 @@ async function requestsServed(metricsPort: number): Promise<number> {
   let dir: string;
 
   beforeAll(async () => {
-    for (const app of ['pets', 'gateway']) {
-      if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`))) execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
-    }
+    buildAppsIfMissing();
     dir = mkdtempSync(join(tmpdir(), 'petstore-stack-'));
-    stack = await startStack({ dir, port: 18080, basePort: 18100, keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}` });
+    const ports = await freeStackPorts(2);
+    stack = await startStack({
+      env: { ...ports.env, GATEWAY_INSTANCES: '2', STACK_DIR: dir, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}:` },
+    });
     // Unique names: with DATABASE_URL set, the stack's consumers live in that (long-lived) database.
     const run = Date.now().toString(36);
     freeKey = await mintKey(stack.admin, 'free', `stack-free-${run}`);

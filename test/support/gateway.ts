@@ -83,7 +83,7 @@ export interface GatewayUnderTest {
 }
 
 /**
- * Starts the real gateway and its admin API on free ports. Consumers live in `database` when given (shared
+ * Starts the real gateway and its admin API on free ports (of `host`, 127.0.0.1 by default). Consumers live in `database` when given (shared
  * with other instances), else in a database of its own (a fresh one on DATABASE_URL's server, or the embedded
  * in-memory PGlite), dropped on close. With REDIS_URL set, its counters live in that Redis under a prefix of
  * its own (or `keyPrefix`, to make several instances share them).
@@ -96,6 +96,8 @@ export async function startGateway(options: {
   adjust?: (config: GatewayConfig) => void;
   keyPrefix?: string;
   logDestination?: DestinationStream;
+  /** The loopback address both apps listen on (127.0.0.1 unless given). */
+  host?: string;
 }): Promise<GatewayUnderTest> {
   const own = options.database === undefined && process.env.DATABASE_URL ? await createGatewayTestDatabase() : undefined;
   const databaseUrl = options.database?.url ?? own?.url;
@@ -116,16 +118,17 @@ export async function startGateway(options: {
   options.adjust?.(config);
   const app = await createGatewayApp({ config, plans, clock: options.clock, logDestination: options.logDestination });
   const admin = await createAdminApp(app, { token: config.admin.token!, logLevel: config.logLevel, logDestination: options.logDestination });
-  await app.listen(0, '127.0.0.1');
-  await admin.listen(0, '127.0.0.1');
+  const host = options.host ?? '127.0.0.1';
+  await app.listen(0, host);
+  await admin.listen(0, host);
   const { port } = app.getHttpServer().address() as { port: number };
   const { port: adminPort } = admin.getHttpServer().address() as { port: number };
   return {
     app,
     admin,
     config,
-    url: `http://127.0.0.1:${port}`,
-    adminUrl: `http://127.0.0.1:${adminPort}`,
+    url: `http://${host}:${port}`,
+    adminUrl: `http://${host}:${adminPort}`,
     adminToken: config.admin.token!,
     close: async () => {
       await admin.close();

@@ -5,7 +5,15 @@ import helmet from 'helmet';
 export type HeaderField = readonly [name: string, value: string];
 
 /**
- * helmet's default headers (CSP with self-hosted scripts, nosniff, frame denial, HSTS...), computed once. They suit
+ * helmet's options: its defaults, less the CSP's `upgrade-insecure-requests`. The apps speak plain HTTP (TLS, when
+ * there is any, ends in front of them, and moving browsers to https is that terminator's job): with the directive,
+ * a browser that opens Swagger UI by a name or address other than localhost fetches its stylesheet and scripts
+ * over https, which nothing here answers, and shows a blank page (#22).
+ */
+const HELMET_OPTIONS = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } } as const;
+
+/**
+ * helmet's headers (CSP with self-hosted scripts, nosniff, frame denial, HSTS...), computed once. They suit
  * both the API and Swagger UI (whose scripts and styles are served from this origin). helmet builds the same strings
  * on every response through a chain of a dozen middleware; with no per-request directive (no nonce) the result never
  * changes, so it is read off one dry run at start-up and replayed.
@@ -18,7 +26,7 @@ export function securityHeaders(): readonly HeaderField[] {
     getHeader: () => undefined,
   };
   let synchronous = false;
-  helmet()({} as never, recorder as never, (error?: unknown) => {
+  helmet(HELMET_OPTIONS)({} as never, recorder as never, (error?: unknown) => {
     if (error) throw error instanceof Error ? error : new Error(String(error));
     synchronous = true;
   });
