@@ -1,11 +1,20 @@
 import { ErrorDto } from '@app/contract';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { ConsumerRepository, ConsumerWithKeys, limitsOf } from '../consumers/consumer.repository';
 import { ConsumersFile } from '../consumers/consumers-file.service';
 import { PlanLimits } from '../plans/plan-limits';
-import { ConsumerUsageService } from './consumer-usage.service';
+import { ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { ConsumerKeyParams, ConsumerParams } from './dto/consumer-params.dto';
 import { CreateConsumerDto } from './dto/create-consumer.dto';
 import {
@@ -44,7 +53,7 @@ export class ConsumersAdminController {
     private readonly store: ConsumerRepository,
     private readonly file: ConsumersFile,
     private readonly planLimits: PlanLimits,
-    private readonly usageService: ConsumerUsageService,
+    private readonly rateLimits: ConsumerRateLimitService,
   ) {}
 
   @Get('consumers')
@@ -127,7 +136,16 @@ export class ConsumersAdminController {
   @ApiOkResponse({ type: UsageResponse, description: 'Current window counts and ban, read from the rate-limit store.' })
   @ApiNotFoundResponse({ type: ErrorDto })
   usage(@Param() { name }: ConsumerParams): Promise<UsageResponse> {
-    return this.usageService.usage(name);
+    return this.rateLimits.usage(name);
+  }
+
+  @Post('consumers/:name/unban')
+  @HttpCode(200)
+  @ApiOkResponse({ type: UsageResponse, description: 'The ban is lifted and the strikes forgotten on every instance (the windows keep counting); then the usage.' })
+  @ApiNotFoundResponse({ type: ErrorDto })
+  @ApiServiceUnavailableResponse({ type: ErrorDto, description: 'Redis, where the ban lives, cannot be reached: retry after Retry-After.' })
+  unban(@Param() { name }: ConsumerParams): Promise<UsageResponse> {
+    return this.rateLimits.unban(name);
   }
 
   @Post('import')
