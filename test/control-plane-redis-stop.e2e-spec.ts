@@ -10,7 +10,10 @@ const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } 
 
 /** How long Redis stays frozen: far beyond the admin API's bound, so that an answer waiting on Redis shows. */
 const STOP_MS = 10_000;
-/** docs/control-plane.md: an admin change answers within the commit plus a publish deadline of 1 s; 3 s leaves a margin for a loaded machine. */
+/**
+ * docs/control-plane.md: an admin change answers within the commit plus a publish deadline of 1 s (an unban, a
+ * usage read: within REDIS_COMMAND_TIMEOUT_MS, 1 s here); 3 s leaves a margin for a loaded machine.
+ */
 const ANSWER_BOUND_MS = 3_000;
 /** docs/control-plane.md: once Redis answers again, other instances hear of the change at once; 3 s of margin. */
 const CATCH_UP_BOUND_MS = 3_000;
@@ -48,7 +51,8 @@ async function until(probe: () => Promise<Reply>, ok: (reply: Reply) => boolean,
     database = await createGatewayTestDatabase();
     const keyPrefix = `stop-${randomBytes(4).toString('hex')}:`;
     // The cache TTL (30 s, the default) is far longer than the test: B can only refuse in time by hearing of the change.
-    const env = { REDIS_URL: redis.url };
+    // Replies of a live Redis are awaited 1 s at most (REDIS_COMMAND_TIMEOUT_MS): the unban and usage routes' bound.
+    const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '1000' };
     a = await startGateway({ petsUrl: pets.url, database, keyPrefix, env });
     b = await startGateway({ petsUrl: pets.url, database, keyPrefix, env });
   });
@@ -61,7 +65,7 @@ async function until(probe: () => Promise<Reply>, ok: (reply: Reply) => boolean,
     await pets?.close();
   });
 
-  it('answers a revoke and an issue within the bound while Redis is stopped; B refuses the revoked key soon after Redis resumes', async () => {
+  it('answers a revoke, an issue, an unban (503) and a usage read within the bound while Redis is stopped; B refuses the revoked key soon after Redis resumes', async () => {
     const revoked = await mintKey(a, 'business', 'frozen-revoke');
     await mintKey(a, 'business', 'frozen-issue');
     // B has the key cached (valid) before Redis freezes.
@@ -86,6 +90,15 @@ async function until(probe: () => Promise<Reply>, ok: (reply: Reply) => boolean,
       console.log(`Redis stopped: revoke answered in ${revoke.ms} ms, issue in ${issue.ms} ms`);
       expect(revoke.ms).toBeLessThan(ANSWER_BOUND_MS);
       expect(issue.ms).toBeLessThan(ANSWER_BOUND_MS);
+      // The ban lives in Redis: an unban cannot be done now, and says so in time; usage answers from memory.
+      const unban = await timed(() => adminCall(a, 'POST', '/consumers/frozen-issue/unban'));
+      expectErrorBody(unban.reply, 503, 'SERVICE_UNAVAILABLE');
+      expect(unban.reply.headers.get('retry-after')).toMatch(/^[1-9]/);
+      const usage = await timed(() => adminCall(a, 'GET', '/consumers/frozen-issue/usage'));
+      expect(usage.reply.status).toBe(200);
+      console.log(`Redis stopped: unban answered 503 in ${unban.ms} ms, usage 200 in ${usage.ms} ms`);
+      expect(unban.ms).toBeLessThan(ANSWER_BOUND_MS);
+      expect(usage.ms).toBeLessThan(ANSWER_BOUND_MS);
       // Instance A applied its own change before answering, Redis or not (asked directly: a /v1 request would
       // wait on the frozen rate-limit store).
       expect(await a.app.get(KeyCache).authenticate(hashApiKey(revoked))).toEqual({ outcome: 'invalid', reason: 'revoked' });
