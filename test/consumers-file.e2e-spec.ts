@@ -96,6 +96,16 @@ describe('consumers file (import / export)', () => {
     expect((await get(source, 'full-single')).createdAt).toBe('2026-01-01T00:00:00.000Z');
   });
 
+  it('takes the same new file imported five times at once: every import answers 200, each consumer is made once', async () => {
+    const file = {
+      consumers: Array.from({ length: 3 }, (_, i) => ({ name: `together-${i}`, plan: 'free', createdAt: '2026-01-01T00:00:00.000Z', keyHash: hashApiKey(generateApiKey()), keyHint: `petk_t${i}` })),
+    };
+    const replies = await Promise.all(Array.from({ length: 5 }, () => adminCall(source, 'POST', '/import', file)));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(replies.reduce((sum, r) => sum + (r.body as { created: number }).created, 0)).toBe(3);
+    for (let i = 0; i < 3; i += 1) expect((await get(source, `together-${i}`)).keys).toHaveLength(1);
+  });
+
   it.each([
     ['a key without its hash', { name: 'bad', plan: 'free', keys: [{ keyHint: 'petk_abcd…' }] }, 'keyHash'],
     ['a top-level hint without a hash', { name: 'bad', plan: 'free', keyHint: 'petk_abcd…' }, 'keyHash'],
