@@ -138,7 +138,17 @@ describe('admin API input', () => {
     ['a number', [1]],
     ['a string', ['acme']],
   ])('refuses an import entry that is %s with 400', async (_case, consumers) => {
-    expectErrorBody(await admin('POST', '/import', { consumers }), 400, 'VALIDATION_FAILED');
+    const reply = await admin('POST', '/import', { consumers });
+    expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+    expect((reply.body as { message: string }).message).toBe('each entry of consumers must be an object');
+  });
+
+  it('says what is wrong with an import that has no consumers list', async () => {
+    for (const body of [{}, { consumers: 'all' }]) {
+      const reply = await admin('POST', '/import', body);
+      expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+      expect((reply.body as { message: string }).message).toBe('consumers must be an array');
+    }
   });
 
   it('answers no 5xx to random bytes and text in every path parameter and body field of every route', async () => {

@@ -7,7 +7,10 @@ import { LimitsDto } from './limits.dto';
 
 export const IMPORT_BATCH_MAX = 500;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-/** 1-16 characters, none of them a control character (NUL included) or half a surrogate pair. */
+/**
+ * 1-16 characters, none of them a control character (NUL included) or half a surrogate pair. Unicode property
+ * escapes: not written into the OpenAPI document as a pattern (tools read patterns without the `u` flag).
+ */
 const KEY_HINT = /^[^\p{Cc}\p{Cs}]{1,16}$/u;
 const KEY_HINT_RULE = '1-16 characters, no control characters';
 const DATE_TIME = { format: 'date-time' } as const;
@@ -20,7 +23,7 @@ export class FileKeyDto {
   @Matches(SHA256_HEX, { message: 'keyHash must be a SHA-256 hex digest' })
   keyHash!: string;
 
-  @ApiPropertyOptional({ pattern: KEY_HINT.source, example: 'petk_AbCd…', description: `What lists show of the key (${KEY_HINT_RULE}). Default: sha256: and the hash's first 8 characters.` })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 16, example: 'petk_AbCd…', description: `What lists show of the key (${KEY_HINT_RULE}). Default: sha256: and the hash's first 8 characters.` })
   @IsOptional()
   @IsString()
   @Matches(KEY_HINT, { message: `keyHint must be ${KEY_HINT_RULE}` })
@@ -79,8 +82,8 @@ export class FileConsumerDto {
 
   @ApiPropertyOptional({ type: [FileKeyDto], description: 'Every key of the consumer, matched by hash (added, or revoked when the file says so).' })
   @IsOptional()
-  @IsArray({ message: 'keys must be an array' })
   @IsObject({ each: true, message: 'each entry of keys must be an object' })
+  @IsArray({ message: 'keys must be an array' })
   @ValidateNested({ each: true })
   @Type(() => FileKeyDto)
   keys?: FileKeyDto[];
@@ -90,7 +93,7 @@ export class FileConsumerDto {
   @Matches(SHA256_HEX, { message: 'keyHash must be a SHA-256 hex digest' })
   keyHash?: string;
 
-  @ApiPropertyOptional({ pattern: KEY_HINT.source, description: 'One-key form: the key\'s hint. Ignored when `keys` is given.' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 16, description: `One-key form: the key's hint (${KEY_HINT_RULE}). Ignored when \`keys\` is given.` })
   @IsOptional()
   @IsString()
   @Matches(KEY_HINT, { message: `keyHint must be ${KEY_HINT_RULE}` })
@@ -109,9 +112,10 @@ export class FileConsumerDto {
 
 export class ImportConsumersDto {
   @ApiProperty({ type: [FileConsumerDto], maxItems: IMPORT_BATCH_MAX })
-  @IsArray({ message: 'consumers must be an array' })
-  @ArrayMaxSize(IMPORT_BATCH_MAX, { message: `consumers takes at most ${IMPORT_BATCH_MAX} entries per request` })
+  // With stopAtFirstError, the rule nearest the property is checked (and reported) first: that it is an array.
   @IsObject({ each: true, message: 'each entry of consumers must be an object' })
+  @ArrayMaxSize(IMPORT_BATCH_MAX, { message: `consumers takes at most ${IMPORT_BATCH_MAX} entries per request` })
+  @IsArray({ message: 'consumers must be an array' })
   @ValidateNested({ each: true })
   @Type(() => FileConsumerDto)
   consumers!: FileConsumerDto[];
