@@ -185,7 +185,7 @@ export class ConsumerRepository {
    * Runs `change` in one transaction that first locks the consumer's row (SELECT ... FOR UPDATE): every change
    * of one consumer waits for the one before it, in every instance sharing the database. 404 when it is unknown.
    */
-  changeConsumer<T>(name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
+  private changeConsumer<T>(name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => change(manager, await this.consumerNamed(manager, name, true)));
   }
 
