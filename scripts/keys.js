@@ -13,6 +13,7 @@ const USAGE = `Usage:
   npm run -s keys -- revoke NAME [--key KEY-ID]
   npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]
   npm run -s keys -- usage NAME
+  npm run -s keys -- unban NAME
   npm run -s keys -- import FILE
   npm run -s keys -- export [FILE]
 
@@ -182,6 +183,13 @@ async function runKeysCommand(argv, env, out) {
       const usage = await request(admin(), 'GET', `/consumers/${name(consumer)}/usage`);
       for (const w of usage.windows) out(`${w.name}\t${w.used}/${w.limit} used\t${w.remaining} remaining\tresets in ${w.resetSeconds}s`);
       out(usage.banned ? `banned for ${usage.banSecondsLeft}s more` : 'not banned');
+      return;
+    }
+    case 'unban': {
+      const consumer = rest[0];
+      if (!consumer) throw new UsageError('unban needs the consumer name');
+      const usage = await request(admin(), 'POST', `/consumers/${name(consumer)}/unban`);
+      out(`Unbanned "${usage.consumer}" on every gateway: its ban and strikes are gone (its windows keep counting).`);
       return;
     }
     case 'import': {

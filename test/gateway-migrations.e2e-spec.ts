@@ -25,7 +25,7 @@ describe('gateway migrations', () => {
   });
 
   it('apply cleanly in the gateway schema and leave nothing for the entities to change (no drift)', async () => {
-    expect(await runMigrations(source, endpoint, 'gateway')).toEqual(['CreateConsumers1763942400000']);
+    expect(await runMigrations(source, endpoint, 'gateway')).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000']);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
     const tables: Array<{ table_name: string }> = await source.query(
@@ -55,7 +55,7 @@ describe('gateway migrations', () => {
     try {
       await Promise.all([a.initialize(), b.initialize()]);
       const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
-      expect(results.flat()).toEqual(['CreateConsumers1763942400000']);
+      expect(results.flat()).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000']);
     } finally {
       await a.destroy();
       await b.destroy();

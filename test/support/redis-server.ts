@@ -81,6 +81,16 @@ export class OwnRedisServer {
     this.process = undefined;
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered, like a Redis that hangs. */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused server run again (SIGCONT): it answers what it received meanwhile. */
+  resume(): void {
+    this.process?.kill('SIGCONT');
+  }
+
   /** A client of its own, for the test to inspect or disturb the server. */
   client(): Redis {
     const client = new Redis(this.url, { maxRetriesPerRequest: 0 });

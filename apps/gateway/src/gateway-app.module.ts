@@ -7,6 +7,7 @@ import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { HealthModule } from './health/health.module';
 import { ProxyModule } from './proxy/proxy.module';
+import { UnbanPropagationModule } from './rate-limit/unban-propagation.module';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -39,7 +40,7 @@ export class GatewayAppModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [GatewayCoreModule.forRoot(options), AuthModule, ProxyModule, HealthModule],
+      imports: [GatewayCoreModule.forRoot(options), AuthModule, ProxyModule, HealthModule, UnbanPropagationModule],
     };
   }
 }

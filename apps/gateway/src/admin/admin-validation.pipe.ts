@@ -1,6 +1,24 @@
 import { STRICT_VALIDATION } from '@app/contract';
 import { ApiError } from '@app/errors';
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+
+/**
+ * Deeper than any admin DTO (an import body: consumers, a consumer, its keys, a key): refused before
+ * class-transformer recurses into it (a JSON document nested 100,000 deep would overflow its stack: a 500).
+ */
+const MAX_DEPTH = 5;
+
+/** Whether `value` holds an object or array at depth `max` or below; iterative, so any depth is safe to walk. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 function messages(errors: ValidationError[], path = ''): string[] {
   return errors.flatMap((error) => {
@@ -13,7 +31,8 @@ function messages(errors: ValidationError[], path = ''): string[] {
 /**
  * The admin API's validation: the public contract's STRICT_VALIDATION (nothing coerced, unknown fields
  * refused, VALIDATION_FAILED naming the field), with nested bodies allowed (an import batch is an array of
- * consumers, each with its keys) and the path of a nested field in the message.
+ * consumers, each with its keys, at most MAX_DEPTH deep) and the path of a nested field in the message. A body
+ * that is not a JSON object is refused before its DTO is built.
  */
 export class AdminValidationPipe extends ValidationPipe {
   constructor() {
@@ -21,5 +40,13 @@ export class AdminValidationPipe extends ValidationPipe {
       ...STRICT_VALIDATION,
       exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ') || 'The request is not valid.'),
     });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+      throw new ApiError('VALIDATION_FAILED', 'The request body must be a JSON object.');
+    }
+    if (deeperThan(value, MAX_DEPTH)) throw new ApiError('VALIDATION_FAILED', 'The request is nested too deeply.');
+    return super.transform(value, metadata);
   }
 }

@@ -1,12 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { GATEWAY_CONFIG } from '../config/gateway.config';
+import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerRepository } from '../consumers/consumer.repository';
 import { ConsumersFile } from '../consumers/consumers-file.service';
 import { PlanLimits } from '../plans/plan-limits';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
-import { ConsumerUsageService } from './consumer-usage.service';
+import { ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { ConsumersAdminController } from './consumers-admin.controller';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
 
@@ -19,7 +20,7 @@ export interface AdminDependencies {
   gateway: { get<T>(type: abstract new (...args: never[]) => T): T; get<T>(token: symbol | string): T };
 }
 
-const SHARED = [ConsumerRepository, ConsumersFile, PlanLimits, RateLimitStore] as const;
+const SHARED = [ConsumerRepository, ConsumersFile, ConsumerChanges, PlanLimits, RateLimitStore] as const;
 
 @Module({})
 export class AdminModule {
@@ -31,7 +32,7 @@ export class AdminModule {
         { provide: ADMIN_TOKEN, useValue: token },
         { provide: GATEWAY_CONFIG, useValue: gateway.get(GATEWAY_CONFIG) },
         ...SHARED.map((type) => ({ provide: type, useValue: gateway.get<unknown>(type as never) })),
-        ConsumerUsageService,
+        ConsumerRateLimitService,
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
       ],

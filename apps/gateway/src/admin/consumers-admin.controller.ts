@@ -1,11 +1,21 @@
 import { ErrorDto } from '@app/contract';
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { ConsumerRepository, ConsumerWithKeys, limitsOf } from '../consumers/consumer.repository';
 import { ConsumersFile } from '../consumers/consumers-file.service';
 import { PlanLimits } from '../plans/plan-limits';
-import { ConsumerUsageService } from './consumer-usage.service';
+import { ConsumerRateLimitService } from './consumer-rate-limit.service';
+import { ConsumerKeyParams, ConsumerParams } from './dto/consumer-params.dto';
 import { CreateConsumerDto } from './dto/create-consumer.dto';
 import {
   ConsumerPageResponse,
@@ -25,8 +35,6 @@ import { DEFAULT_OVERLAP_SECONDS, IssueKeyDto, RotateKeyDto } from './dto/issue-
 import { ListConsumersQueryDto, PAGE_SIZE } from './dto/list-consumers.query.dto';
 import { UpdateConsumerDto } from './dto/update-consumer.dto';
 
-const uuid = new ParseUUIDPipe({ exceptionFactory: () => new ApiError('VALIDATION_FAILED', 'keyId must be a UUID') });
-
 function futureDate(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
@@ -45,7 +53,7 @@ export class ConsumersAdminController {
     private readonly store: ConsumerRepository,
     private readonly file: ConsumersFile,
     private readonly planLimits: PlanLimits,
-    private readonly usageService: ConsumerUsageService,
+    private readonly rateLimits: ConsumerRateLimitService,
   ) {}
 
   @Get('consumers')
@@ -65,14 +73,14 @@ export class ConsumersAdminController {
   @Get('consumers/:name')
   @ApiOkResponse({ type: ConsumerResponse })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async get(@Param('name') name: string): Promise<ConsumerResponse> {
+  async get(@Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
     return this.present(await this.store.get(name));
   }
 
   @Patch('consumers/:name')
   @ApiOkResponse({ type: ConsumerResponse })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async update(@Param('name') name: string, @Body() body: UpdateConsumerDto): Promise<ConsumerResponse> {
+  async update(@Param() { name }: ConsumerParams, @Body() body: UpdateConsumerDto): Promise<ConsumerResponse> {
     return this.present(await this.store.update(name, { plan: body.plan, limits: body.limits }));
   }
 
@@ -80,7 +88,7 @@ export class ConsumersAdminController {
   @HttpCode(200)
   @ApiOkResponse({ type: ConsumerResponse, description: 'Every key of the consumer is refused until it is enabled.' })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async disable(@Param('name') name: string): Promise<ConsumerResponse> {
+  async disable(@Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
     return this.present(await this.store.setDisabled(name, true));
   }
 
@@ -88,14 +96,14 @@ export class ConsumersAdminController {
   @HttpCode(200)
   @ApiOkResponse({ type: ConsumerResponse })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async enable(@Param('name') name: string): Promise<ConsumerResponse> {
+  async enable(@Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
     return this.present(await this.store.setDisabled(name, false));
   }
 
   @Post('consumers/:name/keys')
   @ApiCreatedResponse({ type: IssuedKeyResponse, description: 'A new key (shown only here); the others keep working.' })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async issue(@Param('name') name: string, @Body() body: IssueKeyDto): Promise<IssuedKeyResponse> {
+  async issue(@Param() { name }: ConsumerParams, @Body() body: IssueKeyDto): Promise<IssuedKeyResponse> {
     const issued = await this.store.issueKey(name, futureDate(body.expiresAt));
     return toIssuedKeyResponse(issued.key, issued.record);
   }
@@ -104,7 +112,7 @@ export class ConsumersAdminController {
   @HttpCode(200)
   @ApiOkResponse({ type: [KeyResponse], description: 'Revokes every key of the consumer still unrevoked (those keys are listed).' })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async revokeAll(@Param('name') name: string): Promise<KeyResponse[]> {
+  async revokeAll(@Param() { name }: ConsumerParams): Promise<KeyResponse[]> {
     return (await this.store.revoke(name)).map((k) => toKeyResponse(k));
   }
 
@@ -112,14 +120,14 @@ export class ConsumersAdminController {
   @HttpCode(200)
   @ApiOkResponse({ type: [KeyResponse], description: 'The key, revoked (empty when it already was).' })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async revoke(@Param('name') name: string, @Param('keyId', uuid) keyId: string): Promise<KeyResponse[]> {
+  async revoke(@Param() { name, keyId }: ConsumerKeyParams): Promise<KeyResponse[]> {
     return (await this.store.revoke(name, keyId)).map((k) => toKeyResponse(k));
   }
 
   @Post('consumers/:name/keys/:keyId/rotate')
   @ApiCreatedResponse({ type: RotatedKeyResponse, description: 'A new key now; the old one expires after the overlap.' })
   @ApiNotFoundResponse({ type: ErrorDto })
-  async rotate(@Param('name') name: string, @Param('keyId', uuid) keyId: string, @Body() body: RotateKeyDto): Promise<RotatedKeyResponse> {
+  async rotate(@Param() { name, keyId }: ConsumerKeyParams, @Body() body: RotateKeyDto): Promise<RotatedKeyResponse> {
     const { issued, previous } = await this.store.rotate(name, keyId, (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000);
     return { key: toIssuedKeyResponse(issued.key, issued.record), previous: toKeyResponse(previous) };
   }
@@ -127,8 +135,17 @@ export class ConsumersAdminController {
   @Get('consumers/:name/usage')
   @ApiOkResponse({ type: UsageResponse, description: 'Current window counts and ban, read from the rate-limit store.' })
   @ApiNotFoundResponse({ type: ErrorDto })
-  usage(@Param('name') name: string): Promise<UsageResponse> {
-    return this.usageService.usage(name);
+  usage(@Param() { name }: ConsumerParams): Promise<UsageResponse> {
+    return this.rateLimits.usage(name);
+  }
+
+  @Post('consumers/:name/unban')
+  @HttpCode(200)
+  @ApiOkResponse({ type: UsageResponse, description: 'The ban is lifted and the strikes forgotten on every instance (the windows keep counting); then the usage.' })
+  @ApiNotFoundResponse({ type: ErrorDto })
+  @ApiServiceUnavailableResponse({ type: ErrorDto, description: 'Redis, where the ban lives, cannot be reached: retry after Retry-After.' })
+  unban(@Param() { name }: ConsumerParams): Promise<UsageResponse> {
+    return this.rateLimits.unban(name);
   }
 
   @Post('import')

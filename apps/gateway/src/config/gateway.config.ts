@@ -75,6 +75,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('KEY_LOOKUPS_PER_SECOND', 1, 1000000)
   KEY_LOOKUPS_PER_SECOND = 500;
 
+  @EnvIntRange('CONSUMER_MAX_KEYS', 1, 100000)
+  CONSUMER_MAX_KEYS = 100;
+
   @EnvIntRange('ADMIN_PORT', 0, 65535)
   ADMIN_PORT = 3002;
 
@@ -192,6 +195,8 @@ export interface GatewayConfig {
     pgliteDataDir: string;
     poolSize: number;
     migrateOnStart: boolean;
+    /** Most active (neither revoked nor expired) keys one consumer may hold: issue, rotation and import stop there. */
+    maxKeys: number;
     cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number };
   };
   admin: {
@@ -263,6 +268,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       pgliteDataDir: e.GATEWAY_PGLITE_DATA_DIR,
       poolSize: e.GATEWAY_DB_POOL_SIZE,
       migrateOnStart: e.GATEWAY_DB_MIGRATE_ON_START ?? true,
+      maxKeys: e.CONSUMER_MAX_KEYS,
       cache: {
         size: e.KEY_CACHE_SIZE,
         ttlMs: e.KEY_CACHE_TTL_MS,

@@ -32,4 +32,8 @@ export class ApiKeyEntity {
 
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt!: Date | null;
+
+  /** Set by a rotation: the key that replaced this one (a key is rotated once; it works on until its overlap ends). */
+  @Column({ name: 'replaced_by', type: 'uuid', nullable: true })
+  replacedBy!: string | null;
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@app/errors';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, MoreThan } from 'typeorm';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, keyHint } from './api-key';
 import { ConsumerChanges } from './consumer-changes';
@@ -38,8 +39,10 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 
 /**
  * Consumers and keys in PostgreSQL: the admin commands, the one place (with the consumers-file import) that
- * writes them. Every change is committed first, then published (ConsumerChanges), so that no instance reloads a
- * state older than the answer the caller gets. Plan rules are PlanLimits'.
+ * writes them. Every change of a consumer runs in one transaction that first locks the consumer's row, so the
+ * changes of one consumer happen one at a time, whichever instance makes them (a rotation racing a revoke-all
+ * cannot leave a key behind). Every change is committed first, then published (ConsumerChanges), so that no
+ * instance reloads a state older than the answer the caller gets. Plan rules are PlanLimits'.
  */
 @Injectable()
 export class ConsumerRepository {
@@ -47,6 +50,7 @@ export class ConsumerRepository {
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
     private readonly changes: ConsumerChanges,
     private readonly planLimits: PlanLimits,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async hasConsumers(): Promise<boolean> {
@@ -104,8 +108,7 @@ export class ConsumerRepository {
 
   /** Changes the plan and/or the consumer's own limits (`null` clears them: back to the plan's). */
   async update(name: string, patch: { plan?: PlanName; limits?: Limits | null }): Promise<ConsumerWithKeys> {
-    const consumer = await this.dataSource.transaction(async (manager) => {
-      const current = await this.consumerNamed(manager, name, true);
+    const consumer = await this.changeConsumer(name, async (manager, current) => {
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       this.planLimits.check(plan, limits);
@@ -118,54 +121,89 @@ export class ConsumerRepository {
 
   /** Disables (every key refused) or enables a consumer; its keys are kept. */
   async setDisabled(name: string, disabled: boolean): Promise<ConsumerWithKeys> {
-    const consumer = await this.consumerNamed(this.dataSource.manager, name);
-    if ((consumer.disabledAt !== null) !== disabled) {
-      await this.dataSource.getRepository(ConsumerEntity).update({ id: consumer.id }, { disabledAt: disabled ? () => 'now()' : null });
-      await this.changes.publish({ keyHashes: [], consumerIds: [consumer.id] });
-    }
+    const changed = await this.changeConsumer(name, async (manager, consumer) => {
+      if ((consumer.disabledAt !== null) === disabled) return undefined;
+      await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: disabled ? () => 'now()' : null });
+      return consumer;
+    });
+    if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
     return this.get(name);
   }
 
+  /** Another key for the consumer (the others keep working), within the cap on active keys. */
   async issueKey(name: string, expiresAt?: Date): Promise<IssuedKey> {
-    const consumer = await this.consumerNamed(this.dataSource.manager, name);
-    const issued = await this.insertKey(this.dataSource.manager, consumer.id, expiresAt ?? null);
+    const issued = await this.changeConsumer(name, async (manager, consumer) => {
+      await this.assertRoomForKeys(manager, consumer, 1);
+      return this.insertKey(manager, consumer.id, expiresAt ?? null);
+    });
     await this.changes.publish({ keyHashes: [issued.record.keyHash], consumerIds: [] });
     return issued;
   }
 
   /** Revokes one key (by id) or, without an id, every key of the consumer still unrevoked. Idempotent. */
   async revoke(name: string, keyId?: string): Promise<ApiKeyEntity[]> {
-    const consumer = await this.consumerNamed(this.dataSource.manager, name);
-    const repository = this.dataSource.getRepository(ApiKeyEntity);
-    if (keyId !== undefined) await this.keyOf(consumer, keyId);
-    const where = keyId === undefined ? { consumerId: consumer.id, revokedAt: IsNull() } : { id: keyId, consumerId: consumer.id, revokedAt: IsNull() };
-    const targets = await repository.find({ where });
-    if (targets.length === 0) return [];
-    await repository.update({ id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
-    await this.changes.publish({ keyHashes: targets.map((k) => k.keyHash), consumerIds: [] });
-    return repository.find({ where: { id: In(targets.map((k) => k.id)) } });
+    const revoked = await this.changeConsumer(name, async (manager, consumer) => {
+      if (keyId !== undefined) await this.keyOf(manager, consumer, keyId);
+      const where = keyId === undefined ? { consumerId: consumer.id, revokedAt: IsNull() } : { id: keyId, consumerId: consumer.id, revokedAt: IsNull() };
+      const targets = await manager.find(ApiKeyEntity, { where });
+      if (targets.length === 0) return [];
+      await manager.update(ApiKeyEntity, { id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
+      return manager.find(ApiKeyEntity, { where: { id: In(targets.map((k) => k.id)) }, order: { createdAt: 'ASC' } });
+    });
+    if (revoked.length > 0) await this.changes.publish({ keyHashes: revoked.map((k) => k.keyHash), consumerIds: [] });
+    return revoked;
   }
 
   /**
    * Rotation: a new key now; the old one keeps working for `overlapMs` (never longer than it would have), so
-   * that clients can be moved over without downtime. The old key must be usable still.
+   * that clients can be moved over without downtime. The old key must be usable still, and is rotated once:
+   * it names its successor, and a second rotation of it (a concurrent one included) is refused.
    */
   async rotate(name: string, keyId: string, overlapMs: number): Promise<{ issued: IssuedKey; previous: ApiKeyEntity }> {
-    const consumer = await this.consumerNamed(this.dataSource.manager, name);
-    const result = await this.dataSource.transaction(async (manager) => {
-      const old = await manager.findOne(ApiKeyEntity, { where: { id: keyId, consumerId: consumer.id }, lock: { mode: 'pessimistic_write' } });
-      if (!old) throw new ApiError('NOT_FOUND', `Consumer "${name}" has no key ${keyId}.`);
+    const result = await this.changeConsumer(name, async (manager, consumer) => {
+      const old = await this.keyOf(manager, consumer, keyId);
       if (old.revokedAt !== null) throw new ApiError('VALIDATION_FAILED', `Key ${keyId} is revoked: issue a new key instead.`);
+      if (old.replacedBy !== null) {
+        throw new ApiError('VALIDATION_FAILED', `Key ${keyId} was already rotated: its successor is key ${old.replacedBy} (rotate that one instead).`);
+      }
       if (old.expiresAt !== null && old.expiresAt.getTime() <= Date.now()) throw new ApiError('VALIDATION_FAILED', `Key ${keyId} has expired: issue a new key instead.`);
       await manager.query(
         `UPDATE "${this.schema}"."api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", 'infinity'), now() + $2 * interval '1 millisecond') WHERE "id" = $1`,
         [old.id, overlapMs],
       );
+      // Counted after the old key's new expiry: without an overlap it stops now, and the new key takes its place.
+      await this.assertRoomForKeys(manager, consumer, 1);
       const issued = await this.insertKey(manager, consumer.id, old.expiresAt);
+      await manager.update(ApiKeyEntity, { id: old.id }, { replacedBy: issued.record.id });
       return { issued, previous: await manager.findOneByOrFail(ApiKeyEntity, { id: old.id }) };
     });
     await this.changes.publish({ keyHashes: [result.previous.keyHash, result.issued.record.keyHash], consumerIds: [] });
     return result;
+  }
+
+  /**
+   * Runs `change` in one transaction that first locks the consumer's row (SELECT ... FOR UPDATE): every change
+   * of one consumer waits for the one before it, in every instance sharing the database. 404 when it is unknown.
+   */
+  private changeConsumer<T>(name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(async (manager) => change(manager, await this.consumerNamed(manager, name, true)));
+  }
+
+  /**
+   * Refuses (400) a change that would leave the consumer more than CONSUMER_MAX_KEYS active keys (neither revoked
+   * nor expired) once `adding` more are added. Run under the consumer's lock, so that concurrent issues cannot pass it.
+   */
+  async assertRoomForKeys(manager: EntityManager, consumer: ConsumerEntity, adding: number): Promise<void> {
+    const active = await manager
+      .createQueryBuilder(ApiKeyEntity, 'key')
+      .where('key.consumer_id = :id', { id: consumer.id })
+      .andWhere('key.revoked_at IS NULL')
+      .andWhere('(key.expires_at IS NULL OR key.expires_at > now())')
+      .getCount();
+    const max = this.config.consumers.maxKeys;
+    if (active + adding > max) {
+      throw new ApiError('VALIDATION_FAILED', `A consumer holds at most ${max} active keys (CONSUMER_MAX_KEYS): "${consumer.name}" has ${active}; revoke some first.`);
+    }
   }
 
   private get schema(): string {
@@ -174,7 +212,7 @@ export class ConsumerRepository {
 
   private async insertKey(manager: EntityManager, consumerId: string, expiresAt: Date | null): Promise<IssuedKey> {
     const key = generateApiKey();
-    const record = manager.create(ApiKeyEntity, { id: randomUUID(), consumerId, keyHash: hashApiKey(key), hint: keyHint(key), expiresAt, revokedAt: null });
+    const record = manager.create(ApiKeyEntity, { id: randomUUID(), consumerId, keyHash: hashApiKey(key), hint: keyHint(key), expiresAt, revokedAt: null, replacedBy: null });
     await manager.insert(ApiKeyEntity, record);
     return { key, record: await manager.findOneByOrFail(ApiKeyEntity, { id: record.id }) };
   }
@@ -185,8 +223,8 @@ export class ConsumerRepository {
     return consumer;
   }
 
-  private async keyOf(consumer: ConsumerEntity, keyId: string): Promise<ApiKeyEntity> {
-    const key = await this.dataSource.getRepository(ApiKeyEntity).findOne({ where: { id: keyId, consumerId: consumer.id } });
+  private async keyOf(manager: EntityManager, consumer: ConsumerEntity, keyId: string): Promise<ApiKeyEntity> {
+    const key = await manager.findOne(ApiKeyEntity, { where: { id: keyId, consumerId: consumer.id } });
     if (!key) throw new ApiError('NOT_FOUND', `Consumer "${consumer.name}" has no key ${keyId}.`);
     return key;
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
@@ -11,16 +11,31 @@ import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository, limitsOf } from './consumer.repository';
 
-/** A consumer as the consumers-file format (`keys import/export`) writes it: hashes only. */
+/** A key as the consumers-file format writes it: its hash; the rest has defaults. */
+export interface FileKey {
+  keyHash: string;
+  keyHint?: string;
+  createdAt?: string;
+  expiresAt?: string;
+  revokedAt?: string;
+}
+
+/**
+ * A consumer as the consumers-file format (`keys import/export`) writes it: hashes only. `keys` lists its keys;
+ * earlier files had one key at the top level instead (keyHash, keyHint, createdAt, expiresAt, revokedAt), which
+ * is still read when `keys` is absent. `createdAt` is the consumer's; `disabledAt` set means disabled.
+ */
 export interface FileConsumer {
   name: string;
   plan: PlanName;
-  keyHash: string;
-  keyHint: string;
-  createdAt: string;
-  revokedAt?: string;
   limits?: Limits;
-  keys?: Array<{ keyHash: string; keyHint: string; createdAt: string; expiresAt?: string; revokedAt?: string }>;
+  createdAt?: string;
+  disabledAt?: string;
+  keys?: FileKey[];
+  keyHash?: string;
+  keyHint?: string;
+  expiresAt?: string;
+  revokedAt?: string;
 }
 
 export interface ImportResult {
@@ -28,6 +43,20 @@ export interface ImportResult {
   updated: number;
   unchanged: number;
 }
+
+/** What lists show of a key known only by its hash: never mistaken for a key's own first characters. */
+export function hintOfHash(keyHash: string): string {
+  return `sha256:${keyHash.slice(0, 8)}`;
+}
+
+/** The keys an entry of the file lists: `keys`, else the one-key form, else none. */
+function keysOf(input: FileConsumer): FileKey[] {
+  if (input.keys) return input.keys;
+  if (input.keyHash === undefined) return [];
+  return [{ keyHash: input.keyHash, keyHint: input.keyHint, createdAt: input.createdAt, expiresAt: input.expiresAt, revokedAt: input.revokedAt }];
+}
+
+const date = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
 
 /** The consumers-file format (`keys import/export`, `POST /import`, `GET /export`): hashes only, never keys. */
 @Injectable()
@@ -40,82 +69,107 @@ export class ConsumersFile {
   ) {}
 
   /**
-   * Imports consumers in the consumers-file format, idempotently: a consumer is matched by name (created, or
-   * its plan and limits brought in line), a key by hash (added, or revoked when the file says so). Importing
-   * the same file twice changes nothing the second time. A hash held by another consumer is refused.
+   * Imports consumers in the consumers-file format, idempotently, in one transaction: a consumer is matched by
+   * name (created, or its plan and limits brought in line, disabled when the file says so), a key by hash (added,
+   * or revoked when the file says so). Importing the same file twice changes nothing the second time; it never
+   * deletes, enables or un-revokes. A hash held by another consumer, or more active keys than CONSUMER_MAX_KEYS
+   * for one consumer, refuses the whole batch. Two imports of the same new names at once both succeed.
    */
   async import(consumers: FileConsumer[]): Promise<ImportResult> {
     for (const c of consumers) this.planLimits.check(c.plan, c.limits ?? null);
     const result: ImportResult = { created: 0, updated: 0, unchanged: 0 };
     const touched: string[] = [];
+    const changedConsumers: string[] = [];
     await this.dataSource.transaction(async (manager) => {
       for (const input of consumers) {
-        let consumer = await manager.findOne(ConsumerEntity, { where: { name: input.name }, lock: { mode: 'pessimistic_write' } });
-        let changed = false;
-        let created = false;
         const limits = input.limits ?? null;
-        if (!consumer) {
-          consumer = manager.create(ConsumerEntity, {
+        // Insert unless the name exists (a concurrent import may be creating it: this waits for it), then lock.
+        const inserted = await manager
+          .createQueryBuilder()
+          .insert()
+          .into(ConsumerEntity)
+          .values({
             id: randomUUID(),
             name: input.name,
             plan: input.plan,
             limitPerMinute: limits?.perMinute ?? null,
             limitPerDay: limits?.perDay ?? null,
-            disabledAt: null,
-            createdAt: new Date(input.createdAt),
-          });
-          await manager.insert(ConsumerEntity, consumer);
-          created = true;
-        } else if (consumer.plan !== input.plan || !sameLimits(limitsOf(consumer), limits)) {
+            disabledAt: date(input.disabledAt) ?? null,
+            ...(input.createdAt !== undefined ? { createdAt: new Date(input.createdAt) } : {}),
+          })
+          .orIgnore()
+          .returning(['id'])
+          .execute();
+        const created = (inserted.raw as unknown[]).length > 0;
+        const consumer = await manager.findOneOrFail(ConsumerEntity, { where: { name: input.name }, lock: { mode: 'pessimistic_write' } });
+        let changed = false;
+        if (!created && (consumer.plan !== input.plan || !sameLimits(limitsOf(consumer), limits))) {
           await manager.update(ConsumerEntity, { id: consumer.id }, { plan: input.plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
           changed = true;
         }
-        const keys = input.keys ?? [{ keyHash: input.keyHash, keyHint: input.keyHint, createdAt: input.createdAt, revokedAt: input.revokedAt }];
-        for (const k of keys) {
-          const existing = await manager.findOne(ApiKeyEntity, { where: { keyHash: k.keyHash } });
-          if (existing && existing.consumerId !== consumer.id) {
-            throw new ApiError('VALIDATION_FAILED', `Key ${k.keyHint} of "${input.name}" belongs to another consumer.`);
-          }
-          if (!existing) {
-            await manager.insert(ApiKeyEntity, {
-              id: randomUUID(),
-              consumerId: consumer.id,
-              keyHash: k.keyHash,
-              hint: k.keyHint.slice(0, 16),
-              createdAt: new Date(k.createdAt),
-              expiresAt: k.expiresAt ? new Date(k.expiresAt) : null,
-              revokedAt: k.revokedAt ? new Date(k.revokedAt) : null,
-            });
-            changed = true;
-          } else if (k.revokedAt && existing.revokedAt === null) {
-            await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: new Date(k.revokedAt) });
-            changed = true;
-          }
+        if (!created && input.disabledAt !== undefined && consumer.disabledAt === null) {
+          await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: new Date(input.disabledAt) });
+          changed = true;
+        }
+        if (changed) changedConsumers.push(consumer.id);
+        for (const k of keysOf(input)) {
+          if (await this.importKey(manager, consumer, input.name, k)) changed = true;
           touched.push(k.keyHash);
         }
+        await this.consumers.assertRoomForKeys(manager, consumer, 0);
         if (created) result.created += 1;
         else if (changed) result.updated += 1;
         else result.unchanged += 1;
       }
     });
-    await this.changes.publish({ keyHashes: touched, consumerIds: [] });
+    await this.changes.publish({ keyHashes: touched, consumerIds: changedConsumers });
     return result;
   }
 
-  /** One page of the consumers-file format (hashes only), in name order. */
+  /** Adds a key (or revokes it when the file says so); whether anything changed. */
+  private async importKey(manager: EntityManager, consumer: ConsumerEntity, name: string, k: FileKey): Promise<boolean> {
+    // Insert unless the hash exists (a concurrent import may be adding it: this waits for it).
+    const inserted = await manager
+      .createQueryBuilder()
+      .insert()
+      .into(ApiKeyEntity)
+      .values({
+        id: randomUUID(),
+        consumerId: consumer.id,
+        keyHash: k.keyHash,
+        hint: k.keyHint ?? hintOfHash(k.keyHash),
+        ...(k.createdAt !== undefined ? { createdAt: new Date(k.createdAt) } : {}),
+        expiresAt: date(k.expiresAt) ?? null,
+        revokedAt: date(k.revokedAt) ?? null,
+        replacedBy: null,
+      })
+      .orIgnore()
+      .returning(['id'])
+      .execute();
+    if ((inserted.raw as unknown[]).length > 0) return true;
+    const existing = await manager.findOneByOrFail(ApiKeyEntity, { keyHash: k.keyHash });
+    if (existing.consumerId !== consumer.id) throw new ApiError('VALIDATION_FAILED', `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`);
+    if (k.revokedAt === undefined || existing.revokedAt !== null) return false;
+    await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: new Date(k.revokedAt) });
+    return true;
+  }
+
+  /** One page of the consumers-file format (hashes only), in name order: every field, so that it imports back as it was. */
   async export(limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
     const page = await this.consumers.list(limit, after);
-    const consumers = page.items.map(({ consumer, keys }) => {
+    const consumers = page.items.map(({ consumer, keys }): FileConsumer => {
       const current = [...keys].reverse().find((k) => k.revokedAt === null) ?? keys[keys.length - 1];
       const limits = limitsOf(consumer);
       return {
         name: consumer.name,
         plan: consumer.plan,
-        keyHash: current?.keyHash ?? '',
-        keyHint: current?.hint ?? '',
-        createdAt: consumer.createdAt.toISOString(),
-        ...(current?.revokedAt ? { revokedAt: current.revokedAt.toISOString() } : {}),
         ...(limits ? { limits } : {}),
+        createdAt: consumer.createdAt.toISOString(),
+        ...(consumer.disabledAt ? { disabledAt: consumer.disabledAt.toISOString() } : {}),
+        // The one-key form too, for the importers of earlier versions (ignored where `keys` is read).
+        ...(current
+          ? { keyHash: current.keyHash, keyHint: current.hint, ...(current.revokedAt ? { revokedAt: current.revokedAt.toISOString() } : {}) }
+          : {}),
         keys: keys.map((k) => ({
           keyHash: k.keyHash,
           keyHint: k.hint,
@@ -127,7 +181,6 @@ export class ConsumersFile {
     });
     return { consumers, next: page.next };
   }
-
 }
 
 function sameLimits(a: Limits | null, b: Limits | null): boolean {

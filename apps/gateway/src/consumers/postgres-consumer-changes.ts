@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import { ConsumerChange, ConsumerChanges, parseChange } from './consumer-changes';
 
@@ -8,7 +7,6 @@ import { ConsumerChange, ConsumerChanges, parseChange } from './consumer-changes
  * (NOTIFY keeps nothing for an absent listener). Publishing goes through `notify` (the store's pool).
  */
 export class PostgresConsumerChanges extends ConsumerChanges {
-  private readonly logger = new Logger('Consumers');
   private listener?: Client;
   private closed = false;
   private retryTimer?: NodeJS.Timeout;
@@ -27,14 +25,11 @@ export class PostgresConsumerChanges extends ConsumerChanges {
   }
 
   protected async broadcast(change: ConsumerChange): Promise<void> {
-    try {
-      await this.notify(this.channel, JSON.stringify(change));
-    } catch (error) {
-      this.logger.error(`Cannot NOTIFY a consumer change (${(error as Error).message}): other instances see it within the cache TTL`);
-    }
+    await this.notify(this.channel, JSON.stringify(change));
   }
 
   override async close(): Promise<void> {
+    await super.close();
     this.closed = true;
     clearTimeout(this.retryTimer);
     await this.listener?.end().catch(() => undefined);

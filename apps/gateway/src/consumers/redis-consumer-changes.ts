@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { ConsumerChange, ConsumerChanges, parseChange } from './consumer-changes';
@@ -10,7 +9,6 @@ import { ConsumerChange, ConsumerChanges, parseChange } from './consumer-changes
  * reconnection every cached entry is treated as stale; the cache's TTL bounds staleness meanwhile.
  */
 export class RedisConsumerChanges extends ConsumerChanges {
-  private readonly logger = new Logger('Consumers');
   private readonly publisher: Redis | Cluster;
   private readonly subscriber: Redis | Cluster;
   private readonly channel: string;
@@ -19,8 +17,8 @@ export class RedisConsumerChanges extends ConsumerChanges {
   constructor(connection: RedisConnectionConfig, keyPrefix: string) {
     super();
     this.channel = `${keyPrefix}consumers:changes`;
-    // A publish fails fast while Redis is gone (the cache TTL is the safety net); the subscriber queues and
-    // subscribes again after every reconnect or failover.
+    // A publish fails fast while Redis is gone (ConsumerChanges retries it, the cache TTL is the safety net);
+    // the subscriber queues and subscribes again after every reconnect or failover.
     this.publisher = createRedisConnection(connection, 'commands');
     this.subscriber = createRedisConnection(connection, 'subscriber');
     this.publisher.on('error', () => undefined);
@@ -52,15 +50,13 @@ export class RedisConsumerChanges extends ConsumerChanges {
     );
   }
 
+  /** Fails at once while Redis is gone (no offline queue); waits while it hangs (sent when it answers again). */
   protected async broadcast(change: ConsumerChange): Promise<void> {
-    try {
-      await this.publisher.publish(this.channel, JSON.stringify(change));
-    } catch (error) {
-      this.logger.error(`Cannot publish a consumer change (${(error as Error).message}): other instances see it within the cache TTL`);
-    }
+    await this.publisher.publish(this.channel, JSON.stringify(change));
   }
 
   override async close(): Promise<void> {
+    await super.close();
     this.publisher.disconnect();
     this.subscriber.disconnect();
   }

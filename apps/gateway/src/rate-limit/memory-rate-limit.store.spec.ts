@@ -94,6 +94,26 @@ describe('MemoryRateLimitStore', () => {
     expect(outcomes).toEqual(['allowed', 'allowed', 'allowed', 'limited', 'limited', 'limited', 'banned']);
   });
 
+  it('marks the one decision that started a ban, not the refusals during it', () => {
+    const ban = { threshold: 1, durationMs: 300_000, graceMs: 0 };
+    const decisions = Array.from({ length: 8 }, () => store.decide('a', [windows[0]], ban));
+    expect(decisions.map((d) => d.outcome)).toEqual(['allowed', 'allowed', 'allowed', 'limited', 'limited', 'banned', 'banned', 'banned']);
+    expect(decisions.map((d) => (d.outcome === 'banned' ? d.started === true : undefined)).filter((s) => s !== undefined)).toEqual([true, false, false]);
+  });
+
+  it('unbans: the ban, the strikes and the grace period go, the window counts stay', async () => {
+    const ban = { threshold: 1, durationMs: 300_000, graceMs: 0 };
+    for (let i = 0; i < 6; i += 1) store.decide('a', [windows[0]], ban);
+    expect(store.decide('a', [windows[0]], ban).outcome).toBe('banned');
+    await store.unban('a');
+    expect((await store.usage('a', [windows[0]])).bannedForMs).toBe(0);
+    // Still 3 of 3 in the minute: refused, and as many refusals as the first time before another ban.
+    expect([1, 2, 3].map(() => store.decide('a', [windows[0]], ban).outcome)).toEqual(['limited', 'limited', 'banned']);
+    store.forgetBan('a');
+    store.forgetBan('never-seen');
+    expect(store.decide('a', [windows[0]], ban).outcome).toBe('limited');
+  });
+
   it('carries on from what Redis last said: counts and bans are remembered for the fallback', () => {
     store.remember('a', { outcome: 'allowed', windows: [{ ...windows[0], count: 2, resetMs: 30_000 }, { ...windows[1], count: 2, resetMs: 80_000_000 }] });
     expect(store.decide('a', windows, noBan)).toMatchObject({ outcome: 'allowed', windows: [{ count: 3 }, { count: 3 }] });

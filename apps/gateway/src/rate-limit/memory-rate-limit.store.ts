@@ -83,7 +83,7 @@ export class MemoryRateLimitStore extends RateLimitStore {
       if (refusals.strikes > ban.threshold) {
         tracker.bannedUntil = now + ban.durationMs;
         tracker.refusals = undefined;
-        return { outcome: 'banned', windows: states, retryAfterMs: ban.durationMs };
+        return { outcome: 'banned', windows: states, retryAfterMs: ban.durationMs, started: true };
       }
       return limited;
     }
@@ -111,6 +111,18 @@ export class MemoryRateLimitStore extends RateLimitStore {
       if (state.count > 0) tracker.windows.set(state.name, { count: state.count, expiresAt: now + state.resetMs });
     }
     if (decision.outcome === 'banned') tracker.bannedUntil = now + decision.retryAfterMs;
+  }
+
+  async unban(key: string): Promise<void> {
+    this.forgetBan(key);
+  }
+
+  /** Lifts the ban, forgets the strikes and grace; the window counts stay (without touching the LRU order). */
+  forgetBan(key: string): void {
+    const tracker = this.trackers.get(key);
+    if (!tracker) return;
+    tracker.bannedUntil = undefined;
+    tracker.refusals = undefined;
   }
 
   override async close(): Promise<void> {

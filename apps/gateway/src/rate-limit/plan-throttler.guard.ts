@@ -174,8 +174,11 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       throw new ApiError('SERVICE_UNAVAILABLE', `Rate limiting is temporarily unavailable: retry after ${retryAfter} seconds.`);
     }
     if (decision.outcome === 'banned') {
-      this.metrics.countBanned(plan);
-      this.log.warn(`Banned: ${who} (plan ${plan}), ${retryAfter}s left`);
+      // One ban, one count and one line: the requests it refuses afterwards are neither.
+      if (decision.started) {
+        this.metrics.countBanned(plan);
+        this.log.warn(`Banned: ${who} (plan ${plan}) for ${retryAfter}s`);
+      }
       throw new ApiError('KEY_BANNED', `Temporarily banned for sending on after rate-limit refusals: retry after ${retryAfter} seconds.`);
     }
     this.metrics.countLimited(plan);

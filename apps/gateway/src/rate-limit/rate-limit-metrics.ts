@@ -15,7 +15,7 @@ export class RateLimitMetrics {
   constructor(metrics: AppMetrics) {
     const registers = [metrics.registry];
     this.limited = new Counter({ name: 'rate_limit_refusals_total', help: '429 RATE_LIMITED answers by plan.', labelNames: ['plan'], registers });
-    this.banned = new Counter({ name: 'rate_limit_bans_total', help: '429 KEY_BANNED answers by plan.', labelNames: ['plan'], registers });
+    this.banned = new Counter({ name: 'rate_limit_bans_total', help: 'Bans started, by plan (one per ban, however many requests it refuses).', labelNames: ['plan'], registers });
     this.fallbacks = new Counter({ name: 'rate_limit_store_fallbacks_total', help: 'Decisions taken on in-process counters because Redis was gone (failure mode open).', registers });
     this.undecided = new Counter({
       name: 'rate_limit_undecided_total',

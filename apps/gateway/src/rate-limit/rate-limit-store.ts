@@ -42,7 +42,8 @@ export interface Usage {
 export type Decision =
   | { outcome: 'allowed'; windows: WindowState[] }
   | { outcome: 'limited'; windows: WindowState[]; window: string; retryAfterMs: number }
-  | { outcome: 'banned'; windows: WindowState[]; retryAfterMs: number }
+  /** `started`: this request started the ban (the requests refused during it are not marked). */
+  | { outcome: 'banned'; windows: WindowState[]; retryAfterMs: number; started?: boolean }
   | { outcome: 'unavailable'; windows: WindowState[]; retryAfterMs: number };
 
 /**
@@ -72,6 +73,16 @@ export abstract class RateLimitStore implements ThrottlerStorage {
 
   /** Read-only: the current counts of `windows` and any ban, exactly as `consume` would see them; counts nothing. */
   abstract usage(key: string, windows: WindowSpec[]): Promise<Usage>;
+
+  /**
+   * Lifts the tracker's ban and forgets its strikes and grace period (its window counts stay), where every
+   * instance reads them: Redis's keys, or the in-process counters. Throws RateLimitUnavailableError when that
+   * cannot be done now (Redis gone or late).
+   */
+  abstract unban(key: string): Promise<void>;
+
+  /** The same, in what this instance alone holds of the tracker (told by another instance that unbanned it). */
+  abstract forgetBan(key: string): void;
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const decision = await this.consume(key, [{ name: throttlerName, limit, ttlMs: ttl }], {

@@ -8,7 +8,8 @@ import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, Usage, 
 /**
  * One atomic round trip decides every window of a request. KEYS: ban, strikes, grace, then one counter per
  * window. ARGV: ban threshold, ban ms, grace ms, then limit and ttl ms per window. Returns {outcome, retry ms,
- * limiting window, count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned. Time is
+ * limiting window, count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned, 3 banned by
+ * this request (the strike that started the ban). Time is
  * Redis's own (PTTL), so instances with skewed clocks still agree. The same algorithm as
  * MemoryRateLimitStore: the window's first refusal creates the strikes counter (at 0, living as long as the
  * limiting window) and the grace key; refusals count as strikes only once the grace key has expired.
@@ -53,7 +54,7 @@ if limiting > 0 then
   if strikes > tonumber(ARGV[1]) then
     redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
     redis.call('DEL', KEYS[2], KEYS[3])
-    return result(2, tonumber(ARGV[2]), limiting)
+    return result(3, tonumber(ARGV[2]), limiting)
   end
   return result(1, wait, limiting)
 end
@@ -199,17 +200,20 @@ export class RedisRateLimitStore extends RateLimitStore {
     );
   }
 
-  /** Read-only: PTTL and GET of the same keys `consume` uses, in one pipeline; the fallback's view while degraded. */
+  /**
+   * Read-only: PTTL and GET of the same keys `consume` uses, in one pipeline; the fallback's view while degraded,
+   * or when the reply is later than the reply timeout (the admin API's usage never hangs on a Redis that hangs).
+   */
   async usage(key: string, windows: WindowSpec[]): Promise<Usage> {
     const base = `${this.keyPrefix}rl:{${key}}`;
     const pipeline = this.redis.pipeline().pttl(`${base}:ban`);
     for (const w of windows) pipeline.get(`${base}:w:${w.name}`).pttl(`${base}:w:${w.name}`);
     let replies: Array<[Error | null, unknown]> | null;
     try {
-      replies = await pipeline.exec();
+      replies = await this.withinTimeout(pipeline.exec());
     } catch (error) {
       replies = null;
-      this.markDegraded((error as Error).message);
+      if (!(error instanceof LateReplyError)) this.markDegraded((error as Error).message);
     }
     const failed = replies?.find(([error]) => error !== null);
     if (!replies || failed) {
@@ -225,6 +229,25 @@ export class RedisRateLimitStore extends RateLimitStore {
       }),
       bannedForMs: ban > 0 ? ban : 0,
     };
+  }
+
+  /**
+   * Deletes the tracker's ban, strikes and grace keys (one slot: the tracker is their hash tag) within the reply
+   * timeout, then forgets them in this instance's fallback. While Redis is gone or late: RateLimitUnavailableError.
+   */
+  async unban(key: string): Promise<void> {
+    const base = `${this.keyPrefix}rl:{${key}}`;
+    if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    try {
+      await this.withinTimeout(this.redis.del(`${base}:ban`, `${base}:strikes`, `${base}:grace`));
+    } catch (error) {
+      throw error instanceof LateReplyError ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS) : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    }
+    this.fallback.forgetBan(key);
+  }
+
+  forgetBan(key: string): void {
+    this.fallback.forgetBan(key);
   }
 
   /**
@@ -263,7 +286,7 @@ export class RedisRateLimitStore extends RateLimitStore {
   private toDecision(reply: number[], windows: WindowSpec[]): Decision {
     const [outcome, retryAfterMs, limiting] = reply;
     const states: WindowState[] = windows.map((spec, i) => ({ ...spec, count: reply[3 + 2 * i], resetMs: reply[4 + 2 * i] }));
-    if (outcome === 2) return { outcome: 'banned', windows: states, retryAfterMs };
+    if (outcome === 2 || outcome === 3) return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3 };
     if (outcome === 1) return { outcome: 'limited', windows: states, window: windows[limiting - 1].name, retryAfterMs };
     return { outcome: 'allowed', windows: states };
   }

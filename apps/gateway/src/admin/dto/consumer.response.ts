@@ -11,6 +11,8 @@ export class KeyResponse {
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revokedAt!: string | null;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Set once the key is rotated: its successor (a key is rotated once).' })
+  replacedBy!: string | null;
 }
 
 /** A key as issued: the only answer that ever carries the key itself. */
@@ -76,6 +78,7 @@ export function toKeyResponse(key: ApiKeyEntity, now = Date.now()): KeyResponse 
     createdAt: key.createdAt.toISOString(),
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    replacedBy: key.replacedBy,
   };
 }
 

@@ -1,19 +1,26 @@
 import { ApiError } from '@app/errors';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerRepository, limitsOf } from '../consumers/consumer.repository';
 import { PlanLimits } from '../plans/plan-limits';
 import { consumerTracker, consumerWindows } from '../rate-limit/plan-throttlers';
-import { RateLimitStore } from '../rate-limit/rate-limit-store';
+import { RateLimitStore, RateLimitUnavailableError } from '../rate-limit/rate-limit-store';
 import { UsageResponse } from './dto/consumer.response';
 
-/** A consumer's current windows and ban, read from the rate-limit store the gateway counts in (never counted twice). */
+/**
+ * A consumer's rate limits as the gateway counts them: its current windows and ban, read from the rate-limit
+ * store (never counted twice), and lifting a ban.
+ */
 @Injectable()
-export class ConsumerUsageService {
+export class ConsumerRateLimitService {
+  private readonly logger = new Logger('RateLimit');
+
   constructor(
     private readonly store: ConsumerRepository,
     private readonly planLimits: PlanLimits,
     private readonly counters: RateLimitStore,
+    private readonly changes: ConsumerChanges,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -36,5 +43,25 @@ export class ConsumerUsageService {
       banned: usage.bannedForMs > 0,
       banSecondsLeft: usage.bannedForMs > 0 ? Math.ceil(usage.bannedForMs / 1000) : null,
     };
+  }
+
+  /**
+   * Lifts the consumer's ban and forgets its strikes, in the shared counters (Redis) and on every instance (a
+   * published change: each forgets what it holds itself); its windows keep counting. Then its usage. 503 while
+   * Redis cannot be reached: the ban lives there.
+   */
+  async unban(name: string): Promise<UsageResponse> {
+    await this.store.get(name);
+    try {
+      await this.counters.unban(consumerTracker(name));
+    } catch (error) {
+      if (!(error instanceof RateLimitUnavailableError)) throw error;
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The rate-limit store (Redis) is unreachable, and the ban lives there: retry shortly.', {
+        'Retry-After': String(Math.ceil(error.retryAfterMs / 1000)),
+      });
+    }
+    await this.changes.publish({ keyHashes: [], consumerIds: [], unbanned: [name] });
+    this.logger.warn(`Unbanned: consumer:${name} (admin API)`);
+    return this.usage(name);
   }
 }
