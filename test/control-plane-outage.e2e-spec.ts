@@ -1,9 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
-import { Client } from 'pg';
 import { PgliteWireServer } from '../apps/gateway/src/consumers/database/pglite-wire-server';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
+import { maintenanceQuery } from './support/throwaway-database';
 
 /** A consumers database this file may take away and bring back: never the shared server itself. */
 interface Interruptible {
@@ -36,15 +36,7 @@ async function interruptibleDatabase(): Promise<Interruptible> {
   // Server: a throwaway database whose connections are refused and terminated (the server keeps running).
   const database: GatewayTestDatabase = await createGatewayTestDatabase();
   const name = new URL(database.url).pathname.slice(1);
-  const admin = async (sql: string) => {
-    const client = new Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (sql: string) => maintenanceQuery(process.env.DATABASE_URL!, sql);
   return {
     url: database.url,
     cut: async () => {

@@ -3,18 +3,11 @@ import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './support/free-port';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 
 const ROOT = join(__dirname, '..');
 const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The built gateway as a real process, sent SIGTERM while requests are in flight. */
 describe('graceful shutdown', () => {

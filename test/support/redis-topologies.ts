@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis, { Cluster } from 'ioredis';
-import { freePort, hasRedisServer, OwnRedisServer } from './redis-server';
+import { freePort } from './free-port';
+import { hasRedisServer, OwnRedisServer } from './redis-server';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
