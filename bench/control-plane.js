@@ -11,37 +11,26 @@
  *   - database queries caused by a flood of random well-formed keys.
  * Options: --no-build, --duration SECONDS (default 8), --consumers N (default 1000000).
  */
-const { spawn, spawnSync, execSync } = require('node:child_process');
 const http = require('node:http');
-const path = require('node:path');
-const { appNodeOptions } = require('../scripts/app-node-options');
 const { createHash, randomBytes } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { setInterval, clearInterval } = require('node:timers');
+const support = require('./support');
 
+const { option, REDIS_URL, GATEWAY_MAIN, rssMb } = support;
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const ROOT = path.join(__dirname, '..');
-const DURATION = Number(option('--duration', '8'));
-const CONSUMERS = Number(option('--consumers', '1000000'));
+const DURATION = Number(option(args, '--duration', '8'));
+const CONSUMERS = Number(option(args, '--consumers', '1000000'));
 const ACTIVE_KEYS = 10_000;
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawnSync('taskset', ['-c', '1', process.execPath, __filename, ...args], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
-  process.exit(child.status ?? 1);
-}
+support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 
 const RUN = `bench_cp_${Date.now()}`;
-const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PORTS = { stub: 4201, a: 4200, b: 4210, adminA: 4202, adminB: 4212 };
+/** Free ports, taken in main(): the stub upstream, and per gateway instance its port, metrics and admin API. */
+const PORTS = { stub: 0, a: 0, b: 0, metricsA: 0, metricsB: 0, adminA: 0, adminB: 0 };
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 
@@ -49,62 +38,33 @@ const children = [];
 const keyOf = (i) => `petk_${createHash('sha256').update(`bench-${i}`).digest('base64url')}`;
 const SQL_KEY = `'petk_' || rtrim(translate(encode(sha256(('bench-' || i)::bytea), 'base64'), '+/', '-_'), '=')`;
 
-function startGateway(name, port, adminPort, databaseUrl) {
-  const command = hasTaskset ? 'taskset' : process.execPath;
-  const argv = [...(hasTaskset ? ['-c', '0', process.execPath] : []), 'dist/apps/gateway/apps/gateway/src/main.js'];
-  const child = spawn(command, argv, {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_OPTIONS: appNodeOptions(),
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      METRICS_PORT: String(port + 5),
-      PETS_URL: `http://127.0.0.1:${PORTS.stub}`,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: `${RUN}:`,
-      GATEWAY_DATABASE_URL: databaseUrl,
-      ADMIN_PORT: String(adminPort),
-      ADMIN_TOKEN,
-    },
+/** Gateway instance `instance` ('a' or 'b') on its ports, in front of the stub upstream. */
+function startGateway(instance, databaseUrl) {
+  return support.startApp(children, `gateway-${instance}`, GATEWAY_MAIN, {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(PORTS[instance]),
+    HOST: '127.0.0.1',
+    METRICS_PORT: String(PORTS[`metrics${instance.toUpperCase()}`]),
+    PETS_URL: `http://127.0.0.1:${PORTS.stub}`,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${RUN}:`,
+    GATEWAY_DATABASE_URL: databaseUrl,
+    ADMIN_PORT: String(PORTS[`admin${instance.toUpperCase()}`]),
+    ADMIN_TOKEN,
   });
-  child.name = name;
-  children.push(child);
-  return child;
 }
 
-async function waitForHttp(url, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-}
-
-/** Samples the RSS of a process (ps) every 100 ms; returns a stop function giving the peak in MB. */
+/**
+ * Samples the resident memory (VmRSS) of a process every 100 ms, for the peak of one phase (VmHWM would hold
+ * the start-up's too); returns a stop function giving that peak in MB.
+ */
 function sampleRss(pid) {
   let peak = 0;
-  const timer = setInterval(() => {
-    const out = spawnSync('ps', ['-o', 'rss=', '-p', String(pid)]).stdout.toString().trim();
-    const children = spawnSync('pgrep', ['-P', String(pid)]).stdout.toString().trim().split('\n').filter(Boolean);
-    let rss = Number(out) || 0;
-    for (const c of children) rss += Number(spawnSync('ps', ['-o', 'rss=', '-p', c]).stdout.toString().trim()) || 0;
-    peak = Math.max(peak, rss);
-  }, 100);
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
   return () => {
     clearInterval(timer);
-    return Math.round(peak / 1024);
+    return peak;
   };
 }
 
@@ -124,8 +84,8 @@ load.requests = (keys) => {
   ];
 };
 
-async function metric(port, name) {
-  const text = await (await fetch(`http://127.0.0.1:${port + 5}/metrics`)).text();
+async function metric(metricsPort, name) {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
@@ -147,23 +107,20 @@ const percentile = (values, p) => {
 };
 
 async function main() {
-  if (!args.includes('--no-build')) execSync('npx nest build gateway', { cwd: ROOT, stdio: 'inherit' });
+  support.buildUnlessSkipped(args, ['gateway']);
+  for (const name of Object.keys(PORTS)) PORTS[name] = await support.freePort();
   const stub = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
   await new Promise((resolve) => stub.listen(PORTS.stub, '127.0.0.1', resolve));
 
-  const base = new Client({ connectionString: PG_BASE });
-  await base.connect();
-  await base.query(`CREATE DATABASE ${RUN}`);
-  const url = new URL(PG_BASE);
-  url.pathname = `/${RUN}`;
-  const databaseUrl = url.toString();
+  const database = await support.createRunDatabase('bench_cp');
+  const databaseUrl = database.url;
   const db = new Client({ connectionString: databaseUrl });
   const results = {};
   try {
     await db.connect();
     // The first start migrates the schema.
-    let a = startGateway('gateway-a', PORTS.a, PORTS.adminA, databaseUrl);
-    await waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`);
+    let a = startGateway('a', databaseUrl);
+    await support.waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`);
     const seed = async (from, to) => {
       const started = Date.now();
       await db.query(
@@ -197,11 +154,11 @@ async function main() {
     console.log(`seeding ${ACTIVE_KEYS} consumers: ${(await seed(1, ACTIVE_KEYS)).toFixed(1)} s`);
     results.small = await phase(`${ACTIVE_KEYS.toLocaleString()} consumers stored`);
     if (CONSUMERS > ACTIVE_KEYS) console.log(`seeding up to ${CONSUMERS.toLocaleString()} consumers: ${(await seed(ACTIVE_KEYS + 1, CONSUMERS)).toFixed(1)} s`);
-    await stop(a);
-    a = startGateway('gateway-a', PORTS.a, PORTS.adminA, databaseUrl);
-    startGateway('gateway-b', PORTS.b, PORTS.adminB, databaseUrl);
-    await waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`);
-    await waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`);
+    await support.stopAndWait(a);
+    a = startGateway('a', databaseUrl);
+    startGateway('b', databaseUrl);
+    await support.waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`);
+    await support.waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`);
     results.large = await phase(`${CONSUMERS.toLocaleString()} consumers stored`);
 
     // 2. 1,000 key creations through the admin API while the gateway serves load: p99, and the longest stall.
@@ -209,12 +166,12 @@ async function main() {
     // scheduled at all, so the figure that matters is the difference.
     const background = load(PORTS.a, activeKeys, 600, 16);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds'); // a scrape resets the event-loop delay histogram
+    await metric(PORTS.metricsA, 'nodejs_eventloop_lag_max_seconds'); // a scrape resets the event-loop delay histogram
     await new Promise((resolve) => setTimeout(resolve, 10_000));
-    const baselineStallMs = (await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds')) * 1000;
+    const baselineStallMs = (await metric(PORTS.metricsA, 'nodejs_eventloop_lag_max_seconds')) * 1000;
     const creations = [];
     for (let i = 0; i < 1000; i += 1) creations.push((await admin(PORTS.adminA, 'POST', '/consumers', { plan: 'pro', name: `created-${i}` })).ms);
-    const stallMs = (await metric(PORTS.a, 'nodejs_eventloop_lag_max_seconds')) * 1000;
+    const stallMs = (await metric(PORTS.metricsA, 'nodejs_eventloop_lag_max_seconds')) * 1000;
     background.stop();
     await background;
     results.creation = { p50: percentile(creations, 50), p99: percentile(creations, 99), max: Math.max(...creations), stallMs, baselineStallMs };
@@ -245,7 +202,7 @@ async function main() {
     console.log(`revocation refused by both instances after at most ${results.revocationMs.toFixed(1)} ms (5 tries, including the admin call)`);
 
     // 4. A flood of random well-formed keys from 1,000 addresses: queries per request.
-    const before = await metric(PORTS.b, 'gateway_key_store_queries_total');
+    const before = await metric(PORTS.metricsB, 'gateway_key_store_queries_total');
     const floodRun = await autocannon({
       url: `http://127.0.0.1:${PORTS.b}/v1/pets?limit=1`,
       connections: 32,
@@ -259,7 +216,7 @@ async function main() {
         },
       ],
     });
-    const queries = (await metric(PORTS.b, 'gateway_key_store_queries_total')) - before;
+    const queries = (await metric(PORTS.metricsB, 'gateway_key_store_queries_total')) - before;
     results.flood = { requests: floodRun.requests.total, queries, statuses: floodRun.statusCodeStats };
     const statuses = JSON.stringify(Object.fromEntries(Object.entries(floodRun.statusCodeStats).map(([k, v]) => [k, v.count])));
     console.log(`flood of ${floodRun.requests.total} random keys from one address: ${queries} database queries, statuses ${statuses}`);
@@ -275,16 +232,15 @@ async function main() {
     console.log(`  flood: ${results.flood.queries} queries for ${results.flood.requests} random keys`);
     console.log(JSON.stringify(results));
   } finally {
-    for (const child of children) await stop(child);
+    for (const child of children) await support.stopAndWait(child);
     stub.close();
     await db.end().catch(() => undefined);
-    await base.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
-    await base.end();
+    await database.drop();
   }
 }
 
+support.stopOnExit(children, 'SIGKILL');
 main().catch((error) => {
   console.error(error);
-  for (const child of children) child.kill('SIGKILL');
   process.exit(1);
 });
