@@ -114,14 +114,7 @@ async function main() {
   PORTS.gateways = [await support.freePort(), await support.freePort()];
   PORTS.admins = [await support.freePort(), await support.freePort()];
   // The consumers database both instances share: a fresh one on the PostgreSQL server, dropped at the end.
-  const database = await support.createRunDatabase('bench_admission');
-  try {
-    await run(database.url);
-  } finally {
-    support.stopAll(children);
-    await support.sleep(500);
-    await database.drop();
-  }
+  await support.withRunDatabase('bench_admission', children, (database) => run(database.url));
 }
 
 async function run(GATEWAY_DATABASE_URL) {

@@ -232,7 +232,7 @@ async function main() {
     console.log(`  flood: ${results.flood.queries} queries for ${results.flood.requests} random keys`);
     console.log(JSON.stringify(results));
   } finally {
-    for (const child of children) await support.stopAndWait(child);
+    await support.stopAllAndWait(children);
     stub.close();
     await db.end().catch(() => undefined);
     await database.drop();

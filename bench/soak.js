@@ -18,7 +18,7 @@ const { readFileSync } = require('node:fs');
 const { setInterval, clearInterval } = require('node:timers');
 const support = require('./support');
 
-const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, sleep, median, ensureServices, until, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
+const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, median, ensureServices, until, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
 const args = process.argv.slice(2);
 const MINUTES = Number(option(args, '--minutes', '10'));
 const RATE = Number(option(args, '--rate', '150'));
@@ -95,16 +95,11 @@ function mixedLoad(key, seconds, statuses) {
 async function main() {
   ensureServices();
   support.buildUnlessSkipped(args);
-  const database = await support.createRunDatabase('bench_soak');
-  try {
+  await support.withRunDatabase('bench_soak', children, async (database) => {
     support.migratePetsDatabase(database.url);
     await support.seedAvailablePets(database.url, 1000);
     await soak(database.url);
-  } finally {
-    support.stopAll(children);
-    await sleep(1_000);
-    await database.drop();
-  }
+  });
 }
 
 async function soak(DATABASE_URL) {

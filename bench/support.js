@@ -93,6 +93,11 @@ async function stopAndWait(child, timeoutMs = 10_000) {
   await Promise.race([exited, sleep(timeoutMs)]);
 }
 
+/** Stops every child still running and waits until all have exited. */
+function stopAllAndWait(children) {
+  return Promise.all(children.map((child) => stopAndWait(child)));
+}
+
 /** Stops the children when the bench exits, however it exits (Ctrl-C included). */
 function stopOnExit(children, signal = 'SIGTERM') {
   process.on('exit', () => stopAll(children, signal));
@@ -214,6 +219,20 @@ function createRunDatabase(prefix) {
   return createThrowawayDatabase(PG_SERVER, prefix);
 }
 
+/**
+ * Runs `run(database)` on a database of the run's own (createRunDatabase), then, whatever happened, stops the
+ * children (waiting for them, so that none is still connected) and drops it.
+ */
+async function withRunDatabase(prefix, children, run) {
+  const database = await createRunDatabase(prefix);
+  try {
+    return await run(database);
+  } finally {
+    await stopAllAndWait(children);
+    await database.drop();
+  }
+}
+
 /** The pets schema, by the service's own migration script. */
 function migratePetsDatabase(databaseUrl) {
   sh('node dist/apps/pets/apps/pets/src/database/migrate.js', { DATABASE_URL: databaseUrl });
@@ -260,12 +279,14 @@ module.exports = {
   ensureServices,
   buildUnlessSkipped,
   createRunDatabase,
+  withRunDatabase,
   migratePetsDatabase,
   seedAvailablePets,
   start,
   startApp,
   stopAll,
   stopAndWait,
+  stopAllAndWait,
   stopOnExit,
   until,
   waitForHttp,

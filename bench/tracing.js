@@ -61,16 +61,11 @@ function timeRecordEdgeOutcomeOff() {
 
 async function main() {
   support.buildUnlessSkipped(args);
-  const database = await support.createRunDatabase('bench_tracing');
-  try {
+  await support.withRunDatabase('bench_tracing', children, async (database) => {
     support.migratePetsDatabase(database.url);
     await support.seedAvailablePets(database.url, 1000);
     await run(database.url);
-  } finally {
-    support.stopAll(children);
-    await support.sleep(500);
-    await database.drop();
-  }
+  });
 }
 
 async function run(DATABASE_URL) {
