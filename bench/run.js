@@ -18,7 +18,7 @@ const path = require('node:path');
 const support = require('./support');
 
 const args = process.argv.slice(2);
-const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, sh, ensureServices, waitForHttp, peakRssMb, cpuMicros } = support;
+const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, sh, ensureLocalServices, waitForHttp, peakRssMb, cpuMicros } = support;
 const DURATION = Number(option(args, '--duration', '8'));
 const CONNECTIONS = Number(option(args, '--connections', '32'));
 const WARMUP = 3;
@@ -75,7 +75,7 @@ async function measure(label, options, pid) {
 }
 
 async function main() {
-  ensureServices();
+  ensureLocalServices();
   ensureNginx();
   support.buildUnlessSkipped(args);
   const database = await support.createRunDatabase('bench');

@@ -18,7 +18,7 @@ const { readFileSync } = require('node:fs');
 const { setInterval, clearInterval } = require('node:timers');
 const support = require('./support');
 
-const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, median, ensureServices, until, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
+const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, median, ensureLocalServices, until, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
 const args = process.argv.slice(2);
 const MINUTES = Number(option(args, '--minutes', '10'));
 const RATE = Number(option(args, '--rate', '150'));
@@ -93,7 +93,7 @@ function mixedLoad(key, seconds, statuses) {
 }
 
 async function main() {
-  ensureServices();
+  ensureLocalServices();
   support.buildUnlessSkipped(args);
   await support.withRunDatabase('bench_soak', children, async (database) => {
     support.migratePetsDatabase(database.url);

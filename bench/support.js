@@ -8,13 +8,14 @@ const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { createServer } = require('node:net');
 const path = require('node:path');
 const { appNodeOptions } = require('../scripts/app-node-options');
-const { createThrowawayDatabase } = require('../test/support/throwaway-database');
+const { LOCAL_POSTGRES_URL, ensureLocalServices } = require('../scripts/local-services');
+const { createThrowawayDatabase } = require('../scripts/throwaway-database');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_CORE = '0';
 const LOAD_CORE = '1';
 /** The PostgreSQL server of the runs' databases (any database of it may be named: they are created beside it). */
-const PG_SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const PG_SERVER = process.env.BENCH_DATABASE_URL ?? LOCAL_POSTGRES_URL;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The built apps' entry points, relative to ROOT. */
 const PETS_MAIN = 'dist/apps/pets/apps/pets/src/main.js';
@@ -49,15 +50,6 @@ function pinLoadGenerator(script, args) {
     env: { ...process.env, BENCH_PINNED: '1' },
   });
   process.exit(child.status ?? 1);
-}
-
-function ensureServices() {
-  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
-    sh('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
-  }
-  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
-    sh('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
-  }
 }
 
 /**
@@ -212,7 +204,7 @@ function buildUnlessSkipped(args, apps) {
 }
 
 /**
- * A database of the run's own on PG_SERVER (test/support/throwaway-database.js: `<prefix>_<pid>_<hex>`);
+ * A database of the run's own on PG_SERVER (scripts/throwaway-database.js: `<prefix>_<pid>_<hex>`);
  * `drop()` removes it, forcing out any connection left.
  */
 function createRunDatabase(prefix) {
@@ -276,7 +268,7 @@ module.exports = {
   option,
   sleep,
   pinLoadGenerator,
-  ensureServices,
+  ensureLocalServices,
   buildUnlessSkipped,
   createRunDatabase,
   withRunDatabase,

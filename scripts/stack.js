@@ -6,8 +6,10 @@
  * down; a fresh database unless DATABASE_URL is set). Everything it started stops on Ctrl-C or SIGTERM.
  * Needs `npm run build` first and nginx on the PATH (Debian: apt-get install nginx).
  */
-const { spawn, spawnSync, execSync } = require('node:child_process');
+const { spawn, execSync } = require('node:child_process');
 const { appNodeOptions } = require('./app-node-options');
+const { LOCAL_POSTGRES_URL, ensureLocalServices } = require('./local-services');
+const { createThrowawayDatabase } = require('./throwaway-database');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, writeFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
@@ -17,15 +19,6 @@ const PETS_MAIN = path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
 const GATEWAY_MAIN = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
 const MIGRATE = path.join(ROOT, 'dist/apps/pets/apps/pets/src/database/migrate.js');
 const KEYS = path.join(ROOT, 'scripts/keys.js');
-
-function ensureServices() {
-  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
-    execSync('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
-  }
-  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
-    execSync('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
-  }
-}
 
 async function waitFor(url, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
@@ -83,7 +76,7 @@ async function startStack(options = {}) {
   for (const file of [PETS_MAIN, GATEWAY_MAIN, MIGRATE]) {
     if (!existsSync(file)) throw new Error(`${path.relative(ROOT, file)} is missing: run npm run build first`);
   }
-  ensureServices();
+  ensureLocalServices();
   const port = options.port ?? Number(process.env.STACK_PORT ?? 8080);
   const instances = options.instances ?? Number(process.env.GATEWAY_INSTANCES ?? 2);
   const basePort = options.basePort ?? 3300;
@@ -95,9 +88,8 @@ async function startStack(options = {}) {
 
   let databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   if (!databaseUrl) {
-    ownDatabase = run;
-    execSync(`psql -h 127.0.0.1 -U postgres -d test -qc "CREATE DATABASE ${run}"`);
-    databaseUrl = `postgres://postgres@127.0.0.1:5432/${run}`;
+    ownDatabase = await createThrowawayDatabase(LOCAL_POSTGRES_URL, 'stack');
+    databaseUrl = ownDatabase.url;
   }
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   // Each gateway's admin API on loopback (basePort + 50 + i), never in the nginx upstreams below.
@@ -152,7 +144,7 @@ async function startStack(options = {}) {
     for (const child of children) child.kill('SIGTERM');
     await Promise.race([Promise.all(exits), new Promise((resolve) => setTimeout(resolve, 15_000))]);
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    if (ownDatabase) spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'test', '-qc', `DROP DATABASE IF EXISTS ${ownDatabase} WITH (FORCE)`]);
+    await ownDatabase?.drop();
   };
   const admin = { adminUrl: `http://127.0.0.1:${gateways[0].adminPort}`, adminToken };
   return { url: `http://127.0.0.1:${port}`, gateways, admin, dir, keysCli: KEYS, stop };

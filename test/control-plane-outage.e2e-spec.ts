@@ -3,7 +3,7 @@ import { PgliteWireServer } from '../apps/gateway/src/consumers/database/pglite-
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
-import { maintenanceQuery } from './support/throwaway-database';
+import { maintenanceQuery } from '../scripts/throwaway-database';
 
 /** A consumers database this file may take away and bring back: never the shared server itself. */
 interface Interruptible {

@@ -10,7 +10,7 @@ import { PgliteWireServer } from '../../apps/gateway/src/consumers/database/pgli
 import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/consumers/plans';
 import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
 import { call, Reply } from './http';
-import { createThrowawayDatabase } from './throwaway-database';
+import { createThrowawayDatabase } from '../../scripts/throwaway-database';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
 

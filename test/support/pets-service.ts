@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { PetsConfig } from '../../apps/pets/src/config/pets.config';
 import { createPetsApp } from '../../apps/pets/src/create-pets-app';
-import { createThrowawayDatabase } from './throwaway-database';
+import { createThrowawayDatabase } from '../../scripts/throwaway-database';
 
 /**
  * A database of its own for one test file: a fresh database on the server named by DATABASE_URL, or an

@@ -1,6 +1,7 @@
 /**
  * A throwaway database on a PostgreSQL server: created under a unique name, dropped WITH (FORCE) when done.
- * One copy for the test helpers (TypeScript, through throwaway-database.d.ts) and bench/support.js (plain Node).
+ * One copy for the test helpers (TypeScript, through throwaway-database.d.ts), bench/support.js and
+ * scripts/stack.js.
  *
  * CREATE and DROP DATABASE run on the server's maintenance database, `postgres`, so that the database the URL
  * names need not exist; only where `postgres` is missing or refuses us do they run on the one the URL names.
