@@ -171,11 +171,4 @@ async function run(GATEWAY_DATABASE_URL) {
   }
 }
 
-support.stopOnExit(children);
-main().then(
-  () => process.exit(process.exitCode ?? 0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+support.runBench(main, children);

@@ -123,51 +123,49 @@ async function measure(label, gatewayPort, key, ports) {
 async function main() {
   support.buildUnlessSkipped(args);
   const dir = mkdtempSync(path.join(tmpdir(), 'petstore-bench-topologies-'));
-  // The consumers database both gateways share.
-  const database = await support.createRunDatabase('bench_topologies');
   try {
-    const single = await redisServer();
-    const masters = await cluster(dir);
-    const petsPort = await freePort();
-    support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
-    const gateway = async (name, redisEnv) => {
-      const [port, adminPort] = [await freePort(), await freePort()];
-      support.startApp(children, name, GATEWAY_MAIN, {
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'warn',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        METRICS_PORT: '0',
-        PETS_URL: `http://127.0.0.1:${petsPort}`,
-        GATEWAY_DATABASE_URL: database.url,
-        ADMIN_PORT: String(adminPort),
-        ADMIN_TOKEN,
-        REDIS_URL: '',
-        REDIS_KEY_PREFIX: 'bench:',
-        ...redisEnv,
-      });
-      await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`);
-      return { port, adminPort };
-    };
-    const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
-    const { port: clusterPort } = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
-    const key = support.mintKey({ url: `http://127.0.0.1:${adminPort}`, token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
-
-    console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
-    const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
-    const ratio = +(results[1].rps / results[0].rps).toFixed(2);
-    console.log(`\ncluster / one Redis throughput: ${ratio}`);
-    const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, ratio };
-    support.writeResults('redis-topologies.json', report);
+    // The consumers database both gateways share.
+    await support.withRunDatabase('bench_topologies', children, (database) => compareTopologies(database.url, dir));
   } finally {
-    support.stopAll(children, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
-    await database.drop();
   }
 }
 
-support.stopOnExit(children, 'SIGKILL');
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+/** Both topologies, their servers' files in `dir`, the gateways' consumers in `databaseUrl`. */
+async function compareTopologies(databaseUrl, dir) {
+  const single = await redisServer();
+  const masters = await cluster(dir);
+  const petsPort = await freePort();
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+  const gateway = async (name, redisEnv) => {
+    const [port, adminPort] = [await freePort(), await freePort()];
+    support.startApp(children, name, GATEWAY_MAIN, {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      METRICS_PORT: '0',
+      PETS_URL: `http://127.0.0.1:${petsPort}`,
+      GATEWAY_DATABASE_URL: databaseUrl,
+      ADMIN_PORT: String(adminPort),
+      ADMIN_TOKEN,
+      REDIS_URL: '',
+      REDIS_KEY_PREFIX: 'bench:',
+      ...redisEnv,
+    });
+    await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`);
+    return { port, adminPort };
+  };
+  const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
+  const { port: clusterPort } = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
+  const key = support.mintKey({ url: `http://127.0.0.1:${adminPort}`, token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
+
+  console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
+  const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
+  const ratio = +(results[1].rps / results[0].rps).toFixed(2);
+  console.log(`\ncluster / one Redis throughput: ${ratio}`);
+  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, ratio };
+  support.writeResults('redis-topologies.json', report);
+}
+
+support.runBench(main, children, 'SIGKILL');

@@ -193,11 +193,4 @@ async function soak(DATABASE_URL) {
   support.writeResults('soak.json', report);
 }
 
-support.stopOnExit(children);
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+support.runBench(main, children);

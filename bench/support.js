@@ -5,11 +5,12 @@
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
-const { createServer } = require('node:net');
 const path = require('node:path');
 const { appNodeOptions } = require('../scripts/app-node-options');
+const { freePort } = require('../scripts/free-port');
 const { LOCAL_POSTGRES_URL, ensureLocalServices } = require('../scripts/local-services');
 const { createThrowawayDatabase } = require('../scripts/throwaway-database');
+const { until, waitForHttp } = require('../scripts/wait');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_CORE = '0';
@@ -96,44 +97,19 @@ function stopOnExit(children, signal = 'SIGTERM') {
   process.on('SIGINT', () => process.exit(130));
 }
 
-/** Polls `check` every 100 ms until it is true (a throw counts as "not yet"); fails after `timeoutMs`. */
-async function until(what, check, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
-
-/** Waits until `url` answers below 500 (a health route: /health/ready answers 503 until it is ready). */
-function waitForHttp(url, timeoutMs = 60_000) {
-  return until(url, async () => {
-    const response = await fetch(url);
-    await response.arrayBuffer();
-    return response.status < 500;
-  }, timeoutMs);
-}
-
-/** Ports handed out by this process: a free port is not taken until its server starts, so never give one twice. */
-const handedOut = new Set();
-
-/** A free TCP port on loopback (the OS picks it; we release it at once), never 6379: the shared Redis. */
-async function freePort() {
-  for (;;) {
-    const server = createServer();
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address();
-    await new Promise((resolve) => server.close(resolve));
-    if (!handedOut.has(port) && port !== 6379) {
-      handedOut.add(port);
-      return port;
-    }
-  }
+/**
+ * Runs a bench's main(): the children are stopped at exit however it ends (Ctrl-C too); the exit code is
+ * process.exitCode (0 unless main set it) when main resolves, 1 with the error printed when it fails.
+ */
+function runBench(main, children, signal = 'SIGTERM') {
+  stopOnExit(children, signal);
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }
 
 /** A key minted through a gateway's admin API by the keys CLI (`flags`: its `create` options); the CLI prints it last. */
@@ -280,6 +256,7 @@ module.exports = {
   stopAndWait,
   stopAllAndWait,
   stopOnExit,
+  runBench,
   until,
   waitForHttp,
   freePort,

@@ -160,11 +160,4 @@ async function run(DATABASE_URL) {
   support.writeResults('tracing.json', report);
 }
 
-support.stopOnExit(children, 'SIGKILL');
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+support.runBench(main, children, 'SIGKILL');

@@ -10,6 +10,7 @@ const { spawn, execSync } = require('node:child_process');
 const { appNodeOptions } = require('./app-node-options');
 const { LOCAL_POSTGRES_URL, ensureLocalServices } = require('./local-services');
 const { createThrowawayDatabase } = require('./throwaway-database');
+const { waitForHttp } = require('./wait');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, writeFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
@@ -19,16 +20,6 @@ const PETS_MAIN = path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
 const GATEWAY_MAIN = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
 const MIGRATE = path.join(ROOT, 'dist/apps/pets/apps/pets/src/database/migrate.js');
 const KEYS = path.join(ROOT, 'scripts/keys.js');
-
-async function waitFor(url, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await fetch(url).then((r) => r.ok, () => false);
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not become ready`);
-}
 
 function nginxConfig(dir, port, gatewayPorts, upstreamIdleSeconds) {
   return `worker_processes 1;
@@ -105,7 +96,7 @@ async function startStack(options = {}) {
   };
   const petsPort = basePort;
   start('pets', PETS_MAIN, { PETS_PORT: String(petsPort), DATABASE_URL: databaseUrl, PETS_METRICS_PORT: '0' });
-  await waitFor(`http://127.0.0.1:${petsPort}/health/ready`);
+  await waitForHttp(`http://127.0.0.1:${petsPort}/health/ready`);
 
   const gateways = [];
   for (let i = 1; i <= instances; i += 1) {
@@ -126,7 +117,7 @@ async function startStack(options = {}) {
     });
     gateways.push({ port: gatewayPort, metricsPort, adminPort: basePort + 50 + i, process: child });
   }
-  for (const gateway of gateways) await waitFor(`http://127.0.0.1:${gateway.port}/health/ready`);
+  for (const gateway of gateways) await waitForHttp(`http://127.0.0.1:${gateway.port}/health/ready`);
 
   mkdirSync(path.join(dir, 'client-body'), { recursive: true });
   mkdirSync(path.join(dir, 'proxy'), { recursive: true });
@@ -134,7 +125,7 @@ async function startStack(options = {}) {
   const nginx = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
   nginx.name = 'nginx';
   children.push(nginx);
-  await waitFor(`http://127.0.0.1:${port}/docs-json`);
+  await waitForHttp(`http://127.0.0.1:${port}/docs-json`);
 
   let stopped = false;
   const stop = async () => {

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { freePort } from './support/free-port';
+import { freePort } from '../scripts/free-port';
+import { waitForHttp } from '../scripts/wait';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 
 const ROOT = join(__dirname, '..');
@@ -47,12 +48,7 @@ describe('graceful shutdown', () => {
         SHUTDOWN_GRACE_MS: '5000',
       },
     });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const up = await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false);
-      if (up) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForHttp(`http://127.0.0.1:${port}/health/live`, 30_000);
     key = await mintKey(admin, 'business');
   });
   afterAll(async () => {

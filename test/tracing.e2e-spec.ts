@@ -2,7 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from './support/free-port';
+import { freePort } from '../scripts/free-port';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 import { OtlpReceiver, ReceivedSpan, SPAN_KIND } from './support/otlp-receiver';
 import { createTestDatabase, TestDatabase } from './support/pets-service';

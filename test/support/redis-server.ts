@@ -1,6 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import Redis from 'ioredis';
-import { freePort } from './free-port';
+import { freePort } from '../../scripts/free-port';
 
 /** Whether a redis-server binary is on the PATH (tests that stop their own Redis need one). */
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
