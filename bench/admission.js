@@ -118,14 +118,13 @@ async function main() {
 }
 
 async function run(GATEWAY_DATABASE_URL) {
-  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://' });
   const gateways = PORTS.gateways.map((port, i) =>
     support.startApp(children, `gateway ${i + 1}`, GATEWAY_MAIN, {
       NODE_ENV: 'production',
       LOG_LEVEL: 'error',
       PORT: String(port),
       HOST: '127.0.0.1',
-      METRICS_PORT: '0',
       PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
       REDIS_URL,
       REDIS_KEY_PREFIX: `${RUN}:`,

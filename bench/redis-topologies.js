@@ -136,7 +136,7 @@ async function compareTopologies(databaseUrl, dir) {
   const single = await redisServer();
   const masters = await cluster(dir);
   const petsPort = await freePort();
-  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://' });
   const gateway = async (name, redisEnv) => {
     const [port, adminPort] = [await freePort(), await freePort()];
     support.startApp(children, name, GATEWAY_MAIN, {
@@ -144,7 +144,6 @@ async function compareTopologies(databaseUrl, dir) {
       LOG_LEVEL: 'warn',
       PORT: String(port),
       HOST: '127.0.0.1',
-      METRICS_PORT: '0',
       PETS_URL: `http://127.0.0.1:${petsPort}`,
       GATEWAY_DATABASE_URL: databaseUrl,
       ADMIN_PORT: String(adminPort),

@@ -80,7 +80,7 @@ async function main() {
   support.buildUnlessSkipped(args);
   const database = await support.createRunDatabase('bench');
   const DATABASE_URL = database.url;
-  support.migratePetsDatabase(DATABASE_URL);
+  await support.preparePetsDatabase(DATABASE_URL);
 
   const db = new Client({ connectionString: DATABASE_URL });
   await db.connect();

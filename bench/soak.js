@@ -96,8 +96,7 @@ async function main() {
   ensureLocalServices();
   support.buildUnlessSkipped(args);
   await support.withRunDatabase('bench_soak', children, async (database) => {
-    support.migratePetsDatabase(database.url);
-    await support.seedAvailablePets(database.url, 1000);
+    await support.preparePetsDatabase(database.url, 1000);
     await soak(database.url);
   });
 }

@@ -67,10 +67,12 @@ function start(children, name, command, commandArgs, env) {
 
 /**
  * Starts a built app (PETS_MAIN, GATEWAY_MAIN) on the server core with the Node flags every start of this
- * repository gives it (scripts/app-node-options.js), plus BENCH_APP_NODE_OPTIONS, which wins.
+ * repository gives it (scripts/app-node-options.js), plus BENCH_APP_NODE_OPTIONS, which wins. Its metrics port
+ * is one the OS picks unless `env` names one: the defaults may be taken (another app, another run).
  */
 function startApp(children, name, main, env) {
-  return start(children, name, process.execPath, [main], { NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), ...env });
+  const defaults = { NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), METRICS_PORT: '0', PETS_METRICS_PORT: '0' };
+  return start(children, name, process.execPath, [main], { ...defaults, ...env });
 }
 
 /** Sends `signal` to every child still running (at exit, or when a run ends). */
@@ -201,18 +203,18 @@ async function withRunDatabase(prefix, children, run) {
   }
 }
 
-/** The pets schema, by the service's own migration script. */
-function migratePetsDatabase(databaseUrl) {
+/**
+ * The pets schema, by the service's own migration script, then `availablePets` available pets spread over the
+ * ten seeded categories.
+ */
+async function preparePetsDatabase(databaseUrl, availablePets = 0) {
   sh('node dist/apps/pets/apps/pets/src/database/migrate.js', { DATABASE_URL: databaseUrl });
-}
-
-/** `count` available pets, spread over the ten seeded categories. */
-async function seedAvailablePets(databaseUrl, count) {
+  if (availablePets === 0) return;
   const { Client } = require('pg');
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, $1) AS i`, [count]);
+    await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, $1) AS i`, [availablePets]);
   } finally {
     await db.end();
   }
@@ -248,8 +250,7 @@ module.exports = {
   buildUnlessSkipped,
   createRunDatabase,
   withRunDatabase,
-  migratePetsDatabase,
-  seedAvailablePets,
+  preparePetsDatabase,
   start,
   startApp,
   stopAll,

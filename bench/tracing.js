@@ -62,8 +62,7 @@ function timeRecordEdgeOutcomeOff() {
 async function main() {
   support.buildUnlessSkipped(args);
   await support.withRunDatabase('bench_tracing', children, async (database) => {
-    support.migratePetsDatabase(database.url);
-    await support.seedAvailablePets(database.url, 1000);
+    await support.preparePetsDatabase(database.url, 1000);
     await run(database.url);
   });
 }
@@ -91,12 +90,11 @@ async function run(DATABASE_URL) {
   for (const [mode, tracing] of Object.entries(MODES)) {
     const [petsPort, gatewayPort, adminPort] = [await support.freePort(), await support.freePort(), await support.freePort()];
     const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...tracing };
-    const pets = support.startApp(children, `pets ${mode}`, PETS_MAIN, { ...common, PETS_PORT: String(petsPort), DATABASE_URL, PETS_METRICS_PORT: '0' });
+    const pets = support.startApp(children, `pets ${mode}`, PETS_MAIN, { ...common, PETS_PORT: String(petsPort), DATABASE_URL });
     const gateway = support.startApp(children, `gateway ${mode}`, GATEWAY_MAIN, {
       ...common,
       PORT: String(gatewayPort),
       HOST: '127.0.0.1',
-      METRICS_PORT: '0',
       PETS_URL: `http://127.0.0.1:${petsPort}`,
       REDIS_URL,
       REDIS_KEY_PREFIX: `${RUN}:${gatewayPort}:`,
