@@ -1,9 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PgliteWireServer } from '../apps/gateway/src/consumers/database/pglite-wire-server';
+import { maintenanceQuery } from '../scripts/throwaway-database';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
-import { maintenanceQuery } from '../scripts/throwaway-database';
 
 /** A consumers database this file may take away and bring back: never the shared server itself. */
 interface Interruptible {

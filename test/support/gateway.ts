@@ -9,8 +9,8 @@ import { createAdminApp } from '../../apps/gateway/src/consumers/admin/create-ad
 import { PgliteWireServer } from '../../apps/gateway/src/consumers/database/pglite-wire-server';
 import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/consumers/plans';
 import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
-import { call, Reply } from './http';
 import { createThrowawayDatabase } from '../../scripts/throwaway-database';
+import { call, Reply } from './http';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
 
