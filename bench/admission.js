@@ -12,70 +12,23 @@
  *    and the Redis keys it created (count, bytes by MEMORY USAGE, longest name).
  * Options: --no-build, --rounds N (default 3), --flood N (default 20000); BENCH_DATABASE_URL, BENCH_REDIS_URL.
  */
-const { spawn, spawnSync, execSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { writeFileSync, readFileSync, mkdirSync } = require('node:fs');
-const path = require('node:path');
-const { appNodeOptions } = require('../scripts/app-node-options');
+const support = require('./support');
 
+const { hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, rssMb } = support;
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const ROOT = path.join(__dirname, '..');
-const ROUNDS = Number(option('--rounds', '3'));
-const FLOOD = Number(option('--flood', '20000'));
-const SERVER_CORE = '0';
-const LOAD_CORE = '1';
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
+const ROUNDS = Number(option(args, '--rounds', '3'));
+const FLOOD = Number(option(args, '--flood', '20000'));
 
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawnSync('taskset', ['-c', LOAD_CORE, process.execPath, __filename, ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(child.status ?? 1);
-}
+support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
 const Redis = require('ioredis');
-const { Client } = require('pg');
-const PORTS = { pets: 4111, gateways: [4110, 4112], admins: [4113, 4115] };
 const RUN = `bench_admission_${Date.now()}`;
-const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const children = [];
-
-const sh = (command, env = {}) => execSync(command, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-
-function start(name, script, env) {
-  const command = hasTaskset ? ['taskset', ['-c', SERVER_CORE, process.execPath, script]] : [process.execPath, [script]];
-  const child = spawn(command[0], command[1], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: appNodeOptions(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
-  children.push(child);
-  return child;
-}
-
-async function waitForHttp(url, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-/** Current resident memory (VmRSS) of a process, in MB (through taskset, the pid is the app itself). */
-function rssMb(pid) {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : NaN;
-}
+/** Free ports, taken in main(). */
+const PORTS = { pets: 0, gateways: [0, 0], admins: [0, 0] };
 
 function throughputLoad(key, seconds) {
   const loads = PORTS.gateways.map(
@@ -156,35 +109,22 @@ async function flood(port, gatewayPid, unique) {
 }
 
 async function main() {
-  if (!args.includes('--no-build')) {
-    console.log('building...');
-    sh('npm run -s build');
-  }
+  support.buildUnlessSkipped(args);
+  PORTS.pets = await support.freePort();
+  PORTS.gateways = [await support.freePort(), await support.freePort()];
+  PORTS.admins = [await support.freePort(), await support.freePort()];
   // The consumers database both instances share: a fresh one on the PostgreSQL server, dropped at the end.
-  const pg = new Client({ connectionString: PG_BASE });
-  await pg.connect();
-  await pg.query(`CREATE DATABASE ${RUN}`);
-  const dbUrl = new URL(PG_BASE);
-  dbUrl.pathname = `/${RUN}`;
-  try {
-    await run(dbUrl.toString());
-  } finally {
-    stopAll();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await pg.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
-    await pg.end();
-  }
+  await support.withRunDatabase('bench_admission', children, (database) => run(database.url));
 }
 
 async function run(GATEWAY_DATABASE_URL) {
-  start('pets', 'dist/apps/pets/apps/pets/src/main.js', { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://' });
   const gateways = PORTS.gateways.map((port, i) =>
-    start(`gateway ${i + 1}`, 'dist/apps/gateway/apps/gateway/src/main.js', {
+    support.startApp(children, `gateway ${i + 1}`, GATEWAY_MAIN, {
       NODE_ENV: 'production',
       LOG_LEVEL: 'error',
       PORT: String(port),
       HOST: '127.0.0.1',
-      METRICS_PORT: '0',
       PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
       REDIS_URL,
       REDIS_KEY_PREFIX: `${RUN}:`,
@@ -194,11 +134,10 @@ async function run(GATEWAY_DATABASE_URL) {
       TRUST_PROXY: '1',
     }),
   );
-  await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/live`);
-  for (const port of PORTS.gateways) await waitForHttp(`http://127.0.0.1:${port}/health/live`);
+  await support.waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/live`);
+  for (const port of PORTS.gateways) await support.waitForHttp(`http://127.0.0.1:${port}/health/live`);
   // Keys are minted through instance 1's admin API; instance 2 reads them from the shared database.
-  const admin = { ADMIN_URL: `http://127.0.0.1:${PORTS.admins[0]}`, ADMIN_TOKEN };
-  const mint = (flags) => sh(`node scripts/keys.js create ${flags}`, admin).trim().split('\n').pop();
+  const mint = (flags) => support.mintKey({ url: `http://127.0.0.1:${PORTS.admins[0]}`, token: ADMIN_TOKEN }, flags);
   const loadKey = mint('--plan enterprise --name load --rpm 1000000000 --rpd 1000000000');
   const freeKeys = Array.from({ length: ROUNDS }, (_, i) => mint(`--plan free --name admission-${i}`));
 
@@ -216,9 +155,7 @@ async function run(GATEWAY_DATABASE_URL) {
   console.log(`  instance 2, one address (control): resident memory ${control.gatewayRssMb.before} MB -> ${control.gatewayRssMb.after} MB (${control.seconds} s)`);
   console.log(`  Redis: ${memory.redis.keys} anonymous keys, ${memory.redis.kb} KB (MEMORY USAGE), longest key ${memory.redis.longestKeyBytes} bytes`);
 
-  const report = { date: new Date().toISOString(), rounds, memory, control };
-  mkdirSync(path.join(__dirname, 'results'), { recursive: true });
-  writeFileSync(path.join(__dirname, 'results', 'admission.json'), `${JSON.stringify(report, null, 2)}\n`);
+  support.writeResults('admission.json', { date: new Date().toISOString(), rounds, memory, control });
   const redis = new Redis(REDIS_URL);
   let cursor = '0';
   do {
@@ -233,18 +170,4 @@ async function run(GATEWAY_DATABASE_URL) {
   }
 }
 
-function stopAll() {
-  for (const child of children) child.kill('SIGTERM');
-}
-process.on('exit', stopAll);
-process.on('SIGINT', () => process.exit(130));
-main()
-  .then(() => {
-    stopAll();
-    setTimeout(() => process.exit(process.exitCode ?? 0), 500);
-  })
-  .catch((error) => {
-    console.error(error);
-    stopAll();
-    process.exit(1);
-  });
+support.runBench(main, children);

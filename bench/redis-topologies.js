@@ -14,71 +14,25 @@
  * fixed number of requests (--requests, default 2,000), all commands counted but INFO itself.
  * Options: --no-build, --duration N, --requests N. Results go to bench/results/redis-topologies.json.
  */
-const { spawn, spawnSync, execFileSync, execSync } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = require('node:fs');
-const { createServer } = require('node:net');
+const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
-const { appNodeOptions } = require('../scripts/app-node-options');
+const support = require('./support');
 
+const { hasTaskset, option, PETS_MAIN, GATEWAY_MAIN, freePort, until } = support;
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const ROOT = path.join(__dirname, '..');
-const DURATION = Number(option('--duration', '8'));
-const REQUESTS = Number(option('--requests', '2000'));
+const DURATION = Number(option(args, '--duration', '8'));
+const REQUESTS = Number(option(args, '--requests', '2000'));
 const CONNECTIONS = 32;
-const SERVER_CORE = '0';
-const LOAD_CORE = '1';
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawnSync('taskset', ['-c', LOAD_CORE, process.execPath, __filename, ...args], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
-  process.exit(child.status ?? 1);
-}
+support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
 const Redis = require('ioredis');
-const { Client } = require('pg');
-const RUN = `bench_topologies_${Date.now()}`;
-const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function start(name, command, commandArgs, env = {}) {
-  const [file, list] = hasTaskset ? ['taskset', ['-c', SERVER_CORE, command, ...commandArgs]] : [command, commandArgs];
-  const child = spawn(file, list, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
-  children.push(child);
-  return child;
-}
-
-async function freePort() {
-  for (;;) {
-    const server = createServer();
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address();
-    await new Promise((resolve) => server.close(resolve));
-    if (port !== 6379 && port < 55000) return port;
-  }
-}
-
-async function until(what, check, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
 
 async function onNode(port, ...command) {
   const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -93,7 +47,7 @@ async function onNode(port, ...command) {
 
 async function redisServer(extra = []) {
   const port = await freePort();
-  start(`redis ${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra]);
+  support.start(children, `redis ${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra]);
   await until(`redis-server ${port}`, async () => (await onNode(port, 'PING')) === 'PONG');
   return port;
 }
@@ -167,78 +121,50 @@ async function measure(label, gatewayPort, key, ports) {
 }
 
 async function main() {
-  if (!args.includes('--no-build')) {
-    console.log('building...');
-    execSync('npm run -s build', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  }
+  support.buildUnlessSkipped(args);
   const dir = mkdtempSync(path.join(tmpdir(), 'petstore-bench-topologies-'));
-  // The consumers database both gateways share.
-  const pg = new Client({ connectionString: PG_BASE });
-  await pg.connect();
-  await pg.query(`CREATE DATABASE ${RUN}`);
-  const dbUrl = new URL(PG_BASE);
-  dbUrl.pathname = `/${RUN}`;
   try {
-    const single = await redisServer();
-    const masters = await cluster(dir);
-    const petsPort = await freePort();
-    start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_OPTIONS: appNodeOptions(), NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
-    const gateway = async (name, redisEnv) => {
-      const [port, adminPort] = [await freePort(), await freePort()];
-      start(name, process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
-        NODE_OPTIONS: appNodeOptions(),
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'warn',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        METRICS_PORT: '0',
-        PETS_URL: `http://127.0.0.1:${petsPort}`,
-        GATEWAY_DATABASE_URL: dbUrl.toString(),
-        ADMIN_PORT: String(adminPort),
-        ADMIN_TOKEN,
-        REDIS_URL: '',
-        REDIS_KEY_PREFIX: 'bench:',
-        ...redisEnv,
-      });
-      await until(`${name} ready`, async () => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200, 60_000);
-      return { port, adminPort };
-    };
-    const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
-    const { port: clusterPort } = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
-    const key = execSync('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', {
-      cwd: ROOT,
-      env: { ...process.env, ADMIN_URL: `http://127.0.0.1:${adminPort}`, ADMIN_TOKEN },
-    })
-      .toString()
-      .trim()
-      .split('\n')
-      .pop();
-
-    console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
-    const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
-    const ratio = +(results[1].rps / results[0].rps).toFixed(2);
-    console.log(`\ncluster / one Redis throughput: ${ratio}`);
-    const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, ratio };
-    mkdirSync(path.join(__dirname, 'results'), { recursive: true });
-    writeFileSync(path.join(__dirname, 'results', 'redis-topologies.json'), `${JSON.stringify(report, null, 2)}\n`);
+    // The consumers database both gateways share.
+    await support.withRunDatabase('bench_topologies', children, (database) => compareTopologies(database.url, dir));
   } finally {
-    stopAll();
     rmSync(dir, { recursive: true, force: true });
-    await pg.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
-    await pg.end();
   }
 }
 
-function stopAll() {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+/** Both topologies, their servers' files in `dir`, the gateways' consumers in `databaseUrl`. */
+async function compareTopologies(databaseUrl, dir) {
+  const single = await redisServer();
+  const masters = await cluster(dir);
+  const petsPort = await freePort();
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://' });
+  const gateway = async (name, redisEnv) => {
+    const [port, adminPort] = [await freePort(), await freePort()];
+    support.startApp(children, name, GATEWAY_MAIN, {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PETS_URL: `http://127.0.0.1:${petsPort}`,
+      GATEWAY_DATABASE_URL: databaseUrl,
+      ADMIN_PORT: String(adminPort),
+      ADMIN_TOKEN,
+      REDIS_URL: '',
+      REDIS_KEY_PREFIX: 'bench:',
+      ...redisEnv,
+    });
+    await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`);
+    return { port, adminPort };
+  };
+  const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
+  const { port: clusterPort } = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
+  const key = support.mintKey({ url: `http://127.0.0.1:${adminPort}`, token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
+
+  console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
+  const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
+  const ratio = +(results[1].rps / results[0].rps).toFixed(2);
+  console.log(`\ncluster / one Redis throughput: ${ratio}`);
+  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, ratio };
+  support.writeResults('redis-topologies.json', report);
 }
 
-process.on('SIGINT', () => {
-  stopAll();
-  process.exit(130);
-});
-main().catch((error) => {
-  console.error(error);
-  stopAll();
-  process.exit(1);
-});
+support.runBench(main, children, 'SIGKILL');

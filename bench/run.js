@@ -11,21 +11,16 @@
  * gateway's port; the pets service, nginx and the peer take the next three, the admin API base + 10.
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
-const { spawnSync, execSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, mkdirSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
-const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const { ROOT, SERVER_CORE, LOAD_CORE, hasTaskset, sh, ensureServices, waitForHttp, peakRssMb, cpuMicros } = support;
-const DURATION = Number(option('--duration', '8'));
-const CONNECTIONS = Number(option('--connections', '32'));
+const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, sh, ensureLocalServices, waitForHttp, peakRssMb, cpuMicros } = support;
+const DURATION = Number(option(args, '--duration', '8'));
+const CONNECTIONS = Number(option(args, '--connections', '32'));
 const WARMUP = 3;
 const PAGING_ONLY = args.includes('--paging-only');
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
@@ -39,8 +34,6 @@ const { Client } = require('pg');
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE || 4100);
 const PORTS = { gateway: PORT_BASE, pets: PORT_BASE + 1, nginx: PORT_BASE + 2, peer: PORT_BASE + 3 };
 const RUN = `bench_${Date.now()}`;
-const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const children = [];
 
 function ensureNginx() {
@@ -53,10 +46,6 @@ function ensureNginx() {
   }
   throw new Error('nginx is needed for scenario (c): apt-get install nginx');
 }
-
-// The apps run with the Node flags every start of this repository gives them (scripts/app-node-options.js), plus
-// BENCH_APP_NODE_OPTIONS, which wins (for example BENCH_APP_NODE_OPTIONS=--max-old-space-size=256).
-const APP_NODE_OPTIONS = appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS);
 
 const start = (name, command, commandArgs, env) => support.start(children, name, command, commandArgs, env);
 
@@ -86,12 +75,12 @@ async function measure(label, options, pid) {
 }
 
 async function main() {
-  ensureServices();
+  ensureLocalServices();
   ensureNginx();
   support.buildUnlessSkipped(args);
-  const database = await support.createRunDatabase(PG_BASE, RUN);
+  const database = await support.createRunDatabase('bench');
   const DATABASE_URL = database.url;
-  sh(`DATABASE_URL=${DATABASE_URL} node dist/apps/pets/apps/pets/src/database/migrate.js`);
+  await support.preparePetsDatabase(DATABASE_URL);
 
   const db = new Client({ connectionString: DATABASE_URL });
   await db.connect();
@@ -106,13 +95,13 @@ async function main() {
   await db.query('ANALYZE pets');
 
   const work = mkdtempSync(path.join(tmpdir(), 'petstore-bench-'));
-  const ADMIN = { ADMIN_URL: `http://127.0.0.1:${PORTS.gateway + 10}`, ADMIN_TOKEN: `bench-admin-token-${RUN}-0123456789abcdef` };
+  const admin = { url: `http://127.0.0.1:${PORTS.gateway + 10}`, token: `bench-admin-token-${RUN}-0123456789abcdef` };
 
+  // The apps run with the Node flags every start of this repository gives them, plus BENCH_APP_NODE_OPTIONS.
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
-  const pets = start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { ...common, NODE_OPTIONS: APP_NODE_OPTIONS, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
-  const gateway = start('gateway', process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {
+  const pets = support.startApp(children, 'pets', PETS_MAIN, { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
+  const gateway = support.startApp(children, 'gateway', GATEWAY_MAIN, {
     ...common,
-    NODE_OPTIONS: APP_NODE_OPTIONS,
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
     PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
@@ -120,7 +109,7 @@ async function main() {
     REDIS_KEY_PREFIX: `${RUN}:`,
     GATEWAY_DATABASE_URL: DATABASE_URL,
     ADMIN_PORT: String(PORTS.gateway + 10),
-    ADMIN_TOKEN: ADMIN.ADMIN_TOKEN,
+    ADMIN_TOKEN: admin.token,
   });
   mkdirSync(path.join(work, 'logs'));
   writeFileSync(
@@ -138,8 +127,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/live`);
   await waitForHttp(`http://127.0.0.1:${PORTS.gateway}/health/live`);
   await waitForHttp(`http://127.0.0.1:${PORTS.nginx}/health/live`);
-  const key = execSync('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', { cwd: ROOT, env: { ...process.env, ...ADMIN } })
-    .toString().trim().split('\n').pop();
+  const key = support.mintKey(admin, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
   // The peer gateway, started like ours (core 0, production, warn), knows the same key with the same huge limit.
   const peer = start('peer', process.execPath, ['bench/peer-gateway.js'], {
     ...common,
@@ -247,27 +235,21 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   console.log('ratios:');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
   const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, memory, ratios, plans };
-  mkdirSync(path.join(__dirname, 'results'), { recursive: true });
-  writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  support.writeResults('latest.json', report);
   await db.end();
   await database.drop();
 }
 
-function stopAll() {
-  for (const child of children) child.kill('SIGTERM');
-}
-process.on('exit', stopAll);
-process.on('SIGINT', () => process.exit(130));
+support.stopOnExit(children);
 main()
   .then(async () => {
-    stopAll();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    support.stopAll(children);
+    await support.sleep(500);
     if (args.includes('--no-admission') || PAGING_ONLY) process.exit(0);
     const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], { stdio: 'inherit', env: process.env });
     process.exit(admission.status ?? 1);
   })
   .catch((error) => {
     console.error(error);
-    stopAll();
     process.exit(1);
   });

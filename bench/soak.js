@@ -14,20 +14,14 @@
  * Writes bench/results/soak.json. Exits 0 whatever the growth (judging it is for the reader); 1 if it cannot run.
  * Ports: BENCH_PORT_BASE (4100) + 20 (gateway), + 21 (pets), + 30 (admin API). BENCH_DATABASE_URL, BENCH_REDIS_URL.
  */
-const { execSync } = require('node:child_process');
-const { writeFileSync, mkdirSync, readFileSync } = require('node:fs');
-const path = require('node:path');
+const { readFileSync } = require('node:fs');
 const { setInterval, clearInterval } = require('node:timers');
 const support = require('./support');
 
-const { ROOT, SERVER_CORE, LOAD_CORE, hasTaskset, sh, ensureServices, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
+const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, median, ensureLocalServices, until, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const MINUTES = Number(option('--minutes', '10'));
-const RATE = Number(option('--rate', '150'));
+const MINUTES = Number(option(args, '--minutes', '10'));
+const RATE = Number(option(args, '--rate', '150'));
 const SAMPLE_SECONDS = 15;
 const WARMUP_SECONDS = 30;
 const CONNECTIONS = 8;
@@ -35,36 +29,24 @@ const CONNECTIONS = 8;
 support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
-const { Client } = require('pg');
 
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE || 4100);
 const PORTS = { gateway: PORT_BASE + 20, pets: PORT_BASE + 21, admin: PORT_BASE + 30 };
 const RUN = `bench_soak_${Date.now()}`;
-const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const children = [];
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The pids of the two apps: children of scripts/start.js, told apart by their entry point. */
 async function appPids(startPid) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const found = {};
+  const found = {};
+  await until('scripts/start.js starting both apps', () => {
     for (const pid of childPids(startPid)) {
       const command = commandLine(pid);
-      if (command.includes('apps/pets/src/main.js')) found.pets = pid;
-      if (command.includes('apps/gateway/src/main.js')) found.gateway = pid;
+      if (command.includes(support.PETS_MAIN)) found.pets = pid;
+      if (command.includes(support.GATEWAY_MAIN)) found.gateway = pid;
     }
-    if (found.pets && found.gateway) return found;
-    await sleep(200);
-  }
-  throw new Error('scripts/start.js did not start both apps');
+    return found.pets && found.gateway;
+  });
+  return found;
 }
 
 /** Side traffic, counted by status: a Free key over its limit, an unknown key. Stops when `until` has passed. */
@@ -111,26 +93,16 @@ function mixedLoad(key, seconds, statuses) {
 }
 
 async function main() {
-  ensureServices();
+  ensureLocalServices();
   support.buildUnlessSkipped(args);
-  const database = await support.createRunDatabase(PG_BASE, RUN);
-  try {
-    const DATABASE_URL = database.url;
-    sh(`node dist/apps/pets/apps/pets/src/database/migrate.js`, { DATABASE_URL });
-    const db = new Client({ connectionString: DATABASE_URL });
-    await db.connect();
-    await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, 1000) AS i`);
-    await db.end();
-    await soak(DATABASE_URL);
-  } finally {
-    stopAll();
-    await sleep(1_000);
-    await database.drop();
-  }
+  await support.withRunDatabase('bench_soak', children, async (database) => {
+    await support.preparePetsDatabase(database.url, 1000);
+    await soak(database.url);
+  });
 }
 
 async function soak(DATABASE_URL) {
-  const ADMIN = { ADMIN_URL: `http://127.0.0.1:${PORTS.admin}`, ADMIN_TOKEN: `bench-admin-token-${RUN}-0123456789abcdef` };
+  const admin = { url: `http://127.0.0.1:${PORTS.admin}`, token: `bench-admin-token-${RUN}-0123456789abcdef` };
   // Exactly how `npm start` runs the apps (scripts/start.js, no --build: built above), servers configured.
   const stack = support.start(children, 'start', process.execPath, ['scripts/start.js'], {
     NODE_ENV: 'production',
@@ -138,6 +110,9 @@ async function soak(DATABASE_URL) {
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
     PETS_PORT: String(PORTS.pets),
+    // Metrics on ports the OS picks, as in the other benches: the defaults may be taken by another run.
+    METRICS_PORT: '0',
+    PETS_METRICS_PORT: '0',
     PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
     DATABASE_URL,
     GATEWAY_DATABASE_URL: DATABASE_URL,
@@ -145,13 +120,12 @@ async function soak(DATABASE_URL) {
     REDIS_URL,
     REDIS_KEY_PREFIX: `${RUN}:`,
     ADMIN_PORT: String(PORTS.admin),
-    ADMIN_TOKEN: ADMIN.ADMIN_TOKEN,
+    ADMIN_TOKEN: admin.token,
   });
   const pids = await appPids(stack.pid);
-  await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/ready`, 60_000);
-  await waitForHttp(`http://127.0.0.1:${PORTS.gateway}/health/ready`, 60_000);
-  const mint = (flags) =>
-    execSync(`node scripts/keys.js create ${flags}`, { cwd: ROOT, env: { ...process.env, ...ADMIN } }).toString().trim().split('\n').pop();
+  await waitForHttp(`http://127.0.0.1:${PORTS.pets}/health/ready`);
+  await waitForHttp(`http://127.0.0.1:${PORTS.gateway}/health/ready`);
+  const mint = (flags) => support.mintKey(admin, flags);
   const key = mint('--plan enterprise --name soak --rpm 1000000000 --rpd 1000000000');
   const freeKey = mint('--plan free --name soak-free');
   // Flags on the command line, and those start.js passes in NODE_OPTIONS (scripts/app-node-options.js).
@@ -215,20 +189,7 @@ async function soak(DATABASE_URL) {
     latencyP99Ms: result.latency.p99,
     bothAppsAlive: alive,
   };
-  mkdirSync(path.join(__dirname, 'results'), { recursive: true });
-  writeFileSync(path.join(__dirname, 'results', 'soak.json'), `${JSON.stringify(report, null, 2)}\n`);
+  support.writeResults('soak.json', report);
 }
 
-function stopAll() {
-  for (const child of children) child.kill('SIGTERM');
-}
-process.on('exit', stopAll);
-process.on('SIGINT', () => process.exit(130));
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    stopAll();
-    process.exit(1);
-  },
-);
+support.runBench(main, children);

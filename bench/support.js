@@ -1,14 +1,26 @@
 /**
- * Helpers shared by bench/run.js and bench/soak.js: starting pinned servers, waiting for them, and reading a
- * process's memory and CPU time from /proc (Linux).
+ * What every bench script shares: options, the PostgreSQL and Redis it uses, a database of the run's own,
+ * building and starting the apps pinned to the server core, waiting for them, minting a key, free ports, and
+ * reading a process's memory and CPU time from /proc (Linux).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
-const { readFileSync } = require('node:fs');
+const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
+const { appNodeOptions } = require('../scripts/app-node-options');
+const { freePort } = require('../scripts/free-port');
+const { LOCAL_POSTGRES_URL, ensureLocalServices } = require('../scripts/local-services');
+const { createThrowawayDatabase } = require('../scripts/throwaway-database');
+const { until, waitForHttp } = require('../scripts/wait');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_CORE = '0';
 const LOAD_CORE = '1';
+/** The PostgreSQL server of the runs' databases (any database of it may be named: they are created beside it). */
+const PG_SERVER = process.env.BENCH_DATABASE_URL ?? LOCAL_POSTGRES_URL;
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The built apps' entry points, relative to ROOT. */
+const PETS_MAIN = 'dist/apps/pets/apps/pets/src/main.js';
+const GATEWAY_MAIN = 'dist/apps/gateway/apps/gateway/src/main.js';
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 /** Clock ticks per second of utime/stime in /proc/<pid>/stat (100 on nearly every Linux). */
 const CLOCK_TICKS = (() => {
@@ -19,6 +31,14 @@ const CLOCK_TICKS = (() => {
 function sh(command, env = {}) {
   return execSync(command, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 }
+
+/** The value after `name` on the command line (`--duration 5`), else `fallback`. */
+function option(args, name, fallback) {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Re-runs the calling script pinned to the load core, once (the servers it starts are pinned to the server core).
@@ -33,15 +53,6 @@ function pinLoadGenerator(script, args) {
   process.exit(child.status ?? 1);
 }
 
-function ensureServices() {
-  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
-    sh('pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
-  }
-  if (spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping']).status !== 0) {
-    sh('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
-  }
-}
-
 /**
  * Starts a server on the server core. `taskset` execs the command, so the child's pid is the server itself.
  * The child is added to `children` (to be stopped at exit); its stderr is prefixed with `name`.
@@ -54,18 +65,58 @@ function start(children, name, command, commandArgs, env) {
   return child;
 }
 
-async function waitForHttp(url, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${url} did not come up`);
+/**
+ * Starts a built app (PETS_MAIN, GATEWAY_MAIN) on the server core with the Node flags every start of this
+ * repository gives it (scripts/app-node-options.js), plus BENCH_APP_NODE_OPTIONS, which wins. Its metrics port
+ * is one the OS picks unless `env` names one: the defaults may be taken (another app, another run).
+ */
+function startApp(children, name, main, env) {
+  const defaults = { NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), METRICS_PORT: '0', PETS_METRICS_PORT: '0' };
+  return start(children, name, process.execPath, [main], { ...defaults, ...env });
+}
+
+/** Sends `signal` to every child still running (at exit, or when a run ends). */
+function stopAll(children, signal = 'SIGTERM') {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+}
+
+/** Stops one child and waits until it has exited (at most `timeoutMs`), e.g. to start it again on its port. */
+async function stopAndWait(child, timeoutMs = 10_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(timeoutMs)]);
+}
+
+/** Stops every child still running and waits until all have exited. */
+function stopAllAndWait(children) {
+  return Promise.all(children.map((child) => stopAndWait(child)));
+}
+
+/** Stops the children when the bench exits, however it exits (Ctrl-C included). */
+function stopOnExit(children, signal = 'SIGTERM') {
+  process.on('exit', () => stopAll(children, signal));
+  process.on('SIGINT', () => process.exit(130));
+}
+
+/**
+ * Runs a bench's main(): the children are stopped at exit however it ends (Ctrl-C too); the exit code is
+ * process.exitCode (0 unless main set it) when main resolves, 1 with the error printed when it fails.
+ */
+function runBench(main, children, signal = 'SIGTERM') {
+  stopOnExit(children, signal);
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
+
+/** A key minted through a gateway's admin API by the keys CLI (`flags`: its `create` options); the CLI prints it last. */
+function mintKey(admin, flags) {
+  return sh(`node scripts/keys.js create ${flags}`, { ADMIN_URL: admin.url, ADMIN_TOKEN: admin.token }).trim().split('\n').pop();
 }
 
 function childPids(pid) {
@@ -123,47 +174,99 @@ function commandLine(pid) {
   }
 }
 
-/** Builds both apps (`npm run -s build`) unless the bench was given --no-build. */
-function buildUnlessSkipped(args) {
+/** Builds (`npm run -s build`, or only the Nest apps named in `apps`) unless the bench was given --no-build. */
+function buildUnlessSkipped(args, apps) {
   if (args.includes('--no-build')) return;
   console.log('building...');
-  sh('npm run -s build');
+  sh(apps ? apps.map((app) => `npx nest build ${app}`).join(' && ') : 'npm run -s build');
 }
 
 /**
- * A database of the run's own on the server of `pgBase` (a URL); `drop()` removes it (forcing out any
- * connection left) and closes the admin connection.
+ * A database of the run's own on PG_SERVER (scripts/throwaway-database.js: `<prefix>_<pid>_<hex>`);
+ * `drop()` removes it, forcing out any connection left.
  */
-async function createRunDatabase(pgBase, name) {
+function createRunDatabase(prefix) {
+  return createThrowawayDatabase(PG_SERVER, prefix);
+}
+
+/**
+ * Runs `run(database)` on a database of the run's own (createRunDatabase), then, whatever happened, stops the
+ * children (waiting for them, so that none is still connected) and drops it.
+ */
+async function withRunDatabase(prefix, children, run) {
+  const database = await createRunDatabase(prefix);
+  try {
+    return await run(database);
+  } finally {
+    await stopAllAndWait(children);
+    await database.drop();
+  }
+}
+
+/**
+ * The pets schema, by the service's own migration script, then `availablePets` available pets spread over the
+ * ten seeded categories.
+ */
+async function preparePetsDatabase(databaseUrl, availablePets = 0) {
+  sh('node dist/apps/pets/apps/pets/src/database/migrate.js', { DATABASE_URL: databaseUrl });
+  if (availablePets === 0) return;
   const { Client } = require('pg');
-  const admin = new Client({ connectionString: pgBase });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(pgBase);
-  url.pathname = `/${name}`;
-  const drop = async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-  };
-  return { url: url.toString(), drop };
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, $1) AS i`, [availablePets]);
+  } finally {
+    await db.end();
+  }
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** Writes `report` as bench/results/<file> (not committed). */
+function writeResults(file, report) {
+  mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+  writeFileSync(path.join(__dirname, 'results', file), `${JSON.stringify(report, null, 2)}\n`);
 }
 
 module.exports = {
   ROOT,
-  buildUnlessSkipped,
-  createRunDatabase,
   SERVER_CORE,
   LOAD_CORE,
+  PG_SERVER,
+  REDIS_URL,
+  PETS_MAIN,
+  GATEWAY_MAIN,
   CLOCK_TICKS,
   hasTaskset,
   sh,
+  option,
+  sleep,
   pinLoadGenerator,
-  ensureServices,
+  ensureLocalServices,
+  buildUnlessSkipped,
+  createRunDatabase,
+  withRunDatabase,
+  preparePetsDatabase,
   start,
+  startApp,
+  stopAll,
+  stopAndWait,
+  stopAllAndWait,
+  stopOnExit,
+  runBench,
+  until,
   waitForHttp,
+  freePort,
+  mintKey,
   childPids,
   peakRssMb,
   rssMb,
   cpuMicros,
   commandLine,
+  median,
+  writeResults,
 };

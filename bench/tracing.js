@@ -12,66 +12,37 @@
  * per measurement (default 5), --rounds N (default 3), --connections N (default 32).
  * Writes bench/results/tracing.json (not committed).
  */
-const { spawn, spawnSync, execSync } = require('node:child_process');
 const { createServer } = require('node:http');
 const { randomBytes } = require('node:crypto');
-const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
-const path = require('node:path');
-const { appNodeOptions } = require('../scripts/app-node-options');
+const support = require('./support');
 
+const { hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, cpuMicros, median } = support;
 const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const ROOT = path.join(__dirname, '..');
-const DURATION = Number(option('--duration', '5'));
-const ROUNDS = Number(option('--rounds', '3'));
-const CONNECTIONS = Number(option('--connections', '32'));
+const DURATION = Number(option(args, '--duration', '5'));
+const ROUNDS = Number(option(args, '--rounds', '3'));
+const CONNECTIONS = Number(option(args, '--connections', '32'));
 const WARMUP = 3;
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawnSync('taskset', ['-c', '1', process.execPath, __filename, ...args], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
-  process.exit(child.status ?? 1);
-}
+support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
-const { Client } = require('pg');
 
 const RUN = `bench_tracing_${Date.now()}`;
-const PG_BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
-const sh = (command, env = {}) => execSync(command, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const children = [];
 
-function start(name, file, env) {
-  const command = hasTaskset ? ['taskset', ['-c', '0', process.execPath, file]] : [process.execPath, [file]];
-  const child = spawn(command[0], command[1], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: appNodeOptions(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
-  children.push(child);
-  return child;
-}
-
-/** CPU time (user + system) a process has used so far, in ms (clock ticks of 10 ms). */
-const cpuMs = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((sum, ticks) => sum + Number(ticks) * 10, 0);
-
-async function waitForReady(url) {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
-  }
-  throw new Error(`${url} did not come up`);
-}
+/** CPU time (user + system) the processes have used so far, in ms. */
+const cpuMs = (pids) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0) / 1000;
 
 const load = (options) => new Promise((resolve, reject) => autocannon({ connections: CONNECTIONS, ...options }, (e, r) => (e ? reject(e) : resolve(r))));
 
 /** Throughput and latency, and the CPU both apps spent per request: the figure least moved by a busy machine. */
 async function measure(options, pids) {
-  const cpuBefore = pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const cpuBefore = cpuMs(pids);
   const result = await load({ ...options, duration: DURATION });
-  const cpuPerRequestMs = +((pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore) / Math.max(result.requests.total, 1)).toFixed(3);
+  const cpuPerRequestMs = +((cpuMs(pids) - cpuBefore) / Math.max(result.requests.total, 1)).toFixed(3);
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, cpuPerRequestMs, errors: result.non2xx + result.errors + result.timeouts };
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** ns per call of the edge's only tracing code on the hot path, with no SDK loaded (the API's no-op). */
 function timeRecordEdgeOutcomeOff() {
@@ -89,22 +60,14 @@ function timeRecordEdgeOutcomeOff() {
 }
 
 async function main() {
-  if (!args.includes('--no-build')) {
-    console.log('building...');
-    sh('npm run -s build');
-  }
-  const admin = new Client({ connectionString: PG_BASE });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${RUN}`);
-  const dbUrl = new URL(PG_BASE);
-  dbUrl.pathname = `/${RUN}`;
-  const DATABASE_URL = dbUrl.toString();
-  sh(`DATABASE_URL=${DATABASE_URL} node dist/apps/pets/apps/pets/src/database/migrate.js`);
-  const db = new Client({ connectionString: DATABASE_URL });
-  await db.connect();
-  await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, 1000) AS i`);
-  await db.end();
+  support.buildUnlessSkipped(args);
+  await support.withRunDatabase('bench_tracing', children, async (database) => {
+    await support.preparePetsDatabase(database.url, 1000);
+    await run(database.url);
+  });
+}
 
+async function run(DATABASE_URL) {
   // The collector stand-in: accepts every export and drops it.
   let exportedBytes = 0;
   const receiver = createServer((request, response) => {
@@ -124,29 +87,27 @@ async function main() {
   const gateways = {};
   const admins = [];
   const pids = {};
-  let port = 4110;
   for (const [mode, tracing] of Object.entries(MODES)) {
-    const [petsPort, gatewayPort] = [port++, port++];
+    const [petsPort, gatewayPort, adminPort] = [await support.freePort(), await support.freePort(), await support.freePort()];
     const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...tracing };
-    const pets = start(`pets ${mode}`, 'dist/apps/pets/apps/pets/src/main.js', { ...common, PETS_PORT: String(petsPort), DATABASE_URL, PETS_METRICS_PORT: '0' });
-    const gateway = start(`gateway ${mode}`, 'dist/apps/gateway/apps/gateway/src/main.js', {
+    const pets = support.startApp(children, `pets ${mode}`, PETS_MAIN, { ...common, PETS_PORT: String(petsPort), DATABASE_URL });
+    const gateway = support.startApp(children, `gateway ${mode}`, GATEWAY_MAIN, {
       ...common,
       PORT: String(gatewayPort),
       HOST: '127.0.0.1',
-      METRICS_PORT: '0',
       PETS_URL: `http://127.0.0.1:${petsPort}`,
       REDIS_URL,
-      REDIS_KEY_PREFIX: `${RUN}:${port}:`,
+      REDIS_KEY_PREFIX: `${RUN}:${gatewayPort}:`,
       GATEWAY_DATABASE_URL: DATABASE_URL,
-      ADMIN_PORT: String(gatewayPort + 20),
+      ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN,
     });
     gateways[mode] = `http://127.0.0.1:${gatewayPort}`;
-    admins.push(`http://127.0.0.1:${gatewayPort + 20}`);
+    admins.push(`http://127.0.0.1:${adminPort}`);
     pids[mode] = [pets.pid, gateway.pid];
   }
-  for (const url of Object.values(gateways)) await waitForReady(`${url}/health/ready`);
-  const key = sh('node scripts/keys.js create --plan enterprise --name bench --rpm 1000000000 --rpd 1000000000', { ADMIN_URL: admins[0], ADMIN_TOKEN }).trim().split('\n').pop();
+  for (const url of Object.values(gateways)) await support.waitForHttp(`${url}/health/ready`);
+  const key = support.mintKey({ url: admins[0], token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
   const auth = { authorization: `Bearer ${key}` };
   const scenarios = {
     list: (url) => ({ url: `${url}/v1/pets?limit=20`, headers: auth }),
@@ -193,18 +154,8 @@ async function main() {
   console.log(`recordEdgeOutcome() with tracing off: ${recordEdgeOutcomeOffNs} ns per call (two calls per request)`);
   console.log('ratios (median against median):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(44)} ${value}`);
-  mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version, loadAverage: require('node:os').loadavg() }, connections: CONNECTIONS, durationSeconds: DURATION, rounds, results, ratios, recordEdgeOutcomeOffNs };
-  writeFileSync(path.join(__dirname, 'results', 'tracing.json'), `${JSON.stringify(report, null, 2)}\n`);
-  await admin.query(`DROP DATABASE IF EXISTS ${RUN} WITH (FORCE)`).catch(() => undefined);
-  await admin.end();
+  support.writeResults('tracing.json', report);
 }
 
-process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+support.runBench(main, children, 'SIGKILL');

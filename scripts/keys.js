@@ -7,8 +7,24 @@ const { readFileSync, writeFileSync, renameSync } = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 
-const USAGE = `Usage:
-  npm run -s keys -- create --plan free|pro|business|enterprise [--name NAME] [--rpm N --rpd N] [--expires ISO-DATE]
+/**
+ * The plans of the file the gateway reads (PLANS_FILE, relative to the working directory as for the gateway;
+ * default gateway/plans.json of this checkout): name -> limits, or "custom" where each consumer carries its own.
+ * Undefined where it cannot be read: the CLI may run apart from the gateway's files, and the admin API checks
+ * the plan anyway (400).
+ */
+function readPlans(env) {
+  const file = env.PLANS_FILE ? path.resolve(env.PLANS_FILE) : path.join(__dirname, '..', 'gateway', 'plans.json');
+  try {
+    const { plans } = JSON.parse(readFileSync(file, 'utf8'));
+    return plans && typeof plans === 'object' ? plans : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const usage = (plans) => `Usage:
+  npm run -s keys -- create --plan ${plans ? Object.keys(plans).join('|') : 'PLAN'} [--name NAME] [--rpm N --rpd N] [--expires ISO-DATE]
   npm run -s keys -- list
   npm run -s keys -- revoke NAME [--key KEY-ID]
   npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]
@@ -18,11 +34,11 @@ const USAGE = `Usage:
   npm run -s keys -- export [FILE]
 
 A client of the gateway's admin API: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT, port 3002) and ADMIN_TOKEN
-(default: the development token in ADMIN_TOKEN_FILE, .data/admin-token). "create" and "rotate" print the new key
+(default: the development token in ADMIN_TOKEN_FILE, .data/admin-token). The plans are those of PLANS_FILE
+(default gateway/plans.json); a "custom" one needs --rpm and --rpd. "create" and "rotate" print the new key
 as the last line: it is shown only this once. import/export use the consumers-file format ({"consumers": [...]},
 key hashes only); import is idempotent.`;
 
-const PLANS = ['free', 'pro', 'business', 'enterprise'];
 const IMPORT_BATCH = 500;
 const EXPORT_PAGE = 1000;
 
@@ -132,11 +148,13 @@ async function runKeysCommand(argv, env, out) {
   switch (command) {
     case 'create': {
       const plan = values.plan;
-      if (!plan || !PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+      const plans = readPlans(env);
+      if (!plan) throw new UsageError('--plan is needed');
+      if (plans && !Object.hasOwn(plans, plan)) throw new UsageError(`--plan must be one of ${Object.keys(plans).join(', ')}`);
       const rpm = positiveInteger(values.rpm, '--rpm');
       const rpd = positiveInteger(values.rpd, '--rpd');
       if ((rpm === undefined) !== (rpd === undefined)) throw new UsageError('--rpm and --rpd go together');
-      if (plan === 'enterprise' && rpm === undefined) throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
+      if (plans?.[plan] === 'custom' && rpm === undefined) throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
       const body = { plan, ...(values.name ? { name: values.name } : {}), ...(rpm ? { limits: { perMinute: rpm, perDay: rpd } } : {}) };
       if (values.expires) body.expiresAt = values.expires;
       const created = await request(admin(), 'POST', '/consumers', body);
@@ -231,12 +249,12 @@ async function runKeysCommand(argv, env, out) {
   }
 }
 
-module.exports = { runKeysCommand, USAGE };
+module.exports = { runKeysCommand, usage };
 
 if (require.main === module) {
   runKeysCommand(process.argv.slice(2), process.env, (line) => process.stdout.write(`${line}\n`)).catch((error) => {
     if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      process.stderr.write(`keys: ${error.message}\n\n${USAGE}\n`);
+      process.stderr.write(`keys: ${error.message}\n\n${usage(readPlans(process.env))}\n`);
       process.exit(2);
     }
     process.stderr.write(`keys: ${error.message}\n`);

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import { Client } from 'pg';
 import { PgliteWireServer } from '@app/database';
+import { maintenanceQuery } from '../scripts/throwaway-database';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -36,15 +36,7 @@ async function interruptibleDatabase(): Promise<Interruptible> {
   // Server: a throwaway database whose connections are refused and terminated (the server keeps running).
   const database: GatewayTestDatabase = await createGatewayTestDatabase();
   const name = new URL(database.url).pathname.slice(1);
-  const admin = async (sql: string) => {
-    const client = new Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (sql: string) => maintenanceQuery(process.env.DATABASE_URL!, sql);
   return {
     url: database.url,
     cut: async () => {

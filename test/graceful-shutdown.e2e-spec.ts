@@ -3,18 +3,12 @@ import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../scripts/free-port';
+import { waitForHttp } from '../scripts/wait';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 
 const ROOT = join(__dirname, '..');
 const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The built gateway as a real process, sent SIGTERM while requests are in flight. */
 describe('graceful shutdown', () => {
@@ -54,12 +48,7 @@ describe('graceful shutdown', () => {
         SHUTDOWN_GRACE_MS: '5000',
       },
     });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const up = await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false);
-      if (up) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForHttp(`http://127.0.0.1:${port}/health/live`, 30_000);
     key = await mintKey(admin, 'business');
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
-import { freePort } from './support/own-postgres';
+import { freePort } from '../scripts/free-port';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const PRISM = join(__dirname, '../node_modules/.bin/prism');

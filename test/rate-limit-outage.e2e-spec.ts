@@ -1,4 +1,5 @@
 import { AppMetrics } from '@app/platform';
+import { until } from '../scripts/wait';
 import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -12,14 +13,6 @@ async function metric(gateway: GatewayUnderTest, name: string, labels = ''): Pro
   const text = await (await fetch(`http://127.0.0.1:${gateway.app.get(AppMetrics).port}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
   return line ? Number(line.split(' ').pop()) : 0;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
-    await sleep(100);
-  }
 }
 
 /**
@@ -84,7 +77,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
 
     await sleeping;
     disturber.disconnect();
-    await until(async () => (await call(`${a.url}/health/ready`)).status === 200, 15_000);
+    await until('ready again', async () => (await call(`${a.url}/health/ready`)).status === 200, 15_000);
     // Redis's count is the truth again: the late request may have been counted there, never twice.
     const next = await get(a, keys.late);
     expect(next.status).toBe(200);
@@ -123,7 +116,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
 
     for (const gateway of [...open, closed]) {
       // Readiness is reused for a second (probes cannot amplify load): it turns 503 within that second.
-      await until(async () => (await call(`${gateway.url}/health/ready`)).status === 503, 3_000);
+      await until('not ready', async () => (await call(`${gateway.url}/health/ready`)).status === 503, 3_000);
       expect(await metric(gateway, 'rate_limit_store_degraded')).toBe(1);
     }
     expect(await metric(b, 'rate_limit_store_fallbacks_total')).toBeGreaterThanOrEqual(4);
@@ -133,7 +126,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
 
   it('when Redis is back, every instance counts in Redis again, shared', async () => {
     await redis.start(); // empty: no persistence
-    for (const gateway of [...open, closed]) await until(async () => (await call(`${gateway.url}/health/ready`)).status === 200, 15_000);
+    for (const gateway of [...open, closed]) await until('ready again', async () => (await call(`${gateway.url}/health/ready`)).status === 200, 15_000);
     const [a, b] = open;
     expect(remaining(await get(a, keys.after))).toBe(4);
     expect(remaining(await get(b, keys.after))).toBe(3);

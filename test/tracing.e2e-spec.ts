@@ -1,12 +1,11 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { freePort } from '../scripts/free-port';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 import { OtlpReceiver, ReceivedSpan, SPAN_KIND } from './support/otlp-receiver';
+import { createTestDatabase, TestDatabase } from './support/pets-service';
 
 /*
  * One request, one trace, on the built apps started as real processes with tracing on: the SDK must patch
@@ -25,14 +24,6 @@ const ADMIN_TOKEN = `admin-${randomBytes(24).toString('hex')}`;
 const CLIENT_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN_ID = '00f067aa0ba902b7';
 const CLIENT_TRACEPARENT = `00-${CLIENT_TRACE_ID}-${CLIENT_SPAN_ID}-01`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 interface RunningApp {
   process: ChildProcess;
@@ -63,26 +54,9 @@ async function startApp(main: string, port: number, env: Record<string, string>)
   throw new Error(`${main} not ready in time: ${output}`);
 }
 
-/** A database of its own: a fresh one on DATABASE_URL's server, else an in-memory PGlite. */
-async function createDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  if (!base) return { env: { PGLITE_DATA_DIR: 'memory://', DATABASE_URL: '' }, drop: async () => undefined };
-  const name = `pets_tracing_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString(), DB_MIGRATE_ON_START: 'true' },
-    drop: async () => {
-      const client = new Client({ connectionString: base });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
-    },
-  };
+/** The pets service's environment for the test database: its fresh database on DATABASE_URL's server, else PGlite. */
+function petsDatabaseEnv({ config }: TestDatabase): Record<string, string> {
+  return config.databaseUrl ? { DATABASE_URL: config.databaseUrl, DB_MIGRATE_ON_START: 'true' } : { PGLITE_DATA_DIR: config.pgliteDataDir, DATABASE_URL: '' };
 }
 
 describe('tracing (OpenTelemetry)', () => {
@@ -91,7 +65,7 @@ describe('tracing (OpenTelemetry)', () => {
   const limitedConsumer = `tracing-limited-${randomBytes(3).toString('hex')}`;
   let key: string;
   let limitedKey: string;
-  let database: Awaited<ReturnType<typeof createDatabase>>;
+  let database: TestDatabase;
   let consumers: GatewayTestDatabase;
   let pets: RunningApp;
   let gateway: RunningApp;
@@ -114,10 +88,10 @@ describe('tracing (OpenTelemetry)', () => {
       LOG_LEVEL: 'log',
       INTERNAL_SECRET,
     };
-    database = await createDatabase();
+    database = await createTestDatabase();
     consumers = await createGatewayTestDatabase();
     const [petsPort, gatewayPort, trustingPort, adminPort, trustingAdminPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    pets = await startApp(PETS_MAIN, petsPort, { ...tracing, ...database.env, PETS_PORT: String(petsPort), PETS_HOST: '127.0.0.1', PETS_METRICS_PORT: '0' });
+    pets = await startApp(PETS_MAIN, petsPort, { ...tracing, ...petsDatabaseEnv(database), PETS_PORT: String(petsPort), PETS_HOST: '127.0.0.1', PETS_METRICS_PORT: '0' });
     const gatewayEnv = {
       ...tracing,
       HOST: '127.0.0.1',

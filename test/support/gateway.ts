@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { INestApplication } from '@nestjs/common';
-import { Client } from 'pg';
 import type { DestinationStream } from 'pino';
 import { Clock } from '../../apps/gateway/src/clock';
 import { GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
@@ -10,6 +9,7 @@ import { createAdminApp } from '../../apps/gateway/src/admin/create-admin-app';
 import { PgliteWireServer } from '@app/database';
 import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/plans/plans';
 import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
+import { createThrowawayDatabase } from '../../scripts/throwaway-database';
 import { call, Reply } from './http';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
@@ -53,22 +53,8 @@ export async function createGatewayTestDatabase(): Promise<GatewayTestDatabase> 
       },
     };
   }
-  const name = `gateway_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new Client({ connectionString: base });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  const database = await createThrowawayDatabase(base, 'gateway_test');
+  return { url: database.url, drop: database.drop };
 }
 
 export interface GatewayUnderTest {

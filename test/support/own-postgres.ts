@@ -1,22 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../scripts/free-port';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 
 /** Whether a private PostgreSQL cluster can be started here (the server binaries are installed). */
 export const canRunOwnPostgres = existsSync(join(BIN, 'initdb')) && existsSync(join(BIN, 'pg_ctl'));
-
-/** A free TCP port on loopback (the OS picks it; we release it at once). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * A PostgreSQL cluster of this test's own, in a temporary folder, that the test may stop and start at will (the

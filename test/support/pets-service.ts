@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
-import { Client } from 'pg';
 import { PetsConfig } from '../../apps/pets/src/config/pets.config';
 import { createPetsApp } from '../../apps/pets/src/create-pets-app';
+import { createThrowawayDatabase } from '../../scripts/throwaway-database';
 
 /**
  * A database of its own for one test file: a fresh database on the server named by DATABASE_URL, or an
@@ -18,22 +17,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const common = { port: 0, host: '127.0.0.1', pgliteDataDir: 'memory://', migrateOnStart: true, poolSize: 5, logLevel: 'warn' as const, metrics: { port: 0, host: '127.0.0.1' }, shutdownGraceMs: 5000 };
   if (!base) return { config: { ...common }, drop: async () => undefined };
 
-  const name = `pets_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    config: { ...common, databaseUrl: url.toString() },
-    drop: async () => {
-      const client = new Client({ connectionString: base });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  const database = await createThrowawayDatabase(base, 'pets_test');
+  return { config: { ...common, databaseUrl: database.url }, drop: database.drop };
 }
 
 export interface RunningPets {

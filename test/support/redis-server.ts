@@ -1,26 +1,9 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import Redis from 'ioredis';
+import { freePort } from '../../scripts/free-port';
 
 /** Whether a redis-server binary is on the PATH (tests that stop their own Redis need one). */
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
-
-/** Ports handed out by this process: a free port is not taken until its server starts, so never give one twice. */
-const handedOut = new Set<number>();
-
-/** A free port on loopback (never 6379: the shared Redis). */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise((resolve) => server.close(resolve));
-    if (!handedOut.has(port) && port !== 6379) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-}
 
 /**
  * A throwaway redis-server of the test's own, on a free port, without persistence, that the test may stop

@@ -4,28 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis, { Cluster } from 'ioredis';
-import { freePort, hasRedisServer, OwnRedisServer } from './redis-server';
+import { freePort } from '../../scripts/free-port';
+import { until } from '../../scripts/wait';
+import { hasRedisServer, OwnRedisServer } from './redis-server';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** redis-cli builds the cluster (`--cluster create`); Debian's redis-tools ships it beside redis-server. */
 export const hasRedisCluster = hasRedisServer && spawnSync('redis-cli', ['--version']).status === 0;
 /** Debian's redis-server runs as a sentinel with `--sentinel` (no redis-sentinel package needed). */
 export const hasRedisSentinel = hasRedisServer;
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
 
 function quietClient(port: number): Redis {
   const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
