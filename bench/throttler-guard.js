@@ -5,13 +5,13 @@
  * Options: --calls N (100,000 per round), --rounds N (5); prints every round and the medians. Needs `npm run build`.
  */
 const path = require('node:path');
+const { median, option } = require('./support');
+
 const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const BUILT = path.join(__dirname, '..', 'dist/apps/gateway/apps/gateway/src');
-const CALLS = Number(option('--calls', '100000'));
-const ROUNDS = Number(option('--rounds', '5'));
+const CALLS = Number(option(args, '--calls', '100000'));
+const ROUNDS = Number(option(args, '--rounds', '5'));
 
 const cpuMicros = (since) => {
   const used = process.cpuUsage(since);
