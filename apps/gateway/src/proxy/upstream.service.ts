@@ -36,6 +36,18 @@ export function requestTarget(originalUrl: string): string {
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
+/**
+ * Whether the request arrived whole and its client can still be answered. A request whose body the HTTP parser
+ * refused (broken chunked framing: the server's clientError handler has answered 400 and closed the connection)
+ * is not complete; one whose client went away meanwhile (a half-close, a reset) is aborted, its response
+ * destroyed. Neither may reach the pets service: body-parser reads nothing from a request whose socket no longer
+ * reads (it takes the body for one already read) and reports no error, so either would go upstream with an empty
+ * body.
+ */
+function receivedWhole(request: GatewayRequest, response: Response): boolean {
+  return request.complete && !request.readableAborted && !response.destroyed;
+}
+
 /** The pets service's answer, read whole (its pages are small: at most 100 animals). */
 interface UpstreamAnswer {
   statusCode: number;
@@ -122,6 +134,7 @@ export class UpstreamService implements OnApplicationShutdown {
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
     assertDeclaredLengthWithin(request);
     await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+    if (!receivedWhole(request, response)) throw new ApiError('MALFORMED_REQUEST', 'The request was not received whole.', { Connection: 'close' });
     const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
     let upstream: UpstreamAnswer;
