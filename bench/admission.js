@@ -177,7 +177,7 @@ async function main() {
 }
 
 async function run(GATEWAY_DATABASE_URL) {
-  start('pets', 'dist/apps/pets/apps/pets/src/main.js', { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+  start('pets', 'dist/apps/pets/apps/pets/src/main.js', { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
   const gateways = PORTS.gateways.map((port, i) =>
     start(`gateway ${i + 1}`, 'dist/apps/gateway/apps/gateway/src/main.js', {
       NODE_ENV: 'production',

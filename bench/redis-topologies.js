@@ -182,7 +182,7 @@ async function main() {
     const single = await redisServer();
     const masters = await cluster(dir);
     const petsPort = await freePort();
-    start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_OPTIONS: appNodeOptions(), NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0' });
+    start('pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], { NODE_OPTIONS: appNodeOptions(), NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', PETS_METRICS_PORT: '0', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
     const gateway = async (name, redisEnv) => {
       const [port, adminPort] = [await freePort(), await freePort()];
       start(name, process.execPath, ['dist/apps/gateway/apps/gateway/src/main.js'], {

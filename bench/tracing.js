@@ -128,7 +128,7 @@ async function main() {
   for (const [mode, tracing] of Object.entries(MODES)) {
     const [petsPort, gatewayPort] = [port++, port++];
     const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...tracing };
-    const pets = start(`pets ${mode}`, 'dist/apps/pets/apps/pets/src/main.js', { ...common, PETS_PORT: String(petsPort), DATABASE_URL, PETS_METRICS_PORT: '0' });
+    const pets = start(`pets ${mode}`, 'dist/apps/pets/apps/pets/src/main.js', { ...common, PETS_PORT: String(petsPort), DATABASE_URL, PETS_METRICS_PORT: '0', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
     const gateway = start(`gateway ${mode}`, 'dist/apps/gateway/apps/gateway/src/main.js', {
       ...common,
       PORT: String(gatewayPort),
