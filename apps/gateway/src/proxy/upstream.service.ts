@@ -11,8 +11,11 @@ import { publicLinkField } from './next-link';
 
 /** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
-/** Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do. */
-const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow', 'retry-after'] as const;
+/**
+ * Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do, nor
+ * Cache-Control: the edge decides it for every /v1 answer (API_CACHE_CONTROL).
+ */
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'allow', 'retry-after'] as const;
 
 /**
  * The body's bytes as they came (the pets service parses and validates them once), read only once the request
@@ -101,6 +104,8 @@ export class UpstreamService implements OnApplicationShutdown {
   private readonly logger = new Logger('Upstream');
   private readonly pool: Pool;
   private readonly internalSecret?: string;
+  /** PUBLIC_ORIGIN, or '' for relative links. */
+  private readonly publicOrigin: string;
   private readonly upstreamErrors: Counter<'kind'>;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, metrics: AppMetrics) {
@@ -111,6 +116,7 @@ export class UpstreamService implements OnApplicationShutdown {
       registers: [metrics.registry],
     });
     this.internalSecret = config.internalSecret;
+    this.publicOrigin = config.publicOrigin ?? '';
     this.pool = new Pool(config.petsUrl, {
       connections: config.upstream.connections,
       pipelining: 1,
@@ -154,8 +160,10 @@ export class UpstreamService implements OnApplicationShutdown {
       const value = upstream.headers[name];
       if (value !== undefined) response.setHeader(name, value);
     }
-    const link = publicLinkField(upstream.headers.link, request, path);
-    if (link) response.setHeader('link', link);
+    if (upstream.headers.link !== undefined) {
+      const link = publicLinkField(upstream.headers.link, requestTarget(request.originalUrl), path, this.publicOrigin);
+      if (link) response.setHeader('link', link);
+    }
     response.setHeader('content-length', payload.length);
     response.end(request.method === 'HEAD' ? undefined : payload);
   }
