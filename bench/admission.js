@@ -118,7 +118,7 @@ async function main() {
 }
 
 async function run(GATEWAY_DATABASE_URL) {
-  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://' });
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
   const gateways = PORTS.gateways.map((port, i) =>
     support.startApp(children, `gateway ${i + 1}`, GATEWAY_MAIN, {
       NODE_ENV: 'production',

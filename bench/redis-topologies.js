@@ -136,7 +136,7 @@ async function compareTopologies(databaseUrl, dir) {
   const single = await redisServer();
   const masters = await cluster(dir);
   const petsPort = await freePort();
-  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://' });
+  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
   const gateway = async (name, redisEnv) => {
     const [port, adminPort] = [await freePort(), await freePort()];
     support.startApp(children, name, GATEWAY_MAIN, {

@@ -89,7 +89,7 @@ async function run(DATABASE_URL) {
   const pids = {};
   for (const [mode, tracing] of Object.entries(MODES)) {
     const [petsPort, gatewayPort, adminPort] = [await support.freePort(), await support.freePort(), await support.freePort()];
-    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...tracing };
+    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef', ...tracing };
     const pets = support.startApp(children, `pets ${mode}`, PETS_MAIN, { ...common, PETS_PORT: String(petsPort), DATABASE_URL });
     const gateway = support.startApp(children, `gateway ${mode}`, GATEWAY_MAIN, {
       ...common,

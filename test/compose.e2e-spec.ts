@@ -6,7 +6,7 @@ const ROOT = join(__dirname, '..');
 const hasCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
 
 function compose(args: string[], env: Record<string, string>) {
-  const { INTERNAL_SECRET: _unset, ADMIN_TOKEN: _unsetToo, ...rest } = process.env;
+  const { INTERNAL_SECRET: _unset, ADMIN_TOKEN: _unsetToo, CURSOR_SECRET: _unsetEither, ...rest } = process.env;
   return spawnSync('docker-compose', ['-f', 'docker-compose.yml', ...args], { cwd: ROOT, env: { ...rest, ...env }, encoding: 'utf8' });
 }
 
@@ -27,18 +27,34 @@ function replicas(env: Record<string, string>): Record<string, number> {
 }
 
 (hasCompose ? describe : describe.skip)('docker-compose.yml', () => {
-  const secret = { INTERNAL_SECRET: 'compose-test-0123456789abcdef', ADMIN_TOKEN: 'compose-test-admin-token-0123456789abcdef' };
+  const secret = {
+    INTERNAL_SECRET: 'compose-test-0123456789abcdef',
+    ADMIN_TOKEN: 'compose-test-admin-token-0123456789abcdef',
+    CURSOR_SECRET: 'compose-test-cursor-secret-0123456789abcdef',
+  };
 
   it('refuses to start without INTERNAL_SECRET, saying how to set one', () => {
-    const run = compose(['config', '-q'], { ADMIN_TOKEN: secret.ADMIN_TOKEN });
+    const run = compose(['config', '-q'], { ADMIN_TOKEN: secret.ADMIN_TOKEN, CURSOR_SECRET: secret.CURSOR_SECRET });
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain('set INTERNAL_SECRET to a random secret of 16+ characters');
   });
 
   it('refuses to start without ADMIN_TOKEN, saying how to set one', () => {
-    const run = compose(['config', '-q'], { INTERNAL_SECRET: secret.INTERNAL_SECRET });
+    const run = compose(['config', '-q'], { INTERNAL_SECRET: secret.INTERNAL_SECRET, CURSOR_SECRET: secret.CURSOR_SECRET });
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain('set ADMIN_TOKEN to a random token of 32+ characters');
+  });
+
+  it('refuses to start without CURSOR_SECRET, saying how to set one', () => {
+    const run = compose(['config', '-q'], { INTERNAL_SECRET: secret.INTERNAL_SECRET, ADMIN_TOKEN: secret.ADMIN_TOKEN });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain('set CURSOR_SECRET to a random secret of 32+ characters');
+  });
+
+  it('keeps Redis\'s data on a named volume', () => {
+    const run = compose(['config'], secret);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/redis-data:\/data/);
   });
 
   it('passes the given secret to every app, and no published default', () => {

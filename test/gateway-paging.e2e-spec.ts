@@ -5,6 +5,7 @@ import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintK
 import { call, expectErrorBody, received, Reply } from './support/http';
 import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
+import { rawRequest } from './support/raw-http';
 
 const SEEDED = 40;
 
@@ -29,14 +30,19 @@ function rawGet(origin: string, path: string, headers: Record<string, string>): 
   });
 }
 
-/** Paging through the gateway: the link the client gets is public (its origin, /v1), and following it works. */
+/**
+ * Paging through the gateway: the link the client gets is public (/v1, under the configured PUBLIC_ORIGIN or
+ * relative without one, never the request's Host or X-Forwarded-Host), and following it works.
+ */
 describe('gateway: paging GET /v1/pets', () => {
   let pets: RunningPets;
   let direct: GatewayUnderTest;
   let behindBalancer: GatewayUnderTest;
+  let withOrigin: GatewayUnderTest;
   let key: string;
   let database: GatewayTestDatabase;
   const auth = () => ({ authorization: `Bearer ${key}` });
+  const ORIGIN = 'https://api.petstore.example.com';
 
   beforeAll(async () => {
     pets = await startPetsService();
@@ -47,26 +53,30 @@ describe('gateway: paging GET /v1/pets', () => {
     database = await createGatewayTestDatabase();
     direct = await startGateway({ petsUrl: pets.url, database });
     behindBalancer = await startGateway({ petsUrl: pets.url, database, env: { TRUST_PROXY: 'loopback' } });
+    withOrigin = await startGateway({ petsUrl: pets.url, database, env: { TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN } });
     key = await mintKey(direct, 'business', 'paging');
   });
   afterAll(async () => {
     await direct?.close();
     await behindBalancer?.close();
+    await withOrigin?.close();
     await database?.drop();
     await pets?.close();
   });
 
-  it('links the next page under the origin the client called and /v1, and reads every animal by following it', async () => {
+  it('links the next page relatively under /v1 by default, and reads every animal by following it', async () => {
     const ids: number[] = [];
     let next: string | undefined = `${direct.url}/v1/pets?limit=7&status=sold`;
     let pages = 0;
     let last: Reply | undefined;
     while (next) {
-      expect(next.startsWith(`${direct.url}/v1/pets?limit=7&status=sold`)).toBe(true);
       last = await call(next, { headers: auth() });
       expect(last.status).toBe(200);
       ids.push(...(last.body as Array<{ id: number; status: string }>).map((pet) => pet.id));
-      next = nextLink(last.headers.get('link'));
+      const link = nextLink(last.headers.get('link'));
+      if (link !== undefined) expect(link).toMatch(/^\/v1\/pets\?limit=7&status=sold&after=[A-Za-z0-9_-]+$/);
+      // RFC 8288: a relative target is resolved against the URL of the request (RFC 3986, section 5).
+      next = link === undefined ? undefined : new URL(link, next).toString();
       pages += 1;
     }
     const sold = (await call(`${pets.url}/pets?status=sold&limit=100`)).body as Array<{ id: number }>;
@@ -75,30 +85,41 @@ describe('gateway: paging GET /v1/pets', () => {
     expect(last!.headers.get('link')).toBeNull();
   });
 
-  it('uses the Host the client sent, and ignores X-Forwarded-* without TRUST_PROXY', async () => {
-    const reply = await rawGet(direct.url, '/v1/pets?limit=5', {
-      ...auth(),
-      host: 'pets.example.test:8443',
-      'x-forwarded-host': 'evil.example',
-      'x-forwarded-proto': 'https',
-    });
-    expect(reply.status).toBe(200);
-    expect(nextLink(reply.link)).toMatch(/^http:\/\/pets\.example\.test:8443\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/);
+  it('never builds the link from Host or X-Forwarded-Host, even from a trusted balancer', async () => {
+    const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
+    for (const gateway of [direct, behindBalancer]) {
+      const reply = await rawGet(gateway.url, '/v1/pets?limit=5', { ...auth(), ...forged });
+      expect(reply.status).toBe(200);
+      expect(nextLink(reply.link)).toMatch(/^\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/);
+    }
   });
 
-  it('believes X-Forwarded-Proto and X-Forwarded-Host from a trusted balancer (TRUST_PROXY)', async () => {
-    const reply = await rawGet(behindBalancer.url, '/v1/pets?limit=5', {
-      ...auth(),
-      host: 'gateway-3:3000',
-      'x-forwarded-host': 'api.petstore.example.com',
-      'x-forwarded-proto': 'https',
-    });
-    expect(nextLink(reply.link)).toMatch(/^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/);
+  it('links under PUBLIC_ORIGIN when it is configured, whatever Host and X-Forwarded-* say', async () => {
+    const forged: Array<Record<string, string>> = [{}, { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }];
+    for (const headers of forged) {
+      const reply = await rawGet(withOrigin.url, '/v1/pets?limit=5&status=sold', { ...auth(), ...headers });
+      expect(reply.status).toBe(200);
+      expect(nextLink(reply.link)).toMatch(/^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&status=sold&after=[A-Za-z0-9_-]+$/);
+    }
+  });
+
+  it('keeps the link of a request line in absolute form (GET http://host/v1/pets HTTP/1.1)', async () => {
+    for (const [gateway, expected] of [
+      [direct, /^\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/],
+      [withOrigin, /^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/],
+    ] as const) {
+      const reply = await rawRequest(
+        gateway.url,
+        `GET http://evil.example/v1/pets?limit=5 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(reply.status).toBe(200);
+      expect(nextLink(reply.headers.link ?? null)).toMatch(expected);
+    }
   });
 
   it('passes the pets service\'s 400 for a bad cursor through, with the Error body', async () => {
     const first = await call(`${direct.url}/v1/pets?limit=2&status=pending`, { headers: auth() });
-    const after = new URL(nextLink(first.headers.get('link'))!).searchParams.get('after')!;
+    const after = new URL(nextLink(first.headers.get('link'))!, direct.url).searchParams.get('after')!;
     const foreign = await call(`${direct.url}/v1/pets?limit=2&status=sold&after=${after}`, { headers: auth() });
     expectErrorBody(foreign, 400, 'VALIDATION_FAILED');
     const truncated = await call(`${direct.url}/v1/pets?limit=2&status=pending&after=${after.slice(0, -1)}`, { headers: auth() });

@@ -9,6 +9,7 @@ const rateHeaders = {
   'ratelimit-policy': '"minute";q=60;w=60',
   ratelimit: '"minute";r=59;t=60',
   'x-request-id': 'abc',
+  'cache-control': 'private, no-store',
   'content-type': 'application/json; charset=utf-8',
 };
 const reply = (status: number, body: unknown, headers: Record<string, string> = rateHeaders): Reply => ({
@@ -38,6 +39,7 @@ describe('OpenAPI contract checker', () => {
     ['an unknown status', '/v1/pets', reply(200, [{ id: 1, name: 'Rex', categoryId: 2, status: 'adopted' }]), 'must be equal to one of the allowed values'],
     ['an id as a string', '/v1/pets/1', reply(200, { id: '1', name: 'Rex', categoryId: 2 }), 'must be integer'],
     ['a missing rate-limit header', '/v1/pets', reply(200, [], { ...rateHeaders, 'x-ratelimit-remaining': '' }), 'header X-RateLimit-Remaining is not an integer'],
+    ['a missing Cache-Control', '/v1/pets', reply(200, [], Object.fromEntries(Object.entries(rateHeaders).filter(([name]) => name !== 'cache-control'))), 'header Cache-Control is missing'],
     ['an undocumented status', '/v1/pets', reply(418, { code: 'X', message: 'x', status: 418 }), 'status 418 is not documented'],
     ['an unknown operation answered 200', '/v1/cats', reply(200, []), 'no such operation'],
     ['an Error without code', '/v1/pets/1', reply(404, { message: 'x', status: 404 }), "must have required property 'code'"],

@@ -9,7 +9,7 @@ import { RunningPets, startPetsService } from './support/pets-service';
 const STABLE_HEADERS = [
   'content-type', 'content-length', 'content-security-policy', 'strict-transport-security', 'x-content-type-options',
   'x-frame-options', 'referrer-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy',
-  'deprecation', 'sunset', 'link', 'x-ratelimit-limit', 'ratelimit-policy', 'www-authenticate', 'allow',
+  'deprecation', 'sunset', 'link', 'x-ratelimit-limit', 'ratelimit-policy', 'www-authenticate', 'allow', 'cache-control',
 ];
 
 /**
@@ -108,6 +108,29 @@ describe('proxy fast path', () => {
     const [unknownFast, unknownSlow] = await both(`/v1/pets/${petId}`, `/v1/pets/${encodedId()}`, unknown);
     expect(unknownFast.status).toBe(401);
     expectAlike(unknownFast, unknownSlow);
+  });
+
+  it('marks every /v1 answer, on either path, Cache-Control: private, no-store (and only /v1 answers)', async () => {
+    const json = { ...auth(), 'content-type': 'application/json' };
+    const replies: Array<[string, Reply]> = [];
+    for (const [plain, viaRouter, init] of [
+      ['/v1/pets?limit=1', '/v1/pets/?limit=1', { headers: auth() }],
+      ['/v1/pets?limit=1', '/v1/PETS?limit=1', { method: 'HEAD', headers: auth() }],
+      ['/v1/pets', '/v1/pets/', { method: 'POST', headers: json, body: JSON.stringify({ name: 'Stored', categoryId: 1 }) }],
+      ['/v1/pets', '/v1/pets/', { method: 'POST', headers: json, body: '{"name":' }],
+      [`/v1/pets/${petId}`, `/v1/pets/${encodedId()}`, { headers: auth() }],
+      ['/v1/pets', '/v1/pets/', {}],
+    ] as Array<[string, string, RequestInit]>) {
+      const [fast, slow] = await both(plain, viaRouter, init);
+      replies.push([`${init.method ?? 'GET'} ${plain} ${fast.status}`, fast], [`${init.method ?? 'GET'} ${viaRouter} ${slow.status}`, slow]);
+    }
+    // Answers only the router gives: no such path, wrong method.
+    replies.push(['GET /v1/nothing', await call(`${gateway.url}/v1/nothing`, { headers: auth() })]);
+    replies.push(['DELETE /v1/pets', await call(`${gateway.url}/v1/pets`, { method: 'DELETE', headers: auth() })]);
+    expect(new Set(replies.map(([, reply]) => reply.status))).toEqual(new Set([200, 201, 400, 401, 404, 405]));
+    for (const [what, reply] of replies) expect([what, reply.headers.get('cache-control')]).toEqual([what, 'private, no-store']);
+    // Health keeps its own (no-cache, no-store, must-revalidate).
+    expect((await call(`${gateway.url}/health/live`)).headers.get('cache-control')).not.toBe('private, no-store');
   });
 
   it('takes only the plain form of the three operations', () => {

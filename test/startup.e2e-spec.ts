@@ -90,6 +90,14 @@ describe('start-up refusals', () => {
     ]);
   });
 
+  it('refuses to start the pets service in production without CURSOR_SECRET, with one line', async () => {
+    const { code, stderr } = await runApp('pets', { NODE_ENV: 'production', PETS_PORT: '0', PETS_METRICS_PORT: '0', PGLITE_DATA_DIR: 'memory://' });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      'Invalid configuration: CURSOR_SECRET must be set in production (32+ characters, the same on every pets instance, e.g. openssl rand -hex 32): without it paging cursors are signed with a key published in the source',
+    ]);
+  });
+
   it('never echoes a rejected secret', async () => {
     const { code, stderr } = await runApp('gateway', { ...GATEWAY_ENV, INTERNAL_SECRET: 'short-secret-15' });
     expect(code).toBe(1);

@@ -25,7 +25,8 @@ ${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=1 fail_timeout=5s;`
       proxy_set_header Connection "";
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $http_host;
+      # Links are built from PUBLIC_ORIGIN, never from what a client writes: a client's X-Forwarded-Host is dropped.
+      proxy_set_header X-Forwarded-Host "";
       proxy_next_upstream error timeout http_502 http_503;
       proxy_next_upstream_tries 3;
       proxy_connect_timeout 2s;

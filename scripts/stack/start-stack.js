@@ -66,8 +66,10 @@ async function startStack(options = {}) {
     ensureLocalServices(settings);
     database = await prepareDatabase(settings);
     const adminToken = settings.adminToken ?? randomBytes(32).toString('base64url');
+    // Production refuses the published development cursor secret: one per run unless the user gave theirs.
+    const cursorSecret = env.CURSOR_SECRET ?? randomBytes(32).toString('hex');
     // Whatever else the user set (rate limits, timeouts...) reaches every app; what the stack sets comes last.
-    const common = { ...env, NODE_OPTIONS: appNodeOptions(env.NODE_OPTIONS), NODE_ENV: 'production', LOG_LEVEL: settings.logLevel };
+    const common = { ...env, NODE_OPTIONS: appNodeOptions(env.NODE_OPTIONS), NODE_ENV: 'production', LOG_LEVEL: settings.logLevel, CURSOR_SECRET: cursorSecret };
     await migrate(MIGRATE, { ...common, DATABASE_URL: database.url }, settings.readyTimeoutMs);
     const ready = (what, url, notYet) =>
       waitReady({ what, url, notYet, watched: processes.children, timeoutMs: settings.readyTimeoutMs, interrupted: options.interrupted });

@@ -5,9 +5,12 @@ import { freePort } from '../../scripts/free-port';
 /** Whether a redis-server binary is on the PATH (tests that stop their own Redis need one). */
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
+/** redis-server options that keep nothing: no RDB snapshot, no append-only file (the default of OwnRedisServer). */
+export const NO_PERSISTENCE = ['--save', '', '--appendonly', 'no'];
+
 /**
- * A throwaway redis-server of the test's own, on a free port, without persistence, that the test may stop
- * and start again on the same port (never the shared Redis on 6379).
+ * A throwaway redis-server of the test's own, on a free port, without persistence unless asked for, that the
+ * test may stop (kill -9) and start again on the same port (never the shared Redis on 6379).
  */
 export class OwnRedisServer {
   private process?: ChildProcess;
@@ -15,15 +18,18 @@ export class OwnRedisServer {
   private constructor(
     readonly port: number,
     private readonly extraArgs: string[],
+    private readonly persistence: string[],
   ) {}
 
   /**
    * `extraArgs(port)`: more redis-server options (a cluster node's, a replica's), or a config file followed by
-   * options (a sentinel's: `[file, '--sentinel']`), given the chosen port.
+   * options (a sentinel's: `[file, '--sentinel']`), given the chosen port. `persistence`: the options that say
+   * what the server keeps (NO_PERSISTENCE by default), with `--dir` a folder of the test's own when it keeps
+   * something; started again, the server reloads what it kept there.
    */
-  static async start(extraArgs: (port: number) => string[] | Promise<string[]> = () => []): Promise<OwnRedisServer> {
+  static async start(extraArgs: (port: number) => string[] | Promise<string[]> = () => [], persistence = NO_PERSISTENCE): Promise<OwnRedisServer> {
     const port = await freePort();
-    const server = new OwnRedisServer(port, await extraArgs(port));
+    const server = new OwnRedisServer(port, await extraArgs(port), persistence);
     await server.start();
     return server;
   }
@@ -36,7 +42,7 @@ export class OwnRedisServer {
     // A config file (a sentinel's) must come first on redis-server's command line.
     const file = this.extraArgs[0] && !this.extraArgs[0].startsWith('--') ? [this.extraArgs[0]] : [];
     const options = this.extraArgs.slice(file.length);
-    const args = [...file, '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...options];
+    const args = [...file, '--port', String(this.port), '--bind', '127.0.0.1', ...this.persistence, '--enable-debug-command', 'yes', ...options];
     this.process = spawn('redis-server', args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
@@ -54,7 +60,7 @@ export class OwnRedisServer {
     throw new Error(`redis-server on port ${this.port} did not start`);
   }
 
-  /** Stops the server (its data is gone: no persistence) and waits for the process to exit. */
+  /** Kills the server (kill -9: what it did not persist is gone) and waits for the process to exit. */
   async stop(): Promise<void> {
     const child = this.process;
     if (!child || child.exitCode !== null) return;

@@ -10,6 +10,7 @@ import { AdmissionMiddleware } from './auth/admission.middleware';
 import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX, UNPREFIXED_PATHS } from './routing/api-routes';
+import { apiCacheControl } from './proxy/cache-control.middleware';
 import { ProxyFastPath } from './proxy/proxy-fast-path';
 import type { Server } from 'node:http';
 
@@ -56,9 +57,9 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
 }
 
 /**
- * Authentication and the rate-limit decision for every request under /v1, ahead of Nest's routes, so that
- * the answers no route takes (404, 405) and the router's own 400 (a path it cannot percent-decode) are
- * authenticated and counted too. A plain prefix mount, not `MiddlewareConsumer.forRoutes('*')`: that one is
+ * Cache-Control (never stored), authentication and the rate-limit decision for every request under /v1, ahead
+ * of Nest's routes, so that the answers no route takes (404, 405) and the router's own 400 (a path it cannot
+ * percent-decode) are authenticated and counted too. A plain prefix mount, not `MiddlewareConsumer.forRoutes('*')`: that one is
  * mounted on `/v1/{*path}`, whose parameter Express decodes, and would answer %FF with 400 before admission.
  * Refusals go to the same exception filter as every other error (the gateway registers no translators), with
  * the rate-limit headers already set.
@@ -67,5 +68,5 @@ function mountAdmission(app: INestApplication, filter: AllExceptionsFilter): voi
   const admission = app.get(AdmissionMiddleware);
   const refuse: ErrorRequestHandler = (error, request, response, next) =>
     filter.catch(error, new ExecutionContextHost([request, response, next]));
-  app.use(API_PREFIX, admission.use.bind(admission), refuse);
+  app.use(API_PREFIX, apiCacheControl, admission.use.bind(admission), refuse);
 }

@@ -37,11 +37,11 @@ export class CommonEnvironment {
 
 /**
  * Values published as examples (the compose file's former default, documentation samples): in production a
- * secret everyone can read is no secret, so the app refuses it.
+ * secret everyone can read is no secret, so the app refuses it (NotAPlaceholderInProduction).
  */
 const PLACEHOLDER_SECRETS = [/change.?me/i, /placeholder/i, /example/i, /^(secret|password|internal.?secret)[-_]?\d*$/i];
 
-function NotAPlaceholderInProduction(): PropertyDecorator {
+export function NotAPlaceholderInProduction(): PropertyDecorator {
   return ValidateBy({
     name: 'notAPlaceholderInProduction',
     validator: {

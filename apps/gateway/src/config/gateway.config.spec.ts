@@ -47,6 +47,19 @@ describe('loadGatewayConfig', () => {
     expect(loadGatewayConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
   });
 
+  it('takes the origin of its absolute links from PUBLIC_ORIGIN only, and none by default (relative links)', () => {
+    expect(loadGatewayConfig({}).publicOrigin).toBeUndefined();
+    expect(loadGatewayConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'x'.repeat(32) }).publicOrigin).toBeUndefined();
+    expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'https://api.petstore.example.com' }).publicOrigin).toBe('https://api.petstore.example.com');
+    expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'http://localhost:8080' }).publicOrigin).toBe('http://localhost:8080');
+    expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'http://[::1]:8080' }).publicOrigin).toBe('http://[::1]:8080');
+    for (const value of ['https://api.example.com/', 'https://api.example.com/v1', 'api.example.com', 'ftp://api.example.com', 'https://user@api.example.com']) {
+      expect(() => loadGatewayConfig({ PUBLIC_ORIGIN: value })).toThrow(
+        `Invalid configuration: PUBLIC_ORIGIN must be an http(s) origin without a path, such as https://api.petstore.example.com (got "${value}")`,
+      );
+    }
+  });
+
   it('uses Redis with its prefix when REDIS_URL is set', () => {
     expect(loadGatewayConfig({ REDIS_URL: 'redis://cache:6379', REDIS_KEY_PREFIX: 'x:' }).redis).toEqual({
       connection: { topology: { kind: 'standalone', url: 'redis://cache:6379' }, tls: false, connectTimeoutMs: 2000 },

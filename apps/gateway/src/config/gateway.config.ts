@@ -170,6 +170,16 @@ export class GatewayEnvironment extends CommonEnvironment {
   @Matches(/^https:\/\/[^\s]+\/v1$/, { message: 'PUBLIC_URL_STAGING must be an https URL ending in /v1' })
   PUBLIC_URL_STAGING = 'https://staging-api.petstore.example.com/v1';
 
+  /**
+   * The origin clients reach the API at, for the absolute links the gateway writes (a listing's next page). Unset:
+   * those links are relative (`</v1/pets?...>`). Never taken from a request's Host or X-Forwarded-Host.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/(?:[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/, {
+    message: 'PUBLIC_ORIGIN must be an http(s) origin without a path, such as https://api.petstore.example.com',
+  })
+  PUBLIC_ORIGIN?: string = undefined;
+
   @IsOptional()
   @EnvBoolean()
   @IsBoolean({ message: 'DEMO_KEY must be true or false' })
@@ -224,6 +234,8 @@ export interface GatewayConfig {
   /** Express's `trust proxy` setting: false, a hop count, or addresses/subnets (never `true`). */
   trustProxy: false | number | string;
   publicUrls: { production: string; staging: string };
+  /** Origin of the absolute links the gateway writes (`https://api.example.com`); absent: relative links. */
+  publicOrigin?: string;
   demoKey: boolean;
   production: boolean;
   logLevel: LogLevelName;
@@ -292,6 +304,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     },
     trustProxy: expressTrustProxy(e.TRUST_PROXY),
     publicUrls: { production: e.PUBLIC_URL_PRODUCTION, staging: e.PUBLIC_URL_STAGING },
+    publicOrigin: e.PUBLIC_ORIGIN,
     demoKey: (e.DEMO_KEY ?? true) && !production,
     production,
     logLevel: e.LOG_LEVEL,

@@ -2,6 +2,7 @@ import { BODY_LIMIT_BYTES, ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { HeaderObject, HeadersObject, ReferenceObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { API_CACHE_CONTROL } from './cache-control.middleware';
 
 /**
  * Response headers, declared once as components and referenced from every response, so that the document (and
@@ -25,6 +26,11 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
     required: true,
     schema: { type: 'string' },
   },
+  'Cache-Control': {
+    description: `\`${API_CACHE_CONTROL}\` on every /v1 answer: it is for its caller alone (it carries the caller's rate-limit state) and no cache may store it.`,
+    required: true,
+    schema: { type: 'string' },
+  },
   'X-Request-Id': { description: 'The request id (the client\'s X-Request-Id when sent, else generated).', required: true, schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
   'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer realm="petstore"`.', required: true, schema: { type: 'string' } },
@@ -39,7 +45,7 @@ const refs = (...names: string[]): HeadersObject => Object.fromEntries(names.map
 const RATE_LIMIT = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
 
 /** Headers of every /v1 answer that went through authentication and rate limiting. */
-export const COMMON_RESPONSE_HEADERS: HeadersObject = refs(...RATE_LIMIT, 'X-Request-Id');
+export const COMMON_RESPONSE_HEADERS: HeadersObject = refs(...RATE_LIMIT, 'X-Request-Id', 'Cache-Control');
 export const DEPRECATION_HEADERS: HeadersObject = refs('Deprecation', 'Sunset', 'Link');
 /**
  * Error answers list the three X-RateLimit-* headers (what a client backs off on) and their own; they carry the

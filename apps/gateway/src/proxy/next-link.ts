@@ -1,13 +1,14 @@
 import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import type { Request } from 'express';
 
 /** The `Link` of a listPets page, as documented in the OpenAPI document. */
 export const NEXT_LINK_HEADER: HeadersObject = {
   Link: {
     description:
-      'RFC 8288: present when more animals follow, as `<https://api.petstore.example.com/v1/pets?limit=20&status=sold&after=...>; rel="next"`. ' +
+      'RFC 8288: present when more animals follow, as `</v1/pets?limit=20&status=sold&after=...>; rel="next"`. ' +
       'Follow it to read the next page (same `limit` and `status`, plus the opaque `after` cursor); the last page has no `rel="next"`. ' +
-      'The link uses the origin and path the request was sent to.',
+      'The target is a relative reference, resolved against the URL of the request (RFC 3986, section 5), unless the ' +
+      'deployment has configured its public origin: then it is absolute under that origin (`<https://api.petstore.example.com/v1/pets?...>`). ' +
+      'It is never built from the request\'s `Host` or `X-Forwarded-Host`.',
     required: false,
     schema: { type: 'string' },
   },
@@ -15,8 +16,6 @@ export const NEXT_LINK_HEADER: HeadersObject = {
 
 const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 const URL_QUERY = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/;
-/** A DNS name or an IPv4 address, or a bracketed IPv6 address, with an optional port. */
-const HOST = /^(?:[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
 
 /** Link-values of a Link field, split on the commas that separate them (not those inside <...> or quotes). */
 function linkValues(field: string): string[] {
@@ -50,49 +49,22 @@ function linkValues(field: string): string[] {
   return values.filter((value) => value.length > 0);
 }
 
-/** Express's compiled TRUST_PROXY setting: whether the hop at `index` (0: the socket's peer) is trusted. */
-type TrustProxy = (address: string | undefined, index: number) => boolean;
-
-/**
- * The origin the client used, as Express's `req.protocol` and `req.host` would say: X-Forwarded-Proto/Host are
- * believed only from the addresses `trust proxy` (TRUST_PROXY) trusts. Read from the headers and the app's
- * compiled setting rather than through those getters, so that it works on a request the proxy's fast path serves
- * without Express's prototypes. A host that is not a plain host name gives no origin, and the link stays
- * relative (RFC 8288 resolves it against the request's own URL).
- */
-function publicOrigin(request: Request): string {
-  const trust = (request.app as { get?: (name: string) => unknown } | undefined)?.get?.('trust proxy fn') as TrustProxy | undefined;
-  const trusted = trust !== undefined && trust(request.socket.remoteAddress, 0);
-  const field = (name: string): string | undefined => {
-    const value = request.headers[name];
-    return Array.isArray(value) ? value.join(', ') : value;
-  };
-  const own = (request.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  let protocol = own;
-  if (trusted) {
-    const forwarded = field('x-forwarded-proto') || own;
-    const comma = forwarded.indexOf(',');
-    protocol = (comma === -1 ? forwarded : forwarded.slice(0, comma)).trim();
-  }
-  let host = trusted ? field('x-forwarded-host') : undefined;
-  if (!host) host = field('host');
-  else if (host.includes(',')) host = host.slice(0, host.indexOf(',')).trimEnd();
-  if ((protocol !== 'http' && protocol !== 'https') || !host || !HOST.test(host)) return '';
-  return `${protocol}://${host}`;
-}
-
 /**
  * The pets service links its next page relative to the path it was asked for (`</pets?limit=7&after=...>`).
- * The client must see the same page under the URL it used: the origin it called and the public path (with
- * `/v1`). Only links to the path the service was called on are passed on, rewritten; anything else the
- * service might send (an internal address) stays behind.
+ * The client must see the same page under the URL it used: the public path (with `/v1`) of its request target, under
+ * `origin`, the configured public origin (PUBLIC_ORIGIN), or none: a relative reference, which RFC 8288 resolves
+ * against the request's own URL. The origin is never read from the request (its Host or X-Forwarded-Host are the
+ * client's to write). Only links to the path the service was called on are passed on, rewritten; anything else
+ * the service might send (an internal address) stays behind.
+ *
+ * `publicTarget`: the request target as the router parsed it, in origin form (`/v1/pets?limit=7`; a request line
+ * in absolute form is reduced to it first).
  */
-export function publicLinkField(upstream: string | string[] | undefined, request: Request, forwardedPath: string): string | undefined {
+export function publicLinkField(upstream: string | string[] | undefined, publicTarget: string, forwardedPath: string, origin = ''): string | undefined {
   if (upstream === undefined) return undefined;
   const internalPath = forwardedPath.split('?')[0];
-  const publicPath = request.originalUrl.split('?')[0];
+  const publicPath = publicTarget.split('?')[0];
   if (!URL_PATH.test(publicPath)) return undefined;
-  const origin = publicOrigin(request);
   const rewritten: string[] = [];
   for (const value of linkValues(Array.isArray(upstream) ? upstream.join(', ') : upstream)) {
     const match = /^<([^>]*)>(.*)$/s.exec(value);

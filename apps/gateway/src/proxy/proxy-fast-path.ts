@@ -12,6 +12,7 @@ import type { GatewayRequest } from '../auth/gateway-request';
 import { Clock } from '../clock';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { API_PREFIX } from '../routing/api-routes';
+import { apiCacheControl } from './cache-control.middleware';
 import { FastRoute, fastPathRoutes, matchPlain } from './fast-path-routes';
 import { PetsProxyController } from './pets-proxy.controller';
 import { SunsetInterceptor, applySunset, sunsetPolicyOf } from './sunset.interceptor';
@@ -34,9 +35,9 @@ function asExpress(express: Express, request: GatewayRequest, response: Response
 /**
  * The routes of PetsProxyController, served ahead of Express (its per-request prototype swap and router) and
  * Nest's guard/interceptor pipeline: the request takes the same steps in the same order as on the routed path
- * (request id, metrics, request log, security headers, admission with the global guards' decisions, the
- * deprecation headers of a @Sunset route, the controller's own handler, the one exception filter), through the
- * same services, built by Nest's DI (docs/benchmarks.md has what each part cost).
+ * (request id, metrics, request log, security headers, the /v1 Cache-Control, admission with the global guards'
+ * decisions, the deprecation headers of a @Sunset route, the controller's own handler, the one exception filter),
+ * through the same services, built by Nest's DI (docs/benchmarks.md has what each part cost).
  *
  * The routes are read from the controller's metadata (fast-path-routes.ts): the fast path serves exactly the
  * routes it declares, by their own handlers, and refuses to start if the controller (or the app, globally)
@@ -122,6 +123,7 @@ export class ProxyFastPath implements OnModuleInit {
       request.baseUrl = '';
       request.route = fast.route;
       for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
+      apiCacheControl(request, response, noop);
       recordEdgeRoute(request.method, fast.route.path);
 
       this.serve(fast, params, request, response).catch((error: unknown) => {

@@ -11,8 +11,11 @@ import { publicLinkField } from './next-link';
 
 /** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
-/** Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do. */
-const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'cache-control', 'allow', 'retry-after'] as const;
+/**
+ * Response headers that come back; hop-by-hop ones (connection, keep-alive, transfer-encoding, ...) never do, nor
+ * Cache-Control: the edge decides it for every /v1 answer (API_CACHE_CONTROL).
+ */
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'allow', 'retry-after'] as const;
 
 /**
  * The body's bytes as they came (the pets service parses and validates them once), read only once the request
@@ -34,6 +37,18 @@ export function requestTarget(originalUrl: string): string {
   if (originalUrl.startsWith('/')) return originalUrl;
   const rest = originalUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
   return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/**
+ * Whether the request arrived whole and its client can still be answered. A request whose body the HTTP parser
+ * refused (broken chunked framing: the server's clientError handler has answered 400 and closed the connection)
+ * is not complete; one whose client went away meanwhile (a half-close, a reset) is aborted, its response
+ * destroyed. Neither may reach the pets service: body-parser reads nothing from a request whose socket no longer
+ * reads (it takes the body for one already read) and reports no error, so either would go upstream with an empty
+ * body.
+ */
+function receivedWhole(request: GatewayRequest, response: Response): boolean {
+  return request.complete && !request.readableAborted && !response.destroyed;
 }
 
 /** The pets service's answer, read whole (its pages are small: at most 100 animals). */
@@ -89,6 +104,8 @@ export class UpstreamService implements OnApplicationShutdown {
   private readonly logger = new Logger('Upstream');
   private readonly pool: Pool;
   private readonly internalSecret?: string;
+  /** PUBLIC_ORIGIN, or '' for relative links. */
+  private readonly publicOrigin: string;
   private readonly upstreamErrors: Counter<'kind'>;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, metrics: AppMetrics) {
@@ -99,6 +116,7 @@ export class UpstreamService implements OnApplicationShutdown {
       registers: [metrics.registry],
     });
     this.internalSecret = config.internalSecret;
+    this.publicOrigin = config.publicOrigin ?? '';
     this.pool = new Pool(config.petsUrl, {
       connections: config.upstream.connections,
       pipelining: 1,
@@ -122,6 +140,7 @@ export class UpstreamService implements OnApplicationShutdown {
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
     assertDeclaredLengthWithin(request);
     await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+    if (!receivedWhole(request, response)) throw new ApiError('MALFORMED_REQUEST', 'The request was not received whole.', { Connection: 'close' });
     const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
     let upstream: UpstreamAnswer;
@@ -141,8 +160,10 @@ export class UpstreamService implements OnApplicationShutdown {
       const value = upstream.headers[name];
       if (value !== undefined) response.setHeader(name, value);
     }
-    const link = publicLinkField(upstream.headers.link, request, path);
-    if (link) response.setHeader('link', link);
+    if (upstream.headers.link !== undefined) {
+      const link = publicLinkField(upstream.headers.link, requestTarget(request.originalUrl), path, this.publicOrigin);
+      if (link) response.setHeader('link', link);
+    }
     response.setHeader('content-length', payload.length);
     response.end(request.method === 'HEAD' ? undefined : payload);
   }

@@ -22,6 +22,21 @@ describe('loadPetsConfig', () => {
     expect(loadPetsConfig({ DATABASE_URL: 'postgres://db/pets', DB_MIGRATE_ON_START: 'true' }).migrateOnStart).toBe(true);
   });
 
+  it('refuses to run in production without CURSOR_SECRET, or with a short or published one, never printing it', () => {
+    const production = { NODE_ENV: 'production' };
+    expect(() => loadPetsConfig(production)).toThrow(ConfigurationError);
+    expect(() => loadPetsConfig(production)).toThrow(/^Invalid configuration: CURSOR_SECRET must be set in production \(32\+ characters/);
+    expect(() => loadPetsConfig({ ...production, CURSOR_SECRET: 'too-short-secret' })).toThrow(
+      'Invalid configuration: CURSOR_SECRET must be at least 32 characters long (value hidden)',
+    );
+    expect(() => loadPetsConfig({ ...production, CURSOR_SECRET: 'change-me-to-a-cursor-secret-of-32-chars' })).toThrow(
+      'Invalid configuration: CURSOR_SECRET is a published placeholder, refused in production: set a random secret (openssl rand -hex 32) (value hidden)',
+    );
+    expect(loadPetsConfig({ ...production, CURSOR_SECRET: 'k'.repeat(64) }).cursorSecret).toBe('k'.repeat(64));
+    // Elsewhere the development key stands in (cursors still checked, but anyone could mint them).
+    expect(loadPetsConfig({}).cursorSecret).toBeUndefined();
+  });
+
   it.each([
     [{ PETS_PORT: '70000' }, 'PETS_PORT must be an integer from 0 to 65535 (got "70000")'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],

@@ -1,4 +1,15 @@
-import { CommonEnvironment, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
+import {
+  CommonEnvironment,
+  ConfigurationError,
+  EnvBoolean,
+  EnvIntRange,
+  EnvSecret,
+  HttpServerLimits,
+  LogLevelName,
+  NotAPlaceholderInProduction,
+  httpServerLimitsOf,
+  loadEnvironment,
+} from '@app/platform';
 import { IsBoolean, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the pets service reads; the README's configuration table lists the same names and defaults. */
@@ -27,8 +38,11 @@ export class PetsEnvironment extends CommonEnvironment {
   @EnvIntRange('DB_POOL_SIZE', 1, 100)
   DB_POOL_SIZE = 10;
 
+  /** Required in production (loadPetsConfig): unset, cursors are signed with a key published in the source. */
   @IsOptional()
+  @EnvSecret()
   @MinLength(32, { message: 'CURSOR_SECRET must be at least 32 characters long' })
+  @NotAPlaceholderInProduction()
   CURSOR_SECRET?: string = undefined;
 }
 
@@ -48,7 +62,7 @@ export interface PetsConfig {
   metrics: { port: number; host: string };
   /** When set, every request but health must carry it (from the gateway). */
   internalSecret?: string;
-  /** Signs the paging cursors of GET /pets; absent: the public development key (see page-cursor.ts). */
+  /** Signs the paging cursors of GET /pets; absent (never in production): the public development key (page-cursor.ts). */
   cursorSecret?: string;
   /** Keep-alive, header and request timeouts (defaults when absent). */
   http?: HttpServerLimits;
@@ -56,6 +70,11 @@ export interface PetsConfig {
 
 export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
   const e = loadEnvironment(PetsEnvironment, env);
+  if (e.NODE_ENV === 'production' && e.CURSOR_SECRET === undefined) {
+    throw new ConfigurationError(
+      'Invalid configuration: CURSOR_SECRET must be set in production (32+ characters, the same on every pets instance, e.g. openssl rand -hex 32): without it paging cursors are signed with a key published in the source',
+    );
+  }
   return {
     port: e.PETS_PORT,
     host: e.PETS_HOST,

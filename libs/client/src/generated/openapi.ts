@@ -344,6 +344,8 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
         RateLimit: string;
+        /** @description `private, no-store` on every /v1 answer: it is for its caller alone (it carries the caller's rate-limit state) and no cache may store it. */
+        "Cache-Control": string;
         /** @description The request id (the client's X-Request-Id when sent, else generated). */
         "X-Request-Id": string;
         /** @description Seconds to wait before retrying. */
@@ -386,7 +388,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description RFC 8288: present when more animals follow, as `<https://api.petstore.example.com/v1/pets?limit=20&status=sold&after=...>; rel="next"`. Follow it to read the next page (same `limit` and `status`, plus the opaque `after` cursor); the last page has no `rel="next"`. The link uses the origin and path the request was sent to. */
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description RFC 8288: present when more animals follow, as `</v1/pets?limit=20&status=sold&after=...>; rel="next"`. Follow it to read the next page (same `limit` and `status`, plus the opaque `after` cursor); the last page has no `rel="next"`. The target is a relative reference, resolved against the URL of the request (RFC 3986, section 5), unless the deployment has configured its public origin: then it is absolute under that origin (`<https://api.petstore.example.com/v1/pets?...>`). It is never built from the request's `Host` or `X-Forwarded-Host`. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -427,6 +430,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -467,6 +471,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
