@@ -98,6 +98,8 @@ async function startStack(options = {}) {
         ...(settings.redisUrl ? { REDIS_URL: settings.redisUrl } : {}),
         REDIS_KEY_PREFIX: settings.redisKeyPrefix,
         TRUST_PROXY: settings.trustProxy,
+        // Next-page links name the stack's public entry (nginx), never what a client wrote in Host.
+        PUBLIC_ORIGIN: env.PUBLIC_ORIGIN ?? `http://${LOOPBACK}:${settings.port}`,
       }),
     }));
     for (const gateway of gateways) {
