@@ -12,6 +12,7 @@ import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
 import { ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { ConsumersAdminController } from './consumers-admin.controller';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
+import { ForbiddenAuditInterceptor } from './forbidden-audit.interceptor';
 import { TokensAdminController } from './tokens-admin.controller';
 
 /**
@@ -38,6 +39,7 @@ export class AdminModule {
         ConsumerRateLimitService,
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: ForbiddenAuditInterceptor },
       ],
     };
   }

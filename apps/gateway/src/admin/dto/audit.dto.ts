@@ -4,6 +4,10 @@ import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-valid
 import { AuditEntryEntity } from '../../consumers/audit-entry.entity';
 import { PAGE_SIZE } from './list-consumers.query.dto';
 
+/** No control characters (a NUL byte is not text to PostgreSQL). */
+// eslint-disable-next-line no-control-regex -- the point is to refuse control characters
+const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
+
 export class ListAuditQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Rows at or after this time.' })
   @IsOptional()
@@ -19,18 +23,21 @@ export class ListAuditQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(64)
+  @Matches(PRINTABLE, { message: 'actor must be printable text' })
   actor?: string;
 
   @ApiPropertyOptional({ description: 'A consumer name, a key id or a token id.' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
+  @Matches(PRINTABLE, { message: 'target must be printable text' })
   target?: string;
 
   @ApiPropertyOptional({ example: 'key.rotate' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
+  @Matches(PRINTABLE, { message: 'action must be printable text' })
   action?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
