@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { ADMIN_SCOPES, AdminScope } from '../apps/gateway/src/consumers/admin-scopes';
 import { hashAdminToken } from '../apps/gateway/src/consumers/admin-tokens.repository';
-import { DENIED_PER_MINUTE } from '../apps/gateway/src/consumers/audit-log';
+import { AuditLog, DENIED_PER_MINUTE } from '../apps/gateway/src/consumers/audit-log';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -130,7 +130,7 @@ describe('admin tokens and the audit log', () => {
       { method: 'POST', path: '/consumers/{name}/unban', scope: 'consumers:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/unban` }) },
       { method: 'POST', path: '/import', scope: 'import', prepare: async () => ({ path: '/import', body: { consumers: [] } }) },
       { method: 'GET', path: '/export', scope: 'export', prepare: async () => ({ path: '/export' }) },
-      { method: 'POST', path: '/tokens', scope: 'tokens:admin', prepare: async () => ({ path: '/tokens', body: { name: unique('t'), scopes: ['consumers:read'] } }) },
+      { method: 'POST', path: '/tokens', scope: 'tokens:admin', prepare: async () => ({ path: '/tokens', body: { name: unique('t'), scopes: ['tokens:admin'] } }) },
       { method: 'GET', path: '/tokens', scope: 'tokens:admin', prepare: async () => ({ path: '/tokens' }) },
       {
         method: 'POST',
@@ -244,6 +244,14 @@ describe('admin tokens and the audit log', () => {
       for (const gateway of [a, b]) expect(await within(() => as(t.token, 'GET', '/consumers', undefined, gateway), 1000)).toBeLessThanOrEqual(1000);
     });
 
+    it('a token grants only scopes it holds (no escalation)', async () => {
+      const admin = await createToken({ name: unique('token-admin'), scopes: ['tokens:admin', 'consumers:read'] });
+      const granted = await as(admin.token, 'POST', '/tokens', { name: unique('granted'), scopes: ['consumers:read'] });
+      expect(granted.status).toBe(201);
+      secrets.push((granted.body as { token: string }).token);
+      expectErrorBody(await as(admin.token, 'POST', '/tokens', { name: unique('escalated'), scopes: ['consumers:write'] }), 403, 'FORBIDDEN');
+    });
+
     it('lists tokens without their secrets, with last use', async () => {
       const t = await createToken({ name: unique('console'), scopes: ['consumers:read'] });
       await as(t.token, 'GET', '/consumers');
@@ -345,6 +353,15 @@ describe('admin tokens and the audit log', () => {
     // The refused pro consumer is recorded too unless this source's refusals quota for the minute is spent (the matrix spends it).
     expect(audit.map((line) => line.split('\t')[2]).filter((action) => action !== 'auth.forbidden')).toEqual(['consumer.create']);
     expect((await keys(a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual(['token.create', 'token.revoke']);
+  });
+
+  it('retention: prune() deletes the rows older than AUDIT_RETENTION_DAYS and keeps the others', async () => {
+    const schema = a.config.consumers.schema;
+    expect(a.config.admin.auditRetentionDays).toBe(730);
+    await sql.query(`INSERT INTO "${schema}"."audit_log" (at, actor_name, action) VALUES (now() - interval '731 days', 'root', 'old.row'), (now() - interval '729 days', 'root', 'kept.row')`);
+    expect(await a.app.get(AuditLog).prune()).toBe(1);
+    const { rows } = await sql.query(`SELECT action FROM "${schema}"."audit_log" WHERE action IN ('old.row', 'kept.row')`);
+    expect(rows.map((r: { action: string }) => r.action)).toEqual(['kept.row']);
   });
 
   it('holds no secret: no key, token or hash of one issued in this file appears in the audit log', async () => {

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
-import { AdminActor, currentActor } from './admin-context';
+import { AdminActor, currentActor, isRestricted } from './admin-context';
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
 import { AuditLog } from './audit-log';
@@ -44,6 +44,12 @@ export class AdminTokens {
 
   async create(input: NewAdminToken): Promise<{ token: string; record: AdminTokenEntity }> {
     const actor = currentActor();
+    // No escalation: a token grants only scopes it holds itself, and a restricted token grants none.
+    if (actor.scopes !== 'all') {
+      const missing = input.scopes.filter((scope) => !actor.scopes.includes(scope));
+      if (missing.length > 0) throw new ApiError('FORBIDDEN', `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`);
+      if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it cannot create tokens.`);
+    }
     const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const record = await this.dataSource.transaction(async (manager) => {
       const entity = manager.create(AdminTokenEntity, {
