@@ -66,6 +66,17 @@ describe('admin tokens and the audit log', () => {
     return (reply.body as { items: AuditRow[] }).items;
   }
 
+  /** Refusals are recorded without holding the answer back: wait (briefly) for their rows. */
+  async function settledAuditRows(query: string, count: number): Promise<AuditRow[]> {
+    const deadline = Date.now() + 2000;
+    let rows = await auditRows(query);
+    while (rows.length < count && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      rows = await auditRows(query);
+    }
+    return rows;
+  }
+
   beforeAll(async () => {
     pets = await startPetsService();
     database = await createGatewayTestDatabase();
@@ -88,12 +99,13 @@ describe('admin tokens and the audit log', () => {
     const freeOnly = await createToken({ name: unique('free-only'), scopes: ['consumers:write'], plans: ['free'] });
     expectErrorBody(await as(reader.token, 'POST', '/consumers', { plan: 'free' }, b), 403, 'FORBIDDEN');
     expectErrorBody(await as(freeOnly.token, 'POST', '/consumers', { plan: 'pro' }, b), 403, 'FORBIDDEN');
-    expect((await auditRows(`actor=${reader.id}`)).map((r) => [r.action, r.changes?.route?.after])).toEqual([['auth.forbidden', 'POST /consumers']]);
-    expect((await auditRows(`actor=${freeOnly.id}`)).map((r) => [r.action, r.changes?.reason?.after])).toEqual([['auth.forbidden', expect.stringContaining('not pro')]]);
+    expect((await settledAuditRows(`actor=${reader.id}`, 1)).map((r) => [r.action, r.changes?.route?.after])).toEqual([['auth.forbidden', 'POST /consumers']]);
+    expect((await settledAuditRows(`actor=${freeOnly.id}`, 1)).map((r) => [r.action, r.changes?.reason?.after])).toEqual([['auth.forbidden', expect.stringContaining('not pro')]]);
     const before = (await auditRows('actor=anonymous')).length;
     for (let i = 0; i < DENIED_PER_MINUTE + 10; i += 1) expectErrorBody(await adminCall(b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
-    const rows = await auditRows('actor=anonymous&action=auth.unauthorized');
-    expect(rows.length - before).toBe(DENIED_PER_MINUTE - 2);
+    const rows = await settledAuditRows('actor=anonymous&action=auth.unauthorized', before + DENIED_PER_MINUTE - 2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await auditRows('actor=anonymous&action=auth.unauthorized')).length - before).toBe(DENIED_PER_MINUTE - 2);
     expect(rows[rows.length - 1].source).toMatch(/127\.0\.0\.1/);
   });
 

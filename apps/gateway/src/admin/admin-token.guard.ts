@@ -42,9 +42,16 @@ export class AdminTokenGuard implements CanActivate {
     const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
     let actor: AdminActor | undefined;
     if (match && timingSafeEqual(digest(match[1]), this.expected)) actor = ROOT_ACTOR;
-    else if (match && match[1].startsWith(ADMIN_TOKEN_PREFIX)) actor = await this.tokens.authenticate(match[1]);
+    else if (match && match[1].startsWith(ADMIN_TOKEN_PREFIX)) {
+      try {
+        actor = await this.tokens.authenticate(match[1]);
+      } catch {
+        throw new ApiError('SERVICE_UNAVAILABLE', 'The consumers database, where admin tokens live, is unreachable: retry shortly (ADMIN_TOKEN still works).', { 'Retry-After': '5' });
+      }
+    }
+    // Refusals are recorded without waiting: a flood (or a database away) never slows the answer.
     if (!actor) {
-      await this.audit.recordDenied(401, { route: { before: null, after: route } }, undefined);
+      void this.audit.recordDenied(401, { route: { before: null, after: route } }, undefined);
       throw new ApiError('UNAUTHORIZED', header === undefined ? 'Missing admin token: send Authorization: Bearer <token>.' : 'Invalid, expired or revoked admin token.', {
         'WWW-Authenticate': header === undefined ? REALM : `${REALM}, error="invalid_token"`,
       });
@@ -54,7 +61,7 @@ export class AdminTokenGuard implements CanActivate {
     const scope = this.reflector.get<AdminScope | undefined>(REQUIRED_SCOPE, context.getHandler());
     if (actor.scopes === 'all') return true;
     if (scope !== undefined && actor.scopes.includes(scope)) return true;
-    await this.audit.recordDenied(403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } }, actor);
+    void this.audit.recordDenied(403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } }, actor);
     throw new ApiError('FORBIDDEN', scope === undefined ? `${route} is for the root token only.` : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`);
   }
 }

@@ -1,7 +1,7 @@
 import { ApiError } from '@app/errors';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request } from 'express';
-import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
+import { catchError, Observable, throwError } from 'rxjs';
 import { currentActor } from '../consumers/admin-context';
 import { AuditLog } from '../consumers/audit-log';
 
@@ -20,7 +20,8 @@ export class ForbiddenAuditInterceptor implements NestInterceptor {
         const request = context.switchToHttp().getRequest<Request>();
         const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
         const detail = { route: { before: null, after: route }, reason: { before: null, after: error.message } };
-        return from(this.audit.recordDenied(403, detail, currentActor())).pipe(switchMap(() => throwError(() => error)));
+        void this.audit.recordDenied(403, detail, currentActor());
+        return throwError(() => error);
       }),
     );
   }
