@@ -6,6 +6,7 @@
 const { readFileSync, writeFileSync, renameSync } = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+const { URLSearchParams } = require('node:url');
 
 /**
  * The plans of the file the gateway reads (PLANS_FILE, relative to the working directory as for the gateway;
@@ -129,6 +130,7 @@ function readConsumersFile(file) {
 }
 
 async function runKeysCommand(argv, env, out) {
+  if (argv[0] === 'token' || argv[0] === 'audit') return runTokenAuditCommand(argv, env, out);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -249,12 +251,111 @@ async function runKeysCommand(argv, env, out) {
   }
 }
 
+// --- token and audit commands (issue #24): scoped admin tokens and the audit log -------------------------------
+
+const TOKEN_AUDIT_USAGE = `Admin tokens and the audit log (ADMIN_TOKEN, or a token with tokens:admin / audit:read):
+  npm run -s keys -- token create --name NAME --scopes SCOPE,SCOPE [--expires ISO-DATE] [--own] [--plans free,pro]
+  npm run -s keys -- token create --for portal [--name NAME] [--expires ISO-DATE]
+  npm run -s keys -- token list
+  npm run -s keys -- token revoke TOKEN-ID
+  npm run -s keys -- audit [--from ISO] [--to ISO] [--actor NAME|ID] [--target NAME|ID] [--action ACTION] [--limit N]
+
+Scopes: consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read.
+"token create" prints the token as its last line: it is shown only this once.`;
+
+/** What a job's token holds (docs/admin-tokens.md): `--for portal` is the self-service front end's. */
+const TOKEN_PRESETS = {
+  portal: { scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read'], ownConsumersOnly: true, plans: ['free'] },
+};
+
+const list = (value) => (value ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
+
+async function runTokenAuditCommand(argv, env, out) {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      expires: { type: 'string' },
+      own: { type: 'boolean' },
+      plans: { type: 'string' },
+      for: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      actor: { type: 'string' },
+      target: { type: 'string' },
+      action: { type: 'string' },
+      limit: { type: 'string' },
+    },
+  });
+  const [command, verb, ...rest] = positionals;
+  const settings = adminSettings(env);
+  if (command === 'audit') {
+    const limit = positiveInteger(values.limit, '--limit');
+    const query = new URLSearchParams();
+    for (const field of ['from', 'to', 'actor', 'target', 'action']) if (values[field]) query.set(field, values[field]);
+    let after;
+    let shown = 0;
+    do {
+      const pageSize = Math.min(EXPORT_PAGE, limit === undefined ? EXPORT_PAGE : limit - shown);
+      const page = await request(settings, 'GET', `/audit?${query}&limit=${pageSize}${after ? `&after=${after}` : ''}`);
+      for (const row of page.items) {
+        const target = [row.targetConsumer && `consumer:${row.targetConsumer}`, row.targetKey && `key:${row.targetKey}`, row.targetToken && `token:${row.targetToken}`].filter(Boolean).join(' ');
+        out(`${row.at}\t${row.actorName}${row.actorId ? ` (${row.actorId})` : ''}\t${row.action}\t${target || '-'}\t${row.changes ? JSON.stringify(row.changes) : ''}\t${row.source ?? ''}\t${row.requestId ?? ''}`);
+      }
+      shown += page.items.length;
+      after = page.next;
+    } while (after && (limit === undefined || shown < limit));
+    if (shown === 0) out('No audit rows.');
+    return;
+  }
+  switch (verb) {
+    case 'create': {
+      const preset = values.for === undefined ? undefined : TOKEN_PRESETS[values.for];
+      if (values.for !== undefined && !preset) throw new UsageError(`--for must be one of ${Object.keys(TOKEN_PRESETS).join(', ')}`);
+      const name = values.name ?? values.for;
+      if (!name) throw new UsageError('token create needs --name NAME (or --for portal)');
+      const scopes = list(values.scopes) ?? preset?.scopes;
+      if (!scopes || scopes.length === 0) throw new UsageError('token create needs --scopes a,b (or --for portal)');
+      const plans = list(values.plans) ?? preset?.plans;
+      const body = { name, scopes, ownConsumersOnly: values.own ?? preset?.ownConsumersOnly ?? false, ...(plans ? { plans } : {}) };
+      if (values.expires) body.expiresAt = values.expires;
+      const created = await request(settings, 'POST', '/tokens', body);
+      const r = created.record;
+      out(`Created admin token "${r.name}" (${r.id}): ${r.scopes.join(', ')}${r.ownConsumersOnly ? ', own consumers only' : ''}${r.plans ? `, plans ${r.plans.join(', ')}` : ''}${r.expiresAt ? `, expires ${r.expiresAt}` : ''}. The token is shown only now:`);
+      out(created.token);
+      return;
+    }
+    case 'list': {
+      const tokens = await request(settings, 'GET', '/tokens');
+      for (const t of tokens) {
+        const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt && Date.parse(t.expiresAt) <= Date.now() ? `expired ${t.expiresAt}` : 'active';
+        out(`${t.id}\t${t.name}\t${t.hint}\t${t.scopes.join(',')}${t.ownConsumersOnly ? '\town' : ''}${t.plans ? `\tplans:${t.plans.join(',')}` : ''}\t${state}\tlast used ${t.lastUsedAt ?? 'never'}`);
+      }
+      if (tokens.length === 0) out('No admin tokens.');
+      return;
+    }
+    case 'revoke': {
+      const id = rest[0];
+      if (!id) throw new UsageError('token revoke needs the token id (token list shows it)');
+      const revoked = await request(settings, 'POST', `/tokens/${encodeURIComponent(id)}/revoke`);
+      out(`Revoked admin token "${revoked.name}" (${revoked.id}). Every gateway refuses it within a second.`);
+      return;
+    }
+    default:
+      throw new UsageError(verb ? `unknown token command "${verb}"` : 'token needs create, list or revoke');
+  }
+}
+
+// --- end of token and audit commands ----------------------------------------------------------------------------
+
 module.exports = { runKeysCommand, usage };
 
 if (require.main === module) {
   runKeysCommand(process.argv.slice(2), process.env, (line) => process.stdout.write(`${line}\n`)).catch((error) => {
     if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      process.stderr.write(`keys: ${error.message}\n\n${usage(readPlans(process.env))}\n`);
+      process.stderr.write(`keys: ${error.message}\n\n${usage(readPlans(process.env))}\n\n${TOKEN_AUDIT_USAGE}\n`);
       process.exit(2);
     }
     process.stderr.write(`keys: ${error.message}\n`);

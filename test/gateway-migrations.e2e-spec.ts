@@ -25,13 +25,13 @@ describe('gateway migrations', () => {
   });
 
   it('apply cleanly in the gateway schema and leave nothing for the entities to change (no drift)', async () => {
-    expect(await runMigrations(source, endpoint, 'gateway')).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000']);
+    expect(await runMigrations(source, endpoint, 'gateway')).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000', 'AddAdminTokensAndAudit1795514162797']);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
     const tables: Array<{ table_name: string }> = await source.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'gateway' ORDER BY table_name`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'consumers', 'migrations']);
+    expect(tables.map((t) => t.table_name)).toEqual(['admin_tokens', 'api_keys', 'audit_log', 'consumers', 'migrations']);
   });
 
   it('are not applied twice', async () => {
@@ -55,7 +55,7 @@ describe('gateway migrations', () => {
     try {
       await Promise.all([a.initialize(), b.initialize()]);
       const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
-      expect(results.flat()).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000']);
+      expect(results.flat()).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000', 'AddAdminTokensAndAudit1795514162797']);
     } finally {
       await a.destroy();
       await b.destroy();

@@ -1,14 +1,14 @@
-import { ERROR_CODE_VALUES, ERROR_CODES } from '@app/errors';
+import { ERROR_CODES, PUBLIC_ERROR_CODE_VALUES } from '@app/errors';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
-const codeTable = ERROR_CODE_VALUES.map((code) => `\`${code}\` (${ERROR_CODES[code]})`).join(', ');
+const codeTable = PUBLIC_ERROR_CODE_VALUES.map((code) => `\`${code}\` (${ERROR_CODES[code]})`).join(', ');
 
 /** The Error body (spec 2.5), sent with every non-2xx response. */
 @ApiSchema({ name: 'Error', description: 'Sent with every error response; `status` equals the HTTP status.' })
 export class ErrorDto {
   @ApiProperty({
     description: `Machine-readable error code, one of: ${codeTable}.`,
-    enum: ERROR_CODE_VALUES,
+    enum: PUBLIC_ERROR_CODE_VALUES,
     example: 'VALIDATION_FAILED',
   })
   code!: string;

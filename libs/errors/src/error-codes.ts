@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   MALFORMED_JSON: 400,
   MALFORMED_REQUEST: 400,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
@@ -25,6 +26,12 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const ERROR_CODE_VALUES = Object.keys(ERROR_CODES) as ErrorCode[];
+
+/** Codes only the gateway's admin API sends (a token without the route's scope): the public contract never lists them. */
+export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ['FORBIDDEN'];
+
+/** The codes of the public contract (the committed gateway/openapi.json and the pets service). */
+export const PUBLIC_ERROR_CODE_VALUES = ERROR_CODE_VALUES.filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));
 
 /** The code used when only an HTTP status is known (for example a bare Nest HttpException). */
 export const DEFAULT_CODE_FOR_STATUS: Readonly<Record<number, ErrorCode>> = {

@@ -1,7 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { AdminActor, adminRequestContext, ROOT_ACTOR } from '../consumers/admin-context';
+import { AdminScope } from '../consumers/admin-scopes';
+import { ADMIN_TOKEN_PREFIX, AdminTokens } from '../consumers/admin-tokens.repository';
+import { AuditLog } from '../consumers/audit-log';
+import { REQUIRED_SCOPE } from './require-scope.decorator';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 const REALM = 'Bearer realm="petstore-admin"';
@@ -11,21 +17,51 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** Every admin API route needs `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
+/**
+ * Every admin API route needs `Authorization: Bearer <token>`: ADMIN_TOKEN (root, every scope, compared in
+ * constant time) or an admin token (`adm_…`, looked up by hash) holding the route's @RequireScope. Deny by
+ * default: a route that declares no scope is root's only. Refusals (401, 403) go to the audit log, rate-limited.
+ */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
   private readonly expected: Buffer;
 
-  constructor(@Inject(ADMIN_TOKEN) token: string) {
+  constructor(
+    @Inject(ADMIN_TOKEN) token: string,
+    private readonly reflector: Reflector,
+    private readonly tokens: AdminTokens,
+    private readonly audit: AuditLog,
+  ) {
     this.expected = digest(token);
   }
 
-  canActivate(context: ExecutionContext): boolean {
-    const header = context.switchToHttp().getRequest<Request>().headers.authorization;
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const header = request.headers.authorization;
     const match = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header);
-    if (match && timingSafeEqual(digest(match[1]), this.expected)) return true;
-    throw new ApiError('UNAUTHORIZED', header === undefined ? 'Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>.' : 'Invalid admin token.', {
-      'WWW-Authenticate': header === undefined ? REALM : `${REALM}, error="invalid_token"`,
-    });
+    const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
+    let actor: AdminActor | undefined;
+    if (match && timingSafeEqual(digest(match[1]), this.expected)) actor = ROOT_ACTOR;
+    else if (match && match[1].startsWith(ADMIN_TOKEN_PREFIX)) {
+      try {
+        actor = await this.tokens.authenticate(match[1]);
+      } catch {
+        throw new ApiError('SERVICE_UNAVAILABLE', 'The consumers database, where admin tokens live, is unreachable: retry shortly (ADMIN_TOKEN still works).', { 'Retry-After': '5' });
+      }
+    }
+    // Refusals are recorded without waiting: a flood (or a database away) never slows the answer.
+    if (!actor) {
+      void this.audit.recordDenied(401, { route: { before: null, after: route } }, undefined);
+      throw new ApiError('UNAUTHORIZED', header === undefined ? 'Missing admin token: send Authorization: Bearer <token>.' : 'Invalid, expired or revoked admin token.', {
+        'WWW-Authenticate': header === undefined ? REALM : `${REALM}, error="invalid_token"`,
+      });
+    }
+    const store = adminRequestContext.getStore();
+    if (store) store.actor = actor;
+    const scope = this.reflector.get<AdminScope | undefined>(REQUIRED_SCOPE, context.getHandler());
+    if (actor.scopes === 'all') return true;
+    if (scope !== undefined && actor.scopes.includes(scope)) return true;
+    void this.audit.recordDenied(403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } }, actor);
+    throw new ApiError('FORBIDDEN', scope === undefined ? `${route} is for the root token only.` : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`);
   }
 }

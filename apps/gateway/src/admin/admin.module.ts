@@ -6,10 +6,14 @@ import { ConsumerRepository } from '../consumers/consumer.repository';
 import { ConsumersFile } from '../consumers/consumers-file.service';
 import { PlanLimits } from '../plans/plan-limits';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
+import { AdminTokens } from '../consumers/admin-tokens.repository';
+import { AuditLog } from '../consumers/audit-log';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
 import { ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { ConsumersAdminController } from './consumers-admin.controller';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
+import { ForbiddenAuditInterceptor } from './forbidden-audit.interceptor';
+import { TokensAdminController } from './tokens-admin.controller';
 
 /**
  * The admin API's providers, taken from the gateway it runs beside (the same instances: one cache, one pool, one
@@ -20,14 +24,14 @@ export interface AdminDependencies {
   gateway: { get<T>(type: abstract new (...args: never[]) => T): T; get<T>(token: symbol | string): T };
 }
 
-const SHARED = [ConsumerRepository, ConsumersFile, ConsumerChanges, PlanLimits, RateLimitStore] as const;
+const SHARED = [ConsumerRepository, ConsumersFile, ConsumerChanges, PlanLimits, RateLimitStore, AdminTokens, AuditLog] as const;
 
 @Module({})
 export class AdminModule {
   static forRoot({ token, gateway }: AdminDependencies): DynamicModule {
     return {
       module: AdminModule,
-      controllers: [ConsumersAdminController],
+      controllers: [ConsumersAdminController, TokensAdminController],
       providers: [
         { provide: ADMIN_TOKEN, useValue: token },
         { provide: GATEWAY_CONFIG, useValue: gateway.get(GATEWAY_CONFIG) },
@@ -35,6 +39,7 @@ export class AdminModule {
         ConsumerRateLimitService,
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: ForbiddenAuditInterceptor },
       ],
     };
   }

@@ -1,6 +1,7 @@
 import { ApiError } from '@app/errors';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { AuditLog } from '../consumers/audit-log';
 import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerRepository, limitsOf } from '../consumers/consumer.repository';
 import { PlanLimits } from '../plans/plan-limits';
@@ -22,6 +23,7 @@ export class ConsumerRateLimitService {
     private readonly counters: RateLimitStore,
     private readonly changes: ConsumerChanges,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly audit: AuditLog,
   ) {}
 
   async usage(name: string): Promise<UsageResponse> {
@@ -60,6 +62,8 @@ export class ConsumerRateLimitService {
         'Retry-After': String(Math.ceil(error.retryAfterMs / 1000)),
       });
     }
+    // The ban lives in Redis, not in this database: its audit row follows the unban (no transaction spans both).
+    await this.audit.recordAlone({ action: 'consumer.unban', targetConsumer: name });
     await this.changes.publish({ keyHashes: [], consumerIds: [], unbanned: [name] });
     this.logger.warn(`Unbanned: consumer:${name} (admin API)`);
     return this.usage(name);

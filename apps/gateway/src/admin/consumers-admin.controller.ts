@@ -15,6 +15,7 @@ import { ConsumerRepository, ConsumerWithKeys, limitsOf } from '../consumers/con
 import { ConsumersFile } from '../consumers/consumers-file.service';
 import { PlanLimits } from '../plans/plan-limits';
 import { ConsumerRateLimitService } from './consumer-rate-limit.service';
+import { RequireScope } from './require-scope.decorator';
 import { ConsumerKeyParams, ConsumerParams } from './dto/consumer-params.dto';
 import { CreateConsumerDto } from './dto/create-consumer.dto';
 import {
@@ -56,6 +57,7 @@ export class ConsumersAdminController {
     private readonly rateLimits: ConsumerRateLimitService,
   ) {}
 
+  @RequireScope('consumers:read')
   @Get('consumers')
   @ApiOkResponse({ type: ConsumerPageResponse })
   async list(@Query() query: ListConsumersQueryDto): Promise<ConsumerPageResponse> {
@@ -63,6 +65,7 @@ export class ConsumersAdminController {
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 
+  @RequireScope('consumers:write')
   @Post('consumers')
   @ApiCreatedResponse({ type: CreatedConsumerResponse, description: 'The consumer and its first key (shown only here).' })
   async create(@Body() body: CreateConsumerDto): Promise<CreatedConsumerResponse> {
@@ -70,6 +73,7 @@ export class ConsumersAdminController {
     return { consumer: this.present({ consumer, keys: [issued.record] }), key: toIssuedKeyResponse(issued.key, issued.record) };
   }
 
+  @RequireScope('consumers:read')
   @Get('consumers/:name')
   @ApiOkResponse({ type: ConsumerResponse })
   @ApiNotFoundResponse({ type: ErrorDto })
@@ -77,6 +81,7 @@ export class ConsumersAdminController {
     return this.present(await this.store.get(name));
   }
 
+  @RequireScope('consumers:write')
   @Patch('consumers/:name')
   @ApiOkResponse({ type: ConsumerResponse })
   @ApiNotFoundResponse({ type: ErrorDto })
@@ -84,6 +89,7 @@ export class ConsumersAdminController {
     return this.present(await this.store.update(name, { plan: body.plan, limits: body.limits }));
   }
 
+  @RequireScope('consumers:write')
   @Post('consumers/:name/disable')
   @HttpCode(200)
   @ApiOkResponse({ type: ConsumerResponse, description: 'Every key of the consumer is refused until it is enabled.' })
@@ -92,6 +98,7 @@ export class ConsumersAdminController {
     return this.present(await this.store.setDisabled(name, true));
   }
 
+  @RequireScope('consumers:write')
   @Post('consumers/:name/enable')
   @HttpCode(200)
   @ApiOkResponse({ type: ConsumerResponse })
@@ -100,6 +107,7 @@ export class ConsumersAdminController {
     return this.present(await this.store.setDisabled(name, false));
   }
 
+  @RequireScope('keys:write')
   @Post('consumers/:name/keys')
   @ApiCreatedResponse({ type: IssuedKeyResponse, description: 'A new key (shown only here); the others keep working.' })
   @ApiNotFoundResponse({ type: ErrorDto })
@@ -108,6 +116,7 @@ export class ConsumersAdminController {
     return toIssuedKeyResponse(issued.key, issued.record);
   }
 
+  @RequireScope('keys:write')
   @Post('consumers/:name/revoke')
   @HttpCode(200)
   @ApiOkResponse({ type: [KeyResponse], description: 'Revokes every key of the consumer still unrevoked (those keys are listed).' })
@@ -116,6 +125,7 @@ export class ConsumersAdminController {
     return (await this.store.revoke(name)).map((k) => toKeyResponse(k));
   }
 
+  @RequireScope('keys:write')
   @Post('consumers/:name/keys/:keyId/revoke')
   @HttpCode(200)
   @ApiOkResponse({ type: [KeyResponse], description: 'The key, revoked (empty when it already was).' })
@@ -124,6 +134,7 @@ export class ConsumersAdminController {
     return (await this.store.revoke(name, keyId)).map((k) => toKeyResponse(k));
   }
 
+  @RequireScope('keys:write')
   @Post('consumers/:name/keys/:keyId/rotate')
   @ApiCreatedResponse({ type: RotatedKeyResponse, description: 'A new key now; the old one expires after the overlap.' })
   @ApiNotFoundResponse({ type: ErrorDto })
@@ -132,6 +143,7 @@ export class ConsumersAdminController {
     return { key: toIssuedKeyResponse(issued.key, issued.record), previous: toKeyResponse(previous) };
   }
 
+  @RequireScope('usage:read')
   @Get('consumers/:name/usage')
   @ApiOkResponse({ type: UsageResponse, description: 'Current window counts and ban, read from the rate-limit store.' })
   @ApiNotFoundResponse({ type: ErrorDto })
@@ -139,6 +151,7 @@ export class ConsumersAdminController {
     return this.rateLimits.usage(name);
   }
 
+  @RequireScope('consumers:write')
   @Post('consumers/:name/unban')
   @HttpCode(200)
   @ApiOkResponse({ type: UsageResponse, description: 'The ban is lifted and the strikes forgotten on every instance (the windows keep counting); then the usage.' })
@@ -148,6 +161,7 @@ export class ConsumersAdminController {
     return this.rateLimits.unban(name);
   }
 
+  @RequireScope('import')
   @Post('import')
   @HttpCode(200)
   @ApiOkResponse({ type: ImportResponse, description: 'Idempotent: consumers matched by name, keys by hash.' })
@@ -155,6 +169,7 @@ export class ConsumersAdminController {
     return this.file.import(body.consumers);
   }
 
+  @RequireScope('export')
   @Get('export')
   @ApiOkResponse({ description: 'One page of the consumers-file format: {"consumers": [...], "next": name | null}.' })
   export(@Query() query: ListConsumersQueryDto) {

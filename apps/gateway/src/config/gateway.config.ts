@@ -90,6 +90,9 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @IsString()
   ADMIN_TOKEN_FILE = '.data/admin-token';
+
+  @EnvIntRange('AUDIT_RETENTION_DAYS', 1, 36500)
+  AUDIT_RETENTION_DAYS = 730;
   // --- end of the control plane ---
 
   @IsOptional()
@@ -215,6 +218,8 @@ export interface GatewayConfig {
     /** Required in production; in development main.ts keeps a generated one in `tokenFile`. */
     token?: string;
     tokenFile: string;
+    /** Audit-log rows older than this are deleted in batches (AUDIT_RETENTION_DAYS). */
+    auditRetentionDays: number;
   };
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
@@ -289,7 +294,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         lookupsPerSecond: e.KEY_LOOKUPS_PER_SECOND,
       },
     },
-    admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE },
+    admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE, auditRetentionDays: e.AUDIT_RETENTION_DAYS },
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

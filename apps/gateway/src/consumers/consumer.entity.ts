@@ -30,4 +30,8 @@ export class ConsumerEntity {
   /** Set: every key of the consumer is refused until it is enabled again. */
   @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
   disabledAt!: Date | null;
+
+  /** The admin token that created it (null: root, an import, or before issue #24): `ownConsumersOnly` tokens see only theirs. */
+  @Column({ name: 'created_by_token', type: 'uuid', nullable: true })
+  createdByToken!: string | null;
 }

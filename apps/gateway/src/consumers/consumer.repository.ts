@@ -11,7 +11,8 @@ import { ConsumerEntity } from './consumer.entity';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
-
+import { assertMayTouch, assertPlanAllowed, currentActor } from './admin-context';
+import { AuditLog, diff } from './audit-log';
 
 export interface ConsumerWithKeys {
   consumer: ConsumerEntity;
@@ -51,6 +52,7 @@ export class ConsumerRepository {
     private readonly changes: ConsumerChanges,
     private readonly planLimits: PlanLimits,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly audit: AuditLog,
   ) {}
 
   async hasConsumers(): Promise<boolean> {
@@ -60,6 +62,8 @@ export class ConsumerRepository {
   /** Creates a consumer and its first key together; a taken name is a 400 (names are unique in the database). */
   async create(input: NewConsumer): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
     this.planLimits.check(input.plan, input.limits ?? null);
+    const actor = currentActor();
+    assertPlanAllowed(actor, input.plan);
     const name = input.name ?? `${input.plan}-${randomUUID().slice(0, 8)}`;
     try {
       const result = await this.dataSource.transaction(async (manager) => {
@@ -70,9 +74,16 @@ export class ConsumerRepository {
           limitPerMinute: input.limits?.perMinute ?? null,
           limitPerDay: input.limits?.perDay ?? null,
           disabledAt: null,
+          createdByToken: actor.id,
         });
         await manager.insert(ConsumerEntity, consumer);
         const issued = await this.insertKey(manager, consumer.id, input.expiresAt ?? null);
+        await this.audit.record(manager, {
+          action: 'consumer.create',
+          targetConsumer: name,
+          targetKey: issued.record.id,
+          changes: diff({}, { plan: input.plan, limits: input.limits ?? null, keyExpiresAt: input.expiresAt ?? null }),
+        });
         return { consumer: await manager.findOneByOrFail(ConsumerEntity, { id: consumer.id }), issued };
       });
       await this.changes.publish({ keyHashes: [result.issued.record.keyHash], consumerIds: [result.consumer.id] });
@@ -85,8 +96,13 @@ export class ConsumerRepository {
 
   /** One page in name order (keyset pagination: as fast on page 10,000 as on page 1), with each one's keys. */
   async list(limit: number, after?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
+    const actor = currentActor();
     const consumers = await this.dataSource.getRepository(ConsumerEntity).find({
-      where: after === undefined ? {} : { name: MoreThan(after) },
+      where: {
+        ...(after === undefined ? {} : { name: MoreThan(after) }),
+        ...(actor.ownConsumersOnly ? { createdByToken: actor.id ?? IsNull() } : {}),
+        ...(actor.plans !== null ? { plan: In([...actor.plans]) } : {}),
+      },
       order: { name: 'ASC' },
       take: limit + 1,
     });
@@ -102,6 +118,7 @@ export class ConsumerRepository {
 
   async get(name: string): Promise<ConsumerWithKeys> {
     const consumer = await this.consumerNamed(this.dataSource.manager, name);
+    assertMayTouch(currentActor(), consumer);
     const keys = await this.dataSource.getRepository(ApiKeyEntity).find({ where: { consumerId: consumer.id }, order: { createdAt: 'ASC' } });
     return { consumer, keys };
   }
@@ -112,7 +129,10 @@ export class ConsumerRepository {
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       this.planLimits.check(plan, limits);
+      assertPlanAllowed(currentActor(), plan);
       await manager.update(ConsumerEntity, { id: current.id }, { plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
+      const changes = diff({ plan: current.plan, limits: limitsOf(current) }, { plan, limits });
+      if (Object.keys(changes).length > 0) await this.audit.record(manager, { action: 'consumer.update', targetConsumer: name, changes });
       return current;
     });
     await this.changes.publish({ keyHashes: [], consumerIds: [consumer.id] });
@@ -124,6 +144,7 @@ export class ConsumerRepository {
     const changed = await this.changeConsumer(name, async (manager, consumer) => {
       if ((consumer.disabledAt !== null) === disabled) return undefined;
       await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: disabled ? () => 'now()' : null });
+      await this.audit.record(manager, { action: disabled ? 'consumer.disable' : 'consumer.enable', targetConsumer: name, changes: diff({ disabled: !disabled }, { disabled }) });
       return consumer;
     });
     if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
@@ -134,7 +155,9 @@ export class ConsumerRepository {
   async issueKey(name: string, expiresAt?: Date): Promise<IssuedKey> {
     const issued = await this.changeConsumer(name, async (manager, consumer) => {
       await this.assertRoomForKeys(manager, consumer, 1);
-      return this.insertKey(manager, consumer.id, expiresAt ?? null);
+      const issued = await this.insertKey(manager, consumer.id, expiresAt ?? null);
+      await this.audit.record(manager, { action: 'key.issue', targetConsumer: name, targetKey: issued.record.id, changes: diff({}, { hint: issued.record.hint, expiresAt: issued.record.expiresAt }) });
+      return issued;
     });
     await this.changes.publish({ keyHashes: [issued.record.keyHash], consumerIds: [] });
     return issued;
@@ -148,7 +171,9 @@ export class ConsumerRepository {
       const targets = await manager.find(ApiKeyEntity, { where });
       if (targets.length === 0) return [];
       await manager.update(ApiKeyEntity, { id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
-      return manager.find(ApiKeyEntity, { where: { id: In(targets.map((k) => k.id)) }, order: { createdAt: 'ASC' } });
+      const done = await manager.find(ApiKeyEntity, { where: { id: In(targets.map((k) => k.id)) }, order: { createdAt: 'ASC' } });
+      for (const key of done) await this.audit.record(manager, { action: 'key.revoke', targetConsumer: name, targetKey: key.id, changes: diff({ revokedAt: null }, { revokedAt: key.revokedAt }) });
+      return done;
     });
     if (revoked.length > 0) await this.changes.publish({ keyHashes: revoked.map((k) => k.keyHash), consumerIds: [] });
     return revoked;
@@ -175,7 +200,14 @@ export class ConsumerRepository {
       await this.assertRoomForKeys(manager, consumer, 1);
       const issued = await this.insertKey(manager, consumer.id, old.expiresAt);
       await manager.update(ApiKeyEntity, { id: old.id }, { replacedBy: issued.record.id });
-      return { issued, previous: await manager.findOneByOrFail(ApiKeyEntity, { id: old.id }) };
+      const previous = await manager.findOneByOrFail(ApiKeyEntity, { id: old.id });
+      await this.audit.record(manager, {
+        action: 'key.rotate',
+        targetConsumer: name,
+        targetKey: old.id,
+        changes: diff({ expiresAt: old.expiresAt, replacedBy: null }, { expiresAt: previous.expiresAt, replacedBy: issued.record.id }),
+      });
+      return { issued, previous };
     });
     await this.changes.publish({ keyHashes: [result.previous.keyHash, result.issued.record.keyHash], consumerIds: [] });
     return result;
@@ -186,7 +218,11 @@ export class ConsumerRepository {
    * of one consumer waits for the one before it, in every instance sharing the database. 404 when it is unknown.
    */
   private changeConsumer<T>(name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => change(manager, await this.consumerNamed(manager, name, true)));
+    return this.dataSource.transaction(async (manager) => {
+      const consumer = await this.consumerNamed(manager, name, true);
+      assertMayTouch(currentActor(), consumer);
+      return change(manager, consumer);
+    });
   }
 
   /**

@@ -6,7 +6,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
+import { currentActor, isRestricted } from './admin-context';
 import { ApiKeyEntity } from './api-key.entity';
+import { AuditLog, diff } from './audit-log';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository, limitsOf } from './consumer.repository';
@@ -66,6 +68,7 @@ export class ConsumersFile {
     private readonly consumers: ConsumerRepository,
     private readonly changes: ConsumerChanges,
     private readonly planLimits: PlanLimits,
+    private readonly audit: AuditLog,
   ) {}
 
   /**
@@ -76,6 +79,7 @@ export class ConsumersFile {
    * for one consumer, refuses the whole batch. Two imports of the same new names at once both succeed.
    */
   async import(consumers: FileConsumer[]): Promise<ImportResult> {
+    this.assertUnrestricted('import');
     for (const c of consumers) this.planLimits.check(c.plan, c.limits ?? null);
     const result: ImportResult = { created: 0, updated: 0, unchanged: 0 };
     const touched: string[] = [];
@@ -102,6 +106,8 @@ export class ConsumersFile {
           .execute();
         const created = (inserted.raw as unknown[]).length > 0;
         const consumer = await manager.findOneOrFail(ConsumerEntity, { where: { name: input.name }, lock: { mode: 'pessimistic_write' } });
+        const before = { plan: consumer.plan, limits: limitsOf(consumer), disabled: consumer.disabledAt !== null };
+        let keysChanged = 0;
         let changed = false;
         if (!created && (consumer.plan !== input.plan || !sameLimits(limitsOf(consumer), limits))) {
           await manager.update(ConsumerEntity, { id: consumer.id }, { plan: input.plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
@@ -113,10 +119,21 @@ export class ConsumersFile {
         }
         if (changed) changedConsumers.push(consumer.id);
         for (const k of keysOf(input)) {
-          if (await this.importKey(manager, consumer, input.name, k)) changed = true;
+          if (await this.importKey(manager, consumer, input.name, k)) {
+            changed = true;
+            keysChanged += 1;
+          }
           touched.push(k.keyHash);
         }
         await this.consumers.assertRoomForKeys(manager, consumer, 0);
+        if (created || changed) {
+          const after = { plan: input.plan, limits, disabled: created ? input.disabledAt !== undefined : before.disabled || input.disabledAt !== undefined };
+          await this.audit.record(manager, {
+            action: created ? 'import.create' : 'import.update',
+            targetConsumer: input.name,
+            changes: { ...diff(created ? {} : before, after), ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}) },
+          });
+        }
         if (created) result.created += 1;
         else if (changed) result.updated += 1;
         else result.unchanged += 1;
@@ -156,6 +173,7 @@ export class ConsumersFile {
 
   /** One page of the consumers-file format (hashes only), in name order: every field, so that it imports back as it was. */
   async export(limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
+    this.assertUnrestricted('export');
     const page = await this.consumers.list(limit, after);
     const consumers = page.items.map(({ consumer, keys }): FileConsumer => {
       const current = [...keys].reverse().find((k) => k.revokedAt === null) ?? keys[keys.length - 1];
@@ -180,6 +198,12 @@ export class ConsumersFile {
       };
     });
     return { consumers, next: page.next };
+  }
+
+  /** A token limited to its own consumers or to some plans neither imports nor exports (the file holds every consumer). */
+  private assertUnrestricted(what: string): void {
+    const actor = currentActor();
+    if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`);
   }
 }
 

@@ -8,6 +8,8 @@ import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
 import { runMigrations } from '../database/run-migrations';
 import { PlanLimits } from '../plans/plan-limits';
+import { AdminTokens } from './admin-tokens.repository';
+import { AuditLog } from './audit-log';
 import { ConsumerRepository } from './consumer.repository';
 import { ConsumersFile } from './consumers-file.service';
 import { KeyCache } from './key-cache.service';
@@ -63,8 +65,10 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
     ConsumerRepository,
     ConsumersFile,
     KeyCache,
+    AuditLog,
+    AdminTokens,
     ConsumersLifecycle,
   ],
-  exports: [PlanLimits, ConsumerRepository, ConsumersFile, KeyCache, ConsumerChanges],
+  exports: [PlanLimits, ConsumerRepository, ConsumersFile, KeyCache, ConsumerChanges, AuditLog, AdminTokens],
 })
 export class ConsumersModule {}

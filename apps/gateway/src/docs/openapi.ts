@@ -1,5 +1,5 @@
 import { ErrorDto } from '@app/contract';
-import { ERROR_CODE_VALUES } from '@app/errors';
+import { PUBLIC_ERROR_CODE_VALUES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { PlanTable } from '../plans/plans';
@@ -30,7 +30,7 @@ function description(config: GatewayConfig, plans: PlanTable): string {
     `Over a limit: 429 \`RATE_LIMITED\` with \`Retry-After\` (seconds). Requests refused with 429 do not count against the quota. A key that sends more than ${config.rateLimit.banThreshold} further requests within the window after its 429 is banned for ${banSeconds} seconds (429 \`KEY_BANNED\`, \`Retry-After\` until the ban ends). Wait for \`Retry-After\` and back off exponentially.`,
     `Requests without a valid key are limited to ${config.rateLimit.anonymousPerMinute} per minute per client address.`,
     '',
-    `**Errors** all carry the Error body \`{code, message, status}\`; codes: ${ERROR_CODE_VALUES.map((c) => `\`${c}\``).join(', ')}.`,
+    `**Errors** all carry the Error body \`{code, message, status}\`; codes: ${PUBLIC_ERROR_CODE_VALUES.map((c) => `\`${c}\``).join(', ')}.`,
     '',
     '**Stability**: each operation carries `x-stability` (`stable`, `beta`, `experimental` or `deprecated`).',
   ].join('\n');

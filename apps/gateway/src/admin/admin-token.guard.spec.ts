@@ -1,0 +1,43 @@
+import { ApiError } from '@app/errors';
+import { ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AdminActor, adminRequestContext } from '../consumers/admin-context';
+import { ADMIN_SCOPES } from '../consumers/admin-scopes';
+import { AdminTokens } from '../consumers/admin-tokens.repository';
+import { AuditLog } from '../consumers/audit-log';
+import { AdminTokenGuard } from './admin-token.guard';
+import { REQUIRED_SCOPE } from './require-scope.decorator';
+
+const ROOT = 'r'.repeat(40);
+const everyScope: AdminActor = { id: '00000000-0000-4000-8000-000000000001', name: 'all-scopes', scopes: [...ADMIN_SCOPES], ownConsumersOnly: false, plans: null };
+
+function contextFor(authorization: string, handler: () => void): ExecutionContext {
+  const request = { headers: { authorization }, method: 'GET', path: '/new-route', route: { path: '/new-route' } };
+  return { switchToHttp: () => ({ getRequest: () => request }), getHandler: () => handler } as unknown as ExecutionContext;
+}
+
+describe('AdminTokenGuard', () => {
+  const denied: number[] = [];
+  const tokens = { authenticate: async (token: string) => (token === 'adm_good' ? everyScope : undefined) } as unknown as AdminTokens;
+  const audit = { recordDenied: async (status: number) => denied.push(status) } as unknown as AuditLog;
+  const guard = new AdminTokenGuard(ROOT, new Reflector(), tokens, audit);
+  const undeclared = () => undefined;
+  const declared = () => undefined;
+  Reflect.defineMetadata(REQUIRED_SCOPE, 'usage:read', declared);
+
+  const run = (authorization: string, handler: () => void) =>
+    adminRequestContext.run({ requestId: null, source: '127.0.0.1' }, () => guard.canActivate(contextFor(authorization, handler)));
+
+  it('denies a route without a declared scope to every token but root (deny by default)', async () => {
+    await expect(run('Bearer adm_good', undeclared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(run(`Bearer ${ROOT}`, undeclared)).resolves.toBe(true);
+    expect(denied).toEqual([403]);
+  });
+
+  it('lets a token holding the declared scope through; refuses an unknown one with 401', async () => {
+    await expect(run('Bearer adm_good', declared)).resolves.toBe(true);
+    const refused = await run('Bearer adm_bad', declared).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).code).toBe('UNAUTHORIZED');
+  });
+});

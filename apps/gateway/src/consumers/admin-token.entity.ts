@@ -1,0 +1,48 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique } from 'typeorm';
+
+/**
+ * A scoped admin token (issue #24): only its SHA-256 is stored; the token itself (`adm_…`) is shown once. It may be
+ * limited to the consumers it created (`ownConsumersOnly`) and to some plans. ADMIN_TOKEN (root) is not one of these.
+ */
+@Entity({ name: 'admin_tokens' })
+@Unique('UQ_admin_tokens_token_hash', ['tokenHash'])
+export class AdminTokenEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_admin_tokens' })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  name!: string;
+
+  @Column({ name: 'token_hash', type: 'char', length: 64 })
+  tokenHash!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  hint!: string;
+
+  @Column({ type: 'text', array: true })
+  scopes!: string[];
+
+  @Column({ name: 'own_consumers_only', type: 'boolean', default: false })
+  ownConsumersOnly!: boolean;
+
+  /** Null: every plan. */
+  @Column({ type: 'text', array: true, nullable: true })
+  plans!: string[] | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  /** `root`, or the name and id of the token that created it. */
+  @Column({ name: 'created_by', type: 'varchar', length: 128 })
+  createdBy!: string;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt!: Date | null;
+
+  /** Updated at most once a minute per instance. */
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt!: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt!: Date | null;
+}

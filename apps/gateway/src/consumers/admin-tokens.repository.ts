@@ -1,0 +1,137 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { ApiError } from '@app/errors';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { AdminActor, currentActor, isRestricted } from './admin-context';
+import { AdminScope } from './admin-scopes';
+import { AdminTokenEntity } from './admin-token.entity';
+import { AuditLog } from './audit-log';
+
+export const ADMIN_TOKEN_PREFIX = 'adm_';
+
+/**
+ * How long an instance trusts what it read of a token: a revocation or an expiry (checked on every call, cached
+ * or not) reaches every instance within this, without a message.
+ */
+export const TOKEN_CACHE_TTL_MS = 500;
+/** `last_used_at` is written at most this often per token and instance. */
+const LAST_USED_EVERY_MS = 60_000;
+
+export function hashAdminToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export interface NewAdminToken {
+  name: string;
+  scopes: AdminScope[];
+  expiresAt?: Date;
+  ownConsumersOnly?: boolean;
+  plans?: string[];
+}
+
+/** Scoped admin tokens: created (shown once), listed (no secrets), revoked; and resolved on every admin call. */
+@Injectable()
+export class AdminTokens {
+  private readonly cache = new Map<string, { entity: AdminTokenEntity | null; until: number }>();
+  private readonly lastUsedWritten = new Map<string, number>();
+
+  constructor(
+    @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async create(input: NewAdminToken): Promise<{ token: string; record: AdminTokenEntity }> {
+    const actor = currentActor();
+    // No escalation: a token grants only scopes it holds itself, and a restricted token grants none.
+    if (actor.scopes !== 'all') {
+      const missing = input.scopes.filter((scope) => !actor.scopes.includes(scope));
+      if (missing.length > 0) throw new ApiError('FORBIDDEN', `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`);
+      if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it cannot create tokens.`);
+    }
+    const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const record = await this.dataSource.transaction(async (manager) => {
+      const entity = manager.create(AdminTokenEntity, {
+        id: randomUUID(),
+        name: input.name,
+        tokenHash: hashAdminToken(token),
+        hint: `${token.slice(0, ADMIN_TOKEN_PREFIX.length + 4)}…`,
+        scopes: input.scopes,
+        ownConsumersOnly: input.ownConsumersOnly ?? false,
+        plans: input.plans ?? null,
+        createdBy: actor.id === null ? actor.name : `${actor.name} (${actor.id})`,
+        expiresAt: input.expiresAt ?? null,
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      await manager.insert(AdminTokenEntity, entity);
+      const saved = await manager.findOneByOrFail(AdminTokenEntity, { id: entity.id });
+      await this.audit.record(manager, {
+        action: 'token.create',
+        targetToken: saved.id,
+        changes: {
+          name: { before: null, after: saved.name },
+          scopes: { before: null, after: saved.scopes },
+          ownConsumersOnly: { before: null, after: saved.ownConsumersOnly },
+          plans: { before: null, after: saved.plans },
+          expiresAt: { before: null, after: saved.expiresAt?.toISOString() ?? null },
+        },
+      });
+      return saved;
+    });
+    return { token, record };
+  }
+
+  list(): Promise<AdminTokenEntity[]> {
+    return this.dataSource.getRepository(AdminTokenEntity).find({ order: { createdAt: 'ASC' } });
+  }
+
+  /** Idempotent: an already revoked token is returned as it is. */
+  async revoke(id: string): Promise<AdminTokenEntity> {
+    return this.dataSource.transaction(async (manager) => {
+      const token = await manager.findOne(AdminTokenEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!token) throw new ApiError('NOT_FOUND', `No admin token ${id}.`);
+      if (token.revokedAt !== null) return token;
+      await manager.update(AdminTokenEntity, { id }, { revokedAt: () => 'now()' });
+      const revoked = await manager.findOneByOrFail(AdminTokenEntity, { id });
+      await this.audit.record(manager, { action: 'token.revoke', targetToken: id, changes: { revokedAt: { before: null, after: revoked.revokedAt!.toISOString() } } });
+      return revoked;
+    });
+  }
+
+  /** The actor a presented `adm_…` token stands for, or undefined (unknown, revoked, expired). */
+  async authenticate(token: string, now = Date.now()): Promise<AdminActor | undefined> {
+    const hash = hashAdminToken(token);
+    let cached = this.cache.get(hash);
+    if (!cached || cached.until <= now) {
+      const entity = await this.dataSource.getRepository(AdminTokenEntity).findOneBy({ tokenHash: hash });
+      cached = { entity, until: now + TOKEN_CACHE_TTL_MS };
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(hash, cached);
+    }
+    const entity = cached.entity;
+    if (!entity || entity.revokedAt !== null || (entity.expiresAt !== null && entity.expiresAt.getTime() <= now)) return undefined;
+    this.touch(entity, now);
+    return {
+      id: entity.id,
+      name: entity.name,
+      scopes: entity.scopes as AdminScope[],
+      ownConsumersOnly: entity.ownConsumersOnly,
+      plans: entity.plans,
+    };
+  }
+
+  private touch(entity: AdminTokenEntity, now: number): void {
+    const last = this.lastUsedWritten.get(entity.id) ?? entity.lastUsedAt?.getTime() ?? 0;
+    if (now - last < LAST_USED_EVERY_MS) return;
+    this.lastUsedWritten.set(entity.id, now);
+    this.dataSource
+      .query(`UPDATE "${this.schema}"."admin_tokens" SET "last_used_at" = now() WHERE "id" = $1 AND ("last_used_at" IS NULL OR "last_used_at" < now() - interval '1 minute')`, [entity.id])
+      .catch(() => this.lastUsedWritten.delete(entity.id));
+  }
+
+  private get schema(): string {
+    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
+  }
+}

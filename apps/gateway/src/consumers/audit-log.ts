@@ -1,0 +1,146 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { AdminActor, adminRequestContext, currentActor } from './admin-context';
+import { AuditEntryEntity } from './audit-entry.entity';
+
+export interface AuditChange {
+  action: string;
+  targetConsumer?: string | null;
+  targetKey?: string | null;
+  targetToken?: string | null;
+  /** `{field: {before, after}}`: never a key, a token or a hash. */
+  changes?: Record<string, unknown> | null;
+}
+
+export interface AuditQuery {
+  from?: Date;
+  to?: Date;
+  actor?: string;
+  target?: string;
+  action?: string;
+  limit: number;
+  /** The id of the last row of the previous page. */
+  after?: string;
+}
+
+/** At most this many refused calls (401/403) are recorded per source address and minute (in memory, per instance). */
+export const DENIED_PER_MINUTE = 30;
+const RETENTION_EVERY_MS = 60 * 60 * 1000;
+const RETENTION_BATCH = 5_000;
+
+/** The fields of `before` and `after` that differ, as `{field: {before, after}}`. */
+export function diff(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, { before: unknown; after: unknown }> {
+  const out: Record<string, { before: unknown; after: unknown }> = {};
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const b = before[field] instanceof Date ? (before[field] as Date).toISOString() : (before[field] ?? null);
+    const a = after[field] instanceof Date ? (after[field] as Date).toISOString() : (after[field] ?? null);
+    if (JSON.stringify(a) !== JSON.stringify(b)) out[field] = { before: b, after: a };
+  }
+  return out;
+}
+
+/**
+ * The audit log: append-only. `record` takes the EntityManager of the change's own transaction, so that a change
+ * and its row commit together or not at all. Refusals are recorded on their own, rate-limited per source address.
+ */
+@Injectable()
+export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('AuditLog');
+  private readonly denied = new Map<string, { minute: number; count: number }>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  async record(manager: EntityManager, change: AuditChange, actor: AdminActor = currentActor()): Promise<void> {
+    const context = adminRequestContext.getStore();
+    await manager.insert(AuditEntryEntity, {
+      actorId: actor.id,
+      actorName: actor.name,
+      action: change.action,
+      targetConsumer: change.targetConsumer ?? null,
+      targetKey: change.targetKey ?? null,
+      targetToken: change.targetToken ?? null,
+      changes: (change.changes ?? null) as never,
+      requestId: context?.requestId ?? null,
+      source: context?.source ?? null,
+    });
+  }
+
+  /** A row for a change that is not in this database (an unban, in Redis). */
+  recordAlone(change: AuditChange): Promise<void> {
+    return this.record(this.dataSource.manager, change);
+  }
+
+  /** A refused call (401 or 403); false when this source's quota for the minute is spent (nothing written). */
+  async recordDenied(status: number, detail: Record<string, unknown>, actor: AdminActor | undefined, now = Date.now()): Promise<boolean> {
+    const source = adminRequestContext.getStore()?.source ?? 'unknown';
+    const minute = Math.floor(now / 60_000);
+    const seen = this.denied.get(source);
+    const count = seen && seen.minute === minute ? seen.count + 1 : 1;
+    if (this.denied.size > 10_000) this.forgetOld(minute);
+    this.denied.set(source, { minute, count });
+    if (count > DENIED_PER_MINUTE) return false;
+    try {
+      await this.record(this.dataSource.manager, { action: status === 401 ? 'auth.unauthorized' : 'auth.forbidden', changes: detail }, actor ?? anonymous);
+      return true;
+    } catch (error) {
+      this.logger.warn(`Could not record a refused admin call: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  async list(query: AuditQuery): Promise<{ items: AuditEntryEntity[]; next: string | null }> {
+    const builder = this.dataSource.getRepository(AuditEntryEntity).createQueryBuilder('a').orderBy('a.id', 'ASC').take(query.limit + 1);
+    if (query.from) builder.andWhere('a.at >= :from', { from: query.from });
+    if (query.to) builder.andWhere('a.at < :to', { to: query.to });
+    if (query.actor) builder.andWhere('(a.actor_name = :actor OR a.actor_id::text = :actor)', { actor: query.actor });
+    if (query.action) builder.andWhere('a.action = :action', { action: query.action });
+    if (query.target) {
+      builder.andWhere('(a.target_consumer = :target OR a.target_key::text = :target OR a.target_token::text = :target)', { target: query.target });
+    }
+    if (query.after) builder.andWhere('a.id > :after', { after: query.after });
+    const rows = await builder.getMany();
+    const items = rows.slice(0, query.limit);
+    return { items, next: rows.length > query.limit ? items[items.length - 1].id : null };
+  }
+
+  /** Deletes rows older than AUDIT_RETENTION_DAYS, a batch at a time; the number deleted. */
+  async prune(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result: [unknown[], number] = await this.dataSource.query(
+        `DELETE FROM "${this.schema}"."audit_log" WHERE "id" IN (SELECT "id" FROM "${this.schema}"."audit_log" WHERE "at" < now() - $1 * interval '1 day' LIMIT ${RETENTION_BATCH})`,
+        [this.config.admin.auditRetentionDays],
+      );
+      total += result[1];
+      if (result[1] < RETENTION_BATCH) return total;
+    }
+  }
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      this.prune().catch((error: Error) => this.logger.warn(`Audit retention: ${error.message}`));
+    }, RETENTION_EVERY_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  private forgetOld(minute: number): void {
+    for (const [source, seen] of this.denied) if (seen.minute !== minute) this.denied.delete(source);
+  }
+
+  private get schema(): string {
+    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
+  }
+}
+
+const anonymous: AdminActor = { id: null, name: 'anonymous', scopes: [], ownConsumersOnly: false, plans: null };
