@@ -75,6 +75,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('KEY_LOOKUPS_PER_SECOND', 1, 1000000)
   KEY_LOOKUPS_PER_SECOND = 500;
 
+  @EnvIntRange('KEY_FILTER_REBUILD_MS', 1000, 86400000)
+  KEY_FILTER_REBUILD_MS = 300000;
+
   @EnvIntRange('ADMIN_PORT', 0, 65535)
   ADMIN_PORT = 3002;
 
@@ -192,7 +195,7 @@ export interface GatewayConfig {
     pgliteDataDir: string;
     poolSize: number;
     migrateOnStart: boolean;
-    cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number };
+    cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number; filterRebuildMs: number };
   };
   admin: {
     port: number;
@@ -269,6 +272,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         negativeSize: e.KEY_NEGATIVE_CACHE_SIZE,
         negativeTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
         lookupsPerSecond: e.KEY_LOOKUPS_PER_SECOND,
+        filterRebuildMs: e.KEY_FILTER_REBUILD_MS,
       },
     },
     admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE },
