@@ -177,6 +177,18 @@ describe('KeyCache', () => {
       expect((await cache.authenticate(issued)).outcome).toBe('valid');
     });
 
+    it('after a reconnection of the change channel, looks unseen keys up until its filter is rebuilt', async () => {
+      // Issued while the channel was down: its message is lost.
+      const missed = 'b'.repeat(64);
+      rows.set(missed, record({ keyId: 'missed', consumerId: 'cm' }));
+      expect(await cache.authenticate(missed)).toEqual({ outcome: 'invalid', reason: 'unknown' });
+      (changes as unknown as { reconnected(): void }).reconnected();
+      expect(cache.filterState.complete).toBe(false);
+      await cache.rebuildFilter();
+      expect(cache.filterState.complete).toBe(true);
+      expect((await cache.authenticate(missed)).outcome).toBe('valid');
+    });
+
     it('never answers a known key from its entry past the TTL, however spent the budget is', async () => {
       expect((await cache.authenticate(hash(1))).outcome).toBe('valid');
       // Revoked, and the message lost: only the TTL (30 s) stands between the revocation and a refusal.
