@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { AppMetrics } from '@app/platform';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { KeyCache } from '../apps/gateway/src/consumers/key-cache.service';
+import { KeyLookupRepository } from '../apps/gateway/src/consumers/key-lookup.repository';
 import { createGatewayTestDatabase, FakeClock, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -109,6 +110,32 @@ describe('a flood of random keys does not shut new customers out', () => {
     // One query per fresh key, plus the filter's false positives: at most 1 % of the random keys.
     expect(queries).toBeLessThanOrEqual(20 + Math.ceil(sent * FALSE_POSITIVE_RATE));
   }, 30_000);
+
+  it('reads every valid key hash in pages for the filter: revoked and expired keys left out', async () => {
+    for (let i = 0; i < 16; i += 1) await mintKey(i % 2 ? a : b, 'free');
+    const revoked = await mintKey(a, 'pro', `revoked-${randomBytes(3).toString('hex')}`);
+    const expiring = await mintKey(a, 'pro', `expired-${randomBytes(3).toString('hex')}`);
+    const sql = new Client({ connectionString: database.url });
+    await sql.connect();
+    try {
+      await sql.query(`UPDATE "gateway"."api_keys" SET revoked_at = now() WHERE key_hash = $1`, [hashApiKey(revoked)]);
+      await sql.query(`UPDATE "gateway"."api_keys" SET expires_at = now() - interval '1 second' WHERE key_hash = $1`, [hashApiKey(expiring)]);
+      const all = (await sql.query<{ key_hash: string }>(`SELECT key_hash FROM "gateway"."api_keys"`)).rows.map((r) => r.key_hash);
+      const repository = a.app.get(KeyLookupRepository);
+      const paged: string[] = [];
+      for await (const page of repository.validKeyHashPages(7)) {
+        expect(page.length).toBeLessThanOrEqual(7);
+        paged.push(...page);
+      }
+      const expected = all.filter((hash) => hash !== hashApiKey(revoked) && hash !== hashApiKey(expiring)).sort();
+      expect(expected.length).toBeGreaterThan(14);
+      expect([...paged].sort()).toEqual(expected);
+      expect(new Set(paged).size).toBe(paged.length);
+      expect(await repository.countValidKeyHashes()).toBe(expected.length);
+    } finally {
+      await sql.end();
+    }
+  });
 
   it('accepts on instance B, at once, a key issued on instance A: the change put it in B\'s filter', async () => {
     const cacheB = b.app.get(KeyCache);
