@@ -91,6 +91,7 @@ describe('a flood of random keys does not shut new customers out', () => {
     // Ten keys issued before the flood, ten during it; each used first on the instance that did not issue it.
     const before = await Promise.all(Array.from({ length: 10 }, (_, i) => mintKey(i % 2 ? b : a, 'pro').then((key) => ({ key, on: i % 2 ? a : b }))));
     const queriesBefore = [await storeQueries(a), await storeQueries(b)];
+    const started = Date.now();
     const load = flood([a, b]);
     await pause(1_500);
     const statuses: number[] = [];
@@ -101,14 +102,16 @@ describe('a flood of random keys does not shut new customers out', () => {
     }
     await pause(500);
     const { sent, statuses: floodStatuses } = await load.stop();
+    const seconds = Math.ceil((Date.now() - started) / 1000);
     const queries = (await storeQueries(a)) - queriesBefore[0] + (await storeQueries(b)) - queriesBefore[1];
 
     expect(statuses).toEqual(Array(20).fill(200));
     // The flood really was one: more random keys per second than the budget, refused 401 (then 429 per address).
     expect(sent).toBeGreaterThan(2 * 20 * 2);
     expect([...floodStatuses.keys()].every((status) => status === 401 || status === 429)).toBe(true);
-    // One query per fresh key, plus the filter's false positives: at most 1 % of the random keys.
-    expect(queries).toBeLessThanOrEqual(20 + Math.ceil(sent * FALSE_POSITIVE_RATE));
+    // One query per fresh key, plus the filter's false positives (at most 1 % of the random keys), plus the few
+    // hashes not in the filter that each instance still looks up (1 % of its budget of 20: 1 a second).
+    expect(queries).toBeLessThanOrEqual(20 + Math.ceil(sent * FALSE_POSITIVE_RATE) + 2 * (seconds + 1));
   }, 30_000);
 
   it('reads every valid key hash in pages for the filter: revoked and expired keys left out', async () => {
@@ -144,11 +147,10 @@ describe('a flood of random keys does not shut new customers out', () => {
     const load = flood([b], 20);
     await pause(500);
     const key = await mintKey(a, 'business');
-    const queriesBefore = await storeQueries(b);
-    // The very first request on B, under the flood: no retry, no waiting for a TTL.
+    // The very first request on B, under the flood (which spends the one lookup a second that hashes not in the
+    // filter may take): accepted because the change put the key in B's filter. No retry, no waiting for a TTL.
     expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key, '192.0.2.2'))).status).toBe(200);
     expect(cacheB.filterState.keys).toBe(heldBefore + 1);
-    expect((await storeQueries(b)) - queriesBefore).toBeLessThanOrEqual(1 + Math.ceil(load.sent * FALSE_POSITIVE_RATE));
     await load.stop();
   }, 30_000);
 });
@@ -157,7 +159,7 @@ describe('cached keys under a flood: never trusted past the TTL', () => {
   it('refuses a key revoked without a message once its TTL has passed, although the budget is spent', async () => {
     const database = await createGatewayTestDatabase();
     const clock = new FakeClock();
-    const gateway = await startGateway({ petsUrl: pets.url, database, clock, env: { TRUST_PROXY: 'loopback', KEY_LOOKUPS_PER_SECOND: '3' } });
+    const gateway = await startGateway({ petsUrl: pets.url, database, clock, env: { TRUST_PROXY: 'loopback', KEY_LOOKUPS_PER_SECOND: '1' } });
     const sql = new Client({ connectionString: database.url });
     try {
       await sql.connect();
@@ -169,8 +171,8 @@ describe('cached keys under a flood: never trusted past the TTL', () => {
 
       clock.advance(30_001);
       const load = flood([gateway], 20);
-      // Fresh keys spend the whole lookup budget (3 a second) at the same time.
-      const fresh = await Promise.all(Array.from({ length: 8 }, () => mintKey(gateway, 'pro')));
+      // Fresh keys spend the whole lookup budget (1 a second) at the same time.
+      const fresh = await Promise.all(Array.from({ length: 12 }, () => mintKey(gateway, 'pro')));
       const freshStatuses = await Promise.all(fresh.map((k) => call(`${gateway.url}/v1/pets?limit=1`, withKey(k)).then((r) => r.status)));
       expect(freshStatuses).toContain(503);
       const replies = [];
@@ -189,18 +191,20 @@ describe('a valid key from an address banned for anonymous requests', () => {
   it('is the consumer\'s; a key not in the filter from that address gets the ban\'s 429', async () => {
     const gateway = await startGateway({
       petsUrl: pets.url,
-      env: { TRUST_PROXY: 'loopback', ANON_RATE_LIMIT_PER_MINUTE: '5', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0' },
+      env: { TRUST_PROXY: 'loopback', ANON_RATE_LIMIT_PER_MINUTE: '5', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0', KEY_LOOKUPS_PER_SECOND: '100' },
     });
     try {
       const address = '203.0.113.9';
       const queriesBefore = await storeQueries(gateway);
+      const started = Date.now();
       let last = await call(`${gateway.url}/v1/pets?limit=1`, withKey(generateApiKey(), address));
       for (let i = 0; i < 20 && (last.body as { code?: string }).code !== 'KEY_BANNED'; i += 1) {
         last = await call(`${gateway.url}/v1/pets?limit=1`, withKey(generateApiKey(), address));
       }
       expectErrorBody(last, 429, 'KEY_BANNED');
-      // The guessing cost no query: none of its keys was in the filter.
-      expect((await storeQueries(gateway)) - queriesBefore).toBe(0);
+      // None of its keys was in the filter: the guessing cost no query but the one a second (1 % of a budget of
+      // 100) that hashes not in the filter may still take.
+      expect((await storeQueries(gateway)) - queriesBefore).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 1000) + 1);
 
       const key = await mintKey(gateway, 'pro');
       const reply = await call(`${gateway.url}/v1/pets?limit=1`, withKey(key, address));

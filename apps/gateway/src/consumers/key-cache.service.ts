@@ -20,6 +20,26 @@ const RETRY_AFTER_DOWN_S = 5;
 const RETRY_AFTER_BUSY_S = 1;
 const UNKNOWN: Authentication = { outcome: 'invalid', reason: 'unknown' };
 
+/** A token bucket refilled at `rate` a second, holding at most a second's worth (`rate` ≥ 1). */
+class TokenBucket {
+  private tokens: number;
+
+  constructor(
+    private readonly rate: number,
+    private refilledAt: number,
+  ) {
+    this.tokens = rate;
+  }
+
+  take(now: number): boolean {
+    this.tokens = Math.min(this.rate, this.tokens + ((now - this.refilledAt) / 1000) * this.rate);
+    this.refilledAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
 interface Entry {
   /** null: no such key (a negative entry). */
   record: KeyRecord | null;
@@ -51,8 +71,11 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   /** Bumped by every change: a load that overlapped a change is answered but not cached. */
   private changeSequence = 0;
   private databaseDown = false;
-  private tokens: number;
-  private refilledAt: number;
+  /** KEY_LOOKUPS_PER_SECOND: queries for hashes the filter may hold (its false positives, real keys). */
+  private readonly budget: TokenBucket;
+  /** 1 % of it (at least 1 a second): queries for hashes the filter does not hold (a change not heard). */
+  private readonly unheardBudget: TokenBucket;
+  private unheardWarnedAt = -Infinity;
   private readonly lookups: Counter<'result'>;
   /** The hot path's labels, bound once (a label lookup per request otherwise). */
   private readonly hits: Counter.Internal;
@@ -68,8 +91,9 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     metrics: AppMetrics,
   ) {
-    this.tokens = config.consumers.cache.lookupsPerSecond;
-    this.refilledAt = clock.monotonic();
+    const { lookupsPerSecond } = config.consumers.cache;
+    this.budget = new TokenBucket(lookupsPerSecond, clock.monotonic());
+    this.unheardBudget = new TokenBucket(Math.max(1, Math.floor(lookupsPerSecond / 100)), clock.monotonic());
     this.lookups = new Counter({
       name: 'gateway_key_cache_lookups_total',
       help: 'API key authentications by where the answer came from (hit, not_in_filter, negative_hit, miss, stale, over_budget, unavailable).',
@@ -166,22 +190,26 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       this.hits.inc();
       return this.evaluate(known.record!, this.clock.now());
     }
-    // Not in the filter: certainly no valid key (revoked and expired keys leave it at its next rebuild). No query.
-    if (this.filter.excludes(keyHash)) {
-      this.notInFilter.inc();
-      return UNKNOWN;
-    }
     const unknown = this.unknown.get(keyHash);
     if (unknown && this.fresh(unknown, tick)) {
       this.lookups.inc({ result: 'negative_hit' });
       return UNKNOWN;
     }
-
-    // Lookup budget (KEY_LOOKUPS_PER_SECOND) for hashes this instance does not know as keys: the filter's false
-    // positives, or any unseen hash while the filter is incomplete. While it is spent they get 503. A known key
-    // past its TTL is read again whatever the budget (at most one query per known key and TTL): an entry is
-    // never answered past its TTL because a flood spent the budget.
-    if (!known && !this.inflight.has(keyHash) && !this.takeLookupToken(tick)) {
+    const excluded = this.filter.excludes(keyHash);
+    if (excluded) {
+      // Not in the filter: no valid key, unless its change never reached this instance (a lost message, or
+      // instances sharing the database over different change channels). A few such hashes a second are still
+      // looked up (1 % of the budget, their own): enough for such a key when no flood spends them; a flood of
+      // random keys is refused without a query once they are spent (microseconds: no query, no budget).
+      if (!this.inflight.has(keyHash) && !this.unheardBudget.take(tick)) {
+        this.notInFilter.inc();
+        return UNKNOWN;
+      }
+    } else if (!known && !this.inflight.has(keyHash) && !this.budget.take(tick)) {
+      // Lookup budget (KEY_LOOKUPS_PER_SECOND) for hashes the filter may hold that this instance does not know
+      // as keys: the filter's false positives, or any unseen hash while the filter is incomplete. While it is
+      // spent they get 503. A known key past its TTL is read again whatever the budget (at most one query per
+      // known key and TTL): an entry is never answered past its TTL because a flood spent the budget.
       this.lookups.inc({ result: 'over_budget' });
       return { outcome: 'unavailable', retryAfterS: RETRY_AFTER_BUSY_S };
     }
@@ -201,6 +229,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     }
     this.reportUp();
     this.lookups.inc({ result: 'miss' });
+    if (excluded && record && record.revokedAt === null) this.heardLate(keyHash);
     return record ? this.evaluate(record, this.clock.now()) : UNKNOWN;
   }
 
@@ -238,14 +267,15 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     return this.filter.rebuild();
   }
 
-  /** A token bucket refilled at KEY_LOOKUPS_PER_SECOND, holding at most a second's worth. */
-  private takeLookupToken(now: number): boolean {
-    const rate = this.config.consumers.cache.lookupsPerSecond;
-    this.tokens = Math.min(rate, this.tokens + ((now - this.refilledAt) / 1000) * rate);
-    this.refilledAt = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
+  /** A key the filter did not hold: into the filter now, and said (at most every 10 minutes) for operators. */
+  private heardLate(keyHash: string): void {
+    this.filter.add([keyHash]);
+    const now = this.clock.monotonic();
+    if (now - this.unheardWarnedAt < 600_000) return;
+    this.unheardWarnedAt = now;
+    this.logger.warn(
+      'A valid key was not in the key filter: its change did not reach this instance (a lost message, or instances sharing the consumers database over different change channels); such keys are refused under a flood until the filter is rebuilt',
+    );
   }
 
   private fresh(entry: Entry, tick: number): boolean {
