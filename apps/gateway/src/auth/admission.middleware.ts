@@ -51,8 +51,9 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
     let refusal = 'Invalid or revoked API key.';
     if (match && isWellFormedApiKey(match[1])) {
       // The key first, whatever its address's anonymous history (a valid key from an address banned for
-      // guessing is still the consumer's): a key not in the key filter is refused without a query, and
-      // KEY_LOOKUPS_PER_SECOND bounds the queries of the rest. A refused key then meets the address's limit or ban.
+      // guessing is still the consumer's): a key not in the key filter is refused without a query (but for a
+      // few a second), and KEY_LOOKUPS_PER_SECOND bounds the queries of the rest. A refused key then meets the
+      // address's limit or ban.
       const result = await this.keys.authenticate(hashApiKey(match[1]));
       if (result.outcome === 'valid') {
         recordEdgeOutcome({ consumer: result.consumer });

@@ -52,8 +52,9 @@ interface Entry {
  * The data plane's view of the keys: a filter of every valid key hash (KeyFilter, a Bloom filter kept current by
  * the published changes), a bounded LRU of known keys and a separate, smaller one of unknown hashes (so that junk
  * cannot push the real keys out), each with a short TTL as the safety net behind the published changes. A hash
- * the filter does not hold is refused at once, without a query: a flood of random keys costs no query but the
- * filter's false positives (about 1 %), and those alone spend the lookup budget. A miss costs one indexed query,
+ * the filter does not hold is refused at once, without a query (but for a few a second, for a key whose change
+ * was not heard): a flood of random keys costs no query but the filter's false positives (about 1 %) and those
+ * few, and the false positives alone spend the lookup budget. A miss costs one indexed query,
  * shared by concurrent requests for the same hash. Expiry, revocation and disabling are evaluated on every hit,
  * not only on load. No entry is trusted past its TTL, counted from when its query was sent, whatever the budget
  * says; the one exception is the database being unreachable: then an entry past its TTL keeps answering (stale
