@@ -140,7 +140,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       },
       failed: (error, first) => {
         rebuilds.inc({ outcome: 'error' });
-        const message = `Cannot build the key filter (${error.message}): unseen keys are looked up within KEY_LOOKUPS_PER_SECOND until it is built`;
+        const message = `Cannot build the key filter (${error.message}): the last one built stays in use; without one, unseen keys are looked up within KEY_LOOKUPS_PER_SECOND`;
         if (first) this.logger.error(message);
         else this.logger.debug(message);
       },
