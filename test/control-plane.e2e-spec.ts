@@ -268,29 +268,27 @@ describe('control plane: consumers and keys behind the admin API', () => {
       env: { ANON_RATE_LIMIT_PER_MINUTE: '5', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0', TRUST_PROXY: 'loopback', KEY_LOOKUPS_PER_SECOND: '20' },
     });
     try {
-      // One address: refused keys count against its anonymous limit until it is banned; then no more queries.
+      // One address: refused keys count against its anonymous limit until it is banned. The key filter refuses
+      // them without a query: only its false positives (~1 % at capacity, far fewer here) and one hash a second
+      // not in the filter (1 % of the budget of 20, at least 1) are looked up.
+      const seconds = (since: number) => Math.ceil((Date.now() - since) / 1000);
+      let started = Date.now();
       const before = await storeQueries(flooded);
       const single: number[] = [];
       for (let i = 0; i < 60; i += 1) single.push((await call(`${flooded.url}/v1/pets`, { headers: { authorization: `Bearer ${generateApiKey()}`, 'x-forwarded-for': '203.0.113.7' } })).status);
-      const singleQueries = (await storeQueries(flooded)) - before;
-      // 5 refusals within the limit and 3 + 1 strikes up to the ban looked their key up (+1 for the banning one's
-      // check); once banned, none.
-      expect(singleQueries).toBeLessThanOrEqual(5 + (3 + 1) + 1);
+      expect((await storeQueries(flooded)) - before).toBeLessThanOrEqual(1 + seconds(started) + 1);
       expect(new Set(single)).toEqual(new Set([401, 429]));
 
-      // Many addresses at once: the lookup budget caps the queries; unseen keys get 503 beyond it, never a 500.
-      const started = Date.now();
+      // Many addresses at once: still no query but those, and no 503 (the budget is not spent).
+      started = Date.now();
       const middle = await storeQueries(flooded);
       const spread = await Promise.all(
         Array.from({ length: 300 }, (_, i) =>
           call(`${flooded.url}/v1/pets`, { headers: { authorization: `Bearer ${generateApiKey()}`, 'x-forwarded-for': `198.51.100.${i % 250}` } }).then((r) => r.status),
         ),
       );
-      const seconds = (Date.now() - started) / 1000;
-      const spreadQueries = (await storeQueries(flooded)) - middle;
-      expect(spreadQueries).toBeLessThanOrEqual(20 + Math.ceil(seconds * 20) + 1);
-      expect(spread.every((s) => s === 401 || s === 503 || s === 429)).toBe(true);
-      expect(spread).toContain(503);
+      expect((await storeQueries(flooded)) - middle).toBeLessThanOrEqual(Math.ceil(300 * 0.01) + seconds(started) + 1);
+      expect(spread.every((s) => s === 401 || s === 429)).toBe(true);
     } finally {
       await flooded.close();
     }

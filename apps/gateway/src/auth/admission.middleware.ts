@@ -6,9 +6,6 @@ import type { NextFunction, Response } from 'express';
 import { hashApiKey, isWellFormedApiKey } from '../consumers/api-key';
 import { KeyCache } from '../consumers/key-cache.service';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
-import { trackerOf } from '../rate-limit/plan-throttlers';
-import { ClientAddressResolver } from '../rate-limit/client-address';
-import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { ControllerRoute } from '../routing/controller-routes';
 import { RouteTable, UnroutedRequest } from '../routing/route-table';
 import type { GatewayRequest } from './gateway-request';
@@ -21,17 +18,15 @@ const UNROUTED = { controller: UnroutedRequest, handler: UnroutedRequest.prototy
  * path it cannot decode are authenticated and counted like any other answer): authenticate, then run
  * PlanThrottlerGuard for the route the request will reach, for the consumer when the key is valid, else for the
  * client address (the anonymous limit); the rate-limit headers are set either way. A refused key still counts
- * against its address, so guessing keys is throttled; an address banned for it is refused before any database
- * query, and the KeyCache caps the queries per second, so a flood of random well-formed keys cannot become a
- * flood of queries. What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
+ * against its address, so guessing keys is throttled and ends in a ban; a flood of random well-formed keys costs
+ * no query (the KeyCache's filter of valid keys refuses them) but its ~1 % false positives, capped per second.
+ * What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
  */
 @Injectable()
 export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Response> {
   constructor(
     private readonly keys: KeyCache,
     private readonly throttler: PlanThrottlerGuard,
-    private readonly counters: RateLimitStore,
-    private readonly addresses: ClientAddressResolver,
     private readonly routes: RouteTable,
   ) {}
 
@@ -55,12 +50,11 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
 
     let refusal = 'Invalid or revoked API key.';
     if (match && isWellFormedApiKey(match[1])) {
-      const hash = hashApiKey(match[1]);
-      // A query would be needed: not for an address banned for guessing (this throws its 429). Merely over its
-      // anonymous limit is not enough to skip the lookup: a client that sent a few requests without its key must
-      // not be refused its valid key; until the ban, KEY_LOOKUPS_PER_SECOND bounds the queries.
-      if (this.keys.needsLookup(hash) && (await this.bannedAddress(request))) await this.throttler.decide(context);
-      const result = await this.keys.authenticate(hash);
+      // The key first, whatever its address's anonymous history (a valid key from an address banned for
+      // guessing is still the consumer's): a key not in the key filter is refused without a query (but for a
+      // few a second), and KEY_LOOKUPS_PER_SECOND bounds the queries of the rest. A refused key then meets the
+      // address's limit or ban.
+      const result = await this.keys.authenticate(hashApiKey(match[1]));
       if (result.outcome === 'valid') {
         recordEdgeOutcome({ consumer: result.consumer });
         return result.consumer;
@@ -85,10 +79,5 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
       });
     }
     throw new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
-  }
-
-  /** Whether the client's address is banned for guessing keys (read only: counts nothing). */
-  private async bannedAddress(request: GatewayRequest): Promise<boolean> {
-    return (await this.counters.usage(trackerOf(request, this.addresses), [])).bannedForMs > 0;
   }
 }

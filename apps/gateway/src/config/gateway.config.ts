@@ -78,6 +78,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('CONSUMER_MAX_KEYS', 1, 100000)
   CONSUMER_MAX_KEYS = 100;
 
+  @EnvIntRange('KEY_FILTER_REBUILD_MS', 1000, 86400000)
+  KEY_FILTER_REBUILD_MS = 300000;
+
   @EnvIntRange('ADMIN_PORT', 0, 65535)
   ADMIN_PORT = 3002;
 
@@ -210,7 +213,7 @@ export interface GatewayConfig {
     migrateOnStart: boolean;
     /** Most active (neither revoked nor expired) keys one consumer may hold: issue, rotation and import stop there. */
     maxKeys: number;
-    cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number };
+    cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number; filterRebuildMs: number };
   };
   admin: {
     port: number;
@@ -292,6 +295,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         negativeSize: e.KEY_NEGATIVE_CACHE_SIZE,
         negativeTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
         lookupsPerSecond: e.KEY_LOOKUPS_PER_SECOND,
+        filterRebuildMs: e.KEY_FILTER_REBUILD_MS,
       },
     },
     admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE, auditRetentionDays: e.AUDIT_RETENTION_DAYS },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { AppMetrics } from '@app/platform';
 import { loadGatewayConfig } from '../config/gateway.config';
 import { Clock } from '../clock';
@@ -8,8 +9,17 @@ import { KeyCache } from './key-cache.service';
 
 class ManualClock extends Clock {
   time = Date.parse('2026-11-23T00:00:00Z');
+  tick = 1_000;
   now(): number {
     return this.time;
+  }
+  override monotonic(): number {
+    return this.tick;
+  }
+  /** Time passes, for expiry dates and TTLs alike. */
+  advance(ms: number): void {
+    this.time += ms;
+    this.tick += ms;
   }
 }
 
@@ -30,13 +40,19 @@ const record = (overrides: Partial<KeyRecord> = {}): KeyRecord => ({
  * by the e2e tests on both engines).
  */
 function fakeStore(rows: Map<string, KeyRecord>) {
-  const state = { queries: 0, down: false, delayMs: 0 };
+  const state = { queries: 0, down: false, delayMs: 0, gate: undefined as Promise<void> | undefined };
+  const valid = () => [...rows].filter(([, r]) => r.revokedAt === null).map(([hash]) => hash);
   const store = {
     findByKeyHash: async (hash: string) => {
       state.queries += 1;
       if (state.delayMs) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+      if (state.gate) await state.gate;
       if (state.down) throw new Error('connect ECONNREFUSED');
       return rows.get(hash) ?? null;
+    },
+    countValidKeyHashes: async () => valid().length,
+    async *validKeyHashPages() {
+      yield valid();
     },
     effective: (c: { plan: string; limits: unknown }) => (c.limits as never) ?? { perMinute: 300, perDay: 10_000 },
   } as unknown as KeyLookupRepository & PlanLimits;
@@ -108,7 +124,7 @@ describe('KeyCache', () => {
   it('keeps serving a cached key while the store is down, and says "unavailable" for one never seen', async () => {
     cache = build({ KEY_CACHE_TTL_MS: '100' });
     await cache.authenticate('h1');
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    clock.advance(120);
     fake.state.down = true;
     expect((await cache.authenticate('h1')).outcome).toBe('valid');
     expect(await cache.authenticate('never-seen')).toEqual({ outcome: 'unavailable', retryAfterS: 5 });
@@ -127,5 +143,93 @@ describe('KeyCache', () => {
     for (let i = 0; i < 250; i += 1) await cache.authenticate(`k${i}`);
     for (let i = 0; i < 250; i += 1) await cache.authenticate(`u${i}`);
     expect(cache.size).toEqual({ known: 100, unknown: 100 });
+  });
+
+  describe('under a flood, with the key filter built', () => {
+    const hash = (i: number) => i.toString(16).padStart(64, '0');
+    beforeEach(async () => {
+      rows.clear();
+      for (let i = 0; i < 1_000; i += 1) rows.set(hash(i), record({ keyId: `k${i}`, consumerId: `c${i}` }));
+      cache = build({ KEY_LOOKUPS_PER_SECOND: '5' });
+      await cache.onApplicationBootstrap();
+    });
+    afterEach(() => cache.onModuleDestroy());
+
+    it('refuses hashes the filter does not hold without a query, and spends the budget on its false positives only', async () => {
+      const random = Array.from({ length: 2_000 }, () => randomBytes(32).toString('hex'));
+      const results = await Promise.all(random.map((h) => cache.authenticate(h)));
+      // Only the filter's false positives (well under 1 % with 1,000 keys in a filter sized for 11,100) and the
+      // one hash a second looked up although not in the filter reached the store.
+      expect(fake.state.queries).toBeLessThanOrEqual(1 + 5);
+      expect(results.every((r) => r.outcome === 'invalid')).toBe(true);
+      // Fresh valid keys are still looked up (the budget refills at 5 a second).
+      clock.advance(1_000);
+      const fresh = await Promise.all([1, 2, 3].map((i) => cache.authenticate(hash(i))));
+      expect(fresh.map((r) => r.outcome)).toEqual(['valid', 'valid', 'valid']);
+    });
+
+    it('accepts a key issued after the build as soon as its change is heard', async () => {
+      const issued = 'a'.repeat(64);
+      expect(await cache.authenticate(issued)).toEqual({ outcome: 'invalid', reason: 'unknown' });
+      rows.set(issued, record({ keyId: 'new', consumerId: 'cn' }));
+      await changes.publish({ keyHashes: [issued], consumerIds: ['cn'] });
+      expect((await cache.authenticate(issued)).outcome).toBe('valid');
+    });
+
+    it('looks up a few hashes a second that it does not hold: a key whose change was not heard, unless a flood spends them', async () => {
+      cache.onModuleDestroy();
+      cache = build({ KEY_LOOKUPS_PER_SECOND: '100' }); // 1 a second for hashes not in the filter
+      await cache.onApplicationBootstrap();
+      const unheard = 'c'.repeat(64);
+      rows.set(unheard, record({ keyId: 'unheard', consumerId: 'cu' }));
+      // A flood spends that one lookup at once; the rest of it is refused without a query, the unheard key too.
+      const flood = await Promise.all(Array.from({ length: 200 }, () => cache.authenticate(randomBytes(32).toString('hex'))));
+      expect(flood.every((r) => r.outcome === 'invalid')).toBe(true);
+      expect(fake.state.queries).toBe(1);
+      expect(await cache.authenticate(unheard)).toEqual({ outcome: 'invalid', reason: 'unknown' });
+      expect(fake.state.queries).toBe(1);
+      // A second later, no flood: it is looked up, accepted, and in the filter from then on.
+      clock.advance(1_000);
+      expect((await cache.authenticate(unheard)).outcome).toBe('valid');
+      expect(cache.filterState.keys).toBe(1_001);
+    });
+
+    it('after a reconnection of the change channel, looks unseen keys up until its filter is rebuilt', async () => {
+      // Issued while the channel was down: its message is lost (and the lookups of unheard keys are spent).
+      const missed = 'b'.repeat(64);
+      rows.set(missed, record({ keyId: 'missed', consumerId: 'cm' }));
+      for (let i = 0; i < 20; i += 1) await cache.authenticate(randomBytes(32).toString('hex'));
+      expect(await cache.authenticate(missed)).toEqual({ outcome: 'invalid', reason: 'unknown' });
+      (changes as unknown as { reconnected(): void }).reconnected();
+      expect(cache.filterState.complete).toBe(false);
+      await cache.rebuildFilter();
+      expect(cache.filterState.complete).toBe(true);
+      expect((await cache.authenticate(missed)).outcome).toBe('valid');
+    });
+
+    it('never answers a known key from its entry past the TTL, however spent the budget is', async () => {
+      expect((await cache.authenticate(hash(1))).outcome).toBe('valid');
+      // Revoked, and the message lost: only the TTL (30 s) stands between the revocation and a refusal.
+      rows.set(hash(1), record({ keyId: 'k1', consumerId: 'c1', revokedAt: new Date(clock.time) }));
+      clock.advance(30_001);
+      // The flood's false positives and fresh keys spend the whole budget (5 tokens) first.
+      for (let i = 10; i < 15; i += 1) await cache.authenticate(hash(i));
+      expect(await cache.authenticate(hash(20))).toEqual({ outcome: 'unavailable', retryAfterS: 1 });
+      expect(await cache.authenticate(hash(1))).toEqual({ outcome: 'invalid', reason: 'revoked' });
+    });
+
+    it('counts the TTL from when the query was sent, not from its late answer', async () => {
+      let answer!: () => void;
+      fake.state.gate = new Promise((resolve) => (answer = resolve));
+      const pending = cache.authenticate(hash(2));
+      // The database takes 5 s to answer under load; the state it read is the one of the query's start.
+      clock.advance(5_000);
+      answer();
+      fake.state.gate = undefined;
+      expect((await pending).outcome).toBe('valid');
+      rows.set(hash(2), record({ keyId: 'k2', consumerId: 'c2', revokedAt: new Date(clock.time) }));
+      clock.advance(25_001);
+      expect(await cache.authenticate(hash(2))).toEqual({ outcome: 'invalid', reason: 'revoked' });
+    });
   });
 });
