@@ -7,7 +7,7 @@ describe('TypeOrmJsonLogger', () => {
   beforeEach(() => {
     calls.length = 0;
     for (const level of ['log', 'warn', 'error', 'debug'] as const) {
-      spies.push(jest.spyOn(Logger.prototype, level).mockImplementation((message: unknown) => void calls.push([level, String(message)])));
+      spies.push(jest.spyOn(Logger.prototype, level).mockImplementation((message: unknown, ..._rest: unknown[]) => void calls.push([level, String(message)])));
     }
   });
   afterEach(() => spies.splice(0).forEach((spy) => spy.mockRestore()));

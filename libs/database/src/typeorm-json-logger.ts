@@ -31,7 +31,8 @@ export class TypeOrmJsonLogger implements TypeOrmLogger {
 
   logQuery(): void {}
 
-  logQueryError(error: string | Error, query: string): void {
+  /** `_parameters`: what the client sent, never logged. */
+  logQueryError(error: string | Error, query: string, _parameters?: unknown): void {
     const code = sqlState(error);
     const reason = typeof error === 'string' ? error : error.message;
     const line = `Query failed${code ? ` (${code})` : ''}: ${statement(query)} -- ${reason}`;
