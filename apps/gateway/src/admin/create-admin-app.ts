@@ -3,14 +3,13 @@ import { configureHttpApp, createAppLogger, LogLevelName, PinoLoggerService } fr
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import type { Express } from 'express';
 import type { DestinationStream } from 'pino';
 import { AdminModule } from './admin.module';
+import { buildAdminOpenApiDocument } from './admin-openapi';
+import { ADMIN_BODY_LIMIT_BYTES } from './admin-responses';
 import { AdminValidationPipe } from './admin-validation.pipe';
-
-/** An import batch (500 consumers with their keys) fits; nothing on this port takes more. */
-const ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**
  * The admin API: its own Nest app on its own port (ADMIN_PORT, loopback by default), built from the running
@@ -30,18 +29,7 @@ export async function createAdminApp(
   );
   configureHttpApp(app, { body: jsonBodyMiddleware(ADMIN_BODY_LIMIT_BYTES) });
   app.useGlobalPipes(new AdminValidationPipe());
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Pet adoption store: gateway admin API')
-      .setDescription(
-        'Consumers and API keys of the gateway (the control plane). Bound to loopback by default and never routed by the ' +
-          'load balancer: every route needs `Authorization: Bearer <ADMIN_TOKEN>`. Errors use the `{code, message, status}` body.',
-      )
-      .setVersion('1')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' })
-      .build(),
-  );
+  const document = buildAdminOpenApiDocument(app, true);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Gateway admin API' });
   await app.init();
   const express = app.getHttpAdapter().getInstance() as Express;
