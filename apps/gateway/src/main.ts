@@ -2,6 +2,7 @@ import '@app/platform/tracing/register-edge'; // first: tracing must patch modul
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { resolveAdminToken } from './admin/admin-token';
+import { adminUrlFile, localUrl, publishAdminUrl } from './admin/admin-url-file';
 import { createAdminApp } from './admin/create-admin-app';
 import { ConsumerRepository } from './consumers/consumer.repository';
 import { mintDemoKeyIfNoConsumers } from './consumers/demo-key';
@@ -17,9 +18,17 @@ async function bootstrap(): Promise<void> {
   if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerRepository));
   const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
   await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
+  // In development, where the admin API listens, for `npm run keys` (beside the token file it reads too).
+  const adminUrl = localUrl(config.admin.host, admin.getHttpServer().address());
+  const forgetAdminUrl = config.production ? () => undefined : publishAdminUrl(adminUrlFile(config.admin.tokenFile), adminUrl);
   await listenOrExplain(app, config.port, config.host, 'PORT');
   // The admin port stops taking requests first; the gateway then drains and closes the shared pool.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void admin.close());
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      forgetAdminUrl();
+      void admin.close();
+    });
+  }
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Gateway');
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
   const logger = new Logger('Gateway');
