@@ -112,7 +112,6 @@ describe('rateLimitHeaders', () => {
     ['allowed', { outcome: 'allowed', windows: [{ ...minute, count: 10, resetMs: 12_500 }] }],
     ['limited', { outcome: 'limited', window: 'minute', retryAfterMs: 12_500, windows: [{ ...minute, count: 60, resetMs: 12_500 }] }],
     ['banned', { outcome: 'banned', retryAfterMs: 12_500, windows: [{ ...minute, count: 60, resetMs: 5_000 }] }],
-    ['unavailable', { outcome: 'unavailable', retryAfterMs: 12_500, windows: [{ ...minute, count: 0, resetMs: 5_000 }] }],
   ])('when %s at any millisecond of a second, Reset = now (Unix seconds) + Retry-After, and neither is early', (_, decision) => {
     for (const at of [now, now + 1, now + 100, now + 900, now + 999]) {
       const headers = rateLimitHeaders(decision, at);
@@ -128,6 +127,16 @@ describe('rateLimitHeaders', () => {
         // Waiting Retry-After seconds from the moment of the answer is never too early.
         expect(Number(headers['Retry-After']) * 1000).toBeGreaterThanOrEqual(12_500);
       }
+    }
+  });
+
+  it('on a 503 at any millisecond of a second, sends its back-off hint as it is, and Reset = now + Retry-After', () => {
+    const decision: Decision = { outcome: 'unavailable', retryAfterMs: 1_000, windows: [{ ...minute, count: 0, resetMs: 60_000 }] };
+    for (const at of [now, now + 1, now + 900, now + 999]) {
+      const headers = rateLimitHeaders(decision, at);
+      expect(headers['Retry-After']).toBe('1');
+      expect(headers['X-RateLimit-Reset']).toBe(String(Math.floor(at / 1000) + 1));
+      expect(headers.RateLimit).toBe('"minute";r=0;t=1');
     }
   });
 

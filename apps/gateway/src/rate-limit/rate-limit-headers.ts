@@ -7,6 +7,8 @@ const remainingOf = (window: WindowState) => Math.max(0, window.limit - window.c
  * Retry-After and every `t` are this, so Reset = now + Retry-After exactly and neither is ever early.
  */
 const secondsUntil = (nowMs: number, ms: number) => Math.max(1, Math.ceil((nowMs + ms) / 1000) - Math.floor(nowMs / 1000));
+/** A 503's wait is a back-off hint in whole seconds (1 for a late Redis, 5 fail-closed), no moment to pass: as it is. */
+const hintSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /** The window the X-RateLimit-* headers describe: the limiting one, else the one closest to running out. */
 export function reportedWindow(decision: Decision): WindowState {
@@ -41,7 +43,7 @@ export function rateLimitHeaders(decision: Decision, nowMs: number): Record<stri
   const window = reportedWindow(decision);
   const waitMs = waitOf(decision);
   const blocked = decision.outcome === 'banned' || decision.outcome === 'unavailable';
-  const seconds = (ms: number) => secondsUntil(nowMs, ms);
+  const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
   const field = (w: WindowState) =>
     waitMs !== undefined && (blocked || w === window) ? `r=0;t=${seconds(waitMs)}` : `r=${remainingOf(w)};t=${seconds(w.resetMs)}`;
   const headers: Record<string, string> = {
