@@ -18,10 +18,13 @@ async function bootstrap(): Promise<void> {
   if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerRepository));
   const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
   await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
-  // In development, where the admin API listens, for `npm run keys` (beside the token file it reads too).
-  const adminUrl = localUrl(config.admin.host, admin.getHttpServer().address());
-  const forgetAdminUrl = config.production ? () => undefined : publishAdminUrl(adminUrlFile(config.admin.tokenFile), adminUrl);
   await listenOrExplain(app, config.port, config.host, 'PORT');
+  // With the development token file (no ADMIN_TOKEN, never in production), where the admin API listens, beside
+  // it: `npm run keys` reads both. Written once both ports listen: a start that fails leaves none behind.
+  const usesTokenFile = !config.production && !config.admin.token;
+  const forgetAdminUrl = usesTokenFile
+    ? publishAdminUrl(adminUrlFile(config.admin.tokenFile), localUrl(config.admin.host, admin.getHttpServer().address()))
+    : () => undefined;
   // The admin port stops taking requests first; the gateway then drains and closes the shared pool.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 
 /**
- * Where a gateway in development says where its admin API listens, for `npm run keys`: the file `admin-url`
- * beside the admin token (ADMIN_TOKEN_FILE, .data/admin-token), so that the CLI finds the admin port of the
- * `npm start` it runs beside without being told (ADMIN_URL, when set, still wins).
+ * Where a gateway in development (its admin token from ADMIN_TOKEN_FILE, .data/admin-token) says where its admin
+ * API listens, for `npm run keys`: the file `admin-url` beside the token, so that the CLI finds the admin port of
+ * the `npm start` it runs beside without being told (ADMIN_URL, when set, still wins).
  */
 export function adminUrlFile(tokenFile: string): string {
   return join(dirname(tokenFile), 'admin-url');
