@@ -27,18 +27,25 @@ function readPlans(env) {
 const usage = (plans) => `Usage:
   npm run -s keys -- create --plan ${plans ? Object.keys(plans).join('|') : 'PLAN'} [--name NAME] [--rpm N --rpd N] [--expires ISO-DATE]
   npm run -s keys -- list
+  npm run -s keys -- issue NAME [--expires ISO-DATE]
   npm run -s keys -- revoke NAME [--key KEY-ID]
   npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]
+  npm run -s keys -- disable NAME
+  npm run -s keys -- enable NAME
+  npm run -s keys -- plan NAME free|pro|business|enterprise [--rpm N --rpd N]
   npm run -s keys -- usage NAME
   npm run -s keys -- unban NAME
   npm run -s keys -- import FILE
   npm run -s keys -- export [FILE]
 
-A client of the gateway's admin API: ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT, port 3002) and ADMIN_TOKEN
-(default: the development token in ADMIN_TOKEN_FILE, .data/admin-token). The plans are those of PLANS_FILE
-(default gateway/plans.json); a "custom" one needs --rpm and --rpd. "create" and "rotate" print the new key
-as the last line: it is shown only this once. import/export use the consumers-file format ({"consumers": [...]},
-key hashes only); import is idempotent.`;
+A client of the gateway's admin API: ADMIN_URL (default: the address a gateway started in development wrote
+beside its token, .data/admin-url; else http://127.0.0.1:$ADMIN_PORT, port 3002) and ADMIN_TOKEN (default: the
+development token in ADMIN_TOKEN_FILE, .data/admin-token). The plans are those of PLANS_FILE (default
+gateway/plans.json); a "custom" one needs --rpm and --rpd. "create", "issue" and "rotate" print the new key as
+the last line: it is shown only this once. "list" shows each consumer's active keys with their ids (for --key);
+"rotate" without --key needs the consumer to have one key to rotate. "plan" without --rpm/--rpd puts the
+consumer on the plan's own limits. import/export use the consumers-file format ({"consumers": [...]}, key
+hashes only); import is idempotent.`;
 
 const IMPORT_BATCH = 500;
 const EXPORT_PAGE = 1000;
@@ -51,8 +58,21 @@ function positiveInteger(value, flag) {
   return Number(value);
 }
 
+/**
+ * The address a gateway started in development wrote beside its admin token (ADMIN_TOKEN_FILE's folder,
+ * .data/admin-url): the admin API of the `npm start` this CLI runs beside, whatever its ADMIN_PORT.
+ */
+function developmentAdminUrl(env) {
+  try {
+    const url = readFileSync(path.join(path.dirname(env.ADMIN_TOKEN_FILE || '.data/admin-token'), 'admin-url'), 'utf8').trim();
+    return /^https?:\/\/[^\s]+$/.test(url) ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function adminSettings(env) {
-  const url = (env.ADMIN_URL || `http://127.0.0.1:${env.ADMIN_PORT || 3002}`).replace(/\/+$/, '');
+  const url = (env.ADMIN_URL || developmentAdminUrl(env) || `http://127.0.0.1:${env.ADMIN_PORT || 3002}`).replace(/\/+$/, '');
   let token = env.ADMIN_TOKEN;
   if (!token) {
     const file = env.ADMIN_TOKEN_FILE || '.data/admin-token';
@@ -76,7 +96,7 @@ async function request(admin, method, route, body) {
       signal: globalThis.AbortSignal.timeout(30_000),
     });
   } catch (error) {
-    throw new Error(`cannot reach the admin API at ${admin.url} (${error.cause?.code ?? error.message}): is the gateway running? (ADMIN_URL)`, {
+    throw new Error(`cannot reach the admin API at ${admin.url} (${error.cause?.code ?? error.message}): is the gateway running? (ADMIN_URL, or the address a development gateway writes to .data/admin-url)`, {
       cause: error,
     });
   }
@@ -109,13 +129,30 @@ function listLine(consumer) {
   return `${consumer.name}\t${consumer.plan}\t${figures(consumer.effectiveLimits)}\t${current?.hint ?? '-'}\tcreated ${consumer.createdAt}\t${state}${others > 0 ? ` (+${others} more active key${others > 1 ? 's' : ''})` : ''}`;
 }
 
-/** The key to act on: the one named by --key, else the consumer's newest active key. */
+/** Under each consumer's line, one line per active key: its id (what --key takes), hint and state. */
+function keyLines(consumer) {
+  return consumer.keys
+    .filter((k) => k.state === 'active')
+    .map((k) => `  key ${k.id}\t${k.hint}\tactive${k.expiresAt ? ` until ${k.expiresAt}` : ''}${k.replacedBy ? ` (rotated: its successor is key ${k.replacedBy})` : ''}`);
+}
+
+/**
+ * The key to rotate: the one named by --key, else the consumer's one active key that has not been rotated yet
+ * (a predecessor still in its overlap cannot be rotated again). With several, the CLI does not guess: it names
+ * them and asks for --key.
+ */
 async function pickKey(admin, consumerName, keyId) {
   if (keyId) return keyId;
   const consumer = await request(admin, 'GET', `/consumers/${name(consumerName)}`);
   const active = consumer.keys.filter((k) => k.state === 'active');
   if (active.length === 0) throw new UsageError(`"${consumerName}" has no active key`);
-  return active[active.length - 1].id;
+  const rotatable = active.filter((k) => !k.replacedBy);
+  if (rotatable.length === 0) throw new UsageError(`"${consumerName}" has no key left to rotate: its active keys were rotated already`);
+  if (rotatable.length > 1) {
+    const ids = rotatable.map((k) => `${k.id} (${k.hint}${k.expiresAt ? `, until ${k.expiresAt}` : ''})`).join(', ');
+    throw new UsageError(`"${consumerName}" has ${rotatable.length} active keys: ${ids}. Say which to rotate with --key KEY-ID.`);
+  }
+  return rotatable[0].id;
 }
 
 function readConsumersFile(file) {
@@ -170,11 +207,46 @@ async function runKeysCommand(argv, env, out) {
       let count = 0;
       do {
         const page = await request(settings, 'GET', `/consumers?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`);
-        for (const consumer of page.items) out(listLine(consumer));
+        for (const consumer of page.items) {
+          out(listLine(consumer));
+          for (const line of keyLines(consumer)) out(line);
+        }
         count += page.items.length;
         after = page.next;
       } while (after);
       if (count === 0) out('No consumers.');
+      return;
+    }
+    case 'issue': {
+      const consumer = rest[0];
+      if (!consumer) throw new UsageError('issue needs the consumer name');
+      const issued = await request(admin(), 'POST', `/consumers/${name(consumer)}/keys`, values.expires ? { expiresAt: values.expires } : {});
+      const until = issued.expiresAt ? `it expires ${issued.expiresAt}` : 'it does not expire';
+      out(`Issued another key to "${consumer}" (key ${issued.id}; ${until}); its other keys keep working. The key is shown only now:`);
+      out(issued.key);
+      return;
+    }
+    case 'disable':
+    case 'enable': {
+      const consumer = rest[0];
+      if (!consumer) throw new UsageError(`${command} needs the consumer name`);
+      await request(admin(), 'POST', `/consumers/${name(consumer)}/${command}`);
+      out(command === 'disable' ? `Disabled "${consumer}": every gateway refuses its keys now (they are kept).` : `Enabled "${consumer}": its active keys work again.`);
+      return;
+    }
+    case 'plan': {
+      const [consumer, plan] = rest;
+      if (!consumer) throw new UsageError('plan needs the consumer name and the plan');
+      const plans = readPlans(env);
+      if (!plan) throw new UsageError('plan needs the consumer name and the plan');
+      if (plans && !Object.hasOwn(plans, plan)) throw new UsageError(`PLAN must be one of ${Object.keys(plans).join(', ')}`);
+      const rpm = positiveInteger(values.rpm, '--rpm');
+      const rpd = positiveInteger(values.rpd, '--rpd');
+      if ((rpm === undefined) !== (rpd === undefined)) throw new UsageError('--rpm and --rpd go together');
+      if (plans?.[plan] === 'custom' && rpm === undefined) throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
+      // Without --rpm/--rpd, the plan's own limits (the consumer's are cleared).
+      const changed = await request(admin(), 'PATCH', `/consumers/${name(consumer)}`, { plan, limits: rpm ? { perMinute: rpm, perDay: rpd } : null });
+      out(`"${changed.name}" is on the ${changed.plan} plan: ${figures(changed.effectiveLimits)}${changed.limits ? ' (its own limits)' : ''}.`);
       return;
     }
     case 'revoke': {

@@ -144,10 +144,13 @@ describe('admin API input', () => {
   });
 
   it('says what is wrong with an import that has no consumers list', async () => {
-    for (const body of [{}, { consumers: 'all' }]) {
+    for (const [body, message] of [
+      [{}, 'consumers is required'],
+      [{ consumers: 'all' }, 'consumers must be an array'],
+    ] as const) {
       const reply = await admin('POST', '/import', body);
       expectErrorBody(reply, 400, 'VALIDATION_FAILED');
-      expect((reply.body as { message: string }).message).toBe('consumers must be an array');
+      expect((reply.body as { message: string }).message).toBe(message);
     }
   });
 

@@ -253,6 +253,79 @@ describe('control plane: consumers and keys behind the admin API', () => {
       await expect(cli('import', join(dir, 'broken.json'))).rejects.toMatchObject({ code: 2 });
     });
 
+    /** The CLI's failure: its exit code and what it wrote to stderr. */
+    const refused = (...args: string[]) => cli(...args).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+    const keysOf = async (name: string) =>
+      ((await adminCall(a, 'GET', `/consumers/${name}`)).body as { keys: Array<{ id: string; state: string; expiresAt: string | null }> }).keys;
+    const works = (key: string) => call(`${b.url}/v1/pets?limit=1`, withKey(key)).then((r) => r.status);
+    const refusedWithin = (key: string) => until(() => call(`${b.url}/v1/pets?limit=1`, withKey(key)), (r) => r.status === 401, 1_000).then((r) => r.reply.status);
+
+    it('lists key ids, issues another key, and rotates or revokes the key named (an ambiguous rotate names the ids)', async () => {
+      const first = (await cli('create', '--plan', 'pro', '--name', 'cli-keys')).at(-1)!;
+      const [firstId] = (await keysOf('cli-keys')).map((k) => k.id);
+      expect((await cli('list')).filter((line) => line.includes(firstId))).toEqual([expect.stringMatching(new RegExp(`^\\s+key ${firstId}\\tpetk_.*\\tactive$`))]);
+
+      const issued = await cli('issue', 'cli-keys', '--expires', '2099-01-01T00:00:00Z');
+      expect(issued[0]).toContain('Issued another key to "cli-keys"');
+      expect(issued[0]).toContain('2099-01-01T00:00:00.000Z');
+      const second = issued.at(-1)!;
+      expect(second).toMatch(/^petk_/);
+      expect(await works(second)).toBe(200);
+      expect(await works(first)).toBe(200);
+      const secondId = (await keysOf('cli-keys')).find((k) => k.id !== firstId)!.id;
+      const listed = (await cli('list')).join('\n');
+      expect(listed).toMatch(new RegExp(`key ${firstId}\\t`));
+      expect(listed).toMatch(new RegExp(`key ${secondId}\\tpetk_.*\\tactive until 2099-01-01T00:00:00.000Z`));
+
+      // Two keys could be meant: the CLI names both and asks which, and rotates nothing.
+      const ambiguous = await refused('rotate', 'cli-keys');
+      expect(ambiguous.code).toBe(2);
+      expect(ambiguous.stderr).toContain(firstId);
+      expect(ambiguous.stderr).toContain(secondId);
+      expect(ambiguous.stderr).toContain('--key');
+      expect((await keysOf('cli-keys')).length).toBe(2);
+
+      const rotated = (await cli('rotate', 'cli-keys', '--key', firstId, '--overlap', '0')).at(-1)!;
+      expect(await refusedWithin(first)).toBe(401);
+      expect(await works(rotated)).toBe(200);
+      expect((await cli('revoke', 'cli-keys', '--key', secondId))[0]).toContain('Revoked 1 key(s) of "cli-keys"');
+      expect(await refusedWithin(second)).toBe(401);
+      expect(await works(rotated)).toBe(200);
+      // One key left that can be rotated: no --key needed.
+      expect((await cli('rotate', 'cli-keys', '--overlap', '0')).at(-1)).toMatch(/^petk_/);
+      expect(await refusedWithin(rotated)).toBe(401);
+    });
+
+    it('disables and enables a consumer', async () => {
+      const key = (await cli('create', '--plan', 'free', '--name', 'cli-off')).at(-1)!;
+      expect((await cli('disable', 'cli-off'))[0]).toContain('Disabled "cli-off"');
+      expect(await refusedWithin(key)).toBe(401);
+      expect((await cli('list')).join('\n')).toMatch(/cli-off\t.*\tdisabled /);
+      expect((await cli('enable', 'cli-off'))[0]).toContain('Enabled "cli-off"');
+      expect(await until(() => call(`${b.url}/v1/pets?limit=1`, withKey(key)), (r) => r.status === 200, 1_000).then((r) => r.reply.status)).toBe(200);
+      expect(await refused('disable', 'nobody-here')).toEqual({ code: 1, stderr: expect.stringContaining('No consumer named "nobody-here"') });
+    });
+
+    it('changes a consumer\'s plan, with agreed limits where the plan needs them', async () => {
+      await cli('create', '--plan', 'free', '--name', 'cli-plan');
+      const line = async () => (await cli('list')).find((l) => l.startsWith('cli-plan\t'));
+      expect((await cli('plan', 'cli-plan', 'business'))[0]).toContain('"cli-plan" is on the business plan: 1000/min 100000/day');
+      expect(await line()).toMatch(/^cli-plan\tbusiness\t1000\/min 100000\/day\t/);
+      expect(await refused('plan', 'cli-plan', 'enterprise')).toEqual({ code: 2, stderr: expect.stringContaining('needs its agreed limits') });
+      expect(await refused('plan', 'cli-plan', 'gold')).toEqual({ code: 2, stderr: expect.stringContaining('PLAN must be one of') });
+      await cli('plan', 'cli-plan', 'enterprise', '--rpm', '5', '--rpd', '50');
+      expect(await line()).toMatch(/^cli-plan\tenterprise\t5\/min 50\/day\t/);
+      // Without --rpm/--rpd a plan's own limits apply again (the agreed ones are cleared).
+      await cli('plan', 'cli-plan', 'pro');
+      expect(await line()).toMatch(/^cli-plan\tpro\t300\/min 10000\/day\t/);
+      expect(((await adminCall(a, 'GET', '/consumers/cli-plan')).body as { limits: unknown }).limits).toBeNull();
+      await cli('plan', 'cli-plan', 'pro', '--rpm', '7', '--rpd', '70');
+      expect(await line()).toMatch(/^cli-plan\tpro\t7\/min 70\/day\t/);
+    });
+
     it('says plainly when the admin API cannot be reached', async () => {
       await expect(
         run(process.execPath, [KEYS_CLI, 'list'], { env: { ...process.env, ADMIN_URL: 'http://127.0.0.1:1', ADMIN_TOKEN: 'x' } }),

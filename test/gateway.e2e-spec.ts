@@ -41,6 +41,8 @@ describe('gateway', () => {
       expect(created.status).toBe(201);
       const pet = created.body as { id: number };
       expect(created.body).toEqual({ id: pet.id, name: 'Gateway Rex', categoryId: 4, status: 'sold' });
+      // The service's Location (/pets/{id}) under the public path: where a client reads the animal back.
+      expect(created.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
 
       const direct = await call(`${pets.url}/pets?status=sold&limit=5`);
       const listed = await call(url('/v1/pets?status=sold&limit=5'), { headers: auth() });

@@ -1,8 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort } from '../scripts/free-port';
 
 const ROOT = join(__dirname, '..');
@@ -23,6 +24,8 @@ function listening(port: number): Promise<boolean> {
 interface Started {
   process: ChildProcess;
   ports: { gateway: number; pets: number; admin: number };
+  /** ADMIN_TOKEN_FILE, in a folder of its own. */
+  tokenFile: string;
   output: () => string;
   exited: Promise<number | null>;
 }
@@ -33,12 +36,13 @@ const spawned: ChildProcess[] = [];
 /** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
 async function start(command: string, args: string[]): Promise<Started> {
   const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort() };
+  const tokenFile = join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'admin-token');
   const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       PORT: String(ports.gateway), HOST: '127.0.0.1', PETS_PORT: String(ports.pets), METRICS_PORT: '0', PETS_METRICS_PORT: '0',
-      PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'admin-token'),
+      PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: tokenFile,
       GATEWAY_DATABASE_URL: '',
       DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
     },
@@ -56,7 +60,7 @@ async function start(command: string, args: string[]): Promise<Started> {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no Ready line:\n${output}`);
     await sleep(200);
   }
-  return { process: child, ports, output: () => output, exited };
+  return { process: child, ports, tokenFile, output: () => output, exited };
 }
 
 async function portsReleased(ports: number[], withinMs: number): Promise<boolean> {
@@ -94,9 +98,19 @@ describe('npm start', () => {
     expect((await fetch(`http://127.0.0.1:${started.ports.gateway}/health/ready`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${started.ports.pets}/health/ready`)).status).toBe(200);
 
+    // The keys CLI finds the admin API of the npm start it runs beside (on a port it was not told): the gateway
+    // wrote its address beside the admin token (ADMIN_TOKEN_FILE's folder, .data/ by default).
+    const urlFile = join(dirname(started.tokenFile), 'admin-url');
+    expect(readFileSync(urlFile, 'utf8').trim()).toBe(`http://127.0.0.1:${started.ports.admin}`);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !['ADMIN_URL', 'ADMIN_PORT', 'ADMIN_TOKEN'].includes(name)));
+    const keys = (...args: string[]) => promisify(execFile)(process.execPath, ['scripts/keys.js', ...args], { cwd: ROOT, env: { ...env, ADMIN_TOKEN_FILE: started.tokenFile } });
+    expect((await keys('list')).stdout).toBe('No consumers.\n');
+
     started.process.kill('SIGTERM');
     await started.exited;
     expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin], 15_000)).toBe(true);
+    // Gone with the gateway: the CLI does not send the token to whatever takes the port next.
+    expect(existsSync(urlFile)).toBe(false);
   }, 300_000);
 
   it('stops both apps on SIGINT to the start script itself', async () => {

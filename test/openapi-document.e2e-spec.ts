@@ -102,6 +102,29 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('gives each operation 400 examples that operation can give: a body rule for createPet, query rules for listPets, petId for getPet', () => {
+    const messages = (o: Operation) => {
+      const media = response(o, '400').content!['application/json'];
+      return (media.example ? [media.example] : Object.values(media.examples!).map((e) => e.value)) as Array<Example & { message: string }>;
+    };
+    const query = /^(limit|status|after) |query parameter/;
+    const body = /^(name|categoryId) |field|JSON/;
+    const createPet = messages(op('/pets', 'post'));
+    expect(createPet[0]).toEqual({ code: 'VALIDATION_FAILED', status: 400, message: expect.stringMatching(/^(name|categoryId) /) });
+    expect(createPet.filter((e) => query.test(e.message) || e.message.includes('petId'))).toEqual([]);
+    const listPets = messages(op('/pets', 'get'));
+    expect(listPets[0].message).toMatch(query);
+    expect(listPets.filter((e) => body.test(e.message) || e.message.includes('petId'))).toEqual([]);
+    const getPet = messages(op('/pets/{petId}', 'get'));
+    expect(getPet[0].message).toMatch(/^petId /);
+    expect(getPet.filter((e) => query.test(e.message) || body.test(e.message))).toEqual([]);
+  });
+
+  it('gives createPet\'s 201 the Location of the new animal', () => {
+    const headers = response(op('/pets', 'post'), '201').headers as Record<string, { required?: boolean; schema?: unknown }>;
+    expect(headers.Location).toMatchObject({ required: true, schema: { type: 'string' } });
+  });
+
   it('tells client generators the truth: opaque keys, required rate-limit headers, closed NewPet, plain PetStatus refs', () => {
     expect(doc.components.securitySchemes.bearer).not.toHaveProperty('bearerFormat');
     const headers = (doc.components as unknown as { headers: Record<string, { required?: boolean }> }).headers;

@@ -22,6 +22,8 @@ describe('pets service', () => {
       expect(Object.keys(pet).sort()).toEqual(['categoryId', 'id', 'name', 'status']);
       expect(Number.isSafeInteger(pet.id)).toBe(true);
       expect(pet).toMatchObject({ name: 'Rex', categoryId: 7, status: 'available' });
+      // Where the new animal is (RFC 9110 §10.2.2), relative to the service's own paths.
+      expect(reply.headers.get('location')).toBe(`/pets/${pet.id as number}`);
     });
 
     it('stores no status when none is sent: the field is absent, never null, also when read back', async () => {

@@ -73,7 +73,8 @@ describe('Swagger UI opened by a host name over plain HTTP', () => {
     expect(failed).toEqual([]);
     expect(notPlainHttp).toEqual([]);
     await expect(page.getByRole('heading', { name: /Pet adoption store: gateway admin API/ }).isVisible()).resolves.toBe(true);
-    await expect(page.getByRole('button', { name: 'GET /consumers', exact: true }).isVisible()).resolves.toBe(true);
-    await expect(page.getByRole('button', { name: 'POST /consumers', exact: true }).isVisible()).resolves.toBe(true);
+    // Each operation with its summary.
+    await expect(page.getByRole('button', { name: 'GET /consumers List consumers, a page at a time', exact: true }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: 'POST /consumers Create a consumer and its first key', exact: true }).isVisible()).resolves.toBe(true);
   });
 });

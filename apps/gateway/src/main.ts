@@ -2,6 +2,7 @@ import '@app/platform/tracing/register-edge'; // first: tracing must patch modul
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { resolveAdminToken } from './admin/admin-token';
+import { adminUrlFile, localUrl, publishAdminUrl } from './admin/admin-url-file';
 import { createAdminApp } from './admin/create-admin-app';
 import { ConsumerRepository } from './consumers/consumer.repository';
 import { mintDemoKeyIfNoConsumers } from './consumers/demo-key';
@@ -18,8 +19,19 @@ async function bootstrap(): Promise<void> {
   const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
   await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
   await listenOrExplain(app, config.port, config.host, 'PORT');
+  // With the development token file (no ADMIN_TOKEN, never in production), where the admin API listens, beside
+  // it: `npm run keys` reads both. Written once both ports listen: a start that fails leaves none behind.
+  const usesTokenFile = !config.production && !config.admin.token;
+  const forgetAdminUrl = usesTokenFile
+    ? publishAdminUrl(adminUrlFile(config.admin.tokenFile), localUrl(config.admin.host, admin.getHttpServer().address()))
+    : () => undefined;
   // The admin port stops taking requests first; the gateway then drains and closes the shared pool.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void admin.close());
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      forgetAdminUrl();
+      void admin.close();
+    });
+  }
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Gateway');
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
   const logger = new Logger('Gateway');

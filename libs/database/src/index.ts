@@ -4,3 +4,4 @@ export * from './embedded-pglite.endpoint';
 export * from './run-migrations';
 export * from './pool-error-guard';
 export * from './pglite-wire-server';
+export * from './typeorm-json-logger';

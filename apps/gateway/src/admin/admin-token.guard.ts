@@ -11,6 +11,8 @@ import { REQUIRED_SCOPE } from './require-scope.decorator';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 const REALM = 'Bearer realm="petstore-admin"';
+export const MISSING_TOKEN_MESSAGE = 'Missing admin token: send Authorization: Bearer <token>.';
+export const INVALID_TOKEN_MESSAGE = 'Invalid, expired or revoked admin token.';
 
 /** Digests of equal length, so that the comparison takes the same time whatever the token's length or content. */
 function digest(value: string): Buffer {
@@ -52,7 +54,7 @@ export class AdminTokenGuard implements CanActivate {
     // Refusals are recorded without waiting: a flood (or a database away) never slows the answer.
     if (!actor) {
       void this.audit.recordDenied(401, { route: { before: null, after: route } }, undefined);
-      throw new ApiError('UNAUTHORIZED', header === undefined ? 'Missing admin token: send Authorization: Bearer <token>.' : 'Invalid, expired or revoked admin token.', {
+      throw new ApiError('UNAUTHORIZED', header === undefined ? MISSING_TOKEN_MESSAGE : INVALID_TOKEN_MESSAGE, {
         'WWW-Authenticate': header === undefined ? REALM : `${REALM}, error="invalid_token"`,
       });
     }

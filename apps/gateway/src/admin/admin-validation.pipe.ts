@@ -20,10 +20,17 @@ function deeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * Each broken rule's message, a nested field's by its path: "limits.perDay is required" (the rule's own message
+ * names the field: its name becomes the path), "consumers.0.keys: each entry of keys must be an object".
+ */
 function messages(errors: ValidationError[], path = ''): string[] {
   return errors.flatMap((error) => {
     const where = path ? `${path}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((m) => (path ? `${where}: ${m}` : m));
+    const own = Object.values(error.constraints ?? {}).map((m) => {
+      if (!path) return m;
+      return m.startsWith(`${error.property} `) ? `${where}${m.slice(error.property.length)}` : `${where}: ${m}`;
+    });
     return [...own, ...messages(error.children ?? [], where)];
   });
 }

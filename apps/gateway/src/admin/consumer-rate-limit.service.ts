@@ -9,6 +9,8 @@ import { consumerTracker, consumerWindows } from '../rate-limit/plan-throttlers'
 import { RateLimitStore, RateLimitUnavailableError } from '../rate-limit/rate-limit-store';
 import { UsageResponse } from './dto/consumer.response';
 
+export const BAN_STORE_UNAVAILABLE_MESSAGE = 'The rate-limit store (Redis) is unreachable, and the ban lives there: retry shortly.';
+
 /**
  * A consumer's rate limits as the gateway counts them: its current windows and ban, read from the rate-limit
  * store (never counted twice), and lifting a ban.
@@ -58,7 +60,7 @@ export class ConsumerRateLimitService {
       await this.counters.unban(consumerTracker(name));
     } catch (error) {
       if (!(error instanceof RateLimitUnavailableError)) throw error;
-      throw new ApiError('SERVICE_UNAVAILABLE', 'The rate-limit store (Redis) is unreachable, and the ban lives there: retry shortly.', {
+      throw new ApiError('SERVICE_UNAVAILABLE', BAN_STORE_UNAVAILABLE_MESSAGE, {
         'Retry-After': String(Math.ceil(error.retryAfterMs / 1000)),
       });
     }

@@ -7,6 +7,7 @@ import { catchError, Observable } from 'rxjs';
  * insufficient resources (53), or a client-side connection failure.
  */
 const UNAVAILABLE_SQLSTATE = /^(08|57P|53)/;
+export const DATABASE_UNAVAILABLE_MESSAGE = 'The consumers database is unreachable: retry shortly.';
 const UNAVAILABLE_MESSAGE = /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded|connect ETIMEDOUT|not currently accepting connections/i;
 
 function isDatabaseAway(error: unknown): boolean {
@@ -21,7 +22,7 @@ export class DatabaseUnavailableInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       catchError((error: unknown) => {
-        if (isDatabaseAway(error)) throw new ApiError('SERVICE_UNAVAILABLE', 'The consumers database is unreachable: retry shortly.', { 'Retry-After': '5' });
+        if (isDatabaseAway(error)) throw new ApiError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': '5' });
         throw error;
       }),
     );

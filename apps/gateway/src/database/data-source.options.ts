@@ -1,5 +1,5 @@
 import { DataSourceOptions, EntitySchema } from 'typeorm';
-import { DatabaseEndpoint } from '@app/database';
+import { DatabaseEndpoint, TypeOrmJsonLogger } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
 import { AddKeySuccessor1764547200000 } from './migrations/1764547200000-AddKeySuccessor';
 import { AddAdminTokensAndAudit1795514162797 } from './migrations/1795514162797-AddAdminTokensAndAudit';
@@ -28,7 +28,8 @@ export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, 
     migrationsTransactionMode: 'all',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Through the app's JSON logger, without parameters (TypeORM's own logger prints them to the console).
+    logger: new TypeOrmJsonLogger(),
     extra: {
       max: Math.min(poolSize, endpoint.maxPoolSize),
       // A burst of admin writes queues for a connection (they serialise on the database anyway): wait, don't fail.

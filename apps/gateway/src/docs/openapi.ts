@@ -76,9 +76,9 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
   components.headers = { ...HEADER_COMPONENTS };
   components.responses = errorResponseComponents();
   for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item) as Array<{ responses?: Record<string, unknown> }>) {
+    for (const operation of Object.values(item) as Array<{ operationId?: string; responses?: Record<string, unknown> }>) {
       for (const status of Object.keys(operation.responses ?? {})) {
-        const shared = errorResponseRef(Number(status));
+        const shared = errorResponseRef(Number(status), operation.operationId);
         if (shared) operation.responses![status] = shared;
       }
     }

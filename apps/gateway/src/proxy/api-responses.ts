@@ -74,11 +74,13 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
     name: 'BadRequest',
     description:
       'Invalid request: a field, query parameter or path value breaks a rule (`VALIDATION_FAILED`), the body is not valid JSON or not UTF-8 (`MALFORMED_JSON`), or the request cannot be read (`MALFORMED_REQUEST`: a body that does not match its Content-Encoding; broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes).',
+    // listPets's: its query parameters (createPet and getPet have their own, OPERATION_ERROR_RESPONSES).
     examples: [
       ['VALIDATION_FAILED', 'limit must be an integer from 1 to 100'],
-      ['VALIDATION_FAILED', 'unknown field `color`: allowed fields are name, categoryId, status'],
-      ['MALFORMED_JSON', 'The request body is not valid JSON.'],
-      ['MALFORMED_REQUEST', 'The request body does not match its Content-Encoding.'],
+      ['VALIDATION_FAILED', 'status must be one of: available, pending, sold'],
+      ['VALIDATION_FAILED', 'after must be the cursor of a Link rel="next" (1 to 128 base64url characters)'],
+      ['VALIDATION_FAILED', 'unknown query parameter `colour`: allowed query parameters are limit, status, after'],
+      ['MALFORMED_REQUEST', 'The request is not well-formed HTTP/1.1 (Invalid character in chunk size).'],
     ],
     headers: ERROR_HEADERS,
   },
@@ -173,13 +175,48 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
 };
 
+/**
+ * Where an operation's answers of a status have examples of their own: each example is a message that operation
+ * can really give (createPet's 400 is about its body, getPet's about its path), never another's query rule.
+ */
+const OPERATION_ERROR_RESPONSES: Record<string, Record<number, ErrorResponseSpec>> = {
+  createPet: {
+    400: {
+      ...ERROR_RESPONSES[400],
+      name: 'BadRequestBody',
+      description:
+        'Invalid animal: a field breaks a rule or is unknown (`VALIDATION_FAILED`), the body is not valid JSON or not UTF-8 (`MALFORMED_JSON`), or the request cannot be read (`MALFORMED_REQUEST`: a body that does not match its Content-Encoding; broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes).',
+      examples: [
+        ['VALIDATION_FAILED', 'categoryId is required'],
+        ['VALIDATION_FAILED', 'name must be 1 to 100 characters long'],
+        ['VALIDATION_FAILED', 'unknown field `color`: allowed fields are name, categoryId, status'],
+        ['MALFORMED_JSON', 'The request body is not valid JSON.'],
+        ['MALFORMED_REQUEST', 'The request body does not match its Content-Encoding.'],
+      ],
+    },
+  },
+  getPet: {
+    400: {
+      ...ERROR_RESPONSES[400],
+      name: 'BadRequestPetId',
+      description:
+        '`petId` is not an integer from 1 to 2^53-1 (`VALIDATION_FAILED`), or the request cannot be read (`MALFORMED_REQUEST`: broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes).',
+      examples: [
+        ['VALIDATION_FAILED', 'petId must be an integer from 1 to 9007199254740991'],
+        ['MALFORMED_REQUEST', 'The request is not well-formed HTTP/1.1 (Invalid character in chunk size).'],
+      ],
+    },
+  },
+};
+
 /** Statuses any operation can be answered with, whatever it does. */
 export const EVERY_OPERATION_STATUSES = [400, 401, 408, 429, 431, 500, 502, 503, 504] as const;
 
 /** components.responses: one per error status, with an example per code. */
 export function errorResponseComponents(): Record<string, ResponseObject> {
+  const specs = [...Object.values(ERROR_RESPONSES), ...Object.values(OPERATION_ERROR_RESPONSES).flatMap((byStatus) => Object.values(byStatus))];
   return Object.fromEntries(
-    Object.values(ERROR_RESPONSES).map((spec) => {
+    specs.map((spec) => {
       const examples = Object.fromEntries(
         spec.examples.map(([code, message], i) => [
           spec.examples.filter(([c]) => c === code).length > 1 ? `${code}_${i + 1}` : code,
@@ -197,8 +234,8 @@ export function errorResponseComponents(): Record<string, ResponseObject> {
 }
 
 /** The reference an operation's response of `status` is replaced with (see buildOpenApiDocument). */
-export function errorResponseRef(status: number): ReferenceObject | undefined {
-  const spec = ERROR_RESPONSES[status];
+export function errorResponseRef(status: number, operationId?: string): ReferenceObject | undefined {
+  const spec = (operationId === undefined ? undefined : OPERATION_ERROR_RESPONSES[operationId]?.[status]) ?? ERROR_RESPONSES[status];
   return spec ? { $ref: `#/components/responses/${spec.name}` } : undefined;
 }
 

@@ -6,6 +6,7 @@ import type { GatewayRequest } from '../auth/gateway-request';
 import { API_PREFIX, PETS_PATH } from '../routing/api-routes';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from './api-responses';
 import { NEXT_LINK_HEADER } from './next-link';
+import { CREATED_LOCATION_HEADER } from './public-location';
 import { Sunset, SunsetInterceptor } from './sunset.interceptor';
 import { UpstreamService, requestTarget } from './upstream.service';
 
@@ -43,7 +44,11 @@ export class PetsProxyController {
   @ApiOperation({ operationId: 'createPet', summary: 'Add an animal', description: 'The returned Pet repeats the submitted fields and adds the assigned `id`.' })
   @ApiExtension('x-stability', 'stable')
   @ApiBody({ type: NewPetDto, required: true })
-  @ApiCreatedResponse({ description: 'Animal added; the body carries the assigned `id`.', schema: { $ref: getSchemaPath(PetDto) }, headers: COMMON_RESPONSE_HEADERS })
+  @ApiCreatedResponse({
+    description: 'Animal added; the body carries the assigned `id`, and `Location` where to read it back.',
+    schema: { $ref: getSchemaPath(PetDto) },
+    headers: { ...COMMON_RESPONSE_HEADERS, ...CREATED_LOCATION_HEADER },
+  })
   @ApiErrorResponses(413, 415)
   createPet(@Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
     return this.forward(request, response);

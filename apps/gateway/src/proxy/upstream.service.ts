@@ -8,6 +8,7 @@ import { Dispatcher, Pool } from 'undici';
 import type { GatewayRequest } from '../auth/gateway-request';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { publicLinkField } from './next-link';
+import { publicLocation } from './public-location';
 
 /** Request headers that go upstream; everything else stays at the edge (Authorization above all). */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'x-request-id'] as const;
@@ -164,6 +165,8 @@ export class UpstreamService implements OnApplicationShutdown {
       const link = publicLinkField(upstream.headers.link, requestTarget(request.originalUrl), path, this.publicOrigin);
       if (link) response.setHeader('link', link);
     }
+    const location = publicLocation(upstream.headers.location);
+    if (location) response.setHeader('location', location);
     response.setHeader('content-length', payload.length);
     response.end(request.method === 'HEAD' ? undefined : payload);
   }

@@ -1,7 +1,14 @@
 import { Decision, WindowState } from './rate-limit-store';
 
 const remainingOf = (window: WindowState) => Math.max(0, window.limit - window.count);
-const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+/**
+ * Whole seconds from the current Unix second (`floor(now)`, what a client reads off its clock) to the first
+ * Unix second at or after `now + ms`: at least 1. X-RateLimit-Reset is that current second plus this, and
+ * Retry-After and every `t` are this, so Reset = now + Retry-After exactly and neither is ever early.
+ */
+const secondsUntil = (nowMs: number, ms: number) => Math.max(1, Math.ceil((nowMs + ms) / 1000) - Math.floor(nowMs / 1000));
+/** A 503's wait is a back-off hint in whole seconds (1 for a late Redis, 5 fail-closed), no moment to pass: as it is. */
+const hintSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /** The window the X-RateLimit-* headers describe: the limiting one, else the one closest to running out. */
 export function reportedWindow(decision: Decision): WindowState {
@@ -27,20 +34,22 @@ export function waitOf(decision: Decision): number | undefined {
 /**
  * Headers of a decision: the spec's X-RateLimit-Limit/Remaining/Reset (Reset in Unix seconds), the IETF
  * RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for every window, and
- * Retry-After on refusals. They tell one story in every state: when refused, Remaining is 0, Reset is now +
- * Retry-After, and RateLimit says r=0 with t=Retry-After for the limiting window (for every window during a
- * ban or a 503, since none of them can be used before then).
+ * Retry-After on refusals. They tell one story in every state, from one computation (secondsUntil): Reset is
+ * now (Unix seconds) + the reported window's `t`; when refused, Remaining is 0, that `t` is Retry-After, and
+ * RateLimit says r=0 with t=Retry-After for the limiting window (for every window during a ban or a 503, since
+ * none of them can be used before then).
  */
 export function rateLimitHeaders(decision: Decision, nowMs: number): Record<string, string> {
   const window = reportedWindow(decision);
   const waitMs = waitOf(decision);
   const blocked = decision.outcome === 'banned' || decision.outcome === 'unavailable';
+  const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
   const field = (w: WindowState) =>
     waitMs !== undefined && (blocked || w === window) ? `r=0;t=${seconds(waitMs)}` : `r=${remainingOf(w)};t=${seconds(w.resetMs)}`;
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(window.limit),
     'X-RateLimit-Remaining': String(waitMs === undefined ? remainingOf(window) : 0),
-    'X-RateLimit-Reset': String(Math.ceil((nowMs + (waitMs ?? window.resetMs)) / 1000)),
+    'X-RateLimit-Reset': String(Math.floor(nowMs / 1000) + seconds(waitMs ?? window.resetMs)),
     'RateLimit-Policy': decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`).join(', '),
     RateLimit: decision.windows.map((w) => `"${w.name}";${field(w)}`).join(', '),
   };

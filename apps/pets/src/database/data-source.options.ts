@@ -1,7 +1,7 @@
 import { DataSourceOptions } from 'typeorm';
 import { PetEntity } from '../pets/pet.entity';
 import { CreatePets1763769600000 } from './migrations/1763769600000-CreatePets';
-import { DatabaseEndpoint } from '@app/database';
+import { DatabaseEndpoint, TypeOrmJsonLogger } from '@app/database';
 
 export const ENTITIES = [PetEntity];
 export const MIGRATIONS = [CreatePets1763769600000];
@@ -17,7 +17,8 @@ export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number):
     migrationsTransactionMode: 'all',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Through the app's JSON logger, without parameters (TypeORM's own logger prints them to the console).
+    logger: new TypeOrmJsonLogger(),
     extra: {
       max: Math.min(poolSize, endpoint.maxPoolSize),
       connectionTimeoutMillis: 5_000,

@@ -17,10 +17,13 @@ export class PetsController {
     return page.pets;
   }
 
+  /** 201 with `Location: /pets/{id}` (the gateway gives clients its public path). */
   @Post()
   @HttpCode(201)
-  create(@Body() newPet: NewPetDto): Promise<PetDto> {
-    return this.pets.create(newPet);
+  async create(@Body() newPet: NewPetDto, @Res({ passthrough: true }) response: Response): Promise<PetDto> {
+    const pet = await this.pets.create(newPet);
+    response.setHeader('Location', `/pets/${pet.id}`);
+    return pet;
   }
 
   @Get(':petId')

@@ -330,6 +330,30 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Invalid animal: a field breaks a rule or is unknown (`VALIDATION_FAILED`), the body is not valid JSON or not UTF-8 (`MALFORMED_JSON`), or the request cannot be read (`MALFORMED_REQUEST`: a body that does not match its Content-Encoding; broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes). */
+        BadRequestBody: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `petId` is not an integer from 1 to 2^53-1 (`VALIDATION_FAILED`), or the request cannot be read (`MALFORMED_REQUEST`: broken HTTP framing, answered by the HTTP parser without rate-limit headers, after which the connection closes). */
+        BadRequestPetId: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -421,7 +445,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Animal added; the body carries the assigned `id`. */
+            /** @description Animal added; the body carries the assigned `id`, and `Location` where to read it back. */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -431,13 +455,15 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description Where the new animal is: `/v1/pets/{id}` (relative to the origin the request was sent to). */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadRequestBody"];
             401: components["responses"]["Unauthorized"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
@@ -481,7 +507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadRequestPetId"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];

@@ -1,7 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { ApiKeyEntity } from '../../consumers/api-key.entity';
 import { ConsumerWithKeys, limitsOf } from '../../consumers/consumer.repository';
 import { Limits, PLAN_NAMES, PlanName } from '../../plans/plans';
+import { FileConsumerDto } from './import-consumers.dto';
 import { LimitsDto } from './limits.dto';
 
 export class KeyResponse {
@@ -25,7 +26,7 @@ export class ConsumerResponse {
   @ApiProperty({ example: 'acme' }) name!: string;
   @ApiProperty({ enum: PLAN_NAMES }) plan!: PlanName;
   @ApiProperty({ type: LimitsDto, nullable: true, description: 'The consumer\'s own limits (null: its plan\'s).' }) limits!: Limits | null;
-  @ApiPropertyOptional({ type: LimitsDto, nullable: true, description: 'The limits it is held to.' }) effectiveLimits!: Limits | null;
+  @ApiProperty({ type: LimitsDto, nullable: true, description: 'The limits it is held to: its own, else its plan\'s.' }) effectiveLimits!: Limits | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) disabledAt!: string | null;
@@ -61,6 +62,12 @@ export class UsageResponse {
   @ApiProperty({ type: [WindowUsageResponse] }) windows!: WindowUsageResponse[];
   @ApiProperty() banned!: boolean;
   @ApiProperty({ type: 'integer', nullable: true, description: 'Seconds left of a ban.' }) banSecondsLeft!: number | null;
+}
+
+/** One page of the consumers-file format (`keys export`): every field, hashes only. */
+export class ExportPageResponse {
+  @ApiProperty({ type: [FileConsumerDto], description: 'Consumers in name order, in the format POST /import reads back.' }) consumers!: FileConsumerDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page.' }) next!: string | null;
 }
 
 export class ImportResponse {

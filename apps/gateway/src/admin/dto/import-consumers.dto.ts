@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsObject, IsOptional, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsISO8601, IsObject, IsOptional, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from './consumer-name';
 import { LimitsDto } from './limits.dto';
@@ -112,10 +112,12 @@ export class FileConsumerDto {
 
 export class ImportConsumersDto {
   @ApiProperty({ type: [FileConsumerDto], maxItems: IMPORT_BATCH_MAX })
-  // With stopAtFirstError, the rule nearest the property is checked (and reported) first: that it is an array.
+  // With stopAtFirstError, the rule nearest the property is checked (and reported) first: that it is there, then
+  // that it is an array.
   @IsObject({ each: true, message: 'each entry of consumers must be an object' })
   @ArrayMaxSize(IMPORT_BATCH_MAX, { message: `consumers takes at most ${IMPORT_BATCH_MAX} entries per request` })
   @IsArray({ message: 'consumers must be an array' })
+  @IsDefined({ message: 'consumers is required' })
   @ValidateNested({ each: true })
   @Type(() => FileConsumerDto)
   consumers!: FileConsumerDto[];

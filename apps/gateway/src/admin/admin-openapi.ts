@@ -1,0 +1,92 @@
+import { ErrorDto } from '@app/contract';
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { BODY_STATUSES, EVERY_OPERATION_STATUSES, notFound, sharedErrorRef, sharedErrorResponses } from './admin-responses';
+
+/** The admin API's version: semantic, date-free; bumped with its contract. */
+export const ADMIN_API_VERSION = '1.0.0';
+/** Where the admin API listens by default (ADMIN_HOST, ADMIN_PORT). */
+export const ADMIN_DEFAULT_URL = 'http://127.0.0.1:3002';
+export const ADMIN_TAG = 'consumers';
+
+/**
+ * The admin API's OpenAPI document, built from its controller and DTOs. `served` (Swagger UI on the admin port)
+ * lists a relative `/` server first, so that "Try it out" calls the admin API that serves it; the exported file
+ * (gateway/admin-openapi.json) lists the default address only.
+ */
+export function buildAdminOpenApiDocument(app: INestApplication, served: boolean): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Pet adoption store: gateway admin API')
+    .setDescription(
+      'Consumers and API keys of the gateway (the control plane). Bound to loopback by default and never routed by the ' +
+        'load balancer: every route needs `Authorization: Bearer <token>`, ADMIN_TOKEN (root: every scope) or an admin ' +
+        'token (`adm_…`) holding the scope the route names (`x-required-scope`; otherwise 403 `FORBIDDEN`). ' +
+        'Errors use the `{code, message, status}` body. ' +
+        'The keys CLI (`npm run -s keys -- ...`) is a client of this API.',
+    )
+    .setVersion(ADMIN_API_VERSION)
+    .setLicense('Proprietary', 'https://petstore.example.com/terms')
+    .addTag(ADMIN_TAG, 'Consumers (unique name, plan, optional limits of their own) and their API keys: issue, rotate, revoke, disable, usage, import and export.')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (root; in development, the file ADMIN_TOKEN_FILE) or an admin token (adm_…) with the route\'s scope.' }, 'bearer');
+  if (served) builder.addServer('/', 'This admin API');
+  builder.addServer(ADMIN_DEFAULT_URL, 'The default address (ADMIN_HOST:ADMIN_PORT), on the gateway\'s host');
+  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorDto] });
+  tellGeneratorsTheTruth(document);
+  describeScopes(document);
+  return document;
+}
+
+type Operation = { operationId?: string; requestBody?: unknown; responses: Record<string, unknown> };
+const BODY_METHODS = new Set(['post', 'put', 'patch']);
+
+/**
+ * What the decorators cannot say, written once here:
+ * - the errors every operation can give (401, 500, 503; 413 and 415 where a body is taken) are shared
+ *   components.responses, referenced from every operation (one that documents its own 503 keeps it);
+ * - the Error schema's example message is one of this API's;
+ * - the bearer scheme names no format: the token is opaque, not a JWT (addBearerAuth defaults to "JWT");
+ * - a nullable object property (`limits: null`) is the object's schema with `nullable: true` beside its `type`,
+ *   which OpenAPI 3.0 reads as "or null". @nestjs/swagger writes `{nullable: true, allOf: [{$ref}]}`, which
+ *   validators (Prism, ajv) read as "must match the $ref", and null never does.
+ */
+function tellGeneratorsTheTruth(document: OpenAPIObject): void {
+  const components = (document.components ??= {});
+  components.responses = { ...components.responses, ...sharedErrorResponses() };
+  for (const item of Object.values(document.paths)) {
+    for (const [method, operation] of Object.entries(item) as Array<[string, Operation]>) {
+      const statuses = [...EVERY_OPERATION_STATUSES, ...(BODY_METHODS.has(method) ? BODY_STATUSES : [])];
+      for (const status of statuses) operation.responses[status] ??= sharedErrorRef(status);
+      operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+    }
+  }
+  const bearer = components.securitySchemes?.bearer as { bearerFormat?: string } | undefined;
+  if (bearer) delete bearer.bearerFormat;
+  const schemas = (components.schemas ?? {}) as Record<string, SchemaObject>;
+  // The shared Error schema's example message is the public API's (a `limit` rule): this API's is a 404.
+  const errorMessage = schemas.Error?.properties?.message as SchemaObject | undefined;
+  if (errorMessage) errorMessage.example = notFound()[0];
+  for (const schema of Object.values(schemas)) {
+    for (const [name, property] of Object.entries(schema.properties ?? {}) as Array<[string, SchemaObject & { allOf?: Array<{ $ref?: string }> }]>) {
+      const target = property.allOf?.length === 1 ? property.allOf[0].$ref : undefined;
+      if (!property.nullable || !target) continue;
+      const referenced = schemas[target.slice('#/components/schemas/'.length)];
+      if (!referenced?.type) continue;
+      const { allOf: _allOf, ...rest } = property;
+      schema.properties![name] = { ...referenced, ...rest, nullable: true };
+    }
+  }
+}
+
+/** Each operation's description says which scope it needs (from its `x-required-scope`), or that it is root's only. */
+function describeScopes(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'patch', 'delete'] as const) {
+      const operation = item[method] as (Record<string, unknown> & { description?: string }) | undefined;
+      if (!operation) continue;
+      const scope = operation['x-required-scope'];
+      const line = typeof scope === 'string' ? `Required scope: \`${scope}\` (or ADMIN_TOKEN).` : 'Root only (ADMIN_TOKEN).';
+      operation.description = operation.description ? `${operation.description}\n\n${line}` : line;
+    }
+  }
+}

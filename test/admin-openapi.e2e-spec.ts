@@ -1,0 +1,296 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
+import { adminCall, GatewayUnderTest, startGateway } from './support/gateway';
+import { call, expectErrorBody, Reply } from './support/http';
+
+type Example = { code: string; message: string; status: number };
+type Media = { schema?: { $ref?: string }; example?: Example; examples?: Record<string, { value: Example }> };
+type Response = { description: string; headers?: Record<string, unknown>; content?: Record<string, Media>; $ref?: string };
+interface Operation {
+  operationId: string;
+  summary?: string;
+  tags: string[];
+  security: Array<Record<string, string[]>>;
+  requestBody?: { required?: boolean };
+  responses: Record<string, Response>;
+}
+interface Document {
+  openapi: string;
+  info: { version: string; license?: unknown };
+  servers?: Array<{ url: string }>;
+  tags?: Array<{ name: string; description?: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, { required?: string[]; properties?: Record<string, unknown> }>; responses: Record<string, Response>; securitySchemes: Record<string, Record<string, unknown>> };
+}
+
+const OPERATIONS = [
+  ['get', '/consumers', 'listConsumers'],
+  ['post', '/consumers', 'createConsumer'],
+  ['get', '/consumers/{name}', 'getConsumer'],
+  ['patch', '/consumers/{name}', 'updateConsumer'],
+  ['post', '/consumers/{name}/disable', 'disableConsumer'],
+  ['post', '/consumers/{name}/enable', 'enableConsumer'],
+  ['post', '/consumers/{name}/keys', 'issueKey'],
+  ['post', '/consumers/{name}/revoke', 'revokeConsumerKeys'],
+  ['post', '/consumers/{name}/keys/{keyId}/revoke', 'revokeKey'],
+  ['post', '/consumers/{name}/keys/{keyId}/rotate', 'rotateKey'],
+  ['get', '/consumers/{name}/usage', 'getConsumerUsage'],
+  ['post', '/consumers/{name}/unban', 'unbanConsumer'],
+  ['post', '/import', 'importConsumers'],
+  ['get', '/export', 'exportConsumers'],
+] as const;
+type OperationId = (typeof OPERATIONS)[number][2];
+
+/** Ids change from run to run: messages are compared with every UUID in them replaced. */
+const withoutIds = (message: string) => message.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
+
+/**
+ * The admin API's OpenAPI document (issue #22, points 6 and 7): every operation has a summary and a readable
+ * id, its examples are messages it really sends (each one is produced here by a real request), and it says
+ * what the server does: optional bodies, 415, the export's schema, null limits, an opaque token.
+ */
+describe('the admin API\'s OpenAPI document', () => {
+  let gateway: GatewayUnderTest;
+  let doc: Document;
+  const admin = (method: string, path: string, body?: unknown, token?: string | null) => adminCall(gateway, method, path, body, token);
+  const op = (id: OperationId) => {
+    const [method, path] = OPERATIONS.find(([, , operationId]) => operationId === id)!;
+    return doc.paths[path][method];
+  };
+  const resolve = (response: Response): Response =>
+    response.$ref ? doc.components.responses[response.$ref.slice('#/components/responses/'.length)] : response;
+  const examples = (id: OperationId, status: number): Example[] => {
+    const response = op(id).responses[status];
+    if (!response) return [];
+    const media = resolve(response).content!['application/json'];
+    return media.example ? [media.example] : Object.values(media.examples ?? {}).map((e) => e.value);
+  };
+
+  beforeAll(async () => {
+    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
+    doc = (await call(`${gateway.adminUrl}/docs-json`)).body as Document;
+  });
+  afterAll(() => gateway?.close());
+
+  it('gives every operation a summary and a readable operation id, tagged with a declared tag', () => {
+    const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, o]) => [method, path, o.operationId]));
+    expect(listed.sort()).toEqual(OPERATIONS.map((o) => [...o]).sort());
+    for (const [, , id] of OPERATIONS) {
+      expect(op(id).summary).toMatch(/^[A-Z].{10,}/);
+      expect(op(id).tags).toEqual(['consumers']);
+      expect(op(id).security).toEqual([{ bearer: [] }]);
+    }
+    expect(doc.tags).toEqual([{ name: 'consumers', description: expect.stringMatching(/.{20,}/) }]);
+  });
+
+  it('names its servers (a relative one first, then the loopback default), an opaque bearer token and a semantic version', () => {
+    expect(doc.servers!.map((s) => s.url)).toEqual(['/', 'http://127.0.0.1:3002']);
+    expect(doc.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', description: expect.any(String) });
+    expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('says what the server does: optional bodies where none is needed, the export\'s schema, effectiveLimits always there', async () => {
+    expect(op('issueKey').requestBody?.required).toBe(false);
+    expect(op('rotateKey').requestBody?.required).toBe(false);
+    expect(op('createConsumer').requestBody?.required).toBe(true);
+    const exported = op('exportConsumers').responses['200'].content!['application/json'].schema!;
+    expect(exported.$ref).toBe('#/components/schemas/ExportPageResponse');
+    expect(doc.components.schemas.ExportPageResponse.required!.sort()).toEqual(['consumers', 'next']);
+    expect(doc.components.schemas.ConsumerResponse.required).toEqual(expect.arrayContaining(['limits', 'effectiveLimits']));
+    // And the server indeed takes no body on those two.
+    await admin('POST', '/consumers', { name: 'bodiless', plan: 'free' });
+    const issued = await call(`${gateway.adminUrl}/consumers/bodiless/keys`, { method: 'POST', headers: { authorization: `Bearer ${gateway.adminToken}` } });
+    expect(issued.status).toBe(201);
+    const rotated = await call(`${gateway.adminUrl}/consumers/bodiless/keys/${(issued.body as { id: string }).id}/rotate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.adminToken}` },
+    });
+    expect(rotated.status).toBe(201);
+  });
+
+  it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body', () => {
+    for (const [method, , id] of OPERATIONS) {
+      const statuses = Object.keys(op(id).responses);
+      expect(statuses).toEqual(expect.arrayContaining(['400', '401', '500', '503']));
+      if (method !== 'get') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
+      for (const status of statuses.filter((s) => s >= '400')) {
+        for (const example of examples(id, Number(status))) expect(example.status).toBe(Number(status));
+      }
+    }
+  });
+
+  it('shows UNAUTHORIZED for 401 and NOT_FOUND naming the consumer for 404, never a VALIDATION_FAILED example', () => {
+    for (const [, path, id] of OPERATIONS) {
+      expect(examples(id, 401).map((e) => e.code)).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED']);
+      if (path.includes('{name}')) {
+        expect(examples(id, 404).length).toBeGreaterThan(0);
+        for (const example of examples(id, 404)) expect(example).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('"acme"') });
+      }
+      for (const example of examples(id, 400)) expect(example.message).not.toMatch(/from 1 to 100$/);
+    }
+    // Nowhere, the Error schema's own example included: the public API's `limit` rule is not this API's.
+    expect(JSON.stringify(doc).match(/.{60}from 1 to 100(?!0).{20}/g)).toBeNull();
+  });
+
+  /** For each documented example, the request that gives it; every example has one, and each one is sent. */
+  const refusals: Record<number, (id: OperationId) => Array<[string, () => Promise<Reply>]>> = {
+    401: (id) => [
+      ['Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>.', () => send(id, undefined, null)],
+      ['Invalid admin token.', () => send(id, undefined, 'wrong-token')],
+    ],
+    413: (id) => [['The request body exceeds the limit of 1048576 bytes.', () => send(id, JSON.stringify({ padding: 'x'.repeat(1024 * 1024) }))]],
+    415: (id) => [
+      ['Content-Type "text/plain" is not supported: send application/json.', () => send(id, 'hello', undefined, 'text/plain')],
+      ['A request body needs Content-Type: application/json.', () => send(id, 'hello', undefined, null)],
+    ],
+  };
+  /** One request of operation `id` against consumer acme (and a key of it), with a raw body and headers. */
+  const send = (id: OperationId, body?: string, token?: string | null, contentType: string | null = 'application/json') => {
+    const [method, path] = OPERATIONS.find(([, , operationId]) => operationId === id)!;
+    const headers: Record<string, string> = {};
+    if (token !== null) headers.authorization = `Bearer ${token ?? gateway.adminToken}`;
+    if (body !== undefined && contentType !== null) headers['content-type'] = contentType;
+    const url = path.replace('{name}', 'acme').replace('{keyId}', '00000000-0000-4000-8000-000000000000');
+    // A string body would get fetch's own text/plain type: bytes get none.
+    const payload = body !== undefined && contentType === null ? new TextEncoder().encode(body) : body;
+    return call(`${gateway.adminUrl}${url}`, { method: method.toUpperCase(), headers, body: payload });
+  };
+
+  it('gives 401, 413 and 415 examples that are the answers of real requests', async () => {
+    for (const [method, , id] of OPERATIONS) {
+      for (const status of method === 'get' ? [401] : [401, 413, 415]) {
+        const documented = examples(id, status).map((e) => e.message);
+        const produced = refusals[status](id);
+        expect(documented.sort()).toEqual(produced.map(([message]) => message).sort());
+        for (const [message, request] of produced) {
+          const reply = await request();
+          expectErrorBody(reply, status);
+          expect((reply.body as Example).message).toBe(message);
+        }
+      }
+    }
+  });
+
+  it('gives 404 and 400 examples that are the answers of real requests', async () => {
+    const hashElsewhere = hashApiKey(generateApiKey());
+    const raw = (method: string, path: string, body: string) =>
+      call(`${gateway.adminUrl}${path}`, { method, headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' }, body });
+    const keyOf = async (name: string, state = 'active') =>
+      ((await admin('GET', `/consumers/${name}`)).body as { keys: Array<{ id: string; state: string; replacedBy: string | null }> }).keys.find(
+        (k) => k.state === state && k.replacedBy === null,
+      )!.id;
+    const unknownKey = '00000000-0000-4000-8000-000000000000';
+    const badName = (method: string, suffix = '', body?: unknown) => () => admin(method, `/consumers/-bad${suffix}`, body);
+    const malformed = (method: string, path: string) => () => raw(method, path, '{"plan": ');
+    const notObject = (method: string, path: string) => () => raw(method, path, '[]');
+    const nameRule = 'name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit';
+    const json = 'The request body is not valid JSON.';
+    const object = 'The request body must be a JSON object.';
+    const noAcme = 'No consumer named "acme".';
+    const noKey = 'Consumer "acme" has no key <id>.';
+
+    // 404s first: acme does not exist yet.
+    const notFound: Array<[OperationId, string, () => Promise<Reply>]> = [
+      ['getConsumer', noAcme, () => admin('GET', '/consumers/acme')],
+      ['updateConsumer', noAcme, () => admin('PATCH', '/consumers/acme', { plan: 'pro' })],
+      ['disableConsumer', noAcme, () => admin('POST', '/consumers/acme/disable')],
+      ['enableConsumer', noAcme, () => admin('POST', '/consumers/acme/enable')],
+      ['issueKey', noAcme, () => admin('POST', '/consumers/acme/keys', {})],
+      ['revokeConsumerKeys', noAcme, () => admin('POST', '/consumers/acme/revoke')],
+      ['revokeKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
+      ['rotateKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
+      ['getConsumerUsage', noAcme, () => admin('GET', '/consumers/acme/usage')],
+      ['unbanConsumer', noAcme, () => admin('POST', '/consumers/acme/unban')],
+    ];
+    expect((await admin('POST', '/consumers', { name: 'other', plan: 'free' })).status).toBe(201);
+    expect((await admin('POST', '/import', { consumers: [{ name: 'other', plan: 'free', keys: [{ keyHash: hashElsewhere }] }] })).status).toBe(200);
+    const sent: Array<[OperationId, number, string]> = [];
+    for (const [id, message, request] of notFound) {
+      const reply = await request();
+      expectErrorBody(reply, 404, 'NOT_FOUND');
+      expect(withoutIds((reply.body as Example).message)).toBe(message);
+      sent.push([id, 404, message]);
+    }
+
+    expect((await admin('POST', '/consumers', { name: 'acme', plan: 'free' })).status).toBe(201);
+    const rotatedAway = await keyOf('acme');
+    const successor = (await admin('POST', `/consumers/acme/keys/${rotatedAway}/rotate`, { overlapSeconds: 60 })).body as { key: { id: string } };
+    const revoked = successor.key.id;
+    await admin('POST', `/consumers/acme/keys/${revoked}/revoke`);
+
+    const badRequests: Array<[OperationId, number, string, () => Promise<Reply>]> = [
+      ['revokeKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
+      ['rotateKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
+      ['listConsumers', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/consumers?limit=0')],
+      ['listConsumers', 400, 'after must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', () => admin('GET', '/consumers?after=-x')],
+      ['exportConsumers', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/export?limit=1001')],
+      ['exportConsumers', 400, 'after must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', () => admin('GET', '/export?after=-x')],
+      ['createConsumer', 400, 'plan must be one of free, pro, business, enterprise', () => admin('POST', '/consumers', { plan: 'gold' })],
+      ['createConsumer', 400, 'A consumer named "acme" already exists.', () => admin('POST', '/consumers', { name: 'acme', plan: 'pro' })],
+      ['createConsumer', 400, "The enterprise plan needs the consumer's agreed limits (perMinute and perDay).", () => admin('POST', '/consumers', { plan: 'enterprise' })],
+      ['createConsumer', 400, 'limits.perDay is required', () => admin('POST', '/consumers', { plan: 'enterprise', limits: { perMinute: 5 } })],
+      ['createConsumer', 400, 'expiresAt must be in the future', () => admin('POST', '/consumers', { plan: 'free', expiresAt: '2001-01-01T00:00:00Z' })],
+      ['createConsumer', 400, json, malformed('POST', '/consumers')],
+      ['createConsumer', 400, object, notObject('POST', '/consumers')],
+      ['getConsumer', 400, nameRule, badName('GET')],
+      ['updateConsumer', 400, 'plan must be one of free, pro, business, enterprise', () => admin('PATCH', '/consumers/acme', { plan: 'gold' })],
+      ['updateConsumer', 400, "The enterprise plan needs the consumer's agreed limits (perMinute and perDay).", () => admin('PATCH', '/consumers/acme', { plan: 'enterprise' })],
+      ['updateConsumer', 400, 'limits.perMinute must be at least 1', () => admin('PATCH', '/consumers/acme', { limits: { perMinute: 0, perDay: 10 } })],
+      ['updateConsumer', 400, nameRule, badName('PATCH', '', { plan: 'pro' })],
+      ['updateConsumer', 400, json, malformed('PATCH', '/consumers/acme')],
+      ['updateConsumer', 400, object, notObject('PATCH', '/consumers/acme')],
+      ['disableConsumer', 400, nameRule, badName('POST', '/disable')],
+      ['disableConsumer', 400, json, malformed('POST', '/consumers/acme/disable')],
+      ['enableConsumer', 400, nameRule, badName('POST', '/enable')],
+      ['enableConsumer', 400, json, malformed('POST', '/consumers/acme/enable')],
+      ['issueKey', 400, 'expiresAt must be in the future', () => admin('POST', '/consumers/acme/keys', { expiresAt: '2001-01-01T00:00:00Z' })],
+      ['issueKey', 400, 'expiresAt must be an ISO 8601 date-time', () => admin('POST', '/consumers/acme/keys', { expiresAt: 'tomorrow' })],
+      ['issueKey', 400, nameRule, badName('POST', '/keys', {})],
+      ['issueKey', 400, json, malformed('POST', '/consumers/acme/keys')],
+      ['issueKey', 400, object, notObject('POST', '/consumers/acme/keys')],
+      ['revokeConsumerKeys', 400, nameRule, badName('POST', '/revoke')],
+      ['revokeConsumerKeys', 400, json, malformed('POST', '/consumers/acme/revoke')],
+      ['revokeKey', 400, 'keyId must be a UUID', () => admin('POST', '/consumers/acme/keys/not-a-uuid/revoke')],
+      ['revokeKey', 400, nameRule, badName('POST', `/keys/${unknownKey}/revoke`)],
+      ['revokeKey', 400, json, malformed('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
+      ['rotateKey', 400, 'Key <id> was already rotated: its successor is key <id> (rotate that one instead).', () => admin('POST', `/consumers/acme/keys/${rotatedAway}/rotate`, {})],
+      ['rotateKey', 400, 'Key <id> is revoked: issue a new key instead.', () => admin('POST', `/consumers/acme/keys/${revoked}/rotate`, {})],
+      ['rotateKey', 400, 'overlapSeconds must be at most 604800', () => admin('POST', `/consumers/acme/keys/${rotatedAway}/rotate`, { overlapSeconds: 604_801 })],
+      ['rotateKey', 400, 'keyId must be a UUID', () => admin('POST', '/consumers/acme/keys/not-a-uuid/rotate', {})],
+      ['rotateKey', 400, json, malformed('POST', `/consumers/acme/keys/${rotatedAway}/rotate`)],
+      ['rotateKey', 400, object, notObject('POST', `/consumers/acme/keys/${rotatedAway}/rotate`)],
+      ['getConsumerUsage', 400, nameRule, badName('GET', '/usage')],
+      ['unbanConsumer', 400, nameRule, badName('POST', '/unban')],
+      ['unbanConsumer', 400, json, malformed('POST', '/consumers/acme/unban')],
+      ['importConsumers', 400, 'consumers is required', () => admin('POST', '/import', {})],
+      ['importConsumers', 400, 'consumers takes at most 500 entries per request', () => admin('POST', '/import', { consumers: Array.from({ length: 501 }, (_, i) => ({ name: `many-${i}`, plan: 'free' })) })],
+      ['importConsumers', 400, 'consumers.0.keys.0.keyHash must be a SHA-256 hex digest', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: 'nope' }] }] })],
+      ['importConsumers', 400, 'Key petk_AbCd… of "acme" belongs to another consumer.', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }] })],
+      ['importConsumers', 400, json, malformed('POST', '/import')],
+      ['importConsumers', 400, object, notObject('POST', '/import')],
+      // Last: it fills acme up to the cap on active keys.
+      ['issueKey', 400, 'A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "acme" has 100; revoke some first.', async () => {
+        let reply = await admin('POST', '/consumers/acme/keys', {});
+        while (reply.status === 201) reply = await admin('POST', '/consumers/acme/keys', {});
+        return reply;
+      }],
+    ];
+    for (const [id, status, message, request] of badRequests) {
+      const reply = await request();
+      expectErrorBody(reply, status);
+      expect([id, withoutIds((reply.body as Example).message)]).toEqual([id, message]);
+      sent.push([id, status, message]);
+    }
+
+    // Every documented 400 and 404 example was sent above, and nothing else was.
+    const documented = OPERATIONS.flatMap(([, , id]) => [400, 404].flatMap((status) => examples(id, status).map((e) => [id, status, withoutIds(e.message)])));
+    expect(documented.sort()).toEqual(sent.map(([id, status, message]) => [id, status, message]).sort());
+  });
+
+  it('is the document committed as gateway/admin-openapi.json, but for the relative server', () => {
+    const committed = JSON.parse(readFileSync(join(__dirname, '../gateway/admin-openapi.json'), 'utf8')) as Document;
+    expect(committed.servers!.map((s) => s.url)).toEqual(['http://127.0.0.1:3002']);
+    expect({ ...committed, servers: undefined }).toEqual({ ...doc, servers: undefined });
+  });
+});
