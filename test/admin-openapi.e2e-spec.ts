@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
+import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from '../apps/gateway/src/admin/admin-token.guard';
 import { adminCall, GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 
@@ -39,8 +40,13 @@ const OPERATIONS = [
   ['post', '/consumers/{name}/unban', 'unbanConsumer'],
   ['post', '/import', 'importConsumers'],
   ['get', '/export', 'exportConsumers'],
+  ['post', '/tokens', 'createAdminToken'],
+  ['get', '/tokens', 'listAdminTokens'],
+  ['post', '/tokens/{id}/revoke', 'revokeAdminToken'],
+  ['get', '/audit', 'listAuditEntries'],
 ] as const;
 type OperationId = (typeof OPERATIONS)[number][2];
+const TOKEN_OPERATIONS: readonly OperationId[] = ['createAdminToken', 'listAdminTokens', 'revokeAdminToken', 'listAuditEntries'];
 
 /** Ids change from run to run: messages are compared with every UUID in them replaced. */
 const withoutIds = (message: string) => message.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
@@ -78,10 +84,13 @@ describe('the admin API\'s OpenAPI document', () => {
     expect(listed.sort()).toEqual(OPERATIONS.map((o) => [...o]).sort());
     for (const [, , id] of OPERATIONS) {
       expect(op(id).summary).toMatch(/^[A-Z].{10,}/);
-      expect(op(id).tags).toEqual(['consumers']);
+      expect(op(id).tags).toEqual([TOKEN_OPERATIONS.includes(id) ? 'tokens' : 'consumers']);
       expect(op(id).security).toEqual([{ bearer: [] }]);
     }
-    expect(doc.tags).toEqual([{ name: 'consumers', description: expect.stringMatching(/.{20,}/) }]);
+    expect(doc.tags).toEqual([
+      { name: 'consumers', description: expect.stringMatching(/.{20,}/) },
+      { name: 'tokens', description: expect.stringMatching(/.{20,}/) },
+    ]);
   });
 
   it('names its servers (a relative one first, then the loopback default), an opaque bearer token and a semantic version', () => {
@@ -112,7 +121,8 @@ describe('the admin API\'s OpenAPI document', () => {
   it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body', () => {
     for (const [method, , id] of OPERATIONS) {
       const statuses = Object.keys(op(id).responses);
-      expect(statuses).toEqual(expect.arrayContaining(['400', '401', '500', '503']));
+      // Listing the tokens takes no input: nothing of it can be a 400.
+      expect(statuses).toEqual(expect.arrayContaining([...(id === 'listAdminTokens' ? [] : ['400']), '401', '500', '503']));
       if (method !== 'get') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
       for (const status of statuses.filter((s) => s >= '400')) {
         for (const example of examples(id, Number(status))) expect(example.status).toBe(Number(status));
@@ -136,8 +146,8 @@ describe('the admin API\'s OpenAPI document', () => {
   /** For each documented example, the request that gives it; every example has one, and each one is sent. */
   const refusals: Record<number, (id: OperationId) => Array<[string, () => Promise<Reply>]>> = {
     401: (id) => [
-      ['Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>.', () => send(id, undefined, null)],
-      ['Invalid admin token.', () => send(id, undefined, 'wrong-token')],
+      [MISSING_TOKEN_MESSAGE, () => send(id, undefined, null)],
+      [INVALID_TOKEN_MESSAGE, () => send(id, undefined, 'wrong-token')],
     ],
     413: (id) => [['The request body exceeds the limit of 1048576 bytes.', () => send(id, JSON.stringify({ padding: 'x'.repeat(1024 * 1024) }))]],
     415: (id) => [
@@ -151,7 +161,7 @@ describe('the admin API\'s OpenAPI document', () => {
     const headers: Record<string, string> = {};
     if (token !== null) headers.authorization = `Bearer ${token ?? gateway.adminToken}`;
     if (body !== undefined && contentType !== null) headers['content-type'] = contentType;
-    const url = path.replace('{name}', 'acme').replace('{keyId}', '00000000-0000-4000-8000-000000000000');
+    const url = path.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{name}', 'acme').replace('{keyId}', '00000000-0000-4000-8000-000000000000');
     // A string body would get fetch's own text/plain type: bytes get none.
     const payload = body !== undefined && contentType === null ? new TextEncoder().encode(body) : body;
     return call(`${gateway.adminUrl}${url}`, { method: method.toUpperCase(), headers, body: payload });
@@ -202,6 +212,7 @@ describe('the admin API\'s OpenAPI document', () => {
       ['rotateKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
       ['getConsumerUsage', noAcme, () => admin('GET', '/consumers/acme/usage')],
       ['unbanConsumer', noAcme, () => admin('POST', '/consumers/acme/unban')],
+      ['revokeAdminToken', 'No admin token <id>.', () => admin('POST', `/tokens/${unknownKey}/revoke`)],
     ];
     expect((await admin('POST', '/consumers', { name: 'other', plan: 'free' })).status).toBe(201);
     expect((await admin('POST', '/import', { consumers: [{ name: 'other', plan: 'free', keys: [{ keyHash: hashElsewhere }] }] })).status).toBe(200);
@@ -267,6 +278,13 @@ describe('the admin API\'s OpenAPI document', () => {
       ['importConsumers', 400, 'consumers takes at most 500 entries per request', () => admin('POST', '/import', { consumers: Array.from({ length: 501 }, (_, i) => ({ name: `many-${i}`, plan: 'free' })) })],
       ['importConsumers', 400, 'consumers.0.keys.0.keyHash must be a SHA-256 hex digest', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: 'nope' }] }] })],
       ['importConsumers', 400, 'Key petk_AbCd… of "acme" belongs to another consumer.', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }] })],
+      ['createAdminToken', 400, 'each scope must be one of consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read', () => admin('POST', '/tokens', { name: 'ci', scopes: ['everything'] })],
+      ['createAdminToken', 400, 'expiresAt must be in the future', () => admin('POST', '/tokens', { name: 'ci', scopes: ['consumers:read'], expiresAt: '2001-01-01T00:00:00Z' })],
+      ['createAdminToken', 400, json, malformed('POST', '/tokens')],
+      ['createAdminToken', 400, object, notObject('POST', '/tokens')],
+      ['revokeAdminToken', 400, 'id must be a UUID', () => admin('POST', '/tokens/not-a-uuid/revoke')],
+      ['listAuditEntries', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/audit?limit=0')],
+      ['listAuditEntries', 400, 'from must be an ISO 8601 date-time', () => admin('GET', '/audit?from=yesterday')],
       ['importConsumers', 400, json, malformed('POST', '/import')],
       ['importConsumers', 400, object, notObject('POST', '/import')],
       // Last: it fills acme up to the cap on active keys.

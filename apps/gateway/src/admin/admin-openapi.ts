@@ -9,6 +9,7 @@ export const ADMIN_API_VERSION = '1.0.0';
 /** Where the admin API listens by default (ADMIN_HOST, ADMIN_PORT). */
 export const ADMIN_DEFAULT_URL = 'http://127.0.0.1:3002';
 export const ADMIN_TAG = 'consumers';
+export const TOKENS_TAG = 'tokens';
 
 /**
  * The admin API's OpenAPI document, built from its controller and DTOs. `served` (Swagger UI on the admin port)
@@ -28,6 +29,7 @@ export function buildAdminOpenApiDocument(app: INestApplication, served: boolean
     .setVersion(ADMIN_API_VERSION)
     .setLicense('Proprietary', 'https://petstore.example.com/terms')
     .addTag(ADMIN_TAG, 'Consumers (unique name, plan, optional limits of their own) and their API keys: issue, rotate, revoke, disable, usage, import and export.')
+    .addTag(TOKENS_TAG, 'Scoped admin tokens (created, listed, revoked; each shown once) and the audit log of every change and refusal.')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (root; in development, the file ADMIN_TOKEN_FILE) or an admin token (adm_…) with the route\'s scope.' }, 'bearer');
   if (served) builder.addServer('/', 'This admin API');
   builder.addServer(ADMIN_DEFAULT_URL, 'The default address (ADMIN_HOST:ADMIN_PORT), on the gateway\'s host');

@@ -1,18 +1,22 @@
-import { ErrorDto } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
 import { AdminTokenParams, AdminTokenResponse, CreateAdminTokenDto, CreatedAdminTokenResponse, toAdminTokenResponse } from './dto/admin-token.dto';
 import { AuditPageResponse, ListAuditQueryDto, toAuditEntryResponse } from './dto/audit.dto';
 import { PAGE_SIZE } from './dto/list-consumers.query.dto';
+import { TOKENS_TAG } from './admin-openapi';
+import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from './admin-responses';
+import { ADMIN_SCOPES } from '../consumers/admin-scopes';
 import { RequireScope } from './require-scope.decorator';
 
+const BAD_SCOPE: AdminExample = ['VALIDATION_FAILED', `each scope must be one of ${ADMIN_SCOPES.join(', ')}`];
+const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
+
 /** Scoped admin tokens and the audit log (issue #24). */
-@ApiTags('tokens')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Missing, wrong, expired or revoked token.' })
+@ApiTags(TOKENS_TAG)
+@ApiBearerAuth('bearer')
 @Controller()
 export class TokensAdminController {
   constructor(
@@ -22,6 +26,8 @@ export class TokensAdminController {
 
   @RequireScope('tokens:admin')
   @Post('tokens')
+  @ApiOperation({ operationId: 'createAdminToken', summary: 'Create a scoped admin token (shown once)' })
+  @AdminErrors({ 400: [BAD_SCOPE, PAST_EXPIRY, ...MALFORMED_BODY] })
   @ApiCreatedResponse({ type: CreatedAdminTokenResponse, description: 'The token (shown only here) and its record.' })
   async create(@Body() body: CreateAdminTokenDto): Promise<CreatedAdminTokenResponse> {
     const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt);
@@ -32,6 +38,7 @@ export class TokensAdminController {
 
   @RequireScope('tokens:admin')
   @Get('tokens')
+  @ApiOperation({ operationId: 'listAdminTokens', summary: 'List the admin tokens, never their secrets' })
   @ApiOkResponse({ type: [AdminTokenResponse], description: 'Every token, revoked and expired ones included; never a secret.' })
   async list(): Promise<AdminTokenResponse[]> {
     return (await this.tokens.list()).map(toAdminTokenResponse);
@@ -39,15 +46,18 @@ export class TokensAdminController {
 
   @RequireScope('tokens:admin')
   @Post('tokens/:id/revoke')
+  @ApiOperation({ operationId: 'revokeAdminToken', summary: 'Revoke an admin token on every instance' })
   @HttpCode(200)
   @ApiOkResponse({ type: AdminTokenResponse, description: 'Refused by every instance within a second. Idempotent.' })
-  @ApiNotFoundResponse({ type: ErrorDto })
+  @AdminErrors({ 400: [['VALIDATION_FAILED', 'id must be a UUID']], 404: [`No admin token ${EXAMPLE_KEY_ID}.`] })
   async revoke(@Param() { id }: AdminTokenParams): Promise<AdminTokenResponse> {
     return toAdminTokenResponse(await this.tokens.revoke(id));
   }
 
   @RequireScope('audit:read')
   @Get('audit')
+  @ApiOperation({ operationId: 'listAuditEntries', summary: 'Read the audit log of admin changes and refusals' })
+  @AdminErrors({ 400: [['VALIDATION_FAILED', 'limit must be an integer from 1 to 1000'], ['VALIDATION_FAILED', 'from must be an ISO 8601 date-time']] })
   @ApiOkResponse({ type: AuditPageResponse, description: 'The audit log, oldest first, paged like /consumers.' })
   async auditLog(@Query() query: ListAuditQueryDto): Promise<AuditPageResponse> {
     const page = await this.audit.list({
