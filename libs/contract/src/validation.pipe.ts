@@ -5,7 +5,8 @@ import { getMetadataStorage } from 'class-validator';
 /** Contract DTOs are flat; anything nested deeper is refused before class-transformer recurses into it. */
 const MAX_DEPTH = 4;
 
-function deeperThan(value: unknown, max: number): boolean {
+/** Whether `value` holds an object or array at depth `max` or below; iterative, so any depth is safe to walk. */
+export function deeperThan(value: unknown, max: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 0]];
   while (stack.length > 0) {
     const [current, depth] = stack.pop()!;

@@ -1,4 +1,4 @@
-import { STRICT_VALIDATION } from '@app/contract';
+import { deeperThan, STRICT_VALIDATION } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 
@@ -7,18 +7,6 @@ import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/commo
  * class-transformer recurses into it (a JSON document nested 100,000 deep would overflow its stack: a 500).
  */
 const MAX_DEPTH = 5;
-
-/** Whether `value` holds an object or array at depth `max` or below; iterative, so any depth is safe to walk. */
-function deeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /**
  * Each broken rule's message, a nested field's by its path: "limits.perDay is required" (the rule's own message
