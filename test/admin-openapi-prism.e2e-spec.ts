@@ -1,61 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { GatewayUnderTest, startGateway } from './support/gateway';
-import { freePort } from '../scripts/free-port';
-
-const PRISM = join(__dirname, '../node_modules/.bin/prism');
-
-interface Proxy {
-  url: string;
-  process: ChildProcess;
-}
-
-/** Stoplight Prism in proxy mode in front of the real admin API: it validates every request and response. */
-async function startPrism(documentFile: string, upstream: string, errors: boolean): Promise<Proxy> {
-  const port = await freePort();
-  const child = spawn(PRISM, ['proxy', documentFile, upstream, '--port', String(port), '--host', '127.0.0.1', ...(errors ? ['--errors'] : [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('Prism is listening')) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`Prism did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { url: `http://127.0.0.1:${port}`, process: child };
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: unknown;
-}
-
-async function send(url: string, init: RequestInit = {}): Promise<Answer> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
-
-/** An answer the admin API gave and Prism let through: not one of Prism's own problem+json errors. */
-function expectFromAdmin(answer: Answer, status: number, code?: string): void {
-  expect(JSON.stringify(answer.body)).not.toContain('stoplight.io/prism/errors');
-  expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(answer.status).toBe(status);
-  if (code) expect((answer.body as { code: string }).code).toBe(code);
-}
-
-/** Violations Prism found in the admin API's response (without --errors it reports them in sl-violations). */
-function responseViolations(answer: Answer): unknown[] {
-  const header = answer.headers.get('sl-violations');
-  const violations = header ? (JSON.parse(header) as Array<{ location: string[] }>) : [];
-  return violations.filter((v) => v.location[0] === 'response');
-}
+import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, send, startPrism } from './support/prism';
 
 /**
  * The admin API's document tells client generators and validators the truth (issue #22, point 7): a validating
@@ -63,11 +11,11 @@ function responseViolations(answer: Answer): unknown[] {
  * what every operation answers, consumers without limits of their own (`limits: null`) and `PATCH {"limits":
  * null}` included; a doctored document proves the check is real.
  */
-(existsSync(PRISM) ? describe : describe.skip)('the admin API\'s OpenAPI document, checked by Stoplight Prism', () => {
+(prismInstalled ? describe : describe.skip)('the admin API\'s OpenAPI document, checked by Stoplight Prism', () => {
   let gateway: GatewayUnderTest;
-  let strict: Proxy;
-  let reporting: Proxy;
-  let doctored: Proxy;
+  let strict: PrismProxy;
+  let reporting: PrismProxy;
+  let doctored: PrismProxy;
 
   beforeAll(async () => {
     gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
@@ -95,7 +43,7 @@ function responseViolations(answer: Answer): unknown[] {
 
   const auth = () => ({ authorization: `Bearer ${gateway.adminToken}` });
   const json = () => ({ ...auth(), 'content-type': 'application/json' });
-  const post = (proxy: Proxy, path: string, body?: unknown) =>
+  const post = (proxy: PrismProxy, path: string, body?: unknown) =>
     send(`${proxy.url}${path}`, body === undefined ? { method: 'POST', headers: auth() } : { method: 'POST', headers: json(), body: JSON.stringify(body) });
 
   it('catches a response that breaks the document (the check is real)', async () => {
@@ -105,52 +53,52 @@ function responseViolations(answer: Answer): unknown[] {
 
   it('lets every successful answer through, consumers without limits of their own (null) included', async () => {
     const created = await post(strict, '/consumers', { name: 'prism-free', plan: 'free' });
-    expectFromAdmin(created, 201);
+    expectFromUpstream(created, 201);
     expect((created.body as { consumer: { limits: unknown } }).consumer.limits).toBeNull();
-    expectFromAdmin(await post(strict, '/consumers', { name: 'prism-big', plan: 'enterprise', limits: { perMinute: 5, perDay: 50 }, expiresAt: '2099-01-01T00:00:00Z' }), 201);
-    expectFromAdmin(await send(`${strict.url}/consumers?limit=10`, { headers: auth() }), 200);
-    expectFromAdmin(await send(`${strict.url}/consumers/prism-free`, { headers: auth() }), 200);
+    expectFromUpstream(await post(strict, '/consumers', { name: 'prism-big', plan: 'enterprise', limits: { perMinute: 5, perDay: 50 }, expiresAt: '2099-01-01T00:00:00Z' }), 201);
+    expectFromUpstream(await send(`${strict.url}/consumers?limit=10`, { headers: auth() }), 200);
+    expectFromUpstream(await send(`${strict.url}/consumers/prism-free`, { headers: auth() }), 200);
 
     const patched = await send(`${strict.url}/consumers/prism-free`, { method: 'PATCH', headers: json(), body: JSON.stringify({ plan: 'pro', limits: { perMinute: 7, perDay: 70 } }) });
-    expectFromAdmin(patched, 200);
+    expectFromUpstream(patched, 200);
     // Back to the plan's limits: the request and the answer (limits: null) both pass.
     const cleared = await send(`${strict.url}/consumers/prism-free`, { method: 'PATCH', headers: json(), body: JSON.stringify({ limits: null }) });
-    expectFromAdmin(cleared, 200);
+    expectFromUpstream(cleared, 200);
     expect((cleared.body as { limits: unknown }).limits).toBeNull();
 
-    expectFromAdmin(await post(strict, '/consumers/prism-free/disable'), 200);
-    expectFromAdmin(await post(strict, '/consumers/prism-free/enable'), 200);
+    expectFromUpstream(await post(strict, '/consumers/prism-free/disable'), 200);
+    expectFromUpstream(await post(strict, '/consumers/prism-free/enable'), 200);
     // Issue and rotate with no body at all (it is optional), and with one.
     const issued = await post(strict, '/consumers/prism-free/keys');
-    expectFromAdmin(issued, 201);
-    expectFromAdmin(await post(strict, '/consumers/prism-free/keys', { expiresAt: '2099-01-01T00:00:00Z' }), 201);
+    expectFromUpstream(issued, 201);
+    expectFromUpstream(await post(strict, '/consumers/prism-free/keys', { expiresAt: '2099-01-01T00:00:00Z' }), 201);
     const keyId = (issued.body as { id: string }).id;
     const rotated = await post(strict, `/consumers/prism-free/keys/${keyId}/rotate`);
-    expectFromAdmin(rotated, 201);
+    expectFromUpstream(rotated, 201);
     const successor = (rotated.body as { key: { id: string } }).key.id;
-    expectFromAdmin(await post(strict, `/consumers/prism-free/keys/${successor}/rotate`, { overlapSeconds: 0 }), 201);
-    expectFromAdmin(await post(strict, `/consumers/prism-free/keys/${keyId}/revoke`), 200);
-    expectFromAdmin(await send(`${strict.url}/consumers/prism-free/usage`, { headers: auth() }), 200);
-    expectFromAdmin(await post(strict, '/consumers/prism-free/unban'), 200);
-    expectFromAdmin(await post(strict, '/consumers/prism-free/revoke'), 200);
+    expectFromUpstream(await post(strict, `/consumers/prism-free/keys/${successor}/rotate`, { overlapSeconds: 0 }), 201);
+    expectFromUpstream(await post(strict, `/consumers/prism-free/keys/${keyId}/revoke`), 200);
+    expectFromUpstream(await send(`${strict.url}/consumers/prism-free/usage`, { headers: auth() }), 200);
+    expectFromUpstream(await post(strict, '/consumers/prism-free/unban'), 200);
+    expectFromUpstream(await post(strict, '/consumers/prism-free/revoke'), 200);
 
     const file = { consumers: [{ name: 'prism-file', plan: 'business', keys: [{ keyHash: hashApiKey(generateApiKey()), keyHint: 'petk_Zz…' }] }] };
-    expectFromAdmin(await post(strict, '/import', file), 200);
+    expectFromUpstream(await post(strict, '/import', file), 200);
     const exported = await send(`${strict.url}/export?limit=2`, { headers: auth() });
-    expectFromAdmin(exported, 200);
+    expectFromUpstream(exported, 200);
     expect((exported.body as { next: string | null }).next).not.toBeNull();
-    expectFromAdmin(await send(`${strict.url}/export?after=${(exported.body as { next: string }).next}`, { headers: auth() }), 200);
+    expectFromUpstream(await send(`${strict.url}/export?after=${(exported.body as { next: string }).next}`, { headers: auth() }), 200);
   });
 
   it('lets the error answers of valid requests through: 400 (a taken name, a key rotated twice), 404', async () => {
-    expectFromAdmin(await post(strict, '/consumers', { name: 'prism-free', plan: 'free' }), 400, 'VALIDATION_FAILED');
+    expectFromUpstream(await post(strict, '/consumers', { name: 'prism-free', plan: 'free' }), 400, 'VALIDATION_FAILED');
     const created = await post(strict, '/consumers', { name: 'prism-twice', plan: 'free' });
     const keyId = (created.body as { key: { id: string } }).key.id;
-    expectFromAdmin(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, { overlapSeconds: 0 }), 201);
-    expectFromAdmin(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, {}), 400, 'VALIDATION_FAILED');
-    expectFromAdmin(await send(`${strict.url}/consumers/nobody`, { headers: auth() }), 404, 'NOT_FOUND');
-    expectFromAdmin(await post(strict, '/consumers/prism-twice/keys/00000000-0000-4000-8000-000000000000/revoke'), 404, 'NOT_FOUND');
-    expectFromAdmin(await send(`${strict.url}/consumers/nobody/usage`, { headers: auth() }), 404, 'NOT_FOUND');
+    expectFromUpstream(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, { overlapSeconds: 0 }), 201);
+    expectFromUpstream(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, {}), 400, 'VALIDATION_FAILED');
+    expectFromUpstream(await send(`${strict.url}/consumers/nobody`, { headers: auth() }), 404, 'NOT_FOUND');
+    expectFromUpstream(await post(strict, '/consumers/prism-twice/keys/00000000-0000-4000-8000-000000000000/revoke'), 404, 'NOT_FOUND');
+    expectFromUpstream(await send(`${strict.url}/consumers/nobody/usage`, { headers: auth() }), 404, 'NOT_FOUND');
   });
 
   it('reports no response violation on deliberately bad requests: 400, 401, 413, 415', async () => {
