@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import { adminCall, GatewayUnderTest, mintKey } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
-import { RunningPets, startPetsService } from './support/pets-service';
+import { startTwoInstances, TwoInstances } from './support/fleet';
 
 const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 
@@ -50,24 +49,15 @@ function explainedBySerialOrder(firstKey: string, observed: Observed[], finalKey
  * transaction), on the engine the run selects, across two instances sharing the consumers database.
  */
 describe('control plane: concurrent changes of one consumer', () => {
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
+  let fleet: TwoInstances;
   let a: GatewayUnderTest;
   let b: GatewayUnderTest;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}race-${randomBytes(4).toString('hex')}:`;
-    a = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-    b = await startGateway({ petsUrl: pets.url, database, keyPrefix });
+    fleet = await startTwoInstances('race');
+    ({ a, b } = fleet);
   });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
-    await pets?.close();
-  });
+  afterAll(() => fleet?.close());
 
   const keysOf = async (name: string): Promise<KeyView[]> => ((await adminCall(a, 'GET', `/consumers/${name}`)).body as { keys: KeyView[] }).keys;
 

@@ -1,14 +1,14 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AppMetrics } from '@app/platform';
 import { generateApiKey, hashApiKey, keyHint } from '../apps/gateway/src/consumers/api-key';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import { adminCall, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
-import { RunningPets, startPetsService } from './support/pets-service';
+import { RunningPets } from './support/pets-service';
+import { startTwoInstances, TwoInstances } from './support/fleet';
 
 const run = promisify(execFile);
 const KEYS_CLI = join(__dirname, '../scripts/keys.js');
@@ -36,25 +36,17 @@ async function storeQueries(gateway: GatewayUnderTest): Promise<number> {
  * when REDIS_URL is set, LISTEN/NOTIFY otherwise): two gateway instances sharing one consumers database.
  */
 describe('control plane: consumers and keys behind the admin API', () => {
+  let fleet: TwoInstances;
   let pets: RunningPets;
   let database: GatewayTestDatabase;
   let a: GatewayUnderTest;
   let b: GatewayUnderTest;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    // One fleet: the same database and, with REDIS_URL, the same key prefix (counters and change channel).
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}control-${randomBytes(4).toString('hex')}:`;
-    a = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-    b = await startGateway({ petsUrl: pets.url, database, keyPrefix });
+    fleet = await startTwoInstances('control');
+    ({ pets, database, a, b } = fleet);
   });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
-    await pets?.close();
-  });
+  afterAll(() => fleet?.close());
 
   describe('admin API', () => {
     it('refuses a missing or wrong token with 401 on every route', async () => {

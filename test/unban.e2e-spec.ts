@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import { adminCall, GatewayUnderTest, mintKey } from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody } from './support/http';
-import { RunningPets, startPetsService } from './support/pets-service';
+import { startTwoInstances, TwoInstances } from './support/fleet';
 
 const THRESHOLD = 3;
 
@@ -15,26 +14,17 @@ const THRESHOLD = 3;
  * counters in Redis (REDIS_URL), or each instance's in-process counters (told through the change channel).
  */
 describe('unban', () => {
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
+  let fleet: TwoInstances;
   let a: GatewayUnderTest;
   let b: GatewayUnderTest;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}unban-${randomBytes(4).toString('hex')}:`;
     // No grace before strikes: refusals past the limit strike at once; the THRESHOLD + 1st strike bans.
     const env = { BAN_THRESHOLD: String(THRESHOLD), BAN_GRACE_MS: '0', BAN_DURATION_SECONDS: '600' };
-    a = await startGateway({ petsUrl: pets.url, database, keyPrefix, env });
-    b = await startGateway({ petsUrl: pets.url, database, keyPrefix, env });
+    fleet = await startTwoInstances('unban', env);
+    ({ a, b } = fleet);
   });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
-    await pets?.close();
-  });
+  afterAll(() => fleet?.close());
 
   /** Sends requests to `gateway` until one is answered KEY_BANNED; returns how many were refused before it. */
   async function refusalsUntilBanned(gateway: GatewayUnderTest, key: string): Promise<number> {
