@@ -5,3 +5,4 @@ export * from './run-migrations';
 export * from './pool-error-guard';
 export * from './pglite-wire-server';
 export * from './typeorm-json-logger';
+export * from './postgres-data-source.options';

@@ -1,5 +1,5 @@
 import { DataSourceOptions, EntitySchema } from 'typeorm';
-import { DatabaseEndpoint, TypeOrmJsonLogger } from '@app/database';
+import { DatabaseEndpoint, postgresDataSourceOptions } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
 import { AddKeySuccessor1764547200000 } from './migrations/1764547200000-AddKeySuccessor';
 import { AddAdminTokensAndAudit1795514162797 } from './migrations/1795514162797-AddAdminTokensAndAudit';
@@ -18,26 +18,15 @@ type EntityClass = Function | EntitySchema;
  * entities are the features' own (CONSUMER_ENTITIES): this folder knows the plumbing and the migrations only.
  */
 export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, schema: string, entities: EntityClass[]): DataSourceOptions {
-  return {
-    type: 'postgres',
-    url: endpoint.url,
+  return postgresDataSourceOptions(endpoint, {
+    application: 'gateway',
+    poolSize,
     schema,
     entities,
     migrations: MIGRATIONS,
-    migrationsTableName: 'migrations',
-    migrationsTransactionMode: 'all',
-    synchronize: false,
-    migrationsRun: false,
-    // Through the app's JSON logger, without parameters (TypeORM's own logger prints them to the console).
-    logger: new TypeOrmJsonLogger(),
-    extra: {
-      max: Math.min(poolSize, endpoint.maxPoolSize),
-      // A burst of admin writes queues for a connection (they serialise on the database anyway): wait, don't fail.
-      connectionTimeoutMillis: 10_000,
-      idleTimeoutMillis: 30_000,
-      // A lookup never waits long on a sick database: the cache answers meanwhile (see ConsumerCache).
-      query_timeout: 5_000,
-      application_name: 'gateway',
-    },
-  };
+    // A burst of admin writes queues for a connection (they serialise on the database anyway): wait, don't fail.
+    connectionTimeoutMs: 10_000,
+    // A lookup never waits long on a sick database: the cache answers meanwhile (see KeyCache).
+    queryTimeoutMs: 5_000,
+  });
 }
