@@ -9,7 +9,7 @@ const GATEWAY_LAYERS = [
   ['plans', 'redis', 'routing'],
   ['database'],
   ['consumers'],
-  ['rate-limit'],
+  ['rate-limit', 'usage'],
   ['auth'],
   ['proxy', 'health', 'admin'],
   ['docs'],
@@ -37,6 +37,7 @@ module.exports = {
     ...layerRules,
     { name: 'apps-never-import-each-other-gateway', severity: 'error', from: { path: '^apps/gateway/' }, to: { path: '^apps/(?!gateway/)' } },
     { name: 'apps-never-import-each-other-pets', severity: 'error', from: { path: '^apps/pets/' }, to: { path: '^apps/(?!pets/)' } },
+    { name: 'apps-never-import-each-other-console', severity: 'error', from: { path: '^apps/console/' }, to: { path: '^apps/(?!console/)' } },
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^apps/' } },
     {
       name: 'no-file-cycles',

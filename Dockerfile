@@ -26,6 +26,12 @@ COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node gateway/plans.json ./gateway/plans.json
 COPY --chown=node:node scripts/keys.js ./scripts/keys.js
+# The portal's pages, scripts and public API document (found beside dist/, never copied into it).
+COPY --chown=node:node apps/portal/views ./apps/portal/views
+COPY --chown=node:node apps/portal/assets ./apps/portal/assets
+COPY --chown=node:node libs/web/views ./libs/web/views
+COPY --chown=node:node libs/web/assets ./libs/web/assets
+COPY --chown=node:node gateway/openapi.json ./gateway/openapi.json
 USER node
 # HEALTH_PORT is the port of the app this container runs (3000 gateway, 3001 pets).
 ENV HEALTH_PORT=3000

@@ -10,7 +10,7 @@ const appBoundary = (other) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'libs/client/dist/**', 'libs/client/src/generated/**', 'node_modules/**', 'coverage/**', '.data/**', 'artifacts/**'] },
+  { ignores: ['dist/**', 'libs/client/dist/**', 'libs/client/src/generated/**', 'libs/web/src/generated/**', 'node_modules/**', 'coverage/**', '.data/**', 'artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,8 +6,15 @@
  * as a bare keep-alive reverse proxy, seeds data, drives load with autocannon after a warm-up, and prints
  * throughput, latency, CPU time per request of the proxying process, peak memory and the ratios. Servers run
  * on core 0, the load generator on core 1.
- * Options: --no-build, --duration SECONDS (default 8), --connections N (default 32), --paging-only (only the
- * 1,000,000-row paging scenarios (f) and their query plans), --no-admission. BENCH_PORT_BASE (4100): the
+ * The compared targets (GET: pets direct, gateway, peer, nginx; POST: gateway, peer) are alternated: one warm-up
+ * each, then --rounds rounds of --round-duration seconds in which every target takes its turn (the order reversed
+ * every other round, ABCD DCBA ...), so that a change in the machine's load hits every target alike; the figures
+ * are the medians of the rounds, with the spread ((max - min) / median) each saw, and the ratios come from the
+ * medians.
+ * Options: --no-build, --rounds N (default 9), --round-duration SECONDS (default 3), --warmup SECONDS (of each
+ * alternated target, default 6), --duration SECONDS (default
+ * 8: the scenarios that are not alternated, i.e. the fixed rate and (e), (f)), --connections N (default 32),
+ * --paging-only (only the 1,000,000-row paging scenarios (f) and their query plans), --no-admission. BENCH_PORT_BASE (4100): the
  * gateway's port; the pets service, nginx and the peer take the next three, the admin API base + 10.
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
@@ -20,8 +27,12 @@ const support = require('./support');
 const args = process.argv.slice(2);
 const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, sh, ensureLocalServices, waitForHttp, peakRssMb, cpuMicros } = support;
 const DURATION = Number(option(args, '--duration', '8'));
+const ROUNDS = Number(option(args, '--rounds', '9'));
+const ROUND_SECONDS = Number(option(args, '--round-duration', '3'));
 const CONNECTIONS = Number(option(args, '--connections', '32'));
 const WARMUP = 3;
+/** Warm-up of each alternated target: longer, the gateway's CPU per request still fell over the first rounds after 3 s. */
+const ALTERNATED_WARMUP = Number(option(args, '--warmup', '6'));
 const PAGING_ONLY = args.includes('--paging-only');
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
 
@@ -72,6 +83,59 @@ async function measure(label, options, pid) {
       `${cpuUs === undefined ? '' : `  ${String(cpuUs).padStart(5)} µs CPU/req`}${bad ? `  (${bad} non-2xx/errors)` : ''}`,
   );
   return row;
+}
+
+/** (max - min) / median of `values`, 0 when the median is 0. */
+function spread(values) {
+  const middle = support.median(values);
+  return middle ? +((Math.max(...values) - Math.min(...values)) / middle).toFixed(3) : 0;
+}
+
+/** One measured interval of `seconds` (no warm-up): throughput, latency and the CPU per request of `pid`. */
+async function round(options, pid, seconds) {
+  const cpuBefore = pid ? cpuMicros(pid) : 0;
+  const result = await load({ ...options, duration: seconds });
+  const cpuUsPerRequest = pid && result.requests.total > 0 ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
+  return { rps: Math.round(result.requests.total / seconds), p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors + result.timeouts, requests: result.requests.total, cpuUsPerRequest };
+}
+
+/**
+ * The targets `{ key, label, options, pid }` in alternation: a warm-up of each, then ROUNDS rounds in which each
+ * is measured for ROUND_SECONDS, in order on even rounds and in reverse on odd ones. Returns per key the medians
+ * of the rounds (rps, p50, p99, cpuUsPerRequest), the spreads of rps and CPU, and every round's figures.
+ */
+async function alternate(targets) {
+  for (const target of targets) await load({ ...target.options, duration: ALTERNATED_WARMUP });
+  const rounds = Object.fromEntries(targets.map((target) => [target.key, []]));
+  for (let r = 0; r < ROUNDS; r += 1) {
+    const order = r % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) rounds[target.key].push(await round(target.options, target.pid, ROUND_SECONDS));
+    console.log(`    round ${r + 1}/${ROUNDS}: ${targets.map((t) => `${t.key} ${rounds[t.key][r].rps}/s${rounds[t.key][r].cpuUsPerRequest === undefined ? '' : ` ${rounds[t.key][r].cpuUsPerRequest} µs`}`).join(', ')}`);
+  }
+  const rows = {};
+  for (const target of targets) {
+    const list = rounds[target.key];
+    const pick = (field) => list.map((row) => row[field]);
+    const cpu = target.pid ? pick('cpuUsPerRequest') : undefined;
+    const row = {
+      label: target.label,
+      rps: Math.round(support.median(pick('rps'))),
+      p50: support.median(pick('p50')),
+      p99: support.median(pick('p99')),
+      errors: pick('errors').reduce((a, b) => a + b, 0),
+      requests: pick('requests').reduce((a, b) => a + b, 0),
+      cpuUsPerRequest: cpu ? Math.round(support.median(cpu)) : undefined,
+      rpsSpread: spread(pick('rps')),
+      cpuSpread: cpu ? spread(cpu) : undefined,
+      rounds: list,
+    };
+    rows[target.key] = row;
+    console.log(
+      `${target.label.padEnd(58)} ${String(row.rps).padStart(7)} req/s (spread ${(row.rpsSpread * 100).toFixed(1).padStart(5)} %)  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms` +
+        `${row.cpuUsPerRequest === undefined ? '' : `  ${String(row.cpuUsPerRequest).padStart(5)} µs CPU/req (spread ${(row.cpuSpread * 100).toFixed(1)} %)`}${row.errors ? `  (${row.errors} non-2xx/errors)` : ''}`,
+    );
+  }
+  return rows;
 }
 
 async function main() {
@@ -143,7 +207,10 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   const auth = { authorization: `Bearer ${key}` };
   const results = {};
   const listUrl = `http://127.0.0.1:${PORTS.pets}/pets?status=available&limit=100`;
-  console.log(`\n${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per scenario; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`);
+  console.log(
+    `\n${CONNECTIONS} connections; compared targets: ${ALTERNATED_WARMUP} s warm-up each, then ${ROUNDS} alternated rounds of ${ROUND_SECONDS} s (medians, spread = (max - min) / median);` +
+      ` other scenarios ${WARMUP} s warm-up + ${DURATION} s; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`,
+  );
   if (!PAGING_ONLY) {
     const post = (port) => ({
       url: `http://127.0.0.1:${port}/v1/pets`,
@@ -151,12 +218,24 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
     });
-    results.direct = await measure('(a) pets direct      GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` }, pets.pid);
-    results.gateway = await measure('(b) gateway          GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth }, gateway.pid);
-    results.peer = await measure('(b) peer (fastify)   GET /v1/pets?limit=20 (key, Redis)', { url: `http://127.0.0.1:${PORTS.peer}/v1/pets?limit=20`, headers: auth }, peer.pid);
-    results.nginx = await measure('(c) nginx -> pets    GET /pets?limit=20', { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` }, nginx.pid);
-    results.post = await measure('(d) gateway          POST /v1/pets', post(PORTS.gateway), gateway.pid);
-    results.peerPost = await measure('(d) peer (fastify)   POST /v1/pets', post(PORTS.peer), peer.pid);
+    console.log('GET, alternated:');
+    Object.assign(
+      results,
+      await alternate([
+        { key: 'direct', label: '(a) pets direct      GET /pets?limit=20', options: { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` }, pid: pets.pid },
+        { key: 'gateway', label: '(b) gateway          GET /v1/pets?limit=20 (key, Redis)', options: { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth }, pid: gateway.pid },
+        { key: 'peer', label: '(b) peer (fastify)   GET /v1/pets?limit=20 (key, Redis)', options: { url: `http://127.0.0.1:${PORTS.peer}/v1/pets?limit=20`, headers: auth }, pid: peer.pid },
+        { key: 'nginx', label: '(c) nginx -> pets    GET /pets?limit=20', options: { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` }, pid: nginx.pid },
+      ]),
+    );
+    console.log('POST, alternated:');
+    Object.assign(
+      results,
+      await alternate([
+        { key: 'post', label: '(d) gateway          POST /v1/pets', options: post(PORTS.gateway), pid: gateway.pid },
+        { key: 'peerPost', label: '(d) peer (fastify)   POST /v1/pets', options: post(PORTS.peer), pid: peer.pid },
+      ]),
+    );
     // "At half its capacity": the same fixed rate on the direct path and through the gateway, half of (b).
     const RATE = Math.max(1, Math.round(results.gateway.rps / 2));
     results.fixedRate = RATE;
@@ -212,6 +291,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     gatewayOverPeerGet: +(results.gateway.rps / results.peer.rps).toFixed(2),
     gatewayOverPeerPost: +(results.post.rps / results.peerPost.rps).toFixed(2),
     gatewayCpuOverPeerCpu: +(results.gateway.cpuUsPerRequest / results.peer.cpuUsPerRequest).toFixed(2),
+    gatewayCpuOverPeerCpuPost: +(results.post.cpuUsPerRequest / results.peerPost.cpuUsPerRequest).toFixed(2),
     gatewayCpuOverNginxCpu: +(results.gateway.cpuUsPerRequest / results.nginx.cpuUsPerRequest).toFixed(2),
     gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
     list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
@@ -230,11 +310,35 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       `CPU per request (utime+stime of the answering process over the measured interval / its requests): GET gateway ${cpu(results.gateway)},` +
         ` peer ${cpu(results.peer)}, nginx ${cpu(results.nginx)}, pets direct ${cpu(results.direct)}; POST gateway ${cpu(results.post)}, peer ${cpu(results.peerPost)}`,
     );
+    console.log(
+      `CPU per request, gateway next to the peer (medians of ${ROUNDS} rounds): GET ${cpu(results.gateway)} vs ${cpu(results.peer)} (${(results.gateway.cpuUsPerRequest / results.peer.cpuUsPerRequest).toFixed(2)} ×),` +
+        ` POST ${cpu(results.post)} vs ${cpu(results.peerPost)} (${(results.post.cpuUsPerRequest / results.peerPost.cpuUsPerRequest).toFixed(2)} ×)`,
+    );
+    const spreads = ['direct', 'gateway', 'peer', 'nginx', 'post', 'peerPost'].map((key) => `${key} ${(results[key].rpsSpread * 100).toFixed(1)} %${results[key].cpuSpread === undefined ? '' : ` / ${(results[key].cpuSpread * 100).toFixed(1)} %`}`);
+    console.log(`spread of the rounds (max - min) / median, throughput / CPU per request: ${spreads.join(', ')}`);
     console.log(`fixed rate ${results.fixedRate} req/s (half of (b)): p99 direct ${results.directFixed.p99} ms, gateway ${results.gatewayFixed.p99} ms, difference ${+(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2)} ms`);
   }
-  console.log('ratios:');
+  // The same ratios paired round by round (both targets measured within seconds of each other), then the median:
+  // a drift of the machine over the run cancels out of each round's ratio.
+  const paired = PAGING_ONLY ? {} : Object.fromEntries(
+    Object.entries({
+      gatewayOverNginxThroughput: ['gateway', 'nginx', 'rps'],
+      gatewayOverPeerGet: ['gateway', 'peer', 'rps'],
+      gatewayOverPeerPost: ['post', 'peerPost', 'rps'],
+      gatewayCpuOverPeerCpu: ['gateway', 'peer', 'cpuUsPerRequest'],
+      gatewayCpuOverPeerCpuPost: ['post', 'peerPost', 'cpuUsPerRequest'],
+    }).map(([name, [a, b, field]]) => {
+      const perRound = results[a].rounds.map((row, r) => row[field] / results[b].rounds[r][field]);
+      return [name, { median: +support.median(perRound).toFixed(2), spread: spread(perRound), rounds: perRound.map((value) => +value.toFixed(3)) }];
+    }),
+  );
+  if (!PAGING_ONLY) {
+    console.log('paired ratios (each round\'s ratio, then the median; spread = (max - min) / median):');
+    for (const [name, { median, spread: range }] of Object.entries(paired)) console.log(`  ${name.padEnd(40)} ${median}  (spread ${(range * 100).toFixed(1)} %)`);
+  }
+  console.log('ratios (from the medians):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
-  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, memory, ratios, plans };
+  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, rounds: ROUNDS, roundSeconds: ROUND_SECONDS, results, memory, ratios, pairedRatios: paired, plans };
   support.writeResults('latest.json', report);
   await db.end();
   await database.drop();

@@ -3,7 +3,9 @@
  * `npm run -s keys -- <command>`: the consumers and keys CLI, a client of a running gateway's admin API
  * (ADMIN_URL, ADMIN_TOKEN). A plain Node script: nothing is built per call.
  */
-const { readFileSync, writeFileSync, renameSync } = require('node:fs');
+const { createWriteStream, readFileSync, writeFileSync, renameSync } = require('node:fs');
+const { Readable } = require('node:stream');
+const { pipeline } = require('node:stream/promises');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { URLSearchParams } = require('node:url');
@@ -34,6 +36,9 @@ const usage = (plans) => `Usage:
   npm run -s keys -- enable NAME
   npm run -s keys -- plan NAME free|pro|business|enterprise [--rpm N --rpd N]
   npm run -s keys -- usage NAME
+  npm run -s keys -- usage NAME --history [--from ISO --to ISO] [--granularity hour|day]
+  npm run -s keys -- usage --top [--by requests|rateLimited|serverErrors] [--limit N] [--from ISO --to ISO]
+  npm run -s keys -- usage --export FILE [--from ISO --to ISO] [--granularity day|hour]
   npm run -s keys -- unban NAME
   npm run -s keys -- import FILE
   npm run -s keys -- export [FILE]
@@ -45,7 +50,9 @@ gateway/plans.json); a "custom" one needs --rpm and --rpd. "create", "issue" and
 the last line: it is shown only this once. "list" shows each consumer's active keys with their ids (for --key);
 "rotate" without --key needs the consumer to have one key to rotate. "plan" without --rpm/--rpd puts the
 consumer on the plan's own limits. import/export use the consumers-file format ({"consumers": [...]}, key
-hashes only); import is idempotent.`;
+hashes only); import is idempotent. "usage NAME" shows the current rate-limit windows; --history the UTC hours
+(default: the last 24) or days (the last 30) kept in the database; --top ranks the consumers (default: the last
+30 days); --export writes the CSV (default: a line per consumer and UTC day of the last 30 days).`;
 
 const IMPORT_BATCH = 500;
 const EXPORT_PAGE = 1000;
@@ -179,6 +186,14 @@ async function runKeysCommand(argv, env, out) {
       expires: { type: 'string' },
       key: { type: 'string' },
       overlap: { type: 'string' },
+      history: { type: 'boolean' },
+      top: { type: 'boolean' },
+      export: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      granularity: { type: 'string' },
+      by: { type: 'string' },
+      limit: { type: 'string' },
     },
   });
   const [command, ...rest] = positionals;
@@ -271,7 +286,9 @@ async function runKeysCommand(argv, env, out) {
     }
     case 'usage': {
       const consumer = rest[0];
+      if (values.top || values.export !== undefined) return usageFleet(admin(), values, out);
       if (!consumer) throw new UsageError('usage needs the consumer name');
+      if (values.history) return usageHistory(admin(), consumer, values, out);
       const usage = await request(admin(), 'GET', `/consumers/${name(consumer)}/usage`);
       for (const w of usage.windows) out(`${w.name}\t${w.used}/${w.limit} used\t${w.remaining} remaining\tresets in ${w.resetSeconds}s`);
       out(usage.banned ? `banned for ${usage.banSecondsLeft}s more` : 'not banned');
@@ -323,6 +340,69 @@ async function runKeysCommand(argv, env, out) {
   }
 }
 
+// --- usage history (issue #23): a consumer's hours or days, the ranking, the CSV ----------------------------------
+
+/** The query string of a usage call: only the flags given (the admin API applies its own defaults). */
+function usageQuery(values, names) {
+  const query = new URLSearchParams();
+  for (const key of names) if (values[key] !== undefined) query.set(key, values[key]);
+  const text = query.toString();
+  return text ? `?${text}` : '';
+}
+
+const ms = (value) => (value === null ? '-' : `${value}ms`);
+
+/** One line per bucket (start, answers by outcome, latency), then the totals. */
+async function usageHistory(settings, consumer, values, out) {
+  const history = await request(settings, 'GET', `/consumers/${name(consumer)}/usage/history${usageQuery(values, ['from', 'to', 'granularity'])}`);
+  out(`${history.consumer}, by ${history.granularity} (UTC)`);
+  out('start\trequests\tok\t4xx\t429\t5xx\tp50\tp95');
+  const total = { requests: 0, ok: 0, clientErrors: 0, rateLimited: 0, serverErrors: 0 };
+  for (const b of history.buckets) {
+    out(`${b.start}\t${b.requests}\t${b.ok}\t${b.clientErrors}\t${b.rateLimited}\t${b.serverErrors}\t${ms(b.p50Ms)}\t${ms(b.p95Ms)}`);
+    for (const field of Object.keys(total)) total[field] += b[field];
+  }
+  out(`total\t${total.requests}\t${total.ok}\t${total.clientErrors}\t${total.rateLimited}\t${total.serverErrors}`);
+}
+
+/** --top: the consumers ranked; --export FILE: the CSV, streamed to a file (written whole, then renamed). */
+async function usageFleet(settings, values, out) {
+  if (values.top) {
+    const top = await request(settings, 'GET', `/usage/top${usageQuery(values, ['from', 'to', 'by', 'limit'])}`);
+    out(`Top consumers by ${top.by}, ${top.from} to ${top.to} (UTC)`);
+    out('consumer\trequests\tok\t4xx\t429\t5xx\tp50\tp95');
+    for (const c of top.consumers) out(`${c.consumer}\t${c.requests}\t${c.ok}\t${c.clientErrors}\t${c.rateLimited}\t${c.serverErrors}\t${ms(c.p50Ms)}\t${ms(c.p95Ms)}`);
+    if (top.consumers.length === 0) out('(no answers in this range)');
+    return;
+  }
+  const file = values.export;
+  if (!file) throw new UsageError('--export needs a file name');
+  const route = `/usage/export${usageQuery(values, ['from', 'to', 'granularity'])}`;
+  let response;
+  try {
+    response = await fetch(`${settings.url}${route}`, { headers: { authorization: `Bearer ${settings.token}` }, signal: globalThis.AbortSignal.timeout(600_000) });
+  } catch (error) {
+    throw new Error(`cannot reach the admin API at ${settings.url} (${error.cause?.code ?? error.message}): is the gateway running?`, { cause: error });
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    let message;
+    try {
+      message = JSON.parse(text).message;
+    } catch {
+      message = undefined;
+    }
+    throw new Error(message ?? `GET ${route} answered ${response.status}`);
+  }
+  const temporary = `${file}.${process.pid}.tmp`;
+  let lines = 0;
+  const body = Readable.fromWeb(response.body);
+  body.on('data', (chunk) => (lines += chunk.toString('utf8').split('\n').length - 1));
+  await pipeline(body, createWriteStream(temporary, { mode: 0o600 }));
+  renameSync(temporary, file);
+  out(`Exported ${Math.max(0, lines - 1)} line(s) of usage to ${path.resolve(file)}.`);
+}
+
 // --- token and audit commands (issue #24): scoped admin tokens and the audit log -------------------------------
 
 const TOKEN_AUDIT_USAGE = `Admin tokens and the audit log (ADMIN_TOKEN, or a token with tokens:admin / audit:read):
@@ -337,7 +417,7 @@ Scopes: consumers:read, consumers:write, keys:write, usage:read, import, export,
 
 /** What a job's token holds (docs/admin-tokens.md): `--for portal` is the self-service front end's. */
 const TOKEN_PRESETS = {
-  portal: { scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read'], ownConsumersOnly: true, plans: ['free'] },
+  portal: { scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'plan-requests:read', 'plan-requests:write'], ownConsumersOnly: true, plans: ['free'] },
 };
 
 const list = (value) => (value ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
@@ -422,7 +502,7 @@ async function runTokenAuditCommand(argv, env, out) {
 
 // --- end of token and audit commands ----------------------------------------------------------------------------
 
-module.exports = { runKeysCommand, usage };
+module.exports = { runKeysCommand, usage, TOKEN_PRESETS };
 
 if (require.main === module) {
   runKeysCommand(process.argv.slice(2), process.env, (line) => process.stdout.write(`${line}\n`)).catch((error) => {

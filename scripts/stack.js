@@ -25,6 +25,7 @@ function printStack(stack) {
   for (const gateway of stack.gateways) {
     console.log(`  ${gateway.name.padEnd(12)}  port ${gateway.port}, admin API on port ${gateway.adminPort}, metrics on port ${gateway.metricsPort}`);
   }
+  if (stack.portal) console.log(`  portal        ${stack.portal.url} (developer portal, behind nginx)`);
   console.log(`  database      ${stack.database}`);
   console.log(`  Redis         ${stack.redis.url ?? 'REDIS_CLUSTER_NODES / REDIS_SENTINELS'}, key prefix ${stack.redis.keyPrefix}`);
   console.log(`Free-plan key for this stack: ${key}`);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm start`: builds (with --build, unless the last successful build was made from the same sources), then runs
- * the built apps side by side (the pets service first, then the gateway) on their embedded defaults, prefixes
- * their output, prints one "Ready" line once every app answers its readiness, and stops everything when either
+ * the built apps side by side (the pets service first, then the gateway, then the developer portal once the gateway
+ * answers, with a development admin token made for it) on their embedded defaults, prefixes their output, prints one "Ready" line once every app answers its readiness, and stops everything when either
  * app exits or on SIGINT / SIGTERM.
  * `node scripts/start.js pets` or `... gateway` runs one of them.
  *
@@ -15,7 +15,7 @@
  * engine in memory, not one per app.
  */
 const { spawn } = require('node:child_process');
-const { existsSync } = require('node:fs');
+const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const { appNodeOptions } = require('./app-node-options');
 const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
@@ -24,6 +24,8 @@ const ROOT = path.join(__dirname, '..');
 const ENTRY = {
   pets: path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js'),
   gateway: path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js'),
+  portal: path.join(ROOT, 'dist/apps/portal/apps/portal/src/main.js'),
+  console: path.join(ROOT, 'dist/apps/console/apps/console/src/main.js'),
 };
 
 const args = process.argv.slice(2);
@@ -36,8 +38,54 @@ for (const name of wanted) {
   }
 }
 
-function appEnvironment(databaseEnv) {
-  return { ...process.env, ...databaseEnv, NODE_OPTIONS: appNodeOptions() };
+function appEnvironment(databaseEnv, name) {
+  const env = { ...process.env, ...databaseEnv, NODE_OPTIONS: appNodeOptions() };
+  // The developer portal: its tables (schema portal) in the same database, the admin API with a token of its own.
+  if (name === 'portal') {
+    env.PORTAL_DATABASE_URL = process.env.PORTAL_DATABASE_URL || env.GATEWAY_DATABASE_URL || env.DATABASE_URL;
+    env.ADMIN_URL = adminUrl();
+    env.PORTAL_PUBLIC_URL = process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`;
+    env.PORTAL_API_URL = process.env.PORTAL_API_URL || `http://localhost:${process.env.PORT || 3000}/v1`;
+  }
+  // The portal's API reference calls the gateway from the portal's origin (another port): CORS lets it.
+  if (name === 'gateway' && !process.env.CORS_ORIGINS && wantsPortal) env.CORS_ORIGINS = `http://localhost:${portalPort()},http://127.0.0.1:${portalPort()}`;
+  // The operator console keeps its sessions in the same database (schema console) and calls the admin API.
+  if (name === 'console') {
+    env.CONSOLE_DATABASE_URL = process.env.CONSOLE_DATABASE_URL || env.GATEWAY_DATABASE_URL || env.DATABASE_URL;
+    env.ADMIN_URL = process.env.ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || 3002}`;
+  }
+  return env;
+}
+
+let wantsPortal = false;
+const portalPort = () => process.env.PORTAL_PORT || 3003;
+const adminUrl = () => process.env.ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || 3002}`;
+
+/**
+ * The portal's admin token (PORTAL_ADMIN_TOKEN, else the development one kept in .data/portal-token, made through the
+ * admin API with the development root token the gateway wrote, with the `--for portal` preset of npm run keys).
+ */
+async function portalToken() {
+  if (process.env.PORTAL_ADMIN_TOKEN) return process.env.PORTAL_ADMIN_TOKEN;
+  const rootFile = process.env.ADMIN_TOKEN_FILE || '.data/admin-token';
+  const file = path.join(path.dirname(rootFile), 'portal-token');
+  const works = (token) =>
+    fetch(`${adminUrl()}/plan-requests?limit=1`, { headers: { authorization: `Bearer ${token}` }, signal: globalThis.AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (await works(kept)) return kept;
+  }
+  const root = process.env.ADMIN_TOKEN || readFileSync(rootFile, 'utf8').trim();
+  const { TOKEN_PRESETS } = require('./keys.js');
+  const reply = await fetch(`${adminUrl()}/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${root}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'portal', ...TOKEN_PRESETS.portal }),
+  });
+  if (!reply.ok) throw new Error(`cannot create the portal's admin token: ${reply.status} ${await reply.text()}`);
+  const { token } = await reply.json();
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
 }
 
 const children = new Map();
@@ -132,11 +180,13 @@ function runBuild() {
 function readinessUrl(name) {
   const env = process.env;
   if (name === 'pets') return `http://127.0.0.1:${env.PETS_PORT || 3001}/health/ready`;
+  if (name === 'portal') return `http://127.0.0.1:${portalPort()}/health/ready`;
+  if (name === 'console') return `http://${env.CONSOLE_HOST || '127.0.0.1'}:${env.CONSOLE_PORT || 3004}/health/ready`;
   const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
   return `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT || 3000}/health/ready`;
 }
 
-async function waitUntilReady(names) {
+async function waitUntilReady(names, { quiet = false } = {}) {
   for (const name of names) {
     while (!stopping) {
       const ok = await fetch(readinessUrl(name), { signal: globalThis.AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
@@ -144,7 +194,7 @@ async function waitUntilReady(names) {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-  if (stopping) return;
+  if (stopping || quiet) return;
   const port = process.env.PORT || 3000;
   const parts = [];
   if (names.includes('gateway')) {
@@ -152,6 +202,8 @@ async function waitUntilReady(names) {
     parts.push(`admin API (private) on http://127.0.0.1:${process.env.ADMIN_PORT || 3002}/docs`);
   }
   if (names.includes('pets')) parts.push(`pets service on http://127.0.0.1:${process.env.PETS_PORT || 3001}`);
+  if (names.includes('portal')) parts.push(`developer portal on ${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}/`);
+  if (names.includes('console')) parts.push(`operator console (private) on http://${process.env.CONSOLE_HOST || '127.0.0.1'}:${process.env.CONSOLE_PORT || 3004}`);
   process.stdout.write(`\nReady: ${parts.join('; ')}\n\n`);
 }
 
@@ -168,8 +220,9 @@ async function main() {
     return;
   }
   if (stopping) return;
-  for (const name of names) {
-    const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: appEnvironment(databaseEnv) });
+  wantsPortal = names.includes('portal');
+  const spawnApp = (name, extraEnv = {}) => {
+    const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...appEnvironment(databaseEnv, name), ...extraEnv } });
     children.set(name, child);
     prefixLines(name, child.stdout, process.stdout);
     prefixLines(name, child.stderr, process.stderr);
@@ -180,6 +233,19 @@ async function main() {
         stopAll(code || 1);
       }
     });
+  };
+  for (const name of names) if (name !== 'portal') spawnApp(name);
+  // The portal starts once the gateway's admin API answers: it needs a token made there.
+  if (wantsPortal) {
+    await waitUntilReady(names.filter((name) => name === 'gateway'), { quiet: true });
+    if (stopping) return;
+    try {
+      spawnApp('portal', { PORTAL_ADMIN_TOKEN: await portalToken() });
+    } catch (error) {
+      console.error(`portal  | not started: ${error.message}`);
+      stopAll(1);
+      return;
+    }
   }
   await waitUntilReady(names);
 }

@@ -88,6 +88,12 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
     expectFromUpstream(exported, 200);
     expect((exported.body as { next: string | null }).next).not.toBeNull();
     expectFromUpstream(await send(`${strict.url}/export?after=${(exported.body as { next: string }).next}`, { headers: auth() }), 200);
+    // Usage history (issue #23): buckets with null percentiles (no answers), the ranking, the CSV.
+    expectFromUpstream(await send(`${strict.url}/consumers/prism-free/usage/history?granularity=day`, { headers: auth() }), 200);
+    expectFromUpstream(await send(`${strict.url}/usage/history`, { headers: auth() }), 200);
+    expectFromUpstream(await send(`${strict.url}/usage/top?by=rateLimited&limit=5`, { headers: auth() }), 200);
+    const csv = await fetch(`${strict.url}/usage/export`, { headers: auth() });
+    expect([csv.status, csv.headers.get('content-type'), (await csv.text()).split('\r\n')[0]]).toEqual([200, 'text/csv; charset=utf-8', 'consumer,start,requests,ok,client_errors,server_errors,rate_limited']);
   });
 
   it('lets the error answers of valid requests through: 400 (a taken name, a key rotated twice), 404', async () => {
@@ -99,6 +105,8 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
     expectFromUpstream(await send(`${strict.url}/consumers/nobody`, { headers: auth() }), 404, 'NOT_FOUND');
     expectFromUpstream(await post(strict, '/consumers/prism-twice/keys/00000000-0000-4000-8000-000000000000/revoke'), 404, 'NOT_FOUND');
     expectFromUpstream(await send(`${strict.url}/consumers/nobody/usage`, { headers: auth() }), 404, 'NOT_FOUND');
+    expectFromUpstream(await send(`${strict.url}/consumers/nobody/usage/history`, { headers: auth() }), 404, 'NOT_FOUND');
+    expectFromUpstream(await send(`${strict.url}/usage/top?from=2026-11-01T00:30:00Z`, { headers: auth() }), 400, 'VALIDATION_FAILED');
   });
 
   it('reports no response violation on deliberately bad requests: 400, 401, 413, 415', async () => {

@@ -44,9 +44,18 @@ const OPERATIONS = [
   ['get', '/tokens', 'listAdminTokens'],
   ['post', '/tokens/{id}/revoke', 'revokeAdminToken'],
   ['get', '/audit', 'listAuditEntries'],
+  ['get', '/consumers/{name}/usage/history', 'getConsumerUsageHistory'],
+  ['get', '/usage/history', 'getFleetUsageHistory'],
+  ['get', '/usage/top', 'getTopConsumers'],
+  ['get', '/usage/export', 'exportUsage'],
+  ['get', '/plan-requests', 'listPlanRequests'],
+  ['post', '/plan-requests', 'createPlanRequest'],
+  ['post', '/plan-requests/{id}/approve', 'approvePlanRequest'],
+  ['post', '/plan-requests/{id}/decline', 'declinePlanRequest'],
+  ['get', '/token', 'getCurrentToken'],
 ] as const;
 type OperationId = (typeof OPERATIONS)[number][2];
-const TOKEN_OPERATIONS: readonly OperationId[] = ['createAdminToken', 'listAdminTokens', 'revokeAdminToken', 'listAuditEntries'];
+const TOKEN_OPERATIONS: readonly OperationId[] = ['createAdminToken', 'listAdminTokens', 'revokeAdminToken', 'listAuditEntries', 'getCurrentToken'];
 
 /** Ids change from run to run: messages are compared with every UUID in them replaced. */
 const withoutIds = (message: string) => message.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
@@ -121,8 +130,8 @@ describe('the admin API\'s OpenAPI document', () => {
   it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body', () => {
     for (const [method, , id] of OPERATIONS) {
       const statuses = Object.keys(op(id).responses);
-      // Listing the tokens takes no input: nothing of it can be a 400.
-      expect(statuses).toEqual(expect.arrayContaining([...(id === 'listAdminTokens' ? [] : ['400']), '401', '500', '503']));
+      // Listing the tokens and reading one's own take no input: nothing of them can be a 400.
+      expect(statuses).toEqual(expect.arrayContaining([...(id === 'listAdminTokens' || id === 'getCurrentToken' ? [] : ['400']), '401', '500', '503']));
       if (method !== 'get') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
       for (const status of statuses.filter((s) => s >= '400')) {
         for (const example of examples(id, Number(status))) expect(example.status).toBe(Number(status));
@@ -211,8 +220,12 @@ describe('the admin API\'s OpenAPI document', () => {
       ['revokeKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
       ['rotateKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
       ['getConsumerUsage', noAcme, () => admin('GET', '/consumers/acme/usage')],
+      ['getConsumerUsageHistory', noAcme, () => admin('GET', '/consumers/acme/usage/history')],
       ['unbanConsumer', noAcme, () => admin('POST', '/consumers/acme/unban')],
       ['revokeAdminToken', 'No admin token <id>.', () => admin('POST', `/tokens/${unknownKey}/revoke`)],
+      ['createPlanRequest', noAcme, () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'pro', expectedVolume: '10 a day' })],
+      ['approvePlanRequest', 'No plan request <id>.', () => admin('POST', `/plan-requests/${unknownKey}/approve`)],
+      ['declinePlanRequest', 'No plan request <id>.', () => admin('POST', `/plan-requests/${unknownKey}/decline`, { note: 'no' })],
     ];
     expect((await admin('POST', '/consumers', { name: 'other', plan: 'free' })).status).toBe(201);
     expect((await admin('POST', '/import', { consumers: [{ name: 'other', plan: 'free', keys: [{ keyHash: hashElsewhere }] }] })).status).toBe(200);
@@ -278,15 +291,53 @@ describe('the admin API\'s OpenAPI document', () => {
       ['importConsumers', 400, 'consumers takes at most 500 entries per request', () => admin('POST', '/import', { consumers: Array.from({ length: 501 }, (_, i) => ({ name: `many-${i}`, plan: 'free' })) })],
       ['importConsumers', 400, 'consumers.0.keys.0.keyHash must be a SHA-256 hex digest', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: 'nope' }] }] })],
       ['importConsumers', 400, 'Key petk_AbCd… of "acme" belongs to another consumer.', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }] })],
-      ['createAdminToken', 400, 'each scope must be one of consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read', () => admin('POST', '/tokens', { name: 'ci', scopes: ['everything'] })],
+      ['createAdminToken', 400, 'each scope must be one of consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read, plan-requests:read, plan-requests:write, plan-requests:review', () => admin('POST', '/tokens', { name: 'ci', scopes: ['everything'] })],
       ['createAdminToken', 400, 'expiresAt must be in the future', () => admin('POST', '/tokens', { name: 'ci', scopes: ['consumers:read'], expiresAt: '2001-01-01T00:00:00Z' })],
       ['createAdminToken', 400, json, malformed('POST', '/tokens')],
       ['createAdminToken', 400, object, notObject('POST', '/tokens')],
       ['revokeAdminToken', 400, 'id must be a UUID', () => admin('POST', '/tokens/not-a-uuid/revoke')],
       ['listAuditEntries', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/audit?limit=0')],
       ['listAuditEntries', 400, 'from must be an ISO 8601 date-time', () => admin('GET', '/audit?from=yesterday')],
+      ['listPlanRequests', 400, 'status must be one of pending, approved, declined', () => admin('GET', '/plan-requests?status=open')],
+      ['listPlanRequests', 400, 'consumer must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', () => admin('GET', '/plan-requests?consumer=-x')],
+      ['listPlanRequests', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/plan-requests?limit=0')],
+      ['listPlanRequests', 400, 'after must be the next of a previous page', () => admin('GET', '/plan-requests?after=x')],
+      ['createPlanRequest', 400, 'requestedPlan must be one of free, pro, business, enterprise', () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'gold', expectedVolume: '10' })],
+      ['createPlanRequest', 400, "requestedPlan must differ from the consumer's current plan (free).", () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'free', expectedVolume: '10' })],
+      ['createPlanRequest', 400, 'expectedVolume must be at most 200 characters', () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'pro', expectedVolume: 'x'.repeat(201) })],
+      ['createPlanRequest', 400, 'message must be at most 2000 characters', () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'pro', expectedVolume: '10', message: 'x'.repeat(2001) })],
+      ['createPlanRequest', 400, json, malformed('POST', '/plan-requests')],
+      ['createPlanRequest', 400, object, notObject('POST', '/plan-requests')],
+      ['approvePlanRequest', 400, 'id must be a UUID', () => admin('POST', '/plan-requests/not-a-uuid/approve')],
+      ['approvePlanRequest', 400, 'perDay is required with perMinute', () => admin('POST', `/plan-requests/${unknownKey}/approve`, { perMinute: 5 })],
+      ['approvePlanRequest', 400, "The enterprise plan needs the consumer's agreed limits (perMinute and perDay).", async () => {
+        const asked = await admin('POST', '/plan-requests', { consumer: 'other', requestedPlan: 'enterprise', expectedVolume: '10' });
+        return admin('POST', `/plan-requests/${(asked.body as { id: string }).id}/approve`);
+      }],
+      ['approvePlanRequest', 400, json, malformed('POST', `/plan-requests/${unknownKey}/approve`)],
+      ['approvePlanRequest', 400, object, notObject('POST', `/plan-requests/${unknownKey}/approve`)],
+      ['declinePlanRequest', 400, 'id must be a UUID', () => admin('POST', '/plan-requests/not-a-uuid/decline', { note: 'no' })],
+      ['declinePlanRequest', 400, 'note must not be empty', () => admin('POST', `/plan-requests/${unknownKey}/decline`, { note: '' })],
+      ['declinePlanRequest', 400, 'note must be at most 2000 characters', () => admin('POST', `/plan-requests/${unknownKey}/decline`, { note: 'x'.repeat(2001) })],
+      ['declinePlanRequest', 400, json, malformed('POST', `/plan-requests/${unknownKey}/decline`)],
+      ['declinePlanRequest', 400, object, notObject('POST', `/plan-requests/${unknownKey}/decline`)],
       ['importConsumers', 400, json, malformed('POST', '/import')],
       ['importConsumers', 400, object, notObject('POST', '/import')],
+      ...(['/consumers/acme/usage/history', '/usage/history', '/usage/top', '/usage/export'] as const).flatMap((path): Array<[OperationId, number, string, () => Promise<Reply>]> => {
+        const id = ({ '/consumers/acme/usage/history': 'getConsumerUsageHistory', '/usage/history': 'getFleetUsageHistory', '/usage/top': 'getTopConsumers', '/usage/export': 'exportUsage' } as const)[path];
+        return [
+          [id, 400, 'from must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date', () => admin('GET', `${path}?from=yesterday`)],
+          [id, 400, 'from must be at the start of an hour (such as 2026-11-01T13:00:00Z) with granularity=hour', () => admin('GET', `${path}?from=2026-11-01T10:30:00Z&to=2026-11-01T12:00:00Z${path === '/usage/export' ? '&granularity=hour' : ''}`)],
+          [id, 400, 'from must be before to', () => admin('GET', `${path}?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z`)],
+          [id, 400, 'A call covers at most 31 days of hours (744 buckets): narrow from and to, or use granularity=day', () => admin('GET', `${path}?from=2026-10-01T00:00:00Z&to=2026-11-01T01:00:00Z${path === '/usage/top' ? '' : '&granularity=hour'}`)],
+        ];
+      }),
+      ['getConsumerUsageHistory', 400, 'granularity must be one of hour, day', () => admin('GET', '/consumers/acme/usage/history?granularity=week')],
+      ['getConsumerUsageHistory', 400, nameRule, badName('GET', '/usage/history')],
+      ['getFleetUsageHistory', 400, 'granularity must be one of hour, day', () => admin('GET', '/usage/history?granularity=week')],
+      ['exportUsage', 400, 'granularity must be one of hour, day', () => admin('GET', '/usage/export?granularity=week')],
+      ['getTopConsumers', 400, 'by must be one of requests, rateLimited, serverErrors', () => admin('GET', '/usage/top?by=ok')],
+      ['getTopConsumers', 400, 'limit must be an integer between 1 and 100', () => admin('GET', '/usage/top?limit=101')],
       // Last: it fills acme up to the cap on active keys.
       ['issueKey', 400, 'A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "acme" has 100; revoke some first.', async () => {
         let reply = await admin('POST', '/consumers/acme/keys', {});

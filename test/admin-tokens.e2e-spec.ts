@@ -60,6 +60,13 @@ describe('admin tokens and the audit log', () => {
     return { name, keyId: body.key.id };
   }
 
+  /** A pending plan request of a new consumer: its id. */
+  async function planRequest(): Promise<string> {
+    const reply = await root('POST', '/plan-requests', { consumer: (await createConsumer()).name, requestedPlan: 'pro', expectedVolume: '10 a day' });
+    expect(reply.status).toBe(201);
+    return (reply.body as { id: string }).id;
+  }
+
   async function auditRows(query: string): Promise<AuditRow[]> {
     const reply = await root('GET', `/audit?limit=1000&${query}`);
     expect(reply.status).toBe(200);
@@ -110,7 +117,7 @@ describe('admin tokens and the audit log', () => {
   });
 
   describe('route × scope matrix', () => {
-    type Route = { method: string; path: string; scope: AdminScope; prepare: () => Promise<{ path: string; body?: unknown }> };
+    type Route = { method: string; path: string; scope: AdminScope | 'any'; prepare: () => Promise<{ path: string; body?: unknown }> };
     const routes: Route[] = [
       { method: 'GET', path: '/consumers', scope: 'consumers:read', prepare: async () => ({ path: '/consumers' }) },
       { method: 'POST', path: '/consumers', scope: 'consumers:write', prepare: async () => ({ path: '/consumers', body: { plan: 'free' } }) },
@@ -151,6 +158,21 @@ describe('admin tokens and the audit log', () => {
         prepare: async () => ({ path: `/tokens/${(await createToken({ name: unique('t'), scopes: ['audit:read'] })).id}/revoke` }),
       },
       { method: 'GET', path: '/audit', scope: 'audit:read', prepare: async () => ({ path: '/audit' }) },
+      { method: 'GET', path: '/consumers/{name}/usage/history', scope: 'usage:read', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/usage/history` }) },
+      { method: 'GET', path: '/usage/history', scope: 'usage:read', prepare: async () => ({ path: '/usage/history?granularity=day' }) },
+      { method: 'GET', path: '/usage/top', scope: 'usage:read', prepare: async () => ({ path: '/usage/top' }) },
+      { method: 'GET', path: '/usage/export', scope: 'usage:read', prepare: async () => ({ path: '/usage/export' }) },
+      { method: 'GET', path: '/plan-requests', scope: 'plan-requests:read', prepare: async () => ({ path: '/plan-requests' }) },
+      {
+        method: 'POST',
+        path: '/plan-requests',
+        scope: 'plan-requests:write',
+        prepare: async () => ({ path: '/plan-requests', body: { consumer: (await createConsumer()).name, requestedPlan: 'pro', expectedVolume: '10 a day' } }),
+      },
+      { method: 'POST', path: '/plan-requests/{id}/approve', scope: 'plan-requests:review', prepare: async () => ({ path: `/plan-requests/${await planRequest()}/approve` }) },
+      { method: 'POST', path: '/plan-requests/{id}/decline', scope: 'plan-requests:review', prepare: async () => ({ path: `/plan-requests/${await planRequest()}/decline`, body: { note: 'no' } }) },
+      // @AnyValidToken: every valid token, whatever its scopes (issue #26).
+      { method: 'GET', path: '/token', scope: 'any', prepare: async () => ({ path: '/token' }) },
     ];
 
     it('covers every route of the admin API, each declaring its scope in the OpenAPI document', async () => {
@@ -163,7 +185,7 @@ describe('admin tokens and the audit log', () => {
       for (const op of documented) {
         const route = routes.find((r) => key(r) === key(op))!;
         expect(op.scope).toBe(route.scope);
-        expect(op.description).toContain(`Required scope: \`${route.scope}\``);
+        expect(op.description).toContain(route.scope === 'any' ? 'Any valid token' : `Required scope: \`${route.scope}\``);
       }
     });
 
@@ -172,7 +194,7 @@ describe('admin tokens and the audit log', () => {
       for (const route of routes) {
         const { path, body } = await route.prepare();
         const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
-        if (route.scope === scope) {
+        if (route.scope === scope || route.scope === 'any') {
           expect(reply.status >= 200 && reply.status < 300 ? 'ok' : `${route.method} ${path}: ${reply.status} ${reply.text}`).toBe('ok');
           const created = reply.body as { key?: { key?: string }; token?: string };
           if (typeof created?.key?.key === 'string') secrets.push(created.key.key);
@@ -198,6 +220,9 @@ describe('admin tokens and the audit log', () => {
       expect((await as(portal.token, 'POST', `/consumers/${consumer.name}/keys`, {})).status).toBe(201);
       expect((await as(portal.token, 'POST', `/consumers/${consumer.name}/keys/${key.id}/rotate`, {})).status).toBe(201);
       expect((await as(portal.token, 'GET', `/consumers/${consumer.name}/usage`)).status).toBe(200);
+      expect((await as(portal.token, 'GET', `/consumers/${consumer.name}/usage/history`)).status).toBe(200);
+      // The fleet's figures are every consumer's: not for a token restricted to its own.
+      for (const path of ['/usage/history', '/usage/top', '/usage/export']) expectErrorBody(await as(portal.token, 'GET', path), 403, 'FORBIDDEN');
       expectErrorBody(await as(portal.token, 'POST', '/consumers', { name: unique('pro'), plan: 'pro' }), 403, 'FORBIDDEN');
       expectErrorBody(await as(portal.token, 'PATCH', `/consumers/${consumer.name}`, { plan: 'pro' }), 403, 'FORBIDDEN');
       expect((await root('GET', `/consumers/${consumer.name}`)).body).toMatchObject({ plan: 'free' });
@@ -214,6 +239,7 @@ describe('admin tokens and the audit log', () => {
         ['POST', `/consumers/${other.name}/keys/${other.keyId}/rotate`, {}],
         ['POST', `/consumers/${other.name}/revoke`],
         ['GET', `/consumers/${other.name}/usage`],
+        ['GET', `/consumers/${other.name}/usage/history`],
         ['POST', `/consumers/${other.name}/unban`],
       ] as Array<[string, string, unknown?]>) {
         expectErrorBody(await as(portal.token, method, path, body ?? (method === 'GET' ? undefined : {})), 403, 'FORBIDDEN');
@@ -254,6 +280,17 @@ describe('admin tokens and the audit log', () => {
       expect((await as(t.token, 'GET', '/consumers', undefined, b)).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now()));
       for (const gateway of [a, b]) expect(await within(() => as(t.token, 'GET', '/consumers', undefined, gateway), 1000)).toBeLessThanOrEqual(1000);
+    });
+
+    it('GET /token answers the calling token\'s own record; root is "root" with every scope; a revoked token gets 401', async () => {
+      const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+      const t = await createToken({ name: unique('whoami'), scopes: ['consumers:read', 'usage:read'], plans: ['free'], expiresAt });
+      expect((await as(t.token, 'GET', '/token')).body).toEqual({ id: t.id, name: expect.stringMatching(/^whoami/), scopes: ['consumers:read', 'usage:read'], ownConsumersOnly: false, plans: ['free'], expiresAt });
+      expect((await root('GET', '/token')).body).toEqual({ id: null, name: 'root', scopes: [...ADMIN_SCOPES], ownConsumersOnly: false, plans: null, expiresAt: null });
+      expect((await root('POST', `/tokens/${t.id}/revoke`)).status).toBe(200);
+      expect(await within(() => as(t.token, 'GET', '/token'), 1000)).toBeLessThanOrEqual(1000);
+      expectErrorBody(await as(t.token, 'GET', '/token'), 401, 'UNAUTHORIZED');
+      expectErrorBody(await as('adm_not-a-token', 'GET', '/token'), 401, 'UNAUTHORIZED');
     });
 
     it('a token grants only scopes it holds (no escalation)', async () => {
@@ -350,7 +387,7 @@ describe('admin tokens and the audit log', () => {
     const token = created[created.length - 1];
     secrets.push(token);
     expect(token).toMatch(/^adm_[A-Za-z0-9_-]{43}$/);
-    expect(created[0]).toContain('consumers:read, consumers:write, keys:write, usage:read, own consumers only, plans free');
+    expect(created[0]).toContain('consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, own consumers only, plans free');
     const made = await keys(token, 'create', '--plan', 'free');
     secrets.push(made[made.length - 1]);
     await expect(keys(token, 'create', '--plan', 'pro')).rejects.toMatchObject({ stderr: expect.stringContaining('plans free, not pro') });

@@ -61,7 +61,7 @@ function replicas(env: Record<string, string>): Record<string, number> {
     const run = compose(['config'], secret);
     expect(run.status).toBe(0);
     expect(run.stdout).not.toContain('change-me');
-    expect(run.stdout.match(/INTERNAL_SECRET: compose-test-0123456789abcdef/g)).toHaveLength(3);
+    expect(run.stdout.match(/INTERNAL_SECRET: compose-test-0123456789abcdef/g)).toHaveLength(4); // migrate, pets, gateway, portal
   });
 
   it('runs GATEWAY_REPLICAS gateway instances with the Compose version CI validates with', () => {

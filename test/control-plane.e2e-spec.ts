@@ -101,6 +101,15 @@ describe('control plane: consumers and keys behind the admin API', () => {
       const second = (await adminCall(a, 'GET', `/consumers?limit=2&after=${first.next}`)).body as { items: Array<{ name: string }> };
       expect(second.items[0].name).toBe('page-c');
     });
+
+    it('filters consumers by name prefix, literally ("_" is no wildcard), paged the same way (the console\'s search)', async () => {
+      for (const name of ['pfx_a', 'pfx_b', 'pfx_c', 'pfxXd']) await mintKey(a, 'free', name);
+      const first = (await adminCall(a, 'GET', '/consumers?prefix=pfx_&limit=2')).body as { items: Array<{ name: string }>; next: string };
+      expect(first.items.map((c) => c.name)).toEqual(['pfx_a', 'pfx_b']);
+      const second = (await adminCall(a, 'GET', `/consumers?prefix=pfx_&limit=2&after=${first.next}`)).body as { items: Array<{ name: string }>; next: string | null };
+      expect(second).toEqual({ items: [expect.objectContaining({ name: 'pfx_c' })], next: null });
+      expectErrorBody(await adminCall(a, 'GET', '/consumers?prefix=%25'), 400, 'VALIDATION_FAILED');
+    });
   });
 
   it('gives 100 working keys for 100 concurrent creations', async () => {

@@ -1,11 +1,14 @@
 import { DataSource } from 'typeorm';
 import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
 import { CONSUMER_ENTITIES } from '../apps/gateway/src/consumers/consumer-entities';
+import { USAGE_ENTITIES } from '../apps/gateway/src/usage/usage-entities';
 import { dataSourceOptions } from '../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../apps/gateway/src/database/run-migrations';
 import { openDatabaseEndpoint } from '../apps/gateway/src/database/gateway-database.module';
 import { createGatewayTestDatabase, GatewayTestDatabase } from './support/gateway';
+
+const ENTITIES = [...CONSUMER_ENTITIES, ...USAGE_ENTITIES];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
 describe('gateway migrations', () => {
@@ -16,7 +19,7 @@ describe('gateway migrations', () => {
   beforeAll(async () => {
     database = await createGatewayTestDatabase();
     endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
-    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', CONSUMER_ENTITIES), logging: false }).initialize();
+    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', ENTITIES), logging: false }).initialize();
   });
   afterAll(async () => {
     if (source?.isInitialized) await source.destroy();
@@ -25,13 +28,19 @@ describe('gateway migrations', () => {
   });
 
   it('apply cleanly in the gateway schema and leave nothing for the entities to change (no drift)', async () => {
-    expect(await runMigrations(source, endpoint, 'gateway')).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000', 'AddAdminTokensAndAudit1795514162797']);
+    expect(await runMigrations(source, endpoint, 'gateway')).toEqual([
+      'CreateConsumers1763942400000',
+      'AddKeySuccessor1764547200000',
+      'AddAdminTokensAndAudit1795514162797',
+      'AddPlanRequests1795531276417',
+      'CreateUsageHistory1795600000000',
+    ]);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
     const tables: Array<{ table_name: string }> = await source.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'gateway' ORDER BY table_name`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['admin_tokens', 'api_keys', 'audit_log', 'consumers', 'migrations']);
+    expect(tables.map((t) => t.table_name)).toEqual(['admin_tokens', 'api_keys', 'audit_log', 'consumers', 'migrations', 'plan_requests', 'usage_daily', 'usage_hourly']);
   });
 
   it('are not applied twice', async () => {
@@ -50,12 +59,12 @@ describe('gateway migrations', () => {
   (process.env.DATABASE_URL ? it : it.skip)('run once when two instances start at the same time', async () => {
     const fresh = await createGatewayTestDatabase();
     const shared = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: fresh.url }));
-    const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', CONSUMER_ENTITIES), logging: false });
-    const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', CONSUMER_ENTITIES), logging: false });
+    const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
+    const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
     try {
       await Promise.all([a.initialize(), b.initialize()]);
       const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
-      expect(results.flat()).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000', 'AddAdminTokensAndAudit1795514162797']);
+      expect(results.flat()).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000', 'AddAdminTokensAndAudit1795514162797', 'AddPlanRequests1795531276417', 'CreateUsageHistory1795600000000']);
     } finally {
       await a.destroy();
       await b.destroy();

@@ -1,14 +1,10 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { ChildProcess } from 'node:child_process';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { freePort } from '../scripts/free-port';
 import { waitForHttp } from '../scripts/wait';
+import { spawnBuiltGateway } from './support/built-gateway';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
-
-const ROOT = join(__dirname, '..');
-const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
 
 /** The built gateway as a real process, sent SIGTERM while requests are in flight. */
 describe('graceful shutdown', () => {
@@ -20,7 +16,6 @@ describe('graceful shutdown', () => {
   let database: GatewayTestDatabase;
 
   beforeAll(async () => {
-    if (!existsSync(GATEWAY_MAIN)) execFileSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'ignore' });
     // A pets service that takes 400 ms per answer, so that requests are surely in flight at SIGTERM.
     upstream = createServer((_req, res) => {
       arrived += 1;
@@ -30,23 +25,13 @@ describe('graceful shutdown', () => {
     database = await createGatewayTestDatabase();
     port = await freePort();
     const admin = { adminUrl: `http://127.0.0.1:${await freePort()}`, adminToken: 'graceful-shutdown-admin-token-0123456789' };
-    gateway = spawn(process.execPath, [GATEWAY_MAIN], {
-      cwd: ROOT,
-      stdio: 'ignore',
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PETS_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-        GATEWAY_DATABASE_URL: database.url,
-        ADMIN_PORT: new URL(admin.adminUrl).port,
-        ADMIN_TOKEN: admin.adminToken,
-        METRICS_PORT: '0',
-        LOG_LEVEL: 'error',
-        NODE_ENV: 'test',
-        REDIS_URL: '',
-        SHUTDOWN_GRACE_MS: '5000',
-      },
+    gateway = spawnBuiltGateway({
+      PORT: String(port),
+      PETS_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      GATEWAY_DATABASE_URL: database.url,
+      ADMIN_PORT: new URL(admin.adminUrl).port,
+      ADMIN_TOKEN: admin.adminToken,
+      SHUTDOWN_GRACE_MS: '5000',
     });
     await waitForHttp(`http://127.0.0.1:${port}/health/live`, 30_000);
     key = await mintKey(admin, 'business');

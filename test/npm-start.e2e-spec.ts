@@ -23,7 +23,7 @@ function listening(port: number): Promise<boolean> {
 
 interface Started {
   process: ChildProcess;
-  ports: { gateway: number; pets: number; admin: number };
+  ports: { gateway: number; pets: number; admin: number; portal: number; console: number };
   /** ADMIN_TOKEN_FILE, in a folder of its own. */
   tokenFile: string;
   output: () => string;
@@ -35,15 +35,16 @@ const spawned: ChildProcess[] = [];
 
 /** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
 async function start(command: string, args: string[]): Promise<Started> {
-  const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort() };
+  const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort(), portal: await freePort(), console: await freePort() };
   const tokenFile = join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'admin-token');
   const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       PORT: String(ports.gateway), HOST: '127.0.0.1', PETS_PORT: String(ports.pets), METRICS_PORT: '0', PETS_METRICS_PORT: '0',
-      PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: tokenFile,
+      PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: tokenFile, PORTAL_PORT: String(ports.portal),
       GATEWAY_DATABASE_URL: '',
+      CONSOLE_PORT: String(ports.console), CONSOLE_SESSION_SECRET_FILE: join(dirname(tokenFile), 'console-session-secret'), CONSOLE_DATABASE_URL: '', ADMIN_URL: '',
       DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -92,11 +93,16 @@ describe('npm start', () => {
     const readyLines = started.output().match(/^Ready: .*$/gm) ?? [];
     expect(readyLines).toEqual([
       `Ready: gateway on http://localhost:${started.ports.gateway}/v1, Swagger UI on http://localhost:${started.ports.gateway}/docs; ` +
-        `admin API (private) on http://127.0.0.1:${started.ports.admin}/docs; pets service on http://127.0.0.1:${started.ports.pets}`,
+        `admin API (private) on http://127.0.0.1:${started.ports.admin}/docs; pets service on http://127.0.0.1:${started.ports.pets}; ` +
+        `developer portal on http://localhost:${started.ports.portal}/; operator console (private) on http://127.0.0.1:${started.ports.console}`,
     ]);
     // "Ready" means ready: both answer their readiness at that moment.
     expect((await fetch(`http://127.0.0.1:${started.ports.gateway}/health/ready`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${started.ports.pets}/health/ready`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${started.ports.portal}/health/ready`)).status).toBe(200);
+    // The console answers its sign-in page, on the embedded database npm start serves (its sessions' schema).
+    const signIn = await fetch(`http://127.0.0.1:${started.ports.console}/sign-in`);
+    expect([signIn.status, (await signIn.text()).includes('Admin token')]).toEqual([200, true]);
 
     // The keys CLI finds the admin API of the npm start it runs beside (on a port it was not told): the gateway
     // wrote its address beside the admin token (ADMIN_TOKEN_FILE's folder, .data/ by default).
@@ -108,7 +114,7 @@ describe('npm start', () => {
 
     started.process.kill('SIGTERM');
     await started.exited;
-    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin], 15_000)).toBe(true);
+    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console], 15_000)).toBe(true);
     // Gone with the gateway: the CLI does not send the token to whatever takes the port next.
     expect(existsSync(urlFile)).toBe(false);
   }, 300_000);
@@ -117,6 +123,6 @@ describe('npm start', () => {
     const started = await start(process.execPath, ['scripts/start.js']);
     started.process.kill('SIGINT');
     expect(await started.exited).toBe(0);
-    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin], 15_000)).toBe(true);
+    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console], 15_000)).toBe(true);
   }, 120_000);
 });

@@ -99,7 +99,7 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
     }
   });
 
-  it('stops the pets service, the gateway and nginx when nginx cannot bind STACK_PORT (taken after the check)', async () => {
+  it('stops the pets service, the gateway, the portal and nginx when nginx cannot bind STACK_PORT (taken after the check)', async () => {
     const ports = await freeStackPorts(2);
     const run = start(ports.env);
     // The port check is over once the pets service listens: take STACK_PORT then, as a late-starting server would.
@@ -110,7 +110,7 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
       expect(code).toBe(1);
       const lines = stackLines(run);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^stack: nginx exited \\(code 1\\) during the start, .*bind\\(\\) to 127\\.0\\.0\\.1:${ports.nginx} failed.*; stopped everything it had started \\(pets, gateway-1, nginx\\)$`));
+      expect(lines[0]).toMatch(new RegExp(`^stack: nginx exited \\(code 1\\) during the start, .*bind\\(\\) to 127\\.0\\.0\\.1:${ports.nginx} failed.*; stopped everything it had started \\(pets, gateway-1, portal, nginx\\)$`));
       expect(leftoverProcesses(run)).toEqual([]);
       expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
       expect(await databasesLeftBy(run)).toEqual([]);

@@ -64,6 +64,14 @@ async function requestsServed(metricsPort: number): Promise<number> {
     for (const gateway of stack.gateways) expect(conf).not.toContain(`:${gateway.adminPort}`);
   });
 
+  it('publishes the developer portal at /portal/ beside /v1, never its health route', async () => {
+    const login = await fetch(`${stack.url}/portal/login`);
+    expect(login.status).toBe(200);
+    expect(await login.text()).toContain('action="/portal/login"');
+    expect((await fetch(`${stack.url}/portal/health/ready`)).status).toBe(404);
+    expect((await fetch(`${stack.url}/portal`, { redirect: 'manual' })).headers.get('location')).toMatch(/\/portal\/$/);
+  });
+
   it('spreads requests over both gateway instances', async () => {
     for (let i = 0; i < 20; i += 1) {
       const reply = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${businessKey}` } });

@@ -1,5 +1,5 @@
 /** The nginx configuration of `npm run stack`: the only public port, in front of every gateway instance. */
-function nginxConfig({ dir, host, port, gatewayPorts, upstreamIdleSeconds }) {
+function nginxConfig({ dir, host, port, gatewayPorts, portalPort, upstreamIdleSeconds }) {
   return `worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/nginx-error.log warn;
@@ -15,11 +15,30 @@ ${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=1 fail_timeout=5s;`
     # the gateway, closes an idle connection, so a reused one is never being closed under a request.
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
-  server {
+${portalPort ? `  upstream portals {
+    server ${host}:${portalPort} max_fails=1 fail_timeout=5s;
+    keepalive 8;
+    keepalive_timeout ${upstreamIdleSeconds}s;
+  }
+` : ''}  server {
     listen ${host}:${port};
     client_max_body_size 16k;
     location /health/ { return 404; }
-    location / {
+${portalPort ? `    # The developer portal at /portal/ (its PORTAL_BASE_PATH), as gateway/nginx.conf publishes it.
+    location = /portal { return 301 /portal/; }
+    location /portal/health/ { return 404; }
+    location /portal/ {
+      client_max_body_size 64k;
+      proxy_pass http://portals;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host "";
+      proxy_connect_timeout 2s;
+      proxy_read_timeout 15s;
+    }
+` : ''}    location / {
       proxy_pass http://gateways;
       proxy_http_version 1.1;
       proxy_set_header Connection "";

@@ -16,6 +16,7 @@ const DEFAULTS = {
   STACK_GATEWAY_PORT_BASE: 3301,
   STACK_ADMIN_PORT_BASE: 3351,
   STACK_METRICS_PORT_BASE: 3401,
+  STACK_PORTAL_PORT: 3450,
   STACK_READY_TIMEOUT_MS: 60_000,
   STACK_POSTGRES_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
   STACK_DIR: path.join(ROOT, '.data', 'stack'),
@@ -33,11 +34,12 @@ const REPLACED = {
   PETS_PORT: 'STACK_PETS_PORT',
   PETS_METRICS_PORT: 'STACK_PETS_METRICS_PORT',
   PETS_URL: 'STACK_PETS_PORT (the gateways call the pets service the stack starts)',
+  PORTAL_PORT: 'STACK_PORTAL_PORT',
 };
 
 /** Listen addresses the stack keeps on loopback: nginx on STACK_PORT is its only entry, the admin APIs stay private. */
 const LOOPBACK = '127.0.0.1';
-const LOOPBACK_ONLY = ['HOST', 'ADMIN_HOST', 'PETS_HOST'];
+const LOOPBACK_ONLY = ['HOST', 'ADMIN_HOST', 'PETS_HOST', 'PORTAL_HOST'];
 
 /** An environment value, with the empty string read as unset (`PORT= npm run stack`). */
 function variable(env, name) {
@@ -82,6 +84,7 @@ function portPlan(settings) {
     { port: settings.port, variable: 'STACK_PORT', what: 'nginx, the stack\'s entry' },
     { port: settings.pets.port, variable: 'STACK_PETS_PORT', what: 'the pets service' },
     { port: settings.pets.metricsPort, variable: 'STACK_PETS_METRICS_PORT', what: 'the pets service\'s metrics' },
+    { port: settings.portal.port, variable: 'STACK_PORTAL_PORT', what: 'the developer portal' },
   ];
   for (const gateway of settings.gateways) {
     plan.push(
@@ -117,6 +120,7 @@ function readStackSettings(env = process.env) {
     run,
     port: integer(env, 'STACK_PORT', 1, 65535),
     pets: { port: integer(env, 'STACK_PETS_PORT', 1, 65535), metricsPort: integer(env, 'STACK_PETS_METRICS_PORT', 1, 65535) },
+    portal: { port: integer(env, 'STACK_PORTAL_PORT', 1, 65535) },
     gateways: Array.from({ length: instances }, (_, i) => ({ name: `gateway-${i + 1}`, ...gatewayPorts(bases, i + 1) })),
     readyTimeoutMs: integer(env, 'STACK_READY_TIMEOUT_MS', 1000, 3_600_000),
     dir: path.resolve(variable(env, 'STACK_DIR') ?? DEFAULTS.STACK_DIR),

@@ -20,6 +20,7 @@ const { StackError } = require('./stack-error');
 const ROOT = path.join(__dirname, '../..');
 const PETS_MAIN = path.join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
 const GATEWAY_MAIN = path.join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
+const PORTAL_MAIN = path.join(ROOT, 'dist/apps/portal/apps/portal/src/main.js');
 const MIGRATE = path.join(ROOT, 'dist/apps/pets/apps/pets/src/database/migrate.js');
 const KEYS = path.join(ROOT, 'scripts/keys.js');
 
@@ -106,6 +107,35 @@ async function startStack(options = {}) {
       await ready(`${gateway.name} (port ${gateway.port}, STACK_GATEWAY_PORT_BASE)`, `http://${LOOPBACK}:${gateway.port}/health/ready`);
     }
 
+    // The developer portal, when built: its admin token made through the first gateway's admin API (--for portal).
+    let portal;
+    if (existsSync(PORTAL_MAIN)) {
+      const adminUrl = `http://${LOOPBACK}:${gateways[0].adminPort}`;
+      const reply = await fetch(`${adminUrl}/tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'portal', ...require('../keys.js').TOKEN_PRESETS.portal }),
+      });
+      if (!reply.ok) throw new StackError(`cannot create the developer portal's admin token: ${reply.status} ${await reply.text()}`);
+      const entry = `http://${LOOPBACK}:${settings.port}`;
+      portal = processes.start('portal', process.execPath, [PORTAL_MAIN], {
+        ...common,
+        // Production wants SMTP_URL: without it the portal runs as in development (each mail, its link, in the log).
+        NODE_ENV: env.SMTP_URL ? 'production' : 'development',
+        PORTAL_HOST: LOOPBACK,
+        PORTAL_PORT: String(settings.portal.port),
+        PORTAL_ADMIN_TOKEN: (await reply.json()).token,
+        ADMIN_URL: adminUrl,
+        PORTAL_DATABASE_URL: settings.gatewayDatabaseUrl ?? database.url,
+        PORTAL_BASE_PATH: '/portal',
+        PORTAL_PUBLIC_URL: env.PORTAL_PUBLIC_URL ?? entry,
+        PORTAL_API_URL: env.PORTAL_API_URL ?? `${entry}/v1`,
+        PORTAL_SESSION_SECRET: env.PORTAL_SESSION_SECRET ?? randomBytes(32).toString('hex'),
+        PORTAL_DATA_DIR: settings.dir,
+      });
+      await ready(`the developer portal (STACK_PORTAL_PORT ${settings.portal.port})`, `http://${LOOPBACK}:${settings.portal.port}/health/ready`);
+    }
+
     for (const folder of ['client-body', 'proxy']) mkdirSync(path.join(settings.dir, folder), { recursive: true });
     const conf = path.join(settings.dir, 'nginx.conf');
     writeFileSync(conf, nginxConfig({
@@ -113,6 +143,7 @@ async function startStack(options = {}) {
       host: LOOPBACK,
       port: settings.port,
       gatewayPorts: gateways.map((g) => g.port),
+      portalPort: portal ? settings.portal.port : undefined,
       upstreamIdleSeconds: options.upstreamIdleSeconds ?? 60,
     }));
     const pidFile = path.join(settings.dir, 'nginx.pid');
@@ -128,6 +159,7 @@ async function startStack(options = {}) {
       url: `http://${LOOPBACK}:${settings.port}`,
       pets: { url: `http://${LOOPBACK}:${settings.pets.port}`, metricsPort: settings.pets.metricsPort, process: pets },
       gateways,
+      portal: portal ? { url: `http://${LOOPBACK}:${settings.port}/portal/`, process: portal } : undefined,
       admin: { adminUrl: `http://${LOOPBACK}:${gateways[0].adminPort}`, adminToken },
       database: database.description,
       redis: { url: settings.redisUrl, keyPrefix: settings.redisKeyPrefix },

@@ -13,7 +13,7 @@ export const hasNginx = spawnSync('nginx', ['-v']).status === 0 || spawnSync('/u
 
 /** The stack runs the built apps: build them once when this checkout has not. */
 export function buildAppsIfMissing(): void {
-  for (const app of ['pets', 'gateway']) {
+  for (const app of ['pets', 'gateway', 'portal']) {
     if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`))) execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
   }
 }
@@ -45,12 +45,13 @@ export function randomStackPorts(): StackPorts {
       STACK_GATEWAY_PORT_BASE: String(base + 10),
       STACK_ADMIN_PORT_BASE: String(base + 20),
       STACK_METRICS_PORT_BASE: String(base + 30),
+      STACK_PORTAL_PORT: String(base + 3),
     },
     nginx: base,
     pets: base + 1,
     petsMetrics: base + 2,
     gateway,
-    all: (instances) => [base, base + 1, base + 2, ...Array.from({ length: instances }, (_, i) => Object.values(gateway(i + 1))).flat()],
+    all: (instances) => [base, base + 1, base + 2, base + 3, ...Array.from({ length: instances }, (_, i) => Object.values(gateway(i + 1))).flat()],
   };
 }
 
@@ -63,7 +64,7 @@ export async function freeStackPorts(instances: number): Promise<StackPorts> {
 }
 
 /** App variables the stack refuses (it sets them per instance): never passed on from the test's own environment. */
-const SET_BY_THE_STACK = ['PORT', 'ADMIN_PORT', 'METRICS_PORT', 'PETS_PORT', 'PETS_METRICS_PORT', 'PETS_URL', 'HOST', 'ADMIN_HOST', 'PETS_HOST'];
+const SET_BY_THE_STACK = ['PORT', 'ADMIN_PORT', 'METRICS_PORT', 'PETS_PORT', 'PETS_METRICS_PORT', 'PETS_URL', 'HOST', 'ADMIN_HOST', 'PETS_HOST', 'PORTAL_PORT', 'PORTAL_HOST'];
 
 /** `node scripts/stack.js` running as a user runs it, with a marker in its environment that its children inherit. */
 export interface StackRun {

@@ -6,3 +6,4 @@ export * from './list-pets.query.dto';
 export * from './pet-id.params.dto';
 export * from './error.dto';
 export * from './validation.pipe';
+export * from './plans';

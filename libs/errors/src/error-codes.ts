@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  CONFLICT: 409,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   GONE: 410,
@@ -27,8 +28,11 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const ERROR_CODE_VALUES = Object.keys(ERROR_CODES) as ErrorCode[];
 
-/** Codes only the gateway's admin API sends (a token without the route's scope): the public contract never lists them. */
-export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ['FORBIDDEN'];
+/**
+ * Codes only the gateway's admin API sends (a token without the route's scope; a plan request decided twice): the
+ * public contract never lists them.
+ */
+export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ['FORBIDDEN', 'CONFLICT'];
 
 /** The codes of the public contract (the committed gateway/openapi.json and the pets service). */
 export const PUBLIC_ERROR_CODE_VALUES = ERROR_CODE_VALUES.filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));

@@ -1,7 +1,9 @@
 import { ErrorDto } from '@app/contract';
+import { ERROR_CODE_VALUES, ERROR_CODES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { ANY_SCOPE } from './require-scope.decorator';
 import { BODY_STATUSES, EVERY_OPERATION_STATUSES, notFound, sharedErrorRef, sharedErrorResponses } from './admin-responses';
 
 /** The admin API's version: semantic, date-free; bumped with its contract. */
@@ -68,6 +70,12 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
   // The shared Error schema's example message is the public API's (a `limit` rule): this API's is a 404.
   const errorMessage = schemas.Error?.properties?.message as SchemaObject | undefined;
   if (errorMessage) errorMessage.example = notFound()[0];
+  // The shared Error schema lists the public codes; this API also sends the admin-only ones (FORBIDDEN, CONFLICT).
+  const errorCode = schemas.Error?.properties?.code as SchemaObject | undefined;
+  if (errorCode) {
+    errorCode.enum = [...ERROR_CODE_VALUES];
+    errorCode.description = `Machine-readable error code, one of: ${ERROR_CODE_VALUES.map((code) => `\`${code}\` (${ERROR_CODES[code]})`).join(', ')}.`;
+  }
   for (const schema of Object.values(schemas)) {
     for (const [name, property] of Object.entries(schema.properties ?? {}) as Array<[string, SchemaObject & { allOf?: Array<{ $ref?: string }> }]>) {
       const target = property.allOf?.length === 1 ? property.allOf[0].$ref : undefined;
@@ -87,7 +95,8 @@ function describeScopes(document: OpenAPIObject): void {
       const operation = item[method] as (Record<string, unknown> & { description?: string }) | undefined;
       if (!operation) continue;
       const scope = operation['x-required-scope'];
-      const line = typeof scope === 'string' ? `Required scope: \`${scope}\` (or ADMIN_TOKEN).` : 'Root only (ADMIN_TOKEN).';
+      const line =
+        scope === ANY_SCOPE ? 'Any valid token (no scope needed), ADMIN_TOKEN included.' : typeof scope === 'string' ? `Required scope: \`${scope}\` (or ADMIN_TOKEN).` : 'Root only (ADMIN_TOKEN).';
       operation.description = operation.description ? `${operation.description}\n\n${line}` : line;
     }
   }

@@ -128,3 +128,8 @@ export function AdminErrors(errors: { 400: AdminExample[]; 404?: string[]; 503?:
   }
   return applyDecorators(...decorators);
 }
+
+/** A response of one status with its own description and examples (404 of a plan request, 409 of a decision). */
+export function AdminErrorResponse(status: number, description: string, examples: AdminExample[]): MethodDecorator {
+  return ApiResponse({ status, description, content: errorContent(examples) });
+}

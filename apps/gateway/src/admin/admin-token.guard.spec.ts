@@ -6,7 +6,7 @@ import { ADMIN_SCOPES } from '../consumers/admin-scopes';
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
 import { AdminTokenGuard } from './admin-token.guard';
-import { REQUIRED_SCOPE } from './require-scope.decorator';
+import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
 
 const ROOT = 'r'.repeat(40);
 const everyScope: AdminActor = { id: '00000000-0000-4000-8000-000000000001', name: 'all-scopes', scopes: [...ADMIN_SCOPES], ownConsumersOnly: false, plans: null };
@@ -24,6 +24,8 @@ describe('AdminTokenGuard', () => {
   const undeclared = () => undefined;
   const declared = () => undefined;
   Reflect.defineMetadata(REQUIRED_SCOPE, 'usage:read', declared);
+  const anyToken = () => undefined;
+  Reflect.defineMetadata(ANY_VALID_TOKEN, true, anyToken);
 
   const run = (authorization: string, handler: () => void) =>
     adminRequestContext.run({ requestId: null, source: '127.0.0.1' }, () => guard.canActivate(contextFor(authorization, handler)));
@@ -39,5 +41,14 @@ describe('AdminTokenGuard', () => {
     const refused = await run('Bearer adm_bad', declared).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ApiError);
     expect((refused as ApiError).code).toBe('UNAUTHORIZED');
+  });
+
+  it('lets any valid token through a route that opts in with @AnyValidToken, never an invalid one', async () => {
+    const noScopes = { ...everyScope, scopes: [] };
+    const narrow = new AdminTokenGuard(ROOT, new Reflector(), { authenticate: async () => noScopes } as unknown as AdminTokens, audit);
+    const check = (handler: () => void) => adminRequestContext.run({ requestId: null, source: null }, () => narrow.canActivate(contextFor('Bearer adm_x', handler)));
+    await expect(check(anyToken)).resolves.toBe(true);
+    await expect(check(declared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(run('Bearer adm_bad', anyToken)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
 });

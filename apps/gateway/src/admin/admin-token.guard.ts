@@ -7,7 +7,7 @@ import { AdminActor, adminRequestContext, ROOT_ACTOR } from '../consumers/admin-
 import { AdminScope } from '../consumers/admin-scopes';
 import { ADMIN_TOKEN_PREFIX, AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
-import { REQUIRED_SCOPE } from './require-scope.decorator';
+import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 const REALM = 'Bearer realm="petstore-admin"';
@@ -22,7 +22,8 @@ function digest(value: string): Buffer {
 /**
  * Every admin API route needs `Authorization: Bearer <token>`: ADMIN_TOKEN (root, every scope, compared in
  * constant time) or an admin token (`adm_…`, looked up by hash) holding the route's @RequireScope. Deny by
- * default: a route that declares no scope is root's only. Refusals (401, 403) go to the audit log, rate-limited.
+ * default: a route that declares no scope is root's only,
+ * unless it opts in with @AnyValidToken (any valid token). Refusals (401, 403) go to the audit log, rate-limited.
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
@@ -62,6 +63,7 @@ export class AdminTokenGuard implements CanActivate {
     if (store) store.actor = actor;
     const scope = this.reflector.get<AdminScope | undefined>(REQUIRED_SCOPE, context.getHandler());
     if (actor.scopes === 'all') return true;
+    if (this.reflector.get<boolean | undefined>(ANY_VALID_TOKEN, context.getHandler()) === true) return true;
     if (scope !== undefined && actor.scopes.includes(scope)) return true;
     void this.audit.recordDenied(403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } }, actor);
     throw new ApiError('FORBIDDEN', scope === undefined ? `${route} is for the root token only.` : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`);

@@ -65,11 +65,11 @@ export class ConsumersAdminController {
 
   @RequireScope('consumers:read')
   @Get('consumers')
-  @ApiOperation({ operationId: 'listConsumers', summary: 'List consumers, a page at a time', description: 'In name order, each with its keys (hints only). Pass `next` as `after` for the next page.' })
+  @ApiOperation({ operationId: 'listConsumers', summary: 'List consumers, a page at a time', description: 'In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.' })
   @ApiOkResponse({ type: ConsumerPageResponse })
   @AdminErrors({ 400: BAD_PAGE })
   async list(@Query() query: ListConsumersQueryDto): Promise<ConsumerPageResponse> {
-    const page = await this.store.list(query.limit ?? PAGE_SIZE.default, query.after);
+    const page = await this.store.list(query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 

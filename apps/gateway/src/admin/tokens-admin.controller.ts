@@ -3,13 +3,14 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
-import { AdminTokenParams, AdminTokenResponse, CreateAdminTokenDto, CreatedAdminTokenResponse, toAdminTokenResponse } from './dto/admin-token.dto';
+import { AdminTokenParams, AdminTokenResponse, CreateAdminTokenDto, CreatedAdminTokenResponse, CurrentTokenResponse, toAdminTokenResponse } from './dto/admin-token.dto';
+import { currentActor } from '../consumers/admin-context';
 import { AuditPageResponse, ListAuditQueryDto, toAuditEntryResponse } from './dto/audit.dto';
 import { PAGE_SIZE } from './dto/list-consumers.query.dto';
 import { TOKENS_TAG } from './admin-openapi';
 import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from './admin-responses';
 import { ADMIN_SCOPES } from '../consumers/admin-scopes';
-import { RequireScope } from './require-scope.decorator';
+import { AnyValidToken, RequireScope } from './require-scope.decorator';
 
 const BAD_SCOPE: AdminExample = ['VALIDATION_FAILED', `each scope must be one of ${ADMIN_SCOPES.join(', ')}`];
 const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
@@ -23,6 +24,26 @@ export class TokensAdminController {
     private readonly tokens: AdminTokens,
     private readonly audit: AuditLog,
   ) {}
+
+  @AnyValidToken()
+  @Get('token')
+  @ApiOperation({
+    operationId: 'getCurrentToken',
+    summary: 'Read the calling token\'s own record (who am I)',
+    description: 'The token that makes the call: its id, name, scopes, restrictions and expiry (root: name "root", every scope). What a console signs in with.',
+  })
+  @ApiOkResponse({ type: CurrentTokenResponse, description: 'The calling token; never a secret.' })
+  current(): CurrentTokenResponse {
+    const actor = currentActor();
+    return {
+      id: actor.id,
+      name: actor.name,
+      scopes: actor.scopes === 'all' ? [...ADMIN_SCOPES] : [...actor.scopes],
+      ownConsumersOnly: actor.ownConsumersOnly,
+      plans: actor.plans === null ? null : [...actor.plans],
+      expiresAt: actor.expiresAt?.toISOString() ?? null,
+    };
+  }
 
   @RequireScope('tokens:admin')
   @Post('tokens')

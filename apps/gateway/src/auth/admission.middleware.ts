@@ -8,6 +8,7 @@ import { KeyCache } from '../consumers/key-cache.service';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { ControllerRoute } from '../routing/controller-routes';
 import { RouteTable, UnroutedRequest } from '../routing/route-table';
+import { UsageService } from '../usage/usage.service';
 import type { GatewayRequest } from './gateway-request';
 
 const REALM = 'Bearer realm="petstore"';
@@ -20,7 +21,8 @@ const UNROUTED = { controller: UnroutedRequest, handler: UnroutedRequest.prototy
  * client address (the anonymous limit); the rate-limit headers are set either way. A refused key still counts
  * against its address, so guessing keys is throttled and ends in a ban; a flood of random well-formed keys costs
  * no query (the KeyCache's filter of valid keys refuses them) but its ~1 % false positives, capped per second.
- * What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it).
+ * What it throws is answered by the shared exception filter (create-gateway-app.ts mounts it). Every answer is
+ * counted in the usage history (UsageService.track) when its response finishes.
  */
 @Injectable()
 export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Response> {
@@ -28,6 +30,7 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
     private readonly keys: KeyCache,
     private readonly throttler: PlanThrottlerGuard,
     private readonly routes: RouteTable,
+    private readonly usage: UsageService,
   ) {}
 
   /** Express-style: calls `next()` once admitted, `next(error)` with the refusal otherwise. */
@@ -38,6 +41,8 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
   /** Admits a request for `route` (the fast path knows it; the routed path asks the route table). */
   async admit(request: GatewayRequest, response: Response, route: Pick<ControllerRoute, 'controller' | 'handler'> | undefined): Promise<void> {
     const { controller, handler } = route ?? UNROUTED;
+    // Every /v1 request passes here once (routed or fast path): its answer, whatever writes it, is counted once.
+    this.usage.track(request, response);
     const context = new ExecutionContextHost([request, response], controller, handler);
     request.consumer = await this.authenticate(request, context);
     await this.throttler.decide(context);
@@ -56,6 +61,7 @@ export class AdmissionMiddleware implements NestMiddleware<GatewayRequest, Respo
       // address's limit or ban.
       const result = await this.keys.authenticate(hashApiKey(match[1]));
       if (result.outcome === 'valid') {
+        request.usageKeyId = result.keyId;
         recordEdgeOutcome({ consumer: result.consumer });
         return result.consumer;
       }

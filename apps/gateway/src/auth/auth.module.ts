@@ -4,6 +4,7 @@ import { ConsumersModule } from '../consumers/consumers.module';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { RoutingModule } from '../routing/routing.module';
+import { UsageModule } from '../usage/usage.module';
 import { AdmissionMiddleware } from './admission.middleware';
 import { ApiKeyGuard } from './api-key.guard';
 
@@ -15,7 +16,7 @@ import { ApiKeyGuard } from './api-key.guard';
  * twice) unless the route says @SkipThrottle().
  */
 @Module({
-  imports: [ConsumersModule, RateLimitModule, RoutingModule],
+  imports: [ConsumersModule, RateLimitModule, RoutingModule, UsageModule],
   providers: [
     AdmissionMiddleware,
     { provide: APP_GUARD, useClass: ApiKeyGuard },

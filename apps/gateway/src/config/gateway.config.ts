@@ -96,6 +96,20 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('AUDIT_RETENTION_DAYS', 1, 36500)
   AUDIT_RETENTION_DAYS = 730;
+
+  // Usage history (issue #23): hourly buckets in memory, flushed to the gateway's database.
+  @EnvBoolean()
+  @IsBoolean({ message: 'USAGE_ENABLED must be true or false' })
+  USAGE_ENABLED = true;
+
+  @EnvIntRange('USAGE_FLUSH_MS', 100, 300000)
+  USAGE_FLUSH_MS = 5000;
+
+  @EnvIntRange('USAGE_MAX_BUCKETS', 100, 10000000)
+  USAGE_MAX_BUCKETS = 50000;
+
+  @EnvIntRange('USAGE_RETENTION_DAYS', 1, 36500)
+  USAGE_RETENTION_DAYS = 400;
   // --- end of the control plane ---
 
   @IsOptional()
@@ -224,6 +238,8 @@ export interface GatewayConfig {
     /** Audit-log rows older than this are deleted in batches (AUDIT_RETENTION_DAYS). */
     auditRetentionDays: number;
   };
+  /** Usage history: whether answers are recorded, how often a batch is written, the bound held, how long rows live. */
+  usage: { enabled: boolean; flushMs: number; maxBuckets: number; retentionDays: number };
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -299,6 +315,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       },
     },
     admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE, auditRetentionDays: e.AUDIT_RETENTION_DAYS },
+    usage: { enabled: e.USAGE_ENABLED, flushMs: e.USAGE_FLUSH_MS, maxBuckets: e.USAGE_MAX_BUCKETS, retentionDays: e.USAGE_RETENTION_DAYS },
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

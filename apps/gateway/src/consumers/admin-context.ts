@@ -12,6 +12,8 @@ export interface AdminActor {
   ownConsumersOnly: boolean;
   /** Only consumers on these plans; null: every plan. */
   plans: readonly string[] | null;
+  /** When the token stops working; null: never (root). */
+  expiresAt?: Date | null;
 }
 
 export const ROOT_ACTOR: AdminActor = { id: null, name: 'root', scopes: 'all', ownConsumersOnly: false, plans: null };
@@ -38,11 +40,16 @@ export function isRestricted(actor: AdminActor): boolean {
   return actor.ownConsumersOnly || actor.plans !== null;
 }
 
-/** 403 unless the actor may act on a consumer with this creator and plan. */
+/**
+ * 403 unless the actor may act on a consumer with this creator and plan. A consumer an own-consumers token created
+ * stays its own whatever plan an operator moved it to (the portal keeps serving a developer whose plan request was
+ * approved); the plans it may set are still checked where a plan is set (create, update).
+ */
 export function assertMayTouch(actor: AdminActor, consumer: { name: string; plan: string; createdByToken: string | null }): void {
   if (actor.ownConsumersOnly && consumer.createdByToken !== actor.id) {
     throw new ApiError('FORBIDDEN', `Token "${actor.name}" may act only on the consumers it created; "${consumer.name}" is not one of them.`);
   }
+  if (actor.ownConsumersOnly) return;
   assertPlanAllowed(actor, consumer.plan);
 }
 

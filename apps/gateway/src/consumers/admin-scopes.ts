@@ -8,6 +8,9 @@ export const ADMIN_SCOPES = [
   'export',
   'tokens:admin',
   'audit:read',
+  'plan-requests:read',
+  'plan-requests:write',
+  'plan-requests:review',
 ] as const;
 
 export type AdminScope = (typeof ADMIN_SCOPES)[number];

@@ -119,6 +119,7 @@ export class AdminTokens {
       scopes: entity.scopes as AdminScope[],
       ownConsumersOnly: entity.ownConsumersOnly,
       plans: entity.plans,
+      expiresAt: entity.expiresAt,
     };
   }
 

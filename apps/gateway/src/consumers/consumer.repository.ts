@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull, MoreThan } from 'typeorm';
+import { And, DataSource, EntityManager, In, IsNull, Like, MoreThan } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, keyHint } from './api-key';
@@ -95,13 +95,16 @@ export class ConsumerRepository {
   }
 
   /** One page in name order (keyset pagination: as fast on page 10,000 as on page 1), with each one's keys. */
-  async list(limit: number, after?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
+  async list(limit: number, after?: string, prefix?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
     const actor = currentActor();
+    // A name holds no % and "_" is escaped: the prefix matches literally.
+    const startsWith = prefix === undefined ? undefined : Like(`${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`);
+    const name = after === undefined ? startsWith : startsWith === undefined ? MoreThan(after) : And(MoreThan(after), startsWith);
     const consumers = await this.dataSource.getRepository(ConsumerEntity).find({
       where: {
-        ...(after === undefined ? {} : { name: MoreThan(after) }),
+        ...(name === undefined ? {} : { name }),
         ...(actor.ownConsumersOnly ? { createdByToken: actor.id ?? IsNull() } : {}),
-        ...(actor.plans !== null ? { plan: In([...actor.plans]) } : {}),
+        ...(actor.plans !== null && !actor.ownConsumersOnly ? { plan: In([...actor.plans]) } : {}),
       },
       order: { name: 'ASC' },
       take: limit + 1,
@@ -123,9 +126,17 @@ export class ConsumerRepository {
     return { consumer, keys };
   }
 
-  /** Changes the plan and/or the consumer's own limits (`null` clears them: back to the plan's). */
-  async update(name: string, patch: { plan?: PlanName; limits?: Limits | null }): Promise<ConsumerWithKeys> {
+  /**
+   * Changes the plan and/or the consumer's own limits (`null` clears them: back to the plan's). `alongside` runs
+   * first in the same transaction, under the consumer's lock (a plan request's approval: both commit or neither).
+   */
+  async update(
+    name: string,
+    patch: { plan?: PlanName; limits?: Limits | null },
+    alongside?: (manager: EntityManager, consumer: ConsumerEntity) => Promise<void>,
+  ): Promise<ConsumerWithKeys> {
     const consumer = await this.changeConsumer(name, async (manager, current) => {
+      if (alongside) await alongside(manager, current);
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       this.planLimits.check(plan, limits);

@@ -15,6 +15,7 @@ import { ConsumersFile } from './consumers-file.service';
 import { KeyCache } from './key-cache.service';
 import { KeyLookupRepository } from './key-lookup.repository';
 import { CONSUMER_ENTITIES } from './consumer-entities';
+import { PlanRequests } from './plan-requests.repository';
 import { PostgresConsumerChanges } from './postgres-consumer-changes';
 import { RedisConsumerChanges } from './redis-consumer-changes';
 
@@ -67,8 +68,9 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
     KeyCache,
     AuditLog,
     AdminTokens,
+    PlanRequests,
     ConsumersLifecycle,
   ],
-  exports: [PlanLimits, ConsumerRepository, ConsumersFile, KeyCache, ConsumerChanges, AuditLog, AdminTokens],
+  exports: [PlanLimits, ConsumerRepository, ConsumersFile, KeyCache, ConsumerChanges, AuditLog, AdminTokens, PlanRequests],
 })
 export class ConsumersModule {}

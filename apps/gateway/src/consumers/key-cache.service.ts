@@ -10,7 +10,8 @@ import { KeyLookupRepository, KeyRecord } from './key-lookup.repository';
 import { PlanLimits } from '../plans/plan-limits';
 
 export type Authentication =
-  | { outcome: 'valid'; consumer: Consumer }
+  /** `keyId`: which of the consumer's keys (its id, never the key), for the usage history. */
+  | { outcome: 'valid'; consumer: Consumer; keyId: string }
   | { outcome: 'invalid'; reason: 'unknown' | 'revoked' | 'expired' | 'disabled' }
   /** Not in the cache and the database cannot be asked (down, or the lookup budget is spent): neither yes nor no. */
   | { outcome: 'unavailable'; retryAfterS: number };
@@ -289,7 +290,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return { outcome: 'invalid', reason: 'expired' };
     const limits = this.planLimits.effective(record);
     if (!limits) return { outcome: 'invalid', reason: 'unknown' };
-    return { outcome: 'valid', consumer: { name: record.name, plan: record.plan, limits } };
+    return { outcome: 'valid', consumer: { name: record.name, plan: record.plan, limits }, keyId: record.keyId };
   }
 
   /** One query per hash at a time, however many requests carry it. */

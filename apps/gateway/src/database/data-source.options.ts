@@ -3,11 +3,19 @@ import { DatabaseEndpoint, postgresDataSourceOptions } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
 import { AddKeySuccessor1764547200000 } from './migrations/1764547200000-AddKeySuccessor';
 import { AddAdminTokensAndAudit1795514162797 } from './migrations/1795514162797-AddAdminTokensAndAudit';
+import { AddPlanRequests1795531276417 } from './migrations/1795531276417-AddPlanRequests';
+import { CreateUsageHistory1795600000000 } from './migrations/1795600000000-CreateUsageHistory';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
 
-export const MIGRATIONS = [CreateConsumers1763942400000, AddKeySuccessor1764547200000, AddAdminTokensAndAudit1795514162797];
+export const MIGRATIONS = [
+  CreateConsumers1763942400000,
+  AddKeySuccessor1764547200000,
+  AddAdminTokensAndAudit1795514162797,
+  AddPlanRequests1795531276417,
+  CreateUsageHistory1795600000000,
+];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class
 type EntityClass = Function | EntitySchema;

@@ -46,6 +46,8 @@ export class GatewayDatabaseModule {
           inject: [DatabaseEndpoint, GATEWAY_CONFIG],
           useFactory: (endpoint: DatabaseEndpoint, config: GatewayConfig) => ({
             ...dataSourceOptions(endpoint, config.consumers.poolSize, config.consumers.schema, entities),
+            // Other features' entities (usage/) join through TypeOrmModule.forFeature(entities, GATEWAY_DATA_SOURCE).
+            autoLoadEntities: true,
             // A gateway whose database is missing at start fails soon, with the reason, rather than after 30 s.
             retryAttempts: 2,
             retryDelay: 1000,

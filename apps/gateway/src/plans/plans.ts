@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { PLAN_NAMES, type PlanName } from '@app/contract';
 import { ConfigurationError } from '@app/platform';
 
 /** The plan table's injection token (gateway/plans.json, read once at start). */
 export const PLAN_TABLE = Symbol('PLAN_TABLE');
 
-export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
-export type PlanName = (typeof PLAN_NAMES)[number];
+// The names are the contract's (libs/contract, shared with the operator console); the limits are configuration.
+export { PLAN_NAMES, type PlanName };
 
 export interface Limits {
   perMinute: number;

@@ -76,3 +76,13 @@ export function toAdminTokenResponse(t: AdminTokenEntity): AdminTokenResponse {
     revokedAt: t.revokedAt?.toISOString() ?? null,
   };
 }
+
+/** GET /token: the calling token's own record, what a console needs to know what to show (issue #26). */
+export class CurrentTokenResponse {
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null for the root token (ADMIN_TOKEN).' }) id!: string | null;
+  @ApiProperty({ example: 'oncall', description: '"root" for ADMIN_TOKEN.' }) name!: string;
+  @ApiProperty({ enum: ADMIN_SCOPES, isArray: true, description: 'Root holds every scope.' }) scopes!: string[];
+  @ApiProperty() ownConsumersOnly!: boolean;
+  @ApiProperty({ type: [String], nullable: true }) plans!: string[] | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
+}

@@ -12,6 +12,12 @@ export class ListConsumersQueryDto {
   @IsIntegerInRange(PAGE_SIZE.min, PAGE_SIZE.max)
   limit?: number;
 
+  @ApiPropertyOptional({ description: 'Only consumers whose name starts with it (case-sensitive), paged the same way.', example: 'acme' })
+  @IsOptional()
+  @IsString()
+  @IsConsumerName()
+  prefix?: string;
+
   @ApiPropertyOptional({ description: 'The `next` of the previous page: consumers whose name sorts after it.' })
   @IsOptional()
   @IsString()

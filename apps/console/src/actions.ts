@@ -1,0 +1,27 @@
+import { AdminApiError, redirectAfterSave, setFlash } from '@app/web';
+import type { Request, Response } from 'express';
+
+/**
+ * A form's change through the admin API, then back to `back` with a message: the success text, or the API's own
+ * refusal (400 validation, 403 scope, 404, 409) shown on the page. A 401 is rethrown (it ends the session).
+ */
+export async function act(request: Request, response: Response, back: string, change: () => Promise<string>): Promise<void> {
+  try {
+    setFlash(request, 'success', await change());
+  } catch (error) {
+    if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
+    setFlash(request, 'error', `${error.message} (${error.status} ${error.code})`);
+  }
+  await redirectAfterSave(request, response, back);
+}
+
+/** A form field as a string ('' when absent or not a string). */
+export function field(body: unknown, name: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** A path segment for the admin API (a consumer's name, an id). */
+export function segment(value: string): string {
+  return encodeURIComponent(value);
+}

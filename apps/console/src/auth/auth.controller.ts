@@ -1,0 +1,57 @@
+import { AdminApiError, AdminClient, destroySession, href, redirectAfterSave, regenerateSession } from '@app/web';
+import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { TokenRecord } from './operator';
+import { PublicPage } from './public-page.decorator';
+import { TokenVault } from './token-vault';
+
+const REFUSED = 'This token was not accepted: it is wrong, revoked or expired. Nothing was stored.';
+
+/**
+ * Sign-in with the operator's own admin token: the console asks GET /token with it; only an accepted token starts
+ * a session (a new session id), held server-side and sealed, never in a cookie or a page. Sign-out ends it.
+ */
+@Controller()
+export class AuthController {
+  constructor(
+    private readonly admin: AdminClient,
+    private readonly vault: TokenVault,
+  ) {}
+
+  @PublicPage()
+  @Get('sign-in')
+  signInPage(@Req() request: Request, @Res() response: Response, @Query('ended') ended?: string): void {
+    if (request.session.operator) return response.redirect(303, href(String(response.locals.base), '/'));
+    response.render('sign-in', {
+      title: 'Sign in',
+      notice: ended === '1' ? 'Your session ended: the admin API no longer accepts its token (revoked or expired). Sign in with a valid token.' : undefined,
+    });
+  }
+
+  @PublicPage()
+  @Post('sign-in')
+  @HttpCode(200)
+  async signIn(@Req() request: Request, @Res() response: Response, @Body() body: { token?: unknown }): Promise<void> {
+    const token = typeof body.token === 'string' ? body.token.trim() : '';
+    if (token === '') return response.status(400).render('sign-in', { title: 'Sign in', error: 'Enter your admin token.' });
+    let record: TokenRecord;
+    try {
+      record = await this.admin.get<TokenRecord>(token, '/token');
+    } catch (error) {
+      if (error instanceof AdminApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
+        return response.status(401).render('sign-in', { title: 'Sign in', error: REFUSED });
+      }
+      throw error;
+    }
+    await regenerateSession(request);
+    request.session.operator = { ...record, sealedToken: this.vault.seal(token) };
+    await redirectAfterSave(request, response, '/');
+  }
+
+  @Post('sign-out')
+  async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
+    await destroySession(request);
+    response.clearCookie('console.sid', { path: String(response.locals.base) || '/' });
+    response.redirect(303, href(String(response.locals.base), '/sign-in'));
+  }
+}

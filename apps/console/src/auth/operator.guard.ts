@@ -1,0 +1,38 @@
+import { AdminClient } from '@app/web';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { abilitiesOf, setTokenOf, TokenRecord } from './operator';
+import { TokenVault } from './token-vault';
+import { PUBLIC_PAGE } from './public-page.decorator';
+import { SignInRequired } from './session-ended';
+
+/**
+ * Every page but sign-in needs a signed-in operator. On each request the operator's token is checked again with
+ * GET /token (one loopback call): a revoked or expired token ends the session on its very next request, and the
+ * scopes the pages derive their buttons from are always the token's current ones.
+ */
+@Injectable()
+export class OperatorGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly admin: AdminClient,
+    private readonly vault: TokenVault,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const operator = request.session.operator;
+    if (this.reflector.get<boolean | undefined>(PUBLIC_PAGE, context.getHandler())) return true;
+    const token = operator === undefined ? undefined : this.vault.open(operator.sealedToken);
+    if (!operator || token === undefined) throw new SignInRequired();
+    // A 401 here (revoked, expired) propagates as an AdminApiError: the exception filter ends the session.
+    const record = await this.admin.get<TokenRecord>(token, '/token');
+    request.session.operator = { ...record, sealedToken: operator.sealedToken };
+    setTokenOf(request, token);
+    response.locals.operator = { name: record.name, scopes: record.scopes, restricted: record.ownConsumersOnly || record.plans !== null };
+    response.locals.can = abilitiesOf(record.scopes);
+    return true;
+  }
+}

@@ -1,0 +1,59 @@
+import type { Request } from 'express';
+import type { AdminCurrentToken } from '@app/web';
+
+/** The admin API's GET /token answer: the signed-in operator's token, never the secret itself. */
+export type TokenRecord = AdminCurrentToken;
+
+/** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is. */
+export interface Operator extends TokenRecord {
+  sealedToken: string;
+}
+
+declare module 'express-session' {
+  interface SessionData {
+    operator?: Operator;
+  }
+}
+
+/**
+ * What the operator may do, derived from the token's scopes only: every write button and form on every page is
+ * shown only when its flag is set, so a read-only token sees no write action (the admin API refuses it anyway).
+ */
+export interface Abilities {
+  consumersRead: boolean;
+  consumersWrite: boolean;
+  keysWrite: boolean;
+  usageRead: boolean;
+  tokensAdmin: boolean;
+  auditRead: boolean;
+  planRequestsRead: boolean;
+  planRequestsReview: boolean;
+}
+
+export function abilitiesOf(scopes: readonly string[]): Abilities {
+  const has = (scope: string) => scopes.includes(scope);
+  return {
+    consumersRead: has('consumers:read'),
+    consumersWrite: has('consumers:write'),
+    keysWrite: has('keys:write'),
+    usageRead: has('usage:read'),
+    tokensAdmin: has('tokens:admin'),
+    auditRead: has('audit:read'),
+    planRequestsRead: has('plan-requests:read'),
+    planRequestsReview: has('plan-requests:review'),
+  };
+}
+
+/** The opened token of each request in progress: in memory only, gone with the request. */
+const tokens = new WeakMap<Request, string>();
+
+export function setTokenOf(request: Request, token: string): void {
+  tokens.set(request, token);
+}
+
+/** The signed-in operator's token (the OperatorGuard opened it for this request). */
+export function tokenOf(request: Request): string {
+  const token = tokens.get(request);
+  if (token === undefined) throw new Error('no operator token for this request: the OperatorGuard must run first');
+  return token;
+}

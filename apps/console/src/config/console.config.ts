@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigurationError, EnvIntRange, EnvSecret, LOG_LEVELS, LogLevelName, NotAPlaceholderInProduction, loadEnvironment } from '@app/platform';
+import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+
+/** Every variable the operator console reads (docs/configuration.md lists the same names and defaults). */
+export class ConsoleEnvironment {
+  @EnvIntRange('CONSOLE_PORT', 0, 65535)
+  CONSOLE_PORT = 3004;
+
+  /** Loopback by default, like the admin API: the console holds operators' tokens and is never public. */
+  @IsString()
+  CONSOLE_HOST = '127.0.0.1';
+
+  @Matches(/^https?:\/\/[^/]+/, { message: 'ADMIN_URL must be an http:// or https:// URL (the admin API, e.g. http://127.0.0.1:3002)' })
+  ADMIN_URL = 'http://127.0.0.1:3002';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'CONSOLE_DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  CONSOLE_DATABASE_URL?: string = undefined;
+
+  @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'CONSOLE_DATABASE_SCHEMA must be a lower-case SQL identifier' })
+  CONSOLE_DATABASE_SCHEMA = 'console';
+
+  /** Required in production; in development a random one is kept in CONSOLE_SESSION_SECRET_FILE. */
+  @IsOptional()
+  @EnvSecret()
+  @MinLength(32, { message: 'CONSOLE_SESSION_SECRET must be at least 32 characters long' })
+  @NotAPlaceholderInProduction()
+  CONSOLE_SESSION_SECRET?: string = undefined;
+
+  @IsString()
+  CONSOLE_SESSION_SECRET_FILE = '.data/console-session-secret';
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/]+/, { message: 'CONSOLE_PUBLIC_URL must be an http:// or https:// URL' })
+  CONSOLE_PUBLIC_URL?: string = undefined;
+
+  @EnvIntRange('CONSOLE_IDLE_MINUTES', 1, 1440)
+  CONSOLE_IDLE_MINUTES = 30;
+
+  @IsOptional()
+  @IsString()
+  CONSOLE_TRUST_PROXY?: string = undefined;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevelName = 'log';
+
+  @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
+  NODE_ENV = 'development';
+}
+
+export interface ConsoleConfig {
+  port: number;
+  host: string;
+  adminUrl: string;
+  /** Absent: the caller (npm start) must serve the embedded database; see loadConsoleConfig. */
+  databaseUrl?: string;
+  schema: string;
+  sessionSecret: string;
+  publicUrl?: string;
+  idleTimeoutMs: number;
+  trustProxy?: string | boolean | number;
+  logLevel: LogLevelName;
+  production: boolean;
+}
+
+/** The development secret: random, made once, kept in a file only this user reads (sessions survive restarts). */
+function developmentSecret(file: string): string {
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (kept.length >= 32) return kept;
+  }
+  const secret = randomBytes(32).toString('base64url');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+function trustProxyOf(value: string | undefined): string | boolean | number | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+/** Reads and validates the environment once; a wrong value stops the console with one line. */
+export function loadConsoleConfig(env: Record<string, string | undefined> = process.env): ConsoleConfig {
+  const e = loadEnvironment(ConsoleEnvironment, env);
+  const production = e.NODE_ENV === 'production';
+  if (production && !e.CONSOLE_SESSION_SECRET) {
+    throw new ConfigurationError('Invalid configuration: CONSOLE_SESSION_SECRET must be set in production (32+ random characters: openssl rand -hex 32)');
+  }
+  return {
+    port: e.CONSOLE_PORT,
+    host: e.CONSOLE_HOST,
+    adminUrl: e.ADMIN_URL.replace(/\/+$/, ''),
+    databaseUrl: e.CONSOLE_DATABASE_URL,
+    schema: e.CONSOLE_DATABASE_SCHEMA,
+    sessionSecret: e.CONSOLE_SESSION_SECRET ?? developmentSecret(e.CONSOLE_SESSION_SECRET_FILE),
+    publicUrl: e.CONSOLE_PUBLIC_URL,
+    idleTimeoutMs: e.CONSOLE_IDLE_MINUTES * 60_000,
+    trustProxy: trustProxyOf(e.CONSOLE_TRUST_PROXY),
+    logLevel: e.LOG_LEVEL,
+    production,
+  };
+}

@@ -1,0 +1,32 @@
+import { AdminClient } from '@app/web';
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { AuditController } from './audit/audit.controller';
+import { AuthController } from './auth/auth.controller';
+import { HealthController } from './auth/health.controller';
+import { OperatorGuard } from './auth/operator.guard';
+import { TokenVault } from './auth/token-vault';
+import { ConsoleConfig } from './config/console.config';
+import { ConsumersController } from './consumers/consumers.controller';
+import { OverviewController } from './overview/overview.controller';
+import { PlanRequestsController } from './plan-requests/plan-requests.controller';
+import { TokensController } from './tokens/tokens.controller';
+
+export const CONSOLE_CONFIG = Symbol('CONSOLE_CONFIG');
+
+/** The operator console: pages over the admin API, each call made with the signed-in operator's own token. */
+@Module({})
+export class ConsoleAppModule {
+  static register(config: ConsoleConfig): DynamicModule {
+    return {
+      module: ConsoleAppModule,
+      controllers: [HealthController, AuthController, OverviewController, ConsumersController, PlanRequestsController, TokensController, AuditController],
+      providers: [
+        { provide: CONSOLE_CONFIG, useValue: config },
+        { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
+        { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
+        { provide: APP_GUARD, useClass: OperatorGuard },
+      ],
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import { AdminApiError, destroySession, errorPage, href } from '@app/web';
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { SignInRequired } from './auth/session-ended';
+
+/**
+ * The console's pages on error: no session, to the sign-in page; a 401 from the admin API (the operator's token
+ * revoked or expired), the session ends and the sign-in page says why; anything else the library's error page.
+ */
+@Catch()
+export class ConsoleExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Console');
+
+  async catch(exception: unknown, host: ArgumentsHost): Promise<void> {
+    const request = host.switchToHttp().getRequest<Request>();
+    const response = host.switchToHttp().getResponse<Response>();
+    if (response.headersSent) return;
+    const base = String(response.locals.base ?? '');
+    if (exception instanceof SignInRequired) {
+      response.redirect(303, href(base, '/sign-in'));
+      return;
+    }
+    if (exception instanceof AdminApiError && exception.status === 401) {
+      if (request.session?.operator) {
+        this.logger.log(`session of token "${request.session.operator.name}" ended: the admin API no longer accepts the token`);
+        await destroySession(request).catch(() => undefined);
+        response.clearCookie('console.sid', { path: base === '' ? '/' : base });
+      }
+      response.redirect(303, href(base, '/sign-in?ended=1'));
+      return;
+    }
+    const page = errorPage(exception);
+    if (page.status >= 500 && !(exception instanceof AdminApiError)) this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    response.status(page.status).render('error', { ...page, title: page.title });
+  }
+}

@@ -1,0 +1,48 @@
+import { AdminClient, usageTable } from '@app/web';
+import { Controller, Get, Query, Render, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { tokenOf } from '../auth/operator';
+import { daysAgo, hoursAgo, isUnavailable, section } from '../sections';
+import type { AdminUsageHistory, AdminUsageTop } from '@app/web';
+
+type History = AdminUsageHistory;
+type Top = AdminUsageTop;
+
+/** The ranges the top lists can cover: the current bucket included, as the usage API counts. */
+export const TOP_RANGES: Record<string, { label: string; from: () => string }> = {
+  '24h': { label: 'Last 24 hours', from: () => hoursAgo(23) },
+  '7d': { label: 'Last 7 days', from: () => daysAgo(6) },
+  '30d': { label: 'Last 30 days', from: () => daysAgo(29) },
+};
+
+/** The fleet at a glance: requests by outcome (24 h hourly, 30 days daily), top consumers, pending plan requests. */
+@Controller()
+export class OverviewController {
+  constructor(private readonly admin: AdminClient) {}
+
+  @Get()
+  @Render('overview')
+  async overview(@Req() request: Request, @Query('range') rangeParam?: string) {
+    const token = tokenOf(request);
+    const range = rangeParam !== undefined && rangeParam in TOP_RANGES ? rangeParam : '24h';
+    const from = TOP_RANGES[range].from();
+    const [hourly, daily, byRequests, byRateLimited, pending] = await Promise.all([
+      section(() => this.admin.get<History>(token, '/usage/history', { granularity: 'hour' })),
+      section(() => this.admin.get<History>(token, '/usage/history', { granularity: 'day' })),
+      section(() => this.admin.get<Top>(token, '/usage/top', { by: 'requests', limit: 10, from })),
+      section(() => this.admin.get<Top>(token, '/usage/top', { by: 'rateLimited', limit: 10, from })),
+      section(() => this.admin.get<{ items: unknown[] }>(token, '/plan-requests', { status: 'pending', limit: 20 })),
+    ]);
+    return {
+      title: 'Overview',
+      chart: true,
+      hourly: isUnavailable(hourly) ? hourly : usageTable('Fleet requests by outcome, last 24 hours (hourly, UTC)', 'hour', hourly.buckets),
+      daily: isUnavailable(daily) ? daily : usageTable('Fleet requests by outcome, last 30 days (daily, UTC)', 'day', daily.buckets),
+      ranges: Object.entries(TOP_RANGES).map(([value, { label }]) => ({ value, label, selected: value === range })),
+      rangeLabel: TOP_RANGES[range].label,
+      byRequests,
+      byRateLimited: isUnavailable(byRateLimited) ? byRateLimited : { ...byRateLimited, consumers: byRateLimited.consumers.filter((c) => c.rateLimited > 0) },
+      pending,
+    };
+  }
+}

@@ -1,0 +1,49 @@
+import { AdminClient } from '@app/web';
+import { Body, Controller, Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { act, field, segment } from '../actions';
+import { tokenOf } from '../auth/operator';
+import type { AdminPlanRequest } from '@app/web';
+
+type PlanRequest = AdminPlanRequest;
+
+const STATUSES = ['pending', 'approved', 'declined'];
+
+/** Upgrade requests from the portal: approve (the plan changes, audited) or decline with a note the requester sees. */
+@Controller('plan-requests')
+export class PlanRequestsController {
+  constructor(private readonly admin: AdminClient) {}
+
+  @Get()
+  @Render('plan-requests')
+  async list(@Req() request: Request, @Query('status') statusParam?: string, @Query('after') after?: string) {
+    const status = statusParam !== undefined && STATUSES.includes(statusParam) ? statusParam : 'pending';
+    const page = await this.admin.get<{ items: PlanRequest[]; next: string | null }>(tokenOf(request), '/plan-requests', { status, after, limit: 50 });
+    return {
+      title: 'Plan requests',
+      statuses: STATUSES.map((value) => ({ value, selected: value === status })),
+      status,
+      items: page.items.map((r) => ({ ...r, pending: r.status === 'pending', consumerHref: `/consumers/${segment(r.consumer)}`, path: `/plan-requests/${segment(r.id)}` })),
+      next: page.next === null ? null : `/plan-requests?${new URLSearchParams({ status, after: page.next }).toString()}`,
+    };
+  }
+
+  @Post(':id/approve')
+  approve(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
+    const perMinute = field(body, 'perMinute');
+    const perDay = field(body, 'perDay');
+    const limits = perMinute === '' && perDay === '' ? {} : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
+    return act(request, response, '/plan-requests', async () => {
+      const decided = await this.admin.post<PlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/approve`, limits);
+      return `Approved: ${decided.consumer} is now on the ${decided.requestedPlan} plan.`;
+    });
+  }
+
+  @Post(':id/decline')
+  decline(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
+    return act(request, response, '/plan-requests', async () => {
+      const decided = await this.admin.post<PlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/decline`, { note: field(body, 'note') });
+      return `Declined the request of ${decided.consumer}; the note is on their portal.`;
+    });
+  }
+}

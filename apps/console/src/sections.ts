@@ -1,0 +1,34 @@
+import { AdminApiError } from '@app/web';
+
+/** A part of a page that could not be read: the API's own words, so the rest of the page still shows. */
+export interface Unavailable {
+  unavailable: string;
+}
+
+/**
+ * One section of a page: its data, or why the admin API refused it (403 for a scope the token lacks, 404 for a
+ * route this admin API does not have). A 401 is never swallowed: it ends the session (ConsoleExceptionFilter).
+ */
+export async function section<T>(read: () => Promise<T>): Promise<T | Unavailable> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof AdminApiError && error.status !== 401) return { unavailable: `${error.message} (${error.status} ${error.code})` };
+    throw error;
+  }
+}
+
+export function isUnavailable(value: unknown): value is Unavailable {
+  return typeof value === 'object' && value !== null && 'unavailable' in value;
+}
+
+/** UTC ISO of the start of the current hour minus `hours`. */
+export function hoursAgo(hours: number, now = Date.now()): string {
+  const start = Math.floor(now / 3_600_000) * 3_600_000 - hours * 3_600_000;
+  return new Date(start).toISOString().replace('.000Z', 'Z');
+}
+
+/** UTC date (YYYY-MM-DD) `days` before today. */
+export function daysAgo(days: number, now = Date.now()): string {
+  return new Date(Math.floor(now / 86_400_000) * 86_400_000 - days * 86_400_000).toISOString().slice(0, 10);
+}

@@ -1,0 +1,111 @@
+import { AppMetrics } from '@app/platform';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Response } from 'express';
+import { Counter, Gauge } from 'prom-client';
+import { Clock } from '../clock';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { UsageRepository } from './usage.repository';
+import { bucketsOf, UsageBatch, UsageRecorder } from './usage-recorder';
+
+/** The retention job runs this often (and once shortly after start). */
+const RETENTION_EVERY_MS = 3_600_000;
+
+/** What the recorder needs of a request: who it was, once the admission knows (unset: the anonymous row). */
+export interface UsageSubject {
+  consumer?: { name: string };
+  usageKeyId?: string;
+}
+
+/**
+ * Usage history of this instance: every /v1 answer counted in memory (UsageRecorder) when its response
+ * finishes, the batch written every USAGE_FLUSH_MS and on shutdown with an additive upsert (UsageRepository),
+ * kept and merged into the next batch when the database is away, and the retention job.
+ */
+@Injectable()
+export class UsageService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Usage');
+  readonly recorder: UsageRecorder;
+  private flushTimer?: NodeJS.Timeout;
+  private retentionTimer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private readonly failures: Counter.Internal;
+  private readonly written: Counter.Internal;
+
+  constructor(
+    private readonly repository: UsageRepository,
+    private readonly clock: Clock,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    metrics: AppMetrics,
+  ) {
+    const folded = new Counter({
+      name: 'usage_answers_folded_total',
+      help: 'Answers counted in the hour\'s "(overflow)" usage row because USAGE_MAX_BUCKETS buckets were held.',
+      registers: [metrics.registry],
+    });
+    this.recorder = new UsageRecorder(config.usage.maxBuckets, () => folded.inc());
+    this.failures = new Counter({ name: 'usage_flush_failures_total', help: 'Usage batches that could not be written (kept for the next flush).', registers: [metrics.registry] }).labels();
+    this.written = new Counter({ name: 'usage_rows_written_total', help: 'Hourly usage rows upserted by this instance.', registers: [metrics.registry] }).labels();
+    const recorder = this.recorder;
+    new Gauge({
+      name: 'usage_buckets_held',
+      help: `Usage buckets held in memory until the next flush (bound: USAGE_MAX_BUCKETS, ${config.usage.maxBuckets}).`,
+      registers: [metrics.registry],
+      collect() {
+        this.set(recorder.size);
+      },
+    });
+  }
+
+  /**
+   * Counts the answer to `request` when its response finishes (its final status, whoever wrote it: the proxy,
+   * a refusal, the exception filter). Called once per /v1 request, by the admission.
+   */
+  track(request: UsageSubject, response: Response): void {
+    if (!this.config.usage.enabled) return;
+    const started = this.clock.monotonic();
+    response.once('finish', () => {
+      this.recorder.record(request.consumer?.name, request.usageKeyId, response.statusCode, this.clock.monotonic() - started, this.clock.now());
+    });
+  }
+
+  /** Writes what is held; a failed write is counted back in (merged with what arrived meanwhile). One at a time. */
+  flush(): Promise<void> {
+    this.flushing ??= this.writeHeld().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async writeHeld(): Promise<void> {
+    const batch: UsageBatch = this.recorder.drain();
+    const buckets = bucketsOf(batch);
+    if (buckets.length === 0) return;
+    try {
+      await this.repository.write(buckets);
+      this.written.inc(buckets.length);
+    } catch (error) {
+      this.recorder.restore(batch);
+      this.failures.inc();
+      this.logger.warn(`Usage batch of ${buckets.length} rows not written, kept for the next flush: ${(error as Error).message}`);
+    }
+  }
+
+  /** Deletes rows past USAGE_RETENTION_DAYS (one instance at a time); the rows deleted. */
+  async prune(): Promise<number | null> {
+    return this.repository.prune(this.config.usage.retentionDays);
+  }
+
+  onApplicationBootstrap(): void {
+    this.flushTimer = setInterval(() => void this.flush(), this.config.usage.flushMs);
+    this.flushTimer.unref();
+    const prune = () => this.prune().catch((error: Error) => this.logger.warn(`Usage retention: ${error.message}`));
+    this.retentionTimer = setInterval(prune, RETENTION_EVERY_MS);
+    this.retentionTimer.unref();
+  }
+
+  /** The last batch, after the server stopped taking requests and before the database closes. */
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.flushTimer);
+    clearInterval(this.retentionTimer);
+    await this.flushing;
+    await this.flush();
+  }
+}

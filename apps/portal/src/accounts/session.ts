@@ -1,0 +1,39 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { href } from '@app/web';
+import { AccountEntity } from './account.entity';
+import { AccountsService } from './accounts.service';
+
+declare module 'express-session' {
+  interface SessionData {
+    /** The signed-in account (set only after a successful sign-in or verification, on a regenerated session). */
+    accountId?: string;
+  }
+}
+
+export interface SignedInRequest extends Request {
+  account: AccountEntity & { consumerName: string };
+}
+
+/**
+ * Pages of a signed-in, verified account that owns a consumer. Anyone else is sent to the sign-in page; a session
+ * whose account is gone is forgotten.
+ */
+@Injectable()
+export class SignedInGuard implements CanActivate {
+  constructor(private readonly accounts: AccountsService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const id = request.session?.accountId;
+    const account = id ? await this.accounts.find(id) : null;
+    if (account && account.verifiedAt && account.consumerName) {
+      (request as SignedInRequest).account = account as SignedInRequest['account'];
+      return true;
+    }
+    if (request.session) delete request.session.accountId;
+    response.redirect(303, href(String(response.locals.base ?? ''), '/login'));
+    return false;
+  }
+}

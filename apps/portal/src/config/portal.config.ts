@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigurationError, EnvIntRange, EnvSecret, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
+import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+
+const URL_RULE = /^https?:\/\/[^\s]+$/;
+
+/** Every variable the developer portal reads (docs/portal.md and docs/configuration.md list the same). */
+export class PortalEnvironment {
+  @IsIn(['development', 'test', 'production'], { message: 'NODE_ENV must be development, test or production' })
+  NODE_ENV = 'development';
+
+  @EnvIntRange('PORTAL_PORT', 0, 65535)
+  PORTAL_PORT = 3003;
+
+  @IsString()
+  PORTAL_HOST = '127.0.0.1';
+
+  @IsOptional()
+  @EnvSecret()
+  @MinLength(8, { message: 'PORTAL_ADMIN_TOKEN must be an admin token (npm run -s keys -- token create --name portal --for portal)' })
+  PORTAL_ADMIN_TOKEN?: string = undefined;
+
+  @Matches(URL_RULE, { message: 'ADMIN_URL must be an http(s) URL' })
+  ADMIN_URL = 'http://127.0.0.1:3002';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'PORTAL_DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  PORTAL_DATABASE_URL?: string = undefined;
+
+  @IsString()
+  PORTAL_PGLITE_DATA_DIR = '.data/portal-pglite';
+
+  @Matches(URL_RULE, { message: 'PORTAL_API_URL must be an http(s) URL (the public /v1 base)' })
+  PORTAL_API_URL = 'http://localhost:3000/v1';
+
+  @Matches(URL_RULE, { message: 'PORTAL_PUBLIC_URL must be an http(s) URL' })
+  PORTAL_PUBLIC_URL = 'http://localhost:3003';
+
+  @Matches(/^(\/[A-Za-z0-9._-]+)*\/?$/, { message: 'PORTAL_BASE_PATH must be empty or a path such as /portal' })
+  PORTAL_BASE_PATH = '';
+
+  @IsOptional()
+  @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string = undefined;
+
+  @IsString()
+  @MinLength(3)
+  MAIL_FROM = 'Pet store developer portal <portal@localhost>';
+
+  @IsOptional()
+  @EnvSecret()
+  @MinLength(32, { message: 'PORTAL_SESSION_SECRET must be at least 32 characters long' })
+  PORTAL_SESSION_SECRET?: string = undefined;
+
+  /** Express's trust proxy: behind nginx, the proxy's hops (the address throttling counts is the client's). */
+  @IsString()
+  PORTAL_TRUST_PROXY = 'loopback';
+
+  @IsString()
+  PORTAL_OPENAPI_FILE = 'gateway/openapi.json';
+
+  @EnvIntRange('PORTAL_THROTTLE_ADDRESS_LIMIT', 1, 100000)
+  PORTAL_THROTTLE_ADDRESS_LIMIT = 30;
+
+  @EnvIntRange('PORTAL_THROTTLE_ACCOUNT_LIMIT', 1, 100000)
+  PORTAL_THROTTLE_ACCOUNT_LIMIT = 5;
+
+  @EnvIntRange('PORTAL_THROTTLE_WINDOW_SECONDS', 1, 86400)
+  PORTAL_THROTTLE_WINDOW_SECONDS = 900;
+
+  @IsString()
+  PORTAL_DATA_DIR = '.data';
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevelName = 'log';
+
+  @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
+  SHUTDOWN_GRACE_MS = 10000;
+}
+
+export interface PortalConfig {
+  production: boolean;
+  port: number;
+  host: string;
+  adminToken: string;
+  adminUrl: string;
+  /** Absent: an embedded PGlite in pgliteDataDir. */
+  databaseUrl?: string;
+  pgliteDataDir: string;
+  /** The schema of the portal's tables (accounts, tokens, sessions, throttling). */
+  schema: string;
+  apiUrl: string;
+  publicUrl: string;
+  basePath: string;
+  smtpUrl?: string;
+  mailFrom: string;
+  sessionSecret: string;
+  trustProxy: string;
+  openApiFile: string;
+  throttle: { addressLimit: number; accountLimit: number; windowMs: number };
+  logLevel: LogLevelName;
+  shutdownGraceMs: number;
+}
+
+export const PORTAL_CONFIG = Symbol('PORTAL_CONFIG');
+
+/**
+ * The session secret: PORTAL_SESSION_SECRET, required in production; in development a random one kept in
+ * <PORTAL_DATA_DIR>/portal-session-secret (mode 600), so that a restart keeps everyone signed in.
+ */
+function sessionSecret(e: PortalEnvironment): string {
+  if (e.PORTAL_SESSION_SECRET) return e.PORTAL_SESSION_SECRET;
+  if (e.NODE_ENV === 'production') throw new ConfigurationError('PORTAL_SESSION_SECRET is required in production (at least 32 random characters)');
+  if (e.NODE_ENV === 'test') return randomBytes(32).toString('base64url');
+  const file = path.join(e.PORTAL_DATA_DIR, 'portal-session-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(e.PORTAL_DATA_DIR, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+/** Reads and validates the environment once; a wrong value stops the portal with one line. */
+export function loadPortalConfig(env: Record<string, string | undefined> = process.env): PortalConfig {
+  const e = loadEnvironment(PortalEnvironment, env);
+  if (!e.PORTAL_ADMIN_TOKEN) {
+    throw new ConfigurationError('PORTAL_ADMIN_TOKEN is required: create one with `npm run -s keys -- token create --name portal --for portal` (npm start makes one in development)');
+  }
+  if (e.NODE_ENV === 'production' && !e.SMTP_URL) throw new ConfigurationError('SMTP_URL is required in production: verification and reset links go by mail');
+  const basePath = e.PORTAL_BASE_PATH.replace(/\/+$/, '');
+  return {
+    production: e.NODE_ENV === 'production',
+    port: e.PORTAL_PORT,
+    host: e.PORTAL_HOST,
+    adminToken: e.PORTAL_ADMIN_TOKEN,
+    adminUrl: e.ADMIN_URL.replace(/\/+$/, ''),
+    databaseUrl: e.PORTAL_DATABASE_URL,
+    pgliteDataDir: e.PORTAL_PGLITE_DATA_DIR,
+    schema: 'portal',
+    apiUrl: e.PORTAL_API_URL.replace(/\/+$/, ''),
+    publicUrl: e.PORTAL_PUBLIC_URL.replace(/\/+$/, ''),
+    basePath,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    sessionSecret: sessionSecret(e),
+    trustProxy: e.PORTAL_TRUST_PROXY,
+    openApiFile: e.PORTAL_OPENAPI_FILE,
+    throttle: { addressLimit: e.PORTAL_THROTTLE_ADDRESS_LIMIT, accountLimit: e.PORTAL_THROTTLE_ACCOUNT_LIMIT, windowMs: e.PORTAL_THROTTLE_WINDOW_SECONDS * 1000 },
+    logLevel: e.LOG_LEVEL,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+  };
+}

@@ -1,0 +1,55 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import express, { NextFunction, Request, Response } from 'express';
+import { PinoLoggerService, createAppLogger } from '@app/platform';
+import { configureWebApp, ensureSessionTable } from '@app/web';
+import { PortalConfig } from './config/portal.config';
+import { openPortalDatabase } from './database/portal-database';
+import { Mailer } from './mail/mailer';
+import { PortalAppModule } from './portal-app.module';
+import { PORTAL_ASSETS, PORTAL_VIEWS } from './portal-root';
+import { SWAGGER_UI_DIST } from './reference/reference.controller';
+import { ShutdownHooks } from './shutdown-hooks';
+
+/** How long a signed-in session lasts without a request. */
+export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
+
+/** Builds the portal (not yet listening): main.ts and the tests share it. */
+export async function createPortalApp(config: PortalConfig): Promise<INestApplication> {
+  const logger = createAppLogger('portal', config.logLevel);
+  const database = await openPortalDatabase(config);
+  await ensureSessionTable(database.pool, config.schema);
+  const mailer = new Mailer(config.smtpUrl, config.mailFrom);
+  const app = await NestFactory.create<NestExpressApplication>(PortalAppModule.forRoot(config, database, mailer), {
+    bodyParser: false,
+    logger: new PinoLoggerService(logger),
+    abortOnError: false,
+  });
+  const web = configureWebApp(app, {
+    appName: 'Developer portal',
+    viewsDir: PORTAL_VIEWS,
+    basePath: config.basePath,
+    publicUrl: config.publicUrl,
+    trustProxy: config.trustProxy,
+    session: { pool: database.pool, schema: config.schema, secret: config.sessionSecret, cookieName: 'portal.sid', idleTimeoutMs: SESSION_IDLE_MS },
+  });
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    response.locals.signedIn = !!request.session?.accountId;
+    next();
+  });
+  app.use('/assets/portal', express.static(PORTAL_ASSETS, { index: false, maxAge: '1h' }));
+  app.use('/assets/swagger-ui', express.static(SWAGGER_UI_DIST, { index: false, maxAge: '1h' }));
+  app.get(ShutdownHooks).onClose(async () => {
+    mailer.close();
+    web.closeSessions();
+    await database.close();
+  });
+  try {
+    await app.init();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  return app;
+}

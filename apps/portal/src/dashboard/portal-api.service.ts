@@ -1,0 +1,91 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AdminApiError, AdminClient, UsageBucket } from '@app/web';
+import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
+import type { AdminConsumer, AdminCurrentUsage, AdminIssuedKey, AdminKey, AdminPlanRequest } from '@app/web';
+
+export type Key = AdminKey;
+
+export type IssuedKey = AdminIssuedKey;
+
+export type Consumer = AdminConsumer;
+
+export type Usage = AdminCurrentUsage;
+
+export type PlanRequest = AdminPlanRequest;
+
+/** At most this many active keys per portal account (the admin API's own cap is higher). */
+export const MAX_ACTIVE_KEYS = 5;
+
+/** Overlaps a rotation offers: the old key keeps working this long. */
+export const OVERLAPS: ReadonlyArray<{ value: string; label: string; seconds: number }> = [
+  { value: 'none', label: 'None: the old key stops now', seconds: 0 },
+  { value: '1h', label: '1 hour', seconds: 3600 },
+  { value: '24h', label: '24 hours', seconds: 86_400 },
+  { value: '7d', label: '7 days', seconds: 604_800 },
+];
+
+/**
+ * The portal's one way to the control plane: the admin API with the portal's own token (own consumers only, Free
+ * plan only). Every call names the signed-in account's consumer; the admin API checks the token may touch it.
+ */
+@Injectable()
+export class PortalApi {
+  private readonly client: AdminClient;
+  private readonly token: string;
+
+  constructor(@Inject(PORTAL_CONFIG) config: PortalConfig) {
+    this.client = new AdminClient({ baseUrl: config.adminUrl });
+    this.token = config.adminToken;
+  }
+
+  createConsumer(name: string): Promise<{ consumer: Consumer; key: IssuedKey }> {
+    return this.client.post(this.token, '/consumers', { name, plan: 'free' });
+  }
+
+  consumer(name: string): Promise<Consumer> {
+    return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}`);
+  }
+
+  usage(name: string): Promise<Usage> {
+    return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}/usage`);
+  }
+
+  /** The last 30 UTC days; null when the gateway has no usage history (its route is missing: 404 on the route). */
+  async history(name: string, now = new Date()): Promise<UsageBucket[] | null> {
+    const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+    const from = new Date(to.getTime() - 30 * 86_400_000);
+    try {
+      const answer = await this.client.get<{ buckets: UsageBucket[] }>(this.token, `/consumers/${encodeURIComponent(name)}/usage/history`, {
+        granularity: 'day',
+        from: from.toISOString(),
+        to: to.toISOString(),
+      });
+      return answer.buckets;
+    } catch (error) {
+      // A gateway without the usage-history routes (issue #23) answers "No route for ..."; an unknown consumer, "No consumer named ...".
+      if (error instanceof AdminApiError && error.status === 404 && error.message.startsWith('No route')) return null;
+      throw error;
+    }
+  }
+
+  issueKey(name: string): Promise<IssuedKey> {
+    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys`, {});
+  }
+
+  rotateKey(name: string, keyId: string, overlapSeconds: number): Promise<{ key: IssuedKey; previous: Key }> {
+    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/rotate`, { overlapSeconds });
+  }
+
+  revokeKey(name: string, keyId: string): Promise<Key[]> {
+    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/revoke`);
+  }
+
+  async planRequests(name: string): Promise<PlanRequest[]> {
+    const page = await this.client.get<{ items: PlanRequest[] }>(this.token, '/plan-requests', { consumer: name, limit: 1000 });
+    return page.items;
+  }
+
+  requestPlan(name: string, requestedPlan: string, expectedVolume: string, message: string): Promise<PlanRequest> {
+    return this.client.post(this.token, '/plan-requests', { consumer: name, requestedPlan, expectedVolume, message });
+  }
+}

@@ -1,0 +1,42 @@
+import { Logger } from '@nestjs/common';
+import nodemailer, { Transporter } from 'nodemailer';
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/**
+ * Sends the portal's mail through SMTP_URL (nodemailer). Without SMTP_URL (development and tests only: production
+ * refuses to start without it) the mail is written to the log instead, link included, so a developer can follow it.
+ */
+export class Mailer {
+  private readonly logger = new Logger('Mail');
+  private readonly transport?: Transporter;
+
+  constructor(
+    smtpUrl: string | undefined,
+    private readonly from: string,
+  ) {
+    if (smtpUrl) this.transport = nodemailer.createTransport(smtpUrl);
+  }
+
+  async send(mail: Mail): Promise<void> {
+    if (!this.transport) {
+      // One line (the log is JSON lines): the link stands out in it.
+      this.logger.log(`No SMTP_URL: mail to ${mail.to} not sent. ${mail.subject}: ${mail.text.replace(/\s+/g, ' ').trim()}`);
+      return;
+    }
+    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+  }
+
+  /** Sends without holding the answer back (a page never waits on SMTP: same timing whether a mail goes or not). */
+  sendLater(mail: Mail): void {
+    this.send(mail).catch((error: Error) => this.logger.error(`Mail to ${mail.to} failed: ${error.message}`));
+  }
+
+  close(): void {
+    this.transport?.close();
+  }
+}

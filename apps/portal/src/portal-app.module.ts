@@ -1,0 +1,48 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { DataSource } from 'typeorm';
+import { AccountsController } from './accounts/accounts.controller';
+import { AccountsService } from './accounts/accounts.service';
+import { SignedInGuard } from './accounts/session';
+import { PORTAL_CONFIG, PortalConfig } from './config/portal.config';
+import { DashboardController } from './dashboard/dashboard.controller';
+import { HealthController } from './health.controller';
+import { PortalApi } from './dashboard/portal-api.service';
+import { PortalDatabase } from './database/portal-database';
+import { Mailer } from './mail/mailer';
+import { ShutdownHooks } from './shutdown-hooks';
+import { ReferenceController } from './reference/reference.controller';
+import { PostgresThrottlerStorage } from './throttle/postgres-throttler.storage';
+import { accountTracker, addressTracker } from './throttle/sign-in-throttler.guard';
+
+/** The developer portal: accounts, the dashboard over the admin API, the API reference. */
+@Module({})
+export class PortalAppModule {
+  static forRoot(config: PortalConfig, database: PortalDatabase, mailer: Mailer): DynamicModule {
+    const window = config.throttle.windowMs;
+    return {
+      module: PortalAppModule,
+      imports: [
+        ThrottlerModule.forRoot({
+          throttlers: [
+            { name: 'address', ttl: window, limit: config.throttle.addressLimit, blockDuration: window, getTracker: (req) => addressTracker(req as Request) },
+            { name: 'account', ttl: window, limit: config.throttle.accountLimit, blockDuration: window, getTracker: (req) => accountTracker(req as Request) },
+          ],
+          storage: new PostgresThrottlerStorage(database.pool, config.schema),
+          setHeaders: false,
+        }),
+      ],
+      controllers: [AccountsController, DashboardController, ReferenceController, HealthController],
+      providers: [
+        { provide: PORTAL_CONFIG, useValue: config },
+        { provide: DataSource, useValue: database.dataSource },
+        { provide: Mailer, useValue: mailer },
+        AccountsService,
+        PortalApi,
+        SignedInGuard,
+        ShutdownHooks,
+      ],
+    };
+  }
+}

@@ -1,0 +1,25 @@
+import type { components } from './generated/admin-api';
+
+/**
+ * The admin API's answers, as its committed OpenAPI document (gateway/admin-openapi.json) describes them: the types
+ * are generated from it (`npm run client:generate`), so a page can never read a field the API does not send.
+ */
+type Schemas = components['schemas'];
+
+export type AdminConsumer = Schemas['ConsumerResponse'];
+export type AdminConsumerPage = Schemas['ConsumerPageResponse'];
+export type AdminKey = Schemas['KeyResponse'];
+export type AdminIssuedKey = Schemas['IssuedKeyResponse'];
+export type AdminCreatedConsumer = Schemas['CreatedConsumerResponse'];
+export type AdminRotatedKey = Schemas['RotatedKeyResponse'];
+export type AdminCurrentUsage = Schemas['UsageResponse'];
+export type AdminUsageHistory = Schemas['UsageHistoryResponse'];
+export type AdminUsageTop = Schemas['UsageTopResponse'];
+export type AdminRankedConsumer = Schemas['RankedConsumerResponse'];
+export type AdminPlanRequest = Schemas['PlanRequestResponse'];
+export type AdminPlanRequestPage = Schemas['PlanRequestPageResponse'];
+export type AdminAuditEntry = Schemas['AuditEntryResponse'];
+export type AdminAuditPage = Schemas['AuditPageResponse'];
+export type AdminToken = Schemas['AdminTokenResponse'];
+export type AdminCreatedToken = Schemas['CreatedAdminTokenResponse'];
+export type AdminCurrentToken = Schemas['CurrentTokenResponse'];

@@ -1,0 +1,103 @@
+/** The admin API's Error body, as a page shows it: what went wrong, in the API's own words. */
+export class AdminApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AdminApiError';
+  }
+}
+
+export type QueryValue = string | number | boolean | undefined | null;
+
+export interface AdminRequest {
+  query?: Record<string, QueryValue | readonly string[]>;
+  body?: unknown;
+}
+
+export interface AdminClientOptions {
+  /** The admin API's address, e.g. http://127.0.0.1:3002 (ADMIN_URL). */
+  baseUrl: string;
+  /** Per call; past it the call fails with 504 ADMIN_TIMEOUT. Default 10 s. */
+  timeoutMs?: number;
+}
+
+function isErrorBody(value: unknown): value is { code: string; message: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { code?: unknown }).code === 'string' && typeof (value as { message?: unknown }).message === 'string';
+}
+
+/**
+ * A small client of the admin API over fetch (undici). The bearer token is given on every call: the console passes
+ * the signed-in operator's token, the portal its own. Any answer other than 2xx becomes an AdminApiError with the
+ * API's status, code and message; an unreachable API 503 ADMIN_UNREACHABLE, a slow one 504 ADMIN_TIMEOUT.
+ */
+export class AdminClient {
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: AdminClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  get<T>(token: string, path: string, query?: AdminRequest['query']): Promise<T> {
+    return this.request<T>(token, 'GET', path, { query });
+  }
+
+  post<T>(token: string, path: string, body?: unknown): Promise<T> {
+    return this.request<T>(token, 'POST', path, { body });
+  }
+
+  patch<T>(token: string, path: string, body: unknown): Promise<T> {
+    return this.request<T>(token, 'PATCH', path, { body });
+  }
+
+  delete<T>(token: string, path: string): Promise<T> {
+    return this.request<T>(token, 'DELETE', path, {});
+  }
+
+  url(path: string, query?: AdminRequest['query']): string {
+    const url = new URL(`${this.baseUrl}${path.startsWith('/') ? path : `/${path}`}`);
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value === undefined || value === null || value === '') continue;
+      for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(item));
+    }
+    return url.toString();
+  }
+
+  async request<T>(token: string, method: string, path: string, { query, body }: AdminRequest = {}): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(this.url(path, query), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      const name = (error as { name?: unknown } | null)?.name;
+      if (name === 'TimeoutError' || name === 'AbortError') {
+        throw new AdminApiError(504, 'ADMIN_TIMEOUT', `The admin API did not answer within ${this.timeoutMs} ms.`);
+      }
+      throw new AdminApiError(503, 'ADMIN_UNREACHABLE', `The admin API at ${this.baseUrl} cannot be reached.`);
+    }
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!response.ok) {
+      if (isErrorBody(parsed)) throw new AdminApiError(response.status, parsed.code, parsed.message);
+      throw new AdminApiError(response.status, 'ADMIN_ERROR', `The admin API answered ${response.status} ${response.statusText}`.trim() + '.');
+    }
+    return parsed as T;
+  }
+}

@@ -1,0 +1,27 @@
+import type { HelperOptions } from 'handlebars';
+import { href } from './base-path';
+
+type Handlebars = { registerHelper(name: string, fn: (...args: never[]) => unknown): void };
+
+/**
+ * Template helpers: `{{url "/consumers"}}` (the base path joined), `{{concat a b}}`, `{{eq a b}}`, `{{startsWith s prefix}}`, `{{includes list item}}`,
+ * `{{utc iso}}` (a date-time as "2026-11-24 13:05 UTC"), `{{number n}}` (thousands separated).
+ */
+export function registerWebHelpers(handlebars: Handlebars): void {
+  handlebars.registerHelper('url', (appPath: string, options: HelperOptions) => href(String((options.data as { root?: { base?: string } }).root?.base ?? ''), String(appPath)));
+  handlebars.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+  // {{url (concat "/consumers/" name)}}: the last argument is Handlebars' options object.
+  handlebars.registerHelper('concat', (...args: unknown[]) => args.slice(0, -1).map((a) => String(a ?? '')).join(''));
+  // {{#if (startsWith currentPath "/consumers")}}aria-current="page"{{/if}}: the nav's current section.
+  handlebars.registerHelper('startsWith', (value: unknown, prefix: unknown) => typeof value === 'string' && typeof prefix === 'string' && value.startsWith(prefix));
+  handlebars.registerHelper('includes', (list: unknown, item: unknown) => Array.isArray(list) && list.includes(item));
+  handlebars.registerHelper('utc', (value: unknown) => formatUtc(value));
+  handlebars.registerHelper('number', (value: unknown) => (typeof value === 'number' ? value.toLocaleString('en-US') : String(value ?? '')));
+}
+
+export function formatUtc(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '';
+  const date = new Date(String(value));
+  if (Number.isNaN(date.getTime())) return String(value);
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

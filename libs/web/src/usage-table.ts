@@ -1,0 +1,45 @@
+/** One bucket of the usage-history API (issue #23). */
+export interface UsageBucket {
+  start: string;
+  requests: number;
+  ok: number;
+  clientErrors: number;
+  rateLimited: number;
+  serverErrors: number;
+}
+
+export interface UsageTable {
+  /** Unique on the page: ties the caption to the figure. */
+  id: string;
+  caption: string;
+  /** 'hour' labels rows with the hour, 'day' with the date (both UTC). */
+  granularity: 'hour' | 'day';
+  columns: string[];
+  rows: { start: string; label: string; values: number[] }[];
+}
+
+export const USAGE_COLUMNS: { key: keyof Omit<UsageBucket, 'start'>; label: string }[] = [
+  { key: 'requests', label: 'Requests' },
+  { key: 'ok', label: 'OK' },
+  { key: 'clientErrors', label: 'Client errors' },
+  { key: 'rateLimited', label: 'Rate-limited' },
+  { key: 'serverErrors', label: 'Server errors' },
+];
+
+/**
+ * The model of the `usage` partial: a table of the buckets (one row per UTC day or hour), which the chart script
+ * reads and draws: the chart never has numbers the table does not show.
+ */
+export function usageTable(caption: string, granularity: 'hour' | 'day', buckets: readonly UsageBucket[], columns = USAGE_COLUMNS): UsageTable {
+  return {
+    id: caption.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''),
+    caption,
+    granularity,
+    columns: columns.map((column) => column.label),
+    rows: buckets.map((bucket) => ({
+      start: new Date(bucket.start).toISOString(),
+      label: granularity === 'day' ? new Date(bucket.start).toISOString().slice(0, 10) : `${new Date(bucket.start).toISOString().slice(0, 13).replace('T', ' ')}:00`,
+      values: columns.map((column) => Number(bucket[column.key] ?? 0)),
+    })),
+  };
+}

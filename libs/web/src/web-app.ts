@@ -1,0 +1,92 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ExceptionFilter } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import cookieParser from 'cookie-parser';
+import express, { NextFunction, Request, Response } from 'express';
+import hbs from 'hbs';
+import type { Store } from 'express-session';
+import type { Pool } from 'pg';
+import { securityHeadersMiddleware } from '@app/platform';
+import { normalizeBasePath, stripBasePath } from './base-path';
+import { csrfProtection } from './csrf';
+import { registerWebHelpers } from './helpers';
+import { webSession } from './sessions';
+import { UPLOT_DIST, WEB_ASSETS, WEB_VIEWS } from './web-root';
+import { WebExceptionFilter } from './web-exception.filter';
+
+export interface WebAppOptions {
+  /** Shown in the header and every page title ("Operator console", "Developer portal"). */
+  appName: string;
+  /** The app's own templates (pages, and partials in <views>/partials: a `nav` partial fills the header's nav). */
+  viewsDir: string;
+  /** '' or a prefix such as /portal (normalized here): every link and form action carries it. */
+  basePath?: string;
+  /** The address people reach the app at; https makes the cookies Secure. */
+  publicUrl?: string;
+  /** Express's trust proxy (behind nginx: the proxy's address, or 1). */
+  trustProxy?: string | boolean | number;
+  /** Replaces the library's WebExceptionFilter (an app that must also redirect, e.g. to its sign-in page). */
+  exceptionFilter?: ExceptionFilter;
+  session: { pool?: Pool; store?: Store; schema: string; secret: string | string[]; cookieName: string; idleTimeoutMs: number };
+}
+
+export interface WebAppSettings {
+  basePath: string;
+  secure: boolean;
+  /** Stops the session store's background work (pruning): call it before the app closes the pool it was given. */
+  closeSessions(): void;
+}
+
+function registerPartialsFrom(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const file of names) {
+    if (file.endsWith('.hbs')) hbs.registerPartial(file.slice(0, -4), readFileSync(path.join(dir, file), 'utf8'));
+  }
+}
+
+/**
+ * Configures a Nest express app for server-rendered pages (create it with `bodyParser: false`): helmet's headers
+ * (CSP default-src 'self': no inline script, every script a file), the base path, static assets (our CSS and scripts
+ * under /assets, uPlot's dist under /assets/uplot), form bodies, cookies, sessions on PostgreSQL, CSRF on every POST,
+ * the hbs engine with the shared layout and partials, and the HTML exception filter.
+ */
+export function configureWebApp(app: NestExpressApplication, options: WebAppOptions): WebAppSettings {
+  const basePath = normalizeBasePath(options.basePath);
+  const secure = (options.publicUrl ?? '').startsWith('https:');
+  const server = app.getHttpAdapter().getInstance() as express.Express;
+  server.disable('x-powered-by');
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
+  app.use(securityHeadersMiddleware());
+  app.use(stripBasePath(basePath));
+  app.use('/assets/uplot', express.static(UPLOT_DIST, { index: false, maxAge: '1h' }));
+  app.use('/assets', express.static(WEB_ASSETS, { index: false, maxAge: '1h' }));
+  app.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
+  app.use(cookieParser());
+  const sessions = webSession({ ...options.session, secure, cookiePath: basePath === '' ? '/' : basePath });
+  app.use(sessions.handler);
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    response.locals.base = basePath;
+    response.locals.appName = options.appName;
+    response.locals.currentPath = request.path;
+    if (request.session?.flash) {
+      response.locals.flash = request.session.flash;
+      delete request.session.flash;
+    }
+    next();
+  });
+  app.use(csrfProtection({ secret: options.session.secret, secure, cookieName: `${options.session.cookieName}.csrf` }));
+  app.setBaseViewsDir([options.viewsDir, WEB_VIEWS]);
+  app.setViewEngine('hbs');
+  app.set('view options', { layout: 'layout' });
+  registerWebHelpers(hbs);
+  registerPartialsFrom(path.join(WEB_VIEWS, 'partials'));
+  registerPartialsFrom(path.join(options.viewsDir, 'partials'));
+  app.useGlobalFilters(options.exceptionFilter ?? new WebExceptionFilter());
+  return { basePath, secure, closeSessions: sessions.close };
+}

@@ -1,0 +1,40 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { AdminApiError } from './admin-client';
+
+export interface ErrorPage {
+  status: number;
+  title: string;
+  message: string;
+  code?: string;
+}
+
+/** What a page shows for an exception: HttpExceptions and admin API errors as they are, anything else a plain 500. */
+export function errorPage(exception: unknown): ErrorPage {
+  if (exception instanceof AdminApiError) {
+    const title = exception.status === 404 ? 'Not found' : exception.status === 403 ? 'Not allowed' : exception.status >= 500 ? 'The admin API is unavailable' : 'The admin API refused';
+    return { status: exception.status, title, message: exception.message, code: exception.code };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const body = exception.getResponse();
+    const raw = typeof body === 'object' && body !== null ? (body as { message?: unknown }).message : body;
+    const message = Array.isArray(raw) ? raw.join('; ') : String(raw ?? exception.message);
+    return { status, title: status === 404 ? 'Page not found' : 'Request refused', message };
+  }
+  return { status: 500, title: 'Something went wrong', message: 'The page could not be shown. The error was logged; try again.' };
+}
+
+/** Renders errors as pages (the layout's `error` view); never a stack trace to the browser. */
+@Catch()
+export class WebExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('WebExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const page = errorPage(exception);
+    if (page.status >= 500 && !(exception instanceof AdminApiError)) this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    if (response.headersSent) return;
+    response.status(page.status).render('error', page);
+  }
+}

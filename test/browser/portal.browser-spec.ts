@@ -1,0 +1,209 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from '../support/gateway';
+import { call, postJson } from '../support/http';
+import { RunningPets, startPetsService } from '../support/pets-service';
+import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
+import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, '../../artifacts');
+const PASSWORD = 'correct horse battery staple';
+
+/**
+ * The developer portal's main path (issue #25): sign up, verify by the mailed link, see the key once, call /v1 with
+ * it, see the usage move, try listPets from the reference page with the key already authorised, manage keys, ask for
+ * a higher plan and read the operator's answer. Screenshots of each page go to artifacts/portal-*.png.
+ */
+describe('developer portal', () => {
+  let pets: RunningPets;
+  let gateway: GatewayUnderTest;
+  let database: GatewayTestDatabase;
+  let smtp: SmtpSink;
+  let portal: PortalUnderTest;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const email = `dev-${Date.now()}@example.com`;
+  let key = '';
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `portal-${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    pets = await startPetsService();
+    // Usage flushed to the history every 200 ms: the chart moves within a test.
+    gateway = await startGateway({ petsUrl: pets.url, env: { CORS_ORIGINS: 'http://127.0.0.1:1', USAGE_FLUSH_MS: '200' } });
+    database = await createGatewayTestDatabase();
+    smtp = await startSmtpSink();
+    portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
+    // The reference page calls the gateway from the portal's origin: CORS must allow it.
+    gateway.config.corsOrigins.push(portal.url);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.close();
+    await smtp?.close();
+    await database?.drop();
+    await gateway?.close();
+    await pets?.close();
+  });
+
+  it('signs up, keeps what was typed on bad input, verifies by the mailed link and shows the key once', async () => {
+    await page.goto(portal.url);
+    await shot('home');
+    await page.getByRole('link', { name: 'Create an account' }).first().click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('too short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Use at least 12 characters.').waitFor();
+    expect(await page.getByLabel('Email').inputValue()).toBe(email);
+    expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+    await shot('signup-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Check your email' }).waitFor();
+    await shot('check-email');
+
+    const mail = await smtp.next(email, /Verify/);
+    const link = /https?:\/\/\S+\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0];
+    expect(link.startsWith(portal.url)).toBe(true);
+    await page.goto(link);
+    await shot('verify');
+    await page.getByRole('button', { name: 'Verify my email' }).click();
+    key = (await page.getByTestId('new-key').innerText()).trim();
+    expect(key).toMatch(/^petk_/);
+    // Signed in by the verification: the header offers the dashboard and sign-out.
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await shot('new-key');
+
+    // The link is single-use.
+    await page.goto(link);
+    await page.getByRole('button', { name: 'Verify my email' }).click();
+    await page.getByText('already used or has expired').waitFor();
+  });
+
+  it('works with the key on /v1, and the dashboard shows the usage move', async () => {
+    await page.goto(`${portal.url}/dashboard`);
+    await shot('dashboard-first');
+    const before = Number((await page.getByTestId('minute-remaining').innerText()).replace(/,/g, ''));
+    expect(before).toBe(60);
+    for (let i = 0; i < 3; i += 1) expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await page.reload();
+    expect(Number(await page.getByTestId('minute-remaining').innerText())).toBe(before - 3);
+    expect(await page.getByTestId('plan-card').innerText()).toContain('free');
+    // The 30-day history (usage-history API, flushed): today's row counts the calls, the chart is drawn beside it.
+    const table = page.getByTestId('usage-table');
+    const rows = table.locator('tbody tr');
+    expect(await rows.count()).toBe(30);
+    const today = new Date().toISOString().slice(0, 10);
+    const todayRow = rows.last();
+    let cells: string[] = [];
+    for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+      cells = await todayRow.locator('th, td').allInnerTexts();
+      if (Number(cells[1]) >= 3) break;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await page.reload();
+    }
+    expect(cells[0]).toBe(today);
+    expect(Number(cells[1])).toBe(3);
+    await page.getByTestId('usage-chart').locator('canvas').first().waitFor();
+    await shot('dashboard');
+  });
+
+  it('runs listPets from the API reference with the key already authorised', async () => {
+    await postJson(`${gateway.url}/v1/pets`, { name: 'Portal Rex', categoryId: 1 }, { authorization: `Bearer ${key}` });
+    await page.getByRole('link', { name: 'API reference' }).first().click();
+    await page.getByText('Authorised with your key').waitFor();
+    await page.locator('#operations-animals-listPets .opblock-summary').click();
+    const operation = page.locator('#operations-animals-listPets');
+    const tryIt = operation.getByRole('button', { name: /try it out/i });
+    if (await tryIt.isVisible()) await tryIt.click();
+    await operation.getByRole('button', { name: /execute/i }).click();
+    const status = operation.locator('.live-responses-table .response .response-col_status').first();
+    await status.waitFor({ timeout: 30_000 });
+    expect((await status.innerText()).trim()).toBe('200');
+    expect(await operation.locator('.live-responses-table').first().innerText()).toContain('Portal Rex');
+    expect(await operation.locator('.curl-command').innerText()).toContain(`Bearer ${key}`);
+    await operation.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(ARTIFACTS, 'portal-reference.png') });
+  });
+
+  it('creates, rotates (with an overlap) and revokes keys, each new key shown once', async () => {
+    await page.goto(`${portal.url}/dashboard`);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const second = (await page.getByTestId('new-key').innerText()).trim();
+    expect(second).toMatch(/^petk_/);
+    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(200);
+
+    await page.goto(`${portal.url}/dashboard`);
+    const firstHint = key.slice(0, 9);
+    const row = page.locator('tr', { has: page.getByText(firstHint) });
+    await row.getByLabel('Old key keeps working').selectOption('1h');
+    await row.getByRole('button', { name: /^Rotate/ }).click();
+    const rotated = (await page.getByTestId('new-key').innerText()).trim();
+    expect(rotated).not.toBe(key);
+    await page.getByText('keeps working until').waitFor();
+    await shot('rotated');
+    for (const k of [key, rotated]) expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${k}` } })).status).toBe(200);
+
+    await page.goto(`${portal.url}/dashboard`);
+    const secondRow = page.locator('tr', { has: page.getByText(second.slice(0, 9)) });
+    await secondRow.getByRole('link', { name: /^Revoke/ }).click();
+    await page.getByRole('heading', { name: /Revoke key/ }).waitFor();
+    await shot('revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('The key is revoked').waitFor();
+    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(401);
+    await shot('dashboard-keys');
+  });
+
+  it('asks for a higher plan (bad input keeps what was typed) and shows the operator\'s decline note', async () => {
+    await page.goto(`${portal.url}/plan`);
+    await page.getByLabel('Message').fill('A shelter app for the city.');
+    await page.getByRole('button', { name: 'Send request' }).click();
+    await page.getByText('Choose a plan.').waitFor();
+    expect(await page.getByLabel('Message').inputValue()).toBe('A shelter app for the city.');
+    await shot('plan-error');
+    await page.getByLabel('Plan').selectOption('pro');
+    await page.getByLabel('Expected volume').fill('5,000 requests a day');
+    await page.getByRole('button', { name: 'Send request' }).click();
+    await page.getByText('Your request was sent').waitFor();
+    expect(await page.getByTestId('plan-request').innerText()).toContain('pending');
+
+    const pending = (await adminCall(gateway, 'GET', '/plan-requests?status=pending')).body as { items: Array<{ id: string; expectedVolume: string }> };
+    expect(pending.items.map((r) => r.expectedVolume)).toContain('5,000 requests a day');
+    await adminCall(gateway, 'POST', `/plan-requests/${pending.items[0].id}/decline`, { note: 'Pro needs a company address.' });
+    await page.reload();
+    expect(await page.getByTestId('plan-request').innerText()).toContain('declined');
+    expect(await page.getByTestId('plan-request-note').innerText()).toBe('Pro needs a company address.');
+    await shot('plan-declined');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('works from the keyboard alone: skip link, sign out and back in with Tab and Enter', async () => {
+    await page.goto(`${portal.url}/dashboard`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')).toBe('Skip to content');
+    // Tab through the header to "Sign out" and press it.
+    for (let i = 0; i < 10 && (await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')) !== 'Sign out'; i += 1) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email').focus();
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.id')).toBe('field-password');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Your dashboard' }).waitFor();
+    await shot('login-keyboard');
+  });
+});
