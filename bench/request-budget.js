@@ -13,7 +13,11 @@
  * times the gateway's CPU per request over the same interval (utime + stime from /proc, so that the table adds
  * up to what `npm run bench` prints; the threads the profile does not see, GC helpers and libuv's, are spread in
  * proportion). Prints the table, writes bench/results/request-budget.json and keeps the profile there too
- * (open it in Chrome's DevTools). Options: --no-build, --post, --duration S, --interval US, --connections N.
+ * (open it in Chrome's DevTools). Options: --no-build, --post, --duration S, --interval US, --connections N;
+ * --tracing RATIO turns tracing on in both apps (OTLP/HTTP to a receiver in this process that drops the spans,
+ * `parentbased_traceidratio` RATIO); --app pets profiles the pets service instead (it takes core 0, the gateway
+ * core 1); --by-package puts each sample under the package (or Node internal module) of its innermost frame
+ * instead of the steps, which is what a profile of tracing or of the pets service needs.
  */
 const { mkdtempSync, readdirSync, readFileSync, copyFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -27,6 +31,11 @@ const DURATION = Number(option(args, '--duration', '10'));
 const INTERVAL_US = Number(option(args, '--interval', '250'));
 const CONNECTIONS = Number(option(args, '--connections', '32'));
 const POST = args.includes('--post');
+const TRACING = option(args, '--tracing', '');
+const PROFILED = option(args, '--app', 'gateway');
+const BY_PACKAGE = args.includes('--by-package');
+if (!['gateway', 'pets'].includes(PROFILED)) throw new Error(`--app must be gateway or pets (got ${PROFILED})`);
+if (TRACING && !(Number(TRACING) >= 0 && Number(TRACING) <= 1)) throw new Error(`--tracing must be a ratio from 0 to 1 (got ${TRACING})`);
 const WARMUP = 3;
 const children = [];
 
@@ -62,6 +71,19 @@ const WEAK_STEPS = [{ step: 'sockets and streams (node:net, streams)', file: /^n
 
 const OTHER = 'other (timers, microtasks, sockets, event loop)';
 
+/** --by-package: the package of a frame's script (`@scope/name`, `name`), a Node internal module, or our own file. */
+function packageOf(url) {
+  if (!url) return undefined;
+  const at = url.lastIndexOf('node_modules/');
+  if (at >= 0) {
+    const parts = url.slice(at + 'node_modules/'.length).split('/');
+    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+  }
+  if (url.startsWith('node:')) return url.replace(/^node:(internal\/)?/, 'node:').split('/').slice(0, 2).join('/');
+  const dist = url.indexOf('/dist/apps/');
+  return dist >= 0 ? `ours: ${url.slice(dist + '/dist/apps/'.length).split('/').slice(1, -1).join('/')}` : url;
+}
+
 function classify(profile, fromUs, toUs) {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
@@ -75,7 +97,10 @@ function classify(profile, fromUs, toUs) {
     if (name === '(idle)') step = 'idle';
     else if (name === '(garbage collector)') step = 'garbage collection';
     else if (name === '(program)') step = 'V8 and native (program)';
-    else {
+    else if (BY_PACKAGE) {
+      for (let at = id; at !== undefined && step === undefined; at = parent.get(at)) step = packageOf(nodes.get(at).callFrame.url);
+      step ??= OTHER;
+    } else {
       // Innermost first: this frame, then its callers; a Node internal shared by several steps only if no step calls it.
       const matches = (rules, frame) => rules.find((candidate) => (!candidate.fn || candidate.fn.test(frame.functionName)) && (!candidate.file || candidate.file.test(frame.url)));
       let weak;
@@ -100,6 +125,17 @@ function classify(profile, fromUs, toUs) {
   return counts;
 }
 
+/** An OTLP/HTTP receiver that accepts every export and keeps nothing (the apps' exporters need a peer). */
+async function dropSpans() {
+  const { createServer } = require('node:http');
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return receiver;
+}
+
 async function main() {
   support.ensureLocalServices();
   support.buildUnlessSkipped(args, ['pets', 'gateway']);
@@ -114,16 +150,22 @@ async function main() {
     const [petsPort, gatewayPort, adminPort] = [await support.freePort(), await support.freePort(), await support.freePort()];
     const run = `budget_${Date.now()}`;
     const admin = { url: `http://127.0.0.1:${adminPort}`, token: `bench-admin-token-${run}-0123456789abcdef` };
-    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
-    // The gateway alone on the server core (V8's sampling thread then sees it as it runs, not only when the pets
-    // service has the core); the pets service beside the load generator.
-    const petsEnv = { NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), PETS_METRICS_PORT: '0' };
-    support.start(children, 'pets', 'taskset', ['-c', support.LOAD_CORE, process.execPath, support.PETS_MAIN], { ...petsEnv, ...common, PETS_PORT: String(petsPort), DATABASE_URL: database.url, CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
-    // startApp's flags and environment, with the profiler's flags on the command line (NODE_OPTIONS refuses them).
+    const receiver = TRACING ? await dropSpans() : undefined;
+    const tracing = receiver
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: TRACING }
+      : {};
+    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), ...tracing };
+    // The profiled app alone on the server core (V8's sampling thread then sees it as it runs, not only when the
+    // other app has the core); the other app beside the load generator. The profiler's flags go on the command
+    // line (NODE_OPTIONS refuses them).
     const profilerFlags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${INTERVAL_US}`];
-    const gateway = support.start(children, 'gateway', process.execPath, [...profilerFlags, support.GATEWAY_MAIN], {
+    const launch = (app, main, env) =>
+      app === PROFILED
+        ? support.start(children, app, 'taskset', ['-c', support.SERVER_CORE, process.execPath, ...profilerFlags, main], env)
+        : support.start(children, app, 'taskset', ['-c', support.LOAD_CORE, process.execPath, main], env);
+    const pets = launch('pets', support.PETS_MAIN, { ...common, PETS_METRICS_PORT: '0', PETS_PORT: String(petsPort), DATABASE_URL: database.url, CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
+    const gateway = launch('gateway', support.GATEWAY_MAIN, {
       ...common,
-      NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS),
       METRICS_PORT: '0',
       PORT: String(gatewayPort),
       HOST: '127.0.0.1',
@@ -134,6 +176,7 @@ async function main() {
       ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: admin.token,
     });
+    const profiled = PROFILED === 'pets' ? pets : gateway;
     await support.waitForHttp(`http://127.0.0.1:${petsPort}/health/live`);
     await support.waitForHttp(`http://127.0.0.1:${gatewayPort}/health/live`);
     const key = support.mintKey(admin, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
@@ -145,16 +188,17 @@ async function main() {
     };
     const load = (duration) => new Promise((resolve, reject) => autocannon({ ...options, duration }, (error, result) => (error ? reject(error) : resolve(result))));
     await load(WARMUP);
-    const cpuBefore = support.cpuMicros(gateway.pid);
+    const cpuBefore = support.cpuMicros(profiled.pid);
     const fromUs = Number(process.hrtime.bigint() / 1000n);
     const result = await load(DURATION);
     const toUs = Number(process.hrtime.bigint() / 1000n);
     const requests = result.requests.total;
-    const cpuPerRequest = (support.cpuMicros(gateway.pid) - cpuBefore) / requests;
-    await support.stopAndWait(gateway, 20_000);
+    const cpuPerRequest = (support.cpuMicros(profiled.pid) - cpuBefore) / requests;
+    await support.stopAndWait(profiled, 20_000);
+    receiver?.close();
 
     const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-    if (!file) throw new Error(`no profile in ${profileDir}: did the gateway exit cleanly?`);
+    if (!file) throw new Error(`no profile in ${profileDir}: did the ${PROFILED} exit cleanly?`);
     const profile = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8'));
     const profileEndUs = profile.startTime + profile.timeDeltas.reduce((a, b) => a + b, 0);
     if (fromUs < profile.startTime || toUs > profileEndUs) throw new Error(`the measured interval ${fromUs}-${toUs} µs is not inside the profile's ${profile.startTime}-${profileEndUs} µs (clocks differ?)`);
@@ -163,13 +207,14 @@ async function main() {
     const sampledUsPerRequest = (busy * INTERVAL_US) / requests;
     console.log(
       `\n${POST ? 'POST /v1/pets' : 'GET /v1/pets?limit=20'}, ${CONNECTIONS} connections, ${DURATION} s: ${requests} requests (${Math.round(requests / DURATION)} req/s, ` +
-        `${result.non2xx + result.errors} non-2xx/errors), gateway CPU ${cpuPerRequest.toFixed(0)} µs per request (/proc, with the profiler on);` +
+        `${result.non2xx + result.errors} non-2xx/errors), ${PROFILED} CPU ${cpuPerRequest.toFixed(0)} µs per request (/proc, with the profiler on);` +
         ` the profile's busy samples ${busy} (${sampledUsPerRequest.toFixed(0)} µs per request at ${INTERVAL_US} µs a sample), idle ${counts.get('idle') ?? 0}\n`,
     );
     const rows = [...counts].filter(([step]) => step !== 'idle').sort((a, b) => b[1] - a[1]).map(([step, n]) => ({ step, samples: n, share: n / busy, usPerRequest: (n / busy) * cpuPerRequest }));
     for (const row of rows) console.log(`  ${row.step.padEnd(62)} ${row.usPerRequest.toFixed(1).padStart(7)} µs  ${(row.share * 100).toFixed(1).padStart(5)} %  (${row.samples} samples)`);
-    const kept = path.join(__dirname, 'results', `request-budget-${POST ? 'post' : 'get'}.cpuprofile`);
-    support.writeResults(`request-budget-${POST ? 'post' : 'get'}.json`, { date: new Date().toISOString(), request: POST ? 'POST /v1/pets' : 'GET /v1/pets?limit=20', connections: CONNECTIONS, durationSeconds: DURATION, intervalUs: INTERVAL_US, requests, rps: Math.round(requests / DURATION), fromUs, toUs, cpuUsPerRequest: +cpuPerRequest.toFixed(1), sampledUsPerRequest: +sampledUsPerRequest.toFixed(1), rows });
+    const name = `request-budget-${PROFILED === 'pets' ? 'pets-' : ''}${POST ? 'post' : 'get'}${TRACING ? `-tracing-${TRACING}` : ''}`;
+    const kept = path.join(__dirname, 'results', `${name}.cpuprofile`);
+    support.writeResults(`${name}.json`, { date: new Date().toISOString(), request: POST ? 'POST /v1/pets' : 'GET /v1/pets?limit=20', app: PROFILED, tracingRatio: TRACING || null, connections: CONNECTIONS, durationSeconds: DURATION, intervalUs: INTERVAL_US, requests, rps: Math.round(requests / DURATION), fromUs, toUs, cpuUsPerRequest: +cpuPerRequest.toFixed(1), sampledUsPerRequest: +sampledUsPerRequest.toFixed(1), rows });
     copyFileSync(path.join(profileDir, file), kept);
     console.log(`\nprofile: ${path.relative(support.ROOT, kept)}`);
   });

@@ -23,11 +23,13 @@ const { mkdtempSync, writeFileSync, mkdirSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
+const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
 const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, sh, ensureLocalServices, waitForHttp, peakRssMb, cpuMicros } = support;
 const DURATION = Number(option(args, '--duration', '8'));
 const ROUNDS = Number(option(args, '--rounds', '9'));
+const FIXED_ROUNDS = Number(option(args, '--fixed-rounds', '4'));
 const ROUND_SECONDS = Number(option(args, '--round-duration', '3'));
 const CONNECTIONS = Number(option(args, '--connections', '32'));
 const WARMUP = 3;
@@ -83,6 +85,58 @@ async function measure(label, options, pid) {
       `${cpuUs === undefined ? '' : `  ${String(cpuUs).padStart(5)} µs CPU/req`}${bad ? `  (${bad} non-2xx/errors)` : ''}`,
   );
   return row;
+}
+
+/**
+ * "At half its capacity": the direct path and the gateway at the same truly fixed rate (bench/paced-load.js, an
+ * open loop: latency from each request's due time), alternated over FIXED_ROUNDS rounds (D G G D ...) of
+ * DURATION / 2 seconds each, with the loop probe on in both apps (event-loop delay and GC pauses per second).
+ * Returns the medians of the rounds' percentiles for each target and what the probe saw in each app.
+ */
+async function fixedRate(rate, apps, work, auth) {
+  const { pacedLoad } = require('./paced-load');
+  const targets = {
+    directFixed: { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, label: `    pets direct at ${rate} req/s, paced (p99 reference)` },
+    gatewayFixed: { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, label: `    gateway at ${rate} req/s, paced` },
+  };
+  const seconds = Math.max(2, DURATION / 2);
+  for (const target of Object.values(targets)) await pacedLoad({ ...target, rate, seconds: WARMUP });
+  for (const app of Object.values(apps)) process.kill(app.pid, 'SIGUSR2');
+  const rounds = { directFixed: [], gatewayFixed: [] };
+  for (let r = 0; r < FIXED_ROUNDS; r += 1) {
+    const order = r % 2 === 0 ? ['directFixed', 'gatewayFixed'] : ['gatewayFixed', 'directFixed'];
+    for (const key of order) rounds[key].push(await pacedLoad({ ...targets[key], rate, seconds }));
+  }
+  for (const app of Object.values(apps)) process.kill(app.pid, 'SIGUSR2');
+  const out = {};
+  for (const [key, list] of Object.entries(rounds)) {
+    const pick = (field) => +support.median(list.map((one) => one[field])).toFixed(2);
+    out[key] = { p50: pick('p50'), p90: pick('p90'), p99: pick('p99'), p999: pick('p999'), max: Math.max(...list.map((one) => one.max)), errors: list.reduce((sum, one) => sum + one.errors, 0), rounds: list };
+    console.log(`${targets[key].label.padEnd(58)} p50 ${out[key].p50} ms  p90 ${out[key].p90} ms  p99 ${out[key].p99} ms (rounds ${list.map((one) => one.p99).join(', ')})  p99.9 ${out[key].p999} ms  max ${out[key].max} ms${out[key].errors ? `  (${out[key].errors} errors)` : ''}`);
+  }
+  out.fixedRateProbe = {};
+  await support.sleep(1100); // the probe's last line
+  for (const app of Object.keys(apps)) {
+    const { existsSync, readFileSync } = require('node:fs');
+    const file = path.join(work, `loop-${app}.jsonl`);
+    const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+    const sum = (get) => lines.reduce((total, line) => total + get(line), 0);
+    const probe = {
+      seconds: lines.length,
+      loopDelayP99MedianMs: support.median(lines.map((line) => line.delay.p99)),
+      loopDelayMaxMs: Math.max(0, ...lines.map((line) => line.delay.max)),
+      gcPerSecond: +(sum((line) => line.gc.count) / Math.max(lines.length, 1)).toFixed(1),
+      gcPauseMsPerSecond: +(sum((line) => line.gc.pauseMs) / Math.max(lines.length, 1)).toFixed(2),
+      gcLongestPauseMs: +Math.max(0, ...lines.map((line) => line.gc.maxMs)).toFixed(2),
+      gcPauseMsByKind: Object.fromEntries(['minor', 'major', 'incremental', 'weakcb'].map((kind) => [kind, +sum((line) => line.gc.byKind[kind] ?? 0).toFixed(1)])),
+    };
+    out.fixedRateProbe[app] = probe;
+    console.log(
+      `    ${app} while paced: event-loop delay p99 ${probe.loopDelayP99MedianMs} ms (median of ${probe.seconds} s), max ${probe.loopDelayMaxMs} ms;` +
+        ` GC ${probe.gcPerSecond}/s, ${probe.gcPauseMsPerSecond} ms paused per s, longest ${probe.gcLongestPauseMs} ms (ms by kind ${JSON.stringify(probe.gcPauseMsByKind)})`,
+    );
+  }
+  return out;
 }
 
 /** (max - min) / median of `values`, 0 when the median is 0. */
@@ -163,9 +217,15 @@ async function main() {
 
   // The apps run with the Node flags every start of this repository gives them, plus BENCH_APP_NODE_OPTIONS.
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
-  const pets = support.startApp(children, 'pets', PETS_MAIN, { ...common, PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
+  // The loop probe (bench/loop-probe.js) stays idle until the fixed-rate scenario wakes it.
+  const probed = (app) => ({
+    NODE_OPTIONS: appNodeOptions(`--require ${path.join(__dirname, 'loop-probe.js')} ${process.env.BENCH_APP_NODE_OPTIONS ?? ''}`.trim()),
+    BENCH_LOOP_PROBE_FILE: path.join(work, `loop-${app}.jsonl`),
+  });
+  const pets = support.startApp(children, 'pets', PETS_MAIN, { ...common, ...probed('pets'), PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
   const gateway = support.startApp(children, 'gateway', GATEWAY_MAIN, {
     ...common,
+    ...probed('gateway'),
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
     PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
@@ -239,8 +299,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     // "At half its capacity": the same fixed rate on the direct path and through the gateway, half of (b).
     const RATE = Math.max(1, Math.round(results.gateway.rps / 2));
     results.fixedRate = RATE;
-    results.directFixed = await measure(`    pets direct at ${RATE} req/s (p99 reference)`, { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, overallRate: RATE, connections: 8 });
-    results.gatewayFixed = await measure(`    gateway at ${RATE} req/s`, { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, overallRate: RATE, connections: 8 });
+    Object.assign(results, await fixedRate(RATE, { pets, gateway }, work, auth));
 
     await db.query('TRUNCATE pets');
     await seed(1_000);

@@ -70,6 +70,7 @@ describe('tracing (OpenTelemetry)', () => {
   let pets: RunningApp;
   let gateway: RunningApp;
   let trustingGateway: RunningApp;
+  let gatewayEnv: Record<string, string>;
 
   beforeAll(async () => {
     if (!BUILT.every((file) => existsSync(file))) {
@@ -92,7 +93,7 @@ describe('tracing (OpenTelemetry)', () => {
     consumers = await createGatewayTestDatabase();
     const [petsPort, gatewayPort, trustingPort, adminPort, trustingAdminPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     pets = await startApp(PETS_MAIN, petsPort, { ...tracing, ...petsDatabaseEnv(database), PETS_PORT: String(petsPort), PETS_HOST: '127.0.0.1', PETS_METRICS_PORT: '0' });
-    const gatewayEnv = {
+    gatewayEnv = {
       ...tracing,
       HOST: '127.0.0.1',
       PETS_URL: pets.url,
@@ -283,6 +284,32 @@ describe('tracing (OpenTelemetry)', () => {
     expect(await exited).toBe(0);
     const edge = receiver.trace(CLIENT_TRACE_ID).find((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER);
     expect(edge?.parentSpanId).toBe(CLIENT_SPAN_ID);
+  });
+
+  it('a request whose trace is not sampled leaves no span anywhere: the pets service follows the decision (traceparent flags 00)', async () => {
+    // Roots never sampled at this gateway; the pets service keeps its default (parent-based, always on), so a hop
+    // that did not carry the decision would be sampled there as a trace of its own.
+    const [port, adminPort] = await Promise.all([freePort(), freePort()]);
+    const unsampled = await startApp(GATEWAY_MAIN, port, {
+      ...gatewayEnv,
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
+    try {
+      const before = receiver.spans.length;
+      expect((await createPet(unsampled)).status).toBe(201);
+      expect((await send(unsampled, '/v1/pets?limit=2', { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      // A sampled request after them, then ten times the batch delay: what either service exported for the
+      // unsampled ones would be in by then.
+      const sampled = await createPet(gateway);
+      await serverSpanOf(sampled.traceId, 'petstore-pets');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.spans.slice(before).filter((s) => s.traceId !== sampled.traceId)).toEqual([]);
+    } finally {
+      unsampled.process.kill('SIGKILL');
+    }
   });
 
   it('no span carries a key, an Authorization header, the internal secret or the admin token', async () => {

@@ -3,6 +3,7 @@ import type { Express, RequestHandler } from 'express';
 import type { Server } from 'node:http';
 import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
 import type { Logger } from 'pino';
+import { quietWhenUnsampled } from './tracing/unsampled';
 import { AppMetrics } from './observability/http-metrics';
 import { HttpServerLimits, hardenHttpServer } from './http-server';
 import { requestId } from './observability/request-id.middleware';
@@ -49,6 +50,8 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   express.disable('x-powered-by');
   express.set('etag', false);
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
+  // First: a request whose trace is not sampled runs the rest with tracing suppressed (no child spans).
+  app.use(quietWhenUnsampled);
   const everyRequest: RequestHandler[] = [requestId];
   if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger));
   everyRequest.push(securityHeadersMiddleware());

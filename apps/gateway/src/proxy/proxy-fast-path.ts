@@ -1,6 +1,7 @@
 import { AllExceptionsFilter } from '@app/errors';
 import { HttpAppPipeline } from '@app/platform';
 import { recordEdgeRoute } from '@app/platform/tracing/edge-outcome';
+import { runQuietlyWhenUnsampled } from '@app/platform/tracing/unsampled';
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { ApplicationConfig, ModuleRef, Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
@@ -126,7 +127,7 @@ export class ProxyFastPath implements OnModuleInit {
       apiCacheControl(request, response, noop);
       recordEdgeRoute(request.method, fast.route.path);
 
-      this.serve(fast, params, request, response).catch((error: unknown) => {
+      runQuietlyWhenUnsampled(() => this.serve(fast, params, request, response)).catch((error: unknown) => {
         try {
           asExpress(express, request, response);
           filter.catch(error, new ExecutionContextHost([request, response, noop]));

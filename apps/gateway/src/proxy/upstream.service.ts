@@ -1,5 +1,6 @@
 import { ApiError, BODY_LIMIT_BYTES, assertDeclaredLengthWithin } from '@app/errors';
 import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
+import { propagateUnsampled } from '@app/platform/tracing/unsampled';
 import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { raw, type Response } from 'express';
@@ -139,6 +140,7 @@ export class UpstreamService implements OnApplicationShutdown {
       headers['x-consumer-plan'] = request.consumer.plan;
     }
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
+    propagateUnsampled(headers);
     assertDeclaredLengthWithin(request);
     await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
     if (!receivedWhole(request, response)) throw new ApiError('MALFORMED_REQUEST', 'The request was not received whole.', { Connection: 'close' });

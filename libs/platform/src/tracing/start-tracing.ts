@@ -8,6 +8,7 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { core, NodeSDK } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
 import type { TracingRole } from './tracing-environment';
+import { hasSampledParent } from './unsampled';
 
 /**
  * Propagates our trace context on outgoing calls but reads none from incoming requests: the edge starts a
@@ -69,8 +70,9 @@ export function startTracing(options: TracingOptions): NodeSDK {
         spanNameHook: (info, defaultName) =>
           info.layerType === ExpressLayerType.REQUEST_HANDLER && info.route ? `handler ${info.request.method} ${info.route}` : defaultName,
       }),
-      // The gateway's hop to the pets service: a client span, and `traceparent` on the request.
-      new UndiciInstrumentation({ requireParentforSpans: true }),
+      // The gateway's hop to the pets service: a client span, and `traceparent` on the request. Nothing for a
+      // request whose trace is not sampled (upstream.service.ts then propagates the decision itself).
+      new UndiciInstrumentation({ requireParentforSpans: true, ignoreRequestHook: () => !hasSampledParent() }),
       // SQL text only (parameters are values a caller sent: never recorded).
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
       new IORedisInstrumentation({ requireParentSpan: true }),
