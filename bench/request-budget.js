@@ -125,17 +125,6 @@ function classify(profile, fromUs, toUs) {
   return counts;
 }
 
-/** An OTLP/HTTP receiver that accepts every export and keeps nothing (the apps' exporters need a peer). */
-async function dropSpans() {
-  const { createServer } = require('node:http');
-  const receiver = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  return receiver;
-}
-
 async function main() {
   support.ensureLocalServices();
   support.buildUnlessSkipped(args, ['pets', 'gateway']);
@@ -150,7 +139,7 @@ async function main() {
     const [petsPort, gatewayPort, adminPort] = [await support.freePort(), await support.freePort(), await support.freePort()];
     const run = `budget_${Date.now()}`;
     const admin = { url: `http://127.0.0.1:${adminPort}`, token: `bench-admin-token-${run}-0123456789abcdef` };
-    const receiver = TRACING ? await dropSpans() : undefined;
+    const receiver = TRACING ? await support.startDroppingOtlpReceiver() : undefined;
     const tracing = receiver
       ? { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: TRACING }
       : {};

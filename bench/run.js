@@ -19,10 +19,11 @@
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
 const { spawnSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, mkdirSync } = require('node:fs');
+const { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
+const { pacedLoad } = require('./paced-load');
 const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
@@ -87,6 +88,22 @@ async function measure(label, options, pid) {
   return row;
 }
 
+/** What bench/loop-probe.js wrote (a JSON line a second): event-loop delay and GC pauses over the paced rounds. */
+function probeSummary(file) {
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+  const sum = (get) => lines.reduce((total, line) => total + get(line), 0);
+  const perSecond = (value) => value / Math.max(lines.length, 1);
+  return {
+    seconds: lines.length,
+    loopDelayP99MedianMs: lines.length ? +support.median(lines.map((line) => line.delay.p99)).toFixed(2) : 0,
+    loopDelayMaxMs: Math.max(0, ...lines.map((line) => line.delay.max)),
+    gcPerSecond: +perSecond(sum((line) => line.gc.count)).toFixed(1),
+    gcPauseMsPerSecond: +perSecond(sum((line) => line.gc.pauseMs)).toFixed(2),
+    gcLongestPauseMs: +Math.max(0, ...lines.map((line) => line.gc.maxMs)).toFixed(2),
+    gcPauseMsByKind: Object.fromEntries(['minor', 'major', 'incremental', 'weakcb'].map((kind) => [kind, +sum((line) => line.gc.byKind[kind] ?? 0).toFixed(1)])),
+  };
+}
+
 /**
  * "At half its capacity": the direct path and the gateway at the same truly fixed rate (bench/paced-load.js, an
  * open loop: latency from each request's due time), alternated over FIXED_ROUNDS rounds (D G G D ...) of
@@ -94,7 +111,6 @@ async function measure(label, options, pid) {
  * Returns the medians of the rounds' percentiles for each target and what the probe saw in each app.
  */
 async function fixedRate(rate, apps, work, auth) {
-  const { pacedLoad } = require('./paced-load');
   const targets = {
     directFixed: { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, label: `    pets direct at ${rate} req/s, paced (p99 reference)` },
     gatewayFixed: { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, label: `    gateway at ${rate} req/s, paced` },
@@ -115,21 +131,8 @@ async function fixedRate(rate, apps, work, auth) {
     console.log(`${targets[key].label.padEnd(58)} p50 ${out[key].p50} ms  p90 ${out[key].p90} ms  p99 ${out[key].p99} ms (rounds ${list.map((one) => one.p99).join(', ')})  p99.9 ${out[key].p999} ms  max ${out[key].max} ms${out[key].errors ? `  (${out[key].errors} errors)` : ''}`);
   }
   out.fixedRateProbe = {};
-  await support.sleep(1100); // the probe's last line
   for (const app of Object.keys(apps)) {
-    const { existsSync, readFileSync } = require('node:fs');
-    const file = path.join(work, `loop-${app}.jsonl`);
-    const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
-    const sum = (get) => lines.reduce((total, line) => total + get(line), 0);
-    const probe = {
-      seconds: lines.length,
-      loopDelayP99MedianMs: support.median(lines.map((line) => line.delay.p99)),
-      loopDelayMaxMs: Math.max(0, ...lines.map((line) => line.delay.max)),
-      gcPerSecond: +(sum((line) => line.gc.count) / Math.max(lines.length, 1)).toFixed(1),
-      gcPauseMsPerSecond: +(sum((line) => line.gc.pauseMs) / Math.max(lines.length, 1)).toFixed(2),
-      gcLongestPauseMs: +Math.max(0, ...lines.map((line) => line.gc.maxMs)).toFixed(2),
-      gcPauseMsByKind: Object.fromEntries(['minor', 'major', 'incremental', 'weakcb'].map((kind) => [kind, +sum((line) => line.gc.byKind[kind] ?? 0).toFixed(1)])),
-    };
+    const probe = probeSummary(path.join(work, `loop-${app}.jsonl`));
     out.fixedRateProbe[app] = probe;
     console.log(
       `    ${app} while paced: event-loop delay p99 ${probe.loopDelayP99MedianMs} ms (median of ${probe.seconds} s), max ${probe.loopDelayMaxMs} ms;` +

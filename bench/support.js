@@ -232,6 +232,21 @@ function writeResults(file, report) {
   writeFileSync(path.join(__dirname, 'results', file), `${JSON.stringify(report, null, 2)}\n`);
 }
 
+/**
+ * A stand-in for an OpenTelemetry collector: an OTLP/HTTP receiver on a free local port that accepts every export
+ * and keeps nothing but the count of bytes it was sent (`receiver.exportedBytes`).
+ */
+async function startDroppingOtlpReceiver() {
+  const { createServer } = require('node:http');
+  const receiver = createServer((request, response) => {
+    request.on('data', (chunk) => (receiver.exportedBytes += chunk.length));
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  receiver.exportedBytes = 0;
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return receiver;
+}
+
 module.exports = {
   ROOT,
   SERVER_CORE,
@@ -262,6 +277,7 @@ module.exports = {
   waitForHttp,
   freePort,
   mintKey,
+  startDroppingOtlpReceiver,
   childPids,
   peakRssMb,
   rssMb,

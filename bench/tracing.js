@@ -12,7 +12,6 @@
  * per measurement (default 5), --rounds N (default 3), --connections N (default 32).
  * Writes bench/results/tracing.json (not committed).
  */
-const { createServer } = require('node:http');
 const { randomBytes } = require('node:crypto');
 const support = require('./support');
 
@@ -68,13 +67,7 @@ async function main() {
 }
 
 async function run(DATABASE_URL) {
-  // The collector stand-in: accepts every export and drops it.
-  let exportedBytes = 0;
-  const receiver = createServer((request, response) => {
-    request.on('data', (chunk) => (exportedBytes += chunk.length));
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiver = await support.startDroppingOtlpReceiver();
   const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_TRACES_SAMPLER: 'parentbased_always_on' };
   const tracingOff = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '' };
 
@@ -150,7 +143,7 @@ async function run(DATABASE_URL) {
     }
   }
   const recordEdgeOutcomeOffNs = +timeRecordEdgeOutcomeOff().toFixed(1);
-  console.log(`\nspans exported: ${(exportedBytes / 1e6).toFixed(1)} MB of OTLP protobuf`);
+  console.log(`\nspans exported: ${(receiver.exportedBytes / 1e6).toFixed(1)} MB of OTLP protobuf`);
   console.log(`recordEdgeOutcome() with tracing off: ${recordEdgeOutcomeOffNs} ns per call (two calls per request)`);
   console.log('ratios (median against median):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(44)} ${value}`);

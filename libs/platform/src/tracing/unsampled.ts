@@ -3,6 +3,8 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, Span, trace, Trac
 /** Where an unsampled request keeps its span once it is taken out of the active context (see below). */
 const UNSAMPLED_SPAN_KEY = createContextKey('petstore unsampled request span');
 
+const sampled = (span: Span): boolean => (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+
 /**
  * Runs `work` (the rest of a request) without the request's span in the active context when that span is not
  * sampled. Every instrumentation we use skips a call that has no parent span (pg, ioredis and Express at once, by
@@ -14,7 +16,7 @@ const UNSAMPLED_SPAN_KEY = createContextKey('petstore unsampled request span');
 export function runQuietlyWhenUnsampled<T>(work: () => T): T {
   const active = context.active();
   const span = trace.getSpan(active);
-  if (span === undefined || (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) return work();
+  if (span === undefined || sampled(span)) return work();
   return context.with(trace.deleteSpan(active).setValue(UNSAMPLED_SPAN_KEY, span), work);
 }
 
@@ -26,7 +28,7 @@ export function quietWhenUnsampled(_request: unknown, _response: unknown, next: 
 /** Whether the active context has a sampled span: what an outgoing call needs to be traced at all. */
 export function hasSampledParent(): boolean {
   const span = trace.getSpan(context.active());
-  return span !== undefined && (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+  return span !== undefined && sampled(span);
 }
 
 /**
