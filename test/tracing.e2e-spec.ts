@@ -286,7 +286,7 @@ describe('tracing (OpenTelemetry)', () => {
     expect(edge?.parentSpanId).toBe(CLIENT_SPAN_ID);
   });
 
-  it('a request whose trace is not sampled leaves no span anywhere: the pets service follows the decision (traceparent flags 00)', async () => {
+  it('a request whose trace is not sampled leaves no span anywhere, its log line says so (trace_flags 00), and the pets service follows the decision (traceparent flags 00)', async () => {
     // Roots never sampled at this gateway; the pets service keeps its default (parent-based, always on), so a hop
     // that did not carry the decision would be sampled there as a trace of its own.
     const [port, adminPort] = await Promise.all([freePort(), freePort()]);
@@ -301,6 +301,11 @@ describe('tracing (OpenTelemetry)', () => {
       const before = receiver.spans.length;
       expect((await createPet(unsampled)).status).toBe(201);
       expect((await send(unsampled, '/v1/pets?limit=2', { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect((await send(unsampled, '/v1/pets?limit=2')).status).toBe(401); // an error answer of the fast path
+      // Each request's log line still names its trace, flagged as not sampled (00): there is nothing to look up.
+      const requestLines = unsampled.logs.filter((entry) => String((entry.req as { path?: string } | undefined)?.path).startsWith('/v1/'));
+      expect(requestLines).toHaveLength(3);
+      for (const line of requestLines) expect(line).toMatchObject({ trace_id: expect.stringMatching(/^[0-9a-f]{32}$/), trace_flags: '00' });
       // A sampled request after them, then ten times the batch delay: what either service exported for the
       // unsampled ones would be in by then.
       const sampled = await createPet(gateway);

@@ -72,7 +72,7 @@ export function startTracing(options: TracingOptions): NodeSDK {
       }),
       // The gateway's hop to the pets service: a client span, and `traceparent` on the request. Nothing for a
       // request whose trace is not sampled (upstream.service.ts then propagates the decision itself).
-      new UndiciInstrumentation({ requireParentforSpans: true, ignoreRequestHook: () => !hasSampledParent() }),
+      new UndiciInstrumentation({ ignoreRequestHook: () => !hasSampledParent() }),
       // SQL text only (parameters are values a caller sent: never recorded).
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
       new IORedisInstrumentation({ requireParentSpan: true }),
