@@ -101,10 +101,7 @@ async function admin(port, method, route, body) {
   return { json, ms: performance.now() - started };
 }
 
-const percentile = (values, p) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
+const { percentile } = support;
 
 async function main() {
   support.buildUnlessSkipped(args, ['gateway']);
@@ -185,7 +182,7 @@ async function measure(databaseUrl, db) {
   const stallMs = (await metric(PORTS.metricsA, 'nodejs_eventloop_lag_max_seconds')) * 1000;
   background.stop();
   await background;
-  results.creation = { p50: percentile(creations, 50), p99: percentile(creations, 99), max: Math.max(...creations), stallMs, baselineStallMs };
+  results.creation = { p50: percentile(creations, 0.5), p99: percentile(creations, 0.99), max: Math.max(...creations), stallMs, baselineStallMs };
   console.log(
     `1,000 key creations under load: p50 ${results.creation.p50.toFixed(1)} ms, p99 ${results.creation.p99.toFixed(1)} ms; longest event-loop stall of that gateway ` +
       `${stallMs.toFixed(1)} ms (same load, no creations, 10 s: ${baselineStallMs.toFixed(1)} ms)`,

@@ -62,11 +62,7 @@ const children = [];
 
 const randomKey = () => `petk_${randomBytes(32).toString('base64url')}`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (values, p) => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
+const { percentile } = support;
 const round = (value, digits = 1) => Number(value.toFixed(digits));
 
 function startGateway(name, port, adminPort, metricsPort, databaseUrl, extra = {}) {
@@ -146,7 +142,7 @@ async function probe(key, ms) {
     await sleep(Math.max(0, next - performance.now()));
   }
   await Promise.all(pending);
-  return { requests: latencies.length, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(Math.max(...latencies)), others };
+  return { requests: latencies.length, p50: round(percentile(latencies, 0.5)), p99: round(percentile(latencies, 0.99)), max: round(Math.max(...latencies)), others };
 }
 
 /**
@@ -267,7 +263,7 @@ async function phase(label, cachedKey, floodOptions) {
     queriesPerSecond: round(queries / seconds),
     queriesPerFloodRequest: floodResult ? round(queries / Math.max(1, floodResult.responses), 5) : null,
     lookups: counts,
-    fresh: fresh.length ? { accepted: fresh.filter((f) => f.status === 200).length, of: fresh.length, statuses: fresh.map((f) => f.status), p99Ms: round(percentile(fresh.map((f) => f.ms), 99)) } : null,
+    fresh: fresh.length ? { accepted: fresh.filter((f) => f.status === 200).length, of: fresh.length, statuses: fresh.map((f) => f.status), p99Ms: round(percentile(fresh.map((f) => f.ms), 0.99)) } : null,
     cached: quietProbe,
     cpuMicrosPerRequest: Math.round(cpu / Math.max(1, requests)),
   };

@@ -10,6 +10,7 @@
  */
 const { performance } = require('node:perf_hooks');
 const { Pool } = require('undici');
+const { percentile } = require('./support');
 
 /**
  * `{ url, headers, method, body, rate, seconds, connections }` → `{ sent, ok, errors, p50, p90, p99, p999, max }`
@@ -51,9 +52,8 @@ async function pacedLoad({ url, headers = {}, method = 'GET', body, rate, second
     send();
   });
   await pool.close();
-  const sorted = Array.from(latencies).sort((a, b) => a - b);
-  const at = (q) => +sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2);
-  return { sent: total, ok, errors, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: +sorted[sorted.length - 1].toFixed(2) };
+  const at = (q) => +percentile(latencies, q).toFixed(2);
+  return { sent: total, ok, errors, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: +Math.max(...latencies).toFixed(2) };
 }
 
 module.exports = { pacedLoad };

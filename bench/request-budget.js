@@ -23,7 +23,6 @@ const { mkdtempSync, readdirSync, readFileSync, copyFileSync } = require('node:f
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
-const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
 const { option } = support;
@@ -143,19 +142,15 @@ async function main() {
     const tracing = receiver
       ? { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: TRACING }
       : {};
-    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), ...tracing };
+    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', ...tracing };
     // The profiled app alone on the server core (V8's sampling thread then sees it as it runs, not only when the
     // other app has the core); the other app beside the load generator. The profiler's flags go on the command
     // line (NODE_OPTIONS refuses them).
     const profilerFlags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${INTERVAL_US}`];
-    const launch = (app, main, env) =>
-      app === PROFILED
-        ? support.start(children, app, 'taskset', ['-c', support.SERVER_CORE, process.execPath, ...profilerFlags, main], env)
-        : support.start(children, app, 'taskset', ['-c', support.LOAD_CORE, process.execPath, main], env);
-    const pets = launch('pets', support.PETS_MAIN, { ...common, PETS_METRICS_PORT: '0', PETS_PORT: String(petsPort), DATABASE_URL: database.url, CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
+    const launch = (app, main, env) => support.startApp(children, app, main, env, app === PROFILED ? { nodeArgs: profilerFlags } : { core: support.LOAD_CORE });
+    const pets = launch('pets', support.PETS_MAIN, { ...common, PETS_PORT: String(petsPort), DATABASE_URL: database.url, CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
     const gateway = launch('gateway', support.GATEWAY_MAIN, {
       ...common,
-      METRICS_PORT: '0',
       PORT: String(gatewayPort),
       HOST: '127.0.0.1',
       PETS_URL: `http://127.0.0.1:${petsPort}`,

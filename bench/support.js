@@ -54,11 +54,11 @@ function pinLoadGenerator(script, args) {
 }
 
 /**
- * Starts a server on the server core. `taskset` execs the command, so the child's pid is the server itself.
- * The child is added to `children` (to be stopped at exit); its stderr is prefixed with `name`.
+ * Starts a server on `core` (the server core unless told). `taskset` execs the command, so the child's pid is the
+ * server itself. The child is added to `children` (to be stopped at exit); its stderr is prefixed with `name`.
  */
-function start(children, name, command, commandArgs, env) {
-  const full = hasTaskset ? ['taskset', ['-c', SERVER_CORE, command, ...commandArgs]] : [command, commandArgs];
+function start(children, name, command, commandArgs, env, core = SERVER_CORE) {
+  const full = hasTaskset ? ['taskset', ['-c', core, command, ...commandArgs]] : [command, commandArgs];
   const child = spawn(full[0], full[1], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   children.push(child);
@@ -66,13 +66,14 @@ function start(children, name, command, commandArgs, env) {
 }
 
 /**
- * Starts a built app (PETS_MAIN, GATEWAY_MAIN) on the server core with the Node flags every start of this
- * repository gives it (scripts/app-node-options.js), plus BENCH_APP_NODE_OPTIONS, which wins. Its metrics port
+ * Starts a built app (PETS_MAIN, GATEWAY_MAIN) on the server core (or `core`) with the Node flags every start of
+ * this repository gives it (scripts/app-node-options.js), plus BENCH_APP_NODE_OPTIONS, which wins; `nodeArgs` go
+ * on the command line before the script (flags NODE_OPTIONS refuses, such as the profiler's). Its metrics port
  * is one the OS picks unless `env` names one: the defaults may be taken (another app, another run).
  */
-function startApp(children, name, main, env) {
+function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = [] } = {}) {
   const defaults = { NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), METRICS_PORT: '0', PETS_METRICS_PORT: '0' };
-  return start(children, name, process.execPath, [main], { ...defaults, ...env });
+  return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core);
 }
 
 /** Sends `signal` to every child still running (at exit, or when a run ends). */
@@ -226,6 +227,13 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 
+/** The q-quantile (0 < q <= 1) of `values` by nearest rank (the smallest value with at least q of them at or below it); NaN when empty. */
+const percentile = (values, q) => {
+  if (values.length === 0) return NaN;
+  const sorted = Array.from(values).sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+};
+
 /** Writes `report` as bench/results/<file> (not committed). */
 function writeResults(file, report) {
   mkdirSync(path.join(__dirname, 'results'), { recursive: true });
@@ -278,6 +286,7 @@ module.exports = {
   freePort,
   mintKey,
   startDroppingOtlpReceiver,
+  percentile,
   childPids,
   peakRssMb,
   rssMb,

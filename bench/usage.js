@@ -43,10 +43,7 @@ const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 const load = (options) => new Promise((resolve, reject) => autocannon({ connections: CONNECTIONS, ...options }, (e, r) => (e ? reject(e) : resolve(r))));
 const dist = (file) => require(`../dist/apps/gateway/apps/gateway/src/usage/${file}`);
-const percentile = (values, q) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-};
+const { percentile } = support;
 
 async function requestPath(databaseUrl) {
   const petsPort = await support.freePort();
