@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { And, DataSource, EntityManager, In, IsNull, Like, MoreThan } from 'typeorm';
+import { And, DataSource, EntityManager, In, IsNull, Like, MoreThan, MoreThanOrEqual } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, keyHint } from './api-key';
@@ -97,9 +97,14 @@ export class ConsumerRepository {
   /** One page in name order (keyset pagination: as fast on page 10,000 as on page 1), with each one's keys. */
   async list(limit: number, after?: string, prefix?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
     const actor = currentActor();
-    // A name holds no % and "_" is escaped: the prefix matches literally.
-    const startsWith = prefix === undefined ? undefined : Like(`${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`);
-    const name = after === undefined ? startsWith : startsWith === undefined ? MoreThan(after) : And(MoreThan(after), startsWith);
+    // A name holds no % and "_" is escaped: the prefix matches literally. LIKE alone cannot use the name index
+    // unless the column's collation is "C" (C.UTF-8 is not): a search read every consumer. Bounded below by the
+    // prefix (a name that starts with it sorts at or after it), the index scan starts there and stops at the page.
+    const conditions = [
+      ...(after === undefined ? [] : [MoreThan(after)]),
+      ...(prefix === undefined ? [] : [MoreThanOrEqual(prefix), Like(`${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`)]),
+    ];
+    const name = conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : And(...conditions);
     const consumers = await this.dataSource.getRepository(ConsumerEntity).find({
       where: {
         ...(name === undefined ? {} : { name }),
