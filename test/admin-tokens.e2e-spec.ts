@@ -12,6 +12,7 @@ import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 interface AuditRow {
+  id: string;
   actorId: string | null;
   actorName: string;
   action: string;
@@ -353,6 +354,29 @@ describe('admin tokens and the audit log', () => {
     const page1 = (await root('GET', `/audit?actor=${session.id}&limit=2`)).body as { items: AuditRow[]; next: string };
     const page2 = (await root('GET', `/audit?actor=${session.id}&limit=2&after=${page1.next}`)).body as { items: AuditRow[] };
     expect([...page1.items, ...page2.items].map((r) => r.action)).toEqual(rows.slice(0, 4).map((r) => r.action));
+  });
+
+  it('order=desc: the newest first, paged to older rows (after = after in that order); order=asc as before', async () => {
+    const { name } = await createConsumer();
+    for (const plan of ['pro', 'business', 'free', 'pro', 'business', 'free']) expect((await root('PATCH', `/consumers/${name}`, { plan })).status).toBe(200);
+    const oldestFirst = await auditRows(`target=${name}`);
+    expect(oldestFirst).toHaveLength(7);
+    const pages: AuditRow[][] = [];
+    let after: string | null = '';
+    while (after !== null) {
+      const reply = await root('GET', `/audit?target=${name}&order=desc&limit=3${after ? `&after=${after}` : ''}`);
+      expect(reply.status).toBe(200);
+      const page = reply.body as { items: AuditRow[]; next: string | null };
+      pages.push(page.items);
+      after = page.next;
+    }
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    expect(pages.flat().map((r) => r.id)).toEqual([...oldestFirst].reverse().map((r) => r.id));
+    expect(pages[0][0].changes).toEqual({ plan: { before: 'business', after: 'free' } });
+    // The same `after` in ascending order continues forward from that row.
+    const forward = (await root('GET', `/audit?target=${name}&order=asc&after=${oldestFirst[3].id}`)).body as { items: AuditRow[] };
+    expect(forward.items.map((r) => r.id)).toEqual(oldestFirst.slice(4).map((r) => r.id));
+    expectErrorBody(await root('GET', '/audit?order=newest'), 400, 'VALIDATION_FAILED');
   });
 
   it('keeps the change and its audit row together: when the audit insert fails, neither exists', async () => {

@@ -25,7 +25,7 @@ function instant(value: string | undefined, endOfDay = false): string | undefine
   return v;
 }
 
-/** The audit log (audit:read), filtered by actor, target, action and time; the newest page last, as the API pages it. */
+/** The audit log (audit:read), filtered by actor, target, action and time; newest first, paged to older entries. */
 @Controller('audit')
 export class AuditController {
   constructor(private readonly admin: AdminClient) {}
@@ -39,6 +39,7 @@ export class AuditController {
       action: query.action?.trim() || undefined,
       from: instant(query.from),
       to: instant(query.to, true),
+      order: 'desc',
       after: query.after || undefined,
       limit: 100,
     };

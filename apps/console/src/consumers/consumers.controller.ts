@@ -71,7 +71,7 @@ export class ConsumersController {
     const [usage, history, audit] = await Promise.all([
       section(() => this.admin.get<{ windows: unknown[]; banned: boolean; banSecondsLeft: number | null }>(token, `/consumers/${segment(name)}/usage`)),
       section(() => this.admin.get<{ buckets: UsageBucket[] }>(token, `/consumers/${segment(name)}/usage/history`, { granularity: 'day', from: daysAgo(29) })),
-      section(() => this.admin.get<{ items: AuditEntry[] }>(token, '/audit', { target: name, limit: 1000 })),
+      section(() => this.admin.get<{ items: AuditEntry[] }>(token, '/audit', { target: name, order: 'desc', limit: 50 })),
     ]);
     return {
       title: consumer.name,
@@ -84,7 +84,7 @@ export class ConsumersController {
       keys: consumer.keys.map((k) => ({ ...k, active: k.state === 'active' })),
       usage,
       history: isUnavailable(history) ? history : usageTable(`${consumer.name}: requests by outcome, last 30 days (daily, UTC)`, 'day', history.buckets),
-      audit: isUnavailable(audit) ? audit : audit.items.slice(-50).reverse().map((entry) => ({ ...entry, summary: describeChanges(entry.changes) })),
+      audit: isUnavailable(audit) ? audit : audit.items.map((entry) => ({ ...entry, summary: describeChanges(entry.changes) })),
     };
   }
 
