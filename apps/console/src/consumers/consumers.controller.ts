@@ -26,11 +26,7 @@ const PAGE = 50;
 export function describeChanges(changes: AuditEntry['changes']): string {
   if (!changes) return '';
   return Object.entries(changes)
-    .map(([name, change]) => {
-      // The document types a change loosely (an object per field); the API writes {before, after}.
-      const { before, after } = change as { before: unknown; after: unknown };
-      return `${name}: ${JSON.stringify(before)} → ${JSON.stringify(after)}`;
-    })
+    .map(([name, { before, after }]) => `${name}: ${JSON.stringify(before)} → ${JSON.stringify(after)}`)
     .join('; ');
 }
 
