@@ -3,9 +3,7 @@ import { Controller, Get, Query, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
 import { describeChanges } from '../consumers/consumers.controller';
-import type { AdminAuditEntry } from '@app/web';
-
-type AuditEntry = AdminAuditEntry;
+import type { AdminAuditPage } from '@app/web';
 
 interface AuditFilter {
   actor?: string;
@@ -44,9 +42,9 @@ export class AuditController {
       limit: 100,
     };
     const typed = { actor: query.actor ?? '', target: query.target ?? '', action: query.action ?? '', from: query.from ?? '', to: query.to ?? '' };
-    let page: { items: AuditEntry[]; next: string | null };
+    let page: AdminAuditPage;
     try {
-      page = await this.admin.get<{ items: AuditEntry[]; next: string | null }>(tokenOf(request), '/audit', filter);
+      page = await this.admin.get<AdminAuditPage>(tokenOf(request), '/audit', filter);
     } catch (error) {
       // A filter the API refuses (a malformed time): the message above the form, what was typed kept.
       if (error instanceof AdminApiError && error.status === 400) return { title: 'Audit log', typed, error: error.message, items: [], next: null };

@@ -1,11 +1,8 @@
 import type { Request } from 'express';
 import type { AdminCurrentToken } from '@app/web';
 
-/** The admin API's GET /token answer: the signed-in operator's token, never the secret itself. */
-export type TokenRecord = AdminCurrentToken;
-
-/** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is. */
-export interface Operator extends TokenRecord {
+/** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is (GET /token). */
+export interface Operator extends AdminCurrentToken {
   sealedToken: string;
 }
 
