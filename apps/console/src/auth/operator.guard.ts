@@ -32,7 +32,7 @@ export class OperatorGuard implements CanActivate {
     const record = await this.admin.get<AdminCurrentToken>(token, '/token');
     request.session.operator = { ...record, sealedToken: operator.sealedToken };
     setTokenOf(request, token);
-    response.locals.operator = { name: record.name, scopes: record.scopes, restricted: record.ownConsumersOnly || record.plans !== null };
+    response.locals.operator = { name: record.name };
     response.locals.can = abilitiesOf(record.scopes);
     return true;
   }

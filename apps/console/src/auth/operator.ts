@@ -17,10 +17,8 @@ declare module 'express-session' {
  * shown only when its flag is set, so a read-only token sees no write action (the admin API refuses it anyway).
  */
 export interface Abilities {
-  consumersRead: boolean;
   consumersWrite: boolean;
   keysWrite: boolean;
-  usageRead: boolean;
   tokensAdmin: boolean;
   auditRead: boolean;
   planRequestsRead: boolean;
@@ -30,10 +28,8 @@ export interface Abilities {
 export function abilitiesOf(scopes: readonly string[]): Abilities {
   const has = (scope: string) => scopes.includes(scope);
   return {
-    consumersRead: has('consumers:read'),
     consumersWrite: has('consumers:write'),
     keysWrite: has('keys:write'),
-    usageRead: has('usage:read'),
     tokensAdmin: has('tokens:admin'),
     auditRead: has('audit:read'),
     planRequestsRead: has('plan-requests:read'),

@@ -25,12 +25,10 @@ export class TokensController {
       title: 'Admin tokens',
       // The scopes a new token may get: those of the signed-in operator (the admin API refuses any other).
       grantable: request.session.operator?.scopes ?? [],
-      tokens: tokens.map((t) => ({
-        ...t,
-        state: t.revokedAt ? 'revoked' : t.expiresAt && Date.parse(t.expiresAt) <= now ? 'expired' : 'active',
-        active: !t.revokedAt && !(t.expiresAt && Date.parse(t.expiresAt) <= now),
-        path: `/tokens/${segment(t.id)}`,
-      })),
+      tokens: tokens.map((t) => {
+        const state = t.revokedAt ? 'revoked' : t.expiresAt && Date.parse(t.expiresAt) <= now ? 'expired' : 'active';
+        return { ...t, state, active: state === 'active', path: `/tokens/${segment(t.id)}` };
+      }),
     };
   }
 
