@@ -1,4 +1,4 @@
-import { AdminApiError, AdminClient, destroySession, href, redirectAfterSave, regenerateSession } from '@app/web';
+import { AdminApiError, AdminClient, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
@@ -50,8 +50,7 @@ export class AuthController {
 
   @Post('sign-out')
   async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
-    await destroySession(request);
-    response.clearCookie('console.sid', { path: String(response.locals.base) || '/' });
+    await endSession(request, response);
     response.redirect(303, href(String(response.locals.base), '/sign-in'));
   }
 }
