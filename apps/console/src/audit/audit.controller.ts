@@ -2,7 +2,7 @@ import { AdminApiError, AdminClient } from '@app/web';
 import { Controller, Get, Query, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
-import { describeChanges } from '../consumers/consumers.controller';
+import { describeChanges } from './describe-changes';
 import type { AdminAuditPage } from '@app/web';
 
 interface AuditFilter {

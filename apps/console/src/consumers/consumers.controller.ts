@@ -2,10 +2,11 @@ import { PLAN_NAMES } from '@app/contract';
 import { AdminApiError, AdminClient, redirectAfterSave, setFlash, usageTable } from '@app/web';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { act, field, segment } from '../actions';
+import { act, field, limitsFrom, segment } from '../actions';
+import { describeChanges } from '../audit/describe-changes';
 import { tokenOf } from '../auth/operator';
 import { daysAgo, isUnavailable, section } from '../sections';
-import type { AdminAuditEntry, AdminAuditPage, AdminConsumer, AdminConsumerPage, AdminCurrentUsage, AdminIssuedKey, AdminKey, AdminRotatedKey, AdminUsageHistory } from '@app/web';
+import type { AdminAuditPage, AdminConsumer, AdminConsumerPage, AdminCurrentUsage, AdminIssuedKey, AdminKey, AdminRotatedKey, AdminUsageHistory } from '@app/web';
 
 /** Rotation overlaps offered (the admin API allows 0 to 7 days). */
 export const OVERLAPS = [
@@ -16,14 +17,6 @@ export const OVERLAPS = [
 ];
 
 const PAGE = 50;
-
-/** Audit `changes` as one readable line: field: before → after. */
-export function describeChanges(changes: AdminAuditEntry['changes']): string {
-  if (!changes) return '';
-  return Object.entries(changes)
-    .map(([name, { before, after }]) => `${name}: ${JSON.stringify(before)} → ${JSON.stringify(after)}`)
-    .join('; ');
-}
 
 /** Consumers: search by name prefix, a consumer's page, and every change an operator makes to one. */
 @Controller('consumers')
@@ -82,8 +75,7 @@ export class ConsumersController {
   @Post(':name/plan')
   async savePlan(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown): Promise<void> {
     const typed = { plan: field(body, 'plan'), perMinute: field(body, 'perMinute'), perDay: field(body, 'perDay') };
-    // Both blank: the plan's own limits. Otherwise the admin API validates the numbers (its DTO is the rule).
-    const limits = typed.perMinute === '' && typed.perDay === '' ? null : { perMinute: Number(typed.perMinute || NaN), perDay: Number(typed.perDay || NaN) };
+    const limits = limitsFrom(body);
     let updated: AdminConsumer;
     try {
       updated = await this.admin.patch<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`, { plan: typed.plan, limits });

@@ -1,7 +1,7 @@
 import { AdminClient } from '@app/web';
 import { Body, Controller, Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { act, field, segment } from '../actions';
+import { act, field, limitsFrom, segment } from '../actions';
 import { tokenOf } from '../auth/operator';
 import type { AdminPlanRequest, AdminPlanRequestPage } from '@app/web';
 
@@ -28,9 +28,8 @@ export class PlanRequestsController {
 
   @Post(':id/approve')
   approve(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    const perMinute = field(body, 'perMinute');
-    const perDay = field(body, 'perDay');
-    const limits = perMinute === '' && perDay === '' ? {} : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
+    // No limits typed: the body is empty and the requested plan's own limits apply.
+    const limits = limitsFrom(body) ?? {};
     return act(request, response, '/plan-requests', async () => {
       const decided = await this.admin.post<AdminPlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/approve`, limits);
       return `Approved: ${decided.consumer} is now on the ${decided.requestedPlan} plan.`;
