@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import type { AdminAuditEntry } from '@app/web';
 import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { ADMIN_SCOPES, AdminScope } from '../apps/gateway/src/consumers/admin-scopes';
 import { hashAdminToken } from '../apps/gateway/src/consumers/admin-tokens.repository';
@@ -10,18 +11,6 @@ import { AuditLog, DENIED_PER_MINUTE } from '../apps/gateway/src/consumers/audit
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
-
-interface AuditRow {
-  actorId: string | null;
-  actorName: string;
-  action: string;
-  targetConsumer: string | null;
-  targetKey: string | null;
-  targetToken: string | null;
-  changes: Record<string, { before: unknown; after: unknown }> | null;
-  requestId: string | null;
-  source: string | null;
-}
 
 const run = promisify(execFile);
 const KEYS_CLI = join(__dirname, '../scripts/keys.js');
@@ -67,14 +56,14 @@ describe('admin tokens and the audit log', () => {
     return (reply.body as { id: string }).id;
   }
 
-  async function auditRows(query: string): Promise<AuditRow[]> {
+  async function auditRows(query: string): Promise<AdminAuditEntry[]> {
     const reply = await root('GET', `/audit?limit=1000&${query}`);
     expect(reply.status).toBe(200);
-    return (reply.body as { items: AuditRow[] }).items;
+    return (reply.body as { items: AdminAuditEntry[] }).items;
   }
 
   /** Refusals are recorded without holding the answer back: wait (briefly) for their rows. */
-  async function settledAuditRows(query: string, count: number): Promise<AuditRow[]> {
+  async function settledAdminAuditEntrys(query: string, count: number): Promise<AdminAuditEntry[]> {
     const deadline = Date.now() + 2000;
     let rows = await auditRows(query);
     while (rows.length < count && Date.now() < deadline) {
@@ -106,11 +95,11 @@ describe('admin tokens and the audit log', () => {
     const freeOnly = await createToken({ name: unique('free-only'), scopes: ['consumers:write'], plans: ['free'] });
     expectErrorBody(await as(reader.token, 'POST', '/consumers', { plan: 'free' }, b), 403, 'FORBIDDEN');
     expectErrorBody(await as(freeOnly.token, 'POST', '/consumers', { plan: 'pro' }, b), 403, 'FORBIDDEN');
-    expect((await settledAuditRows(`actor=${reader.id}`, 1)).map((r) => [r.action, r.changes?.route?.after])).toEqual([['auth.forbidden', 'POST /consumers']]);
-    expect((await settledAuditRows(`actor=${freeOnly.id}`, 1)).map((r) => [r.action, r.changes?.reason?.after])).toEqual([['auth.forbidden', expect.stringContaining('not pro')]]);
+    expect((await settledAdminAuditEntrys(`actor=${reader.id}`, 1)).map((r) => [r.action, r.changes?.route?.after])).toEqual([['auth.forbidden', 'POST /consumers']]);
+    expect((await settledAdminAuditEntrys(`actor=${freeOnly.id}`, 1)).map((r) => [r.action, r.changes?.reason?.after])).toEqual([['auth.forbidden', expect.stringContaining('not pro')]]);
     const before = (await auditRows('actor=anonymous')).length;
     for (let i = 0; i < DENIED_PER_MINUTE + 10; i += 1) expectErrorBody(await adminCall(b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
-    const rows = await settledAuditRows('actor=anonymous&action=auth.unauthorized', before + DENIED_PER_MINUTE - 2);
+    const rows = await settledAdminAuditEntrys('actor=anonymous&action=auth.unauthorized', before + DENIED_PER_MINUTE - 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await auditRows('actor=anonymous&action=auth.unauthorized')).length - before).toBe(DENIED_PER_MINUTE - 2);
     expect(rows[rows.length - 1].source).toMatch(/127\.0\.0\.1/);
@@ -350,9 +339,32 @@ describe('admin tokens and the audit log', () => {
     // Filters: by target and by action, and paging.
     expect((await auditRows(`target=${name}`)).map((r) => r.action)).toEqual(['consumer.create', 'key.rotate', 'key.revoke', 'consumer.update']);
     expect((await auditRows(`actor=${session.id}&action=key.rotate`)).map((r) => r.targetKey)).toEqual([first.id]);
-    const page1 = (await root('GET', `/audit?actor=${session.id}&limit=2`)).body as { items: AuditRow[]; next: string };
-    const page2 = (await root('GET', `/audit?actor=${session.id}&limit=2&after=${page1.next}`)).body as { items: AuditRow[] };
+    const page1 = (await root('GET', `/audit?actor=${session.id}&limit=2`)).body as { items: AdminAuditEntry[]; next: string };
+    const page2 = (await root('GET', `/audit?actor=${session.id}&limit=2&after=${page1.next}`)).body as { items: AdminAuditEntry[] };
     expect([...page1.items, ...page2.items].map((r) => r.action)).toEqual(rows.slice(0, 4).map((r) => r.action));
+  });
+
+  it('order=desc: the newest first, paged to older rows (after = after in that order); order=asc as before', async () => {
+    const { name } = await createConsumer();
+    for (const plan of ['pro', 'business', 'free', 'pro', 'business', 'free']) expect((await root('PATCH', `/consumers/${name}`, { plan })).status).toBe(200);
+    const oldestFirst = await auditRows(`target=${name}`);
+    expect(oldestFirst).toHaveLength(7);
+    const pages: AdminAuditEntry[][] = [];
+    let after: string | null = '';
+    while (after !== null) {
+      const reply = await root('GET', `/audit?target=${name}&order=desc&limit=3${after ? `&after=${after}` : ''}`);
+      expect(reply.status).toBe(200);
+      const page = reply.body as { items: AdminAuditEntry[]; next: string | null };
+      pages.push(page.items);
+      after = page.next;
+    }
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    expect(pages.flat().map((r) => r.id)).toEqual([...oldestFirst].reverse().map((r) => r.id));
+    expect(pages[0][0].changes).toEqual({ plan: { before: 'business', after: 'free' } });
+    // The same `after` in ascending order continues forward from that row.
+    const forward = (await root('GET', `/audit?target=${name}&order=asc&after=${oldestFirst[3].id}`)).body as { items: AdminAuditEntry[] };
+    expect(forward.items.map((r) => r.id)).toEqual(oldestFirst.slice(4).map((r) => r.id));
+    expectErrorBody(await root('GET', '/audit?order=newest'), 400, 'VALIDATION_FAILED');
   });
 
   it('keeps the change and its audit row together: when the audit insert fails, neither exists', async () => {

@@ -21,6 +21,16 @@ export function field(body: unknown, name: string): string {
   return typeof value === 'string' ? value.trim() : '';
 }
 
+/**
+ * The perMinute/perDay fields of a limits form: both blank, null (the plan's own limits); otherwise both as numbers,
+ * a blank or non-numeric one as NaN, which the admin API refuses with its own message (its DTO is the rule).
+ */
+export function limitsFrom(body: unknown): { perMinute: number; perDay: number } | null {
+  const perMinute = field(body, 'perMinute');
+  const perDay = field(body, 'perDay');
+  return perMinute === '' && perDay === '' ? null : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
+}
+
 /** A path segment for the admin API (a consumer's name, an id). */
 export function segment(value: string): string {
   return encodeURIComponent(value);

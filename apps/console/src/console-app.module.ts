@@ -12,8 +12,6 @@ import { OverviewController } from './overview/overview.controller';
 import { PlanRequestsController } from './plan-requests/plan-requests.controller';
 import { TokensController } from './tokens/tokens.controller';
 
-export const CONSOLE_CONFIG = Symbol('CONSOLE_CONFIG');
-
 /** The operator console: pages over the admin API, each call made with the signed-in operator's own token. */
 @Module({})
 export class ConsoleAppModule {
@@ -22,7 +20,6 @@ export class ConsoleAppModule {
       module: ConsoleAppModule,
       controllers: [HealthController, AuthController, OverviewController, ConsumersController, PlanRequestsController, TokensController, AuditController],
       providers: [
-        { provide: CONSOLE_CONFIG, useValue: config },
         { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
         { provide: APP_GUARD, useClass: OperatorGuard },

@@ -1,4 +1,4 @@
-import { AdminApiError, destroySession, errorPage, href } from '@app/web';
+import { AdminApiError, endSession, errorPage, href } from '@app/web';
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { SignInRequired } from './auth/session-ended';
@@ -23,8 +23,7 @@ export class ConsoleExceptionFilter implements ExceptionFilter {
     if (exception instanceof AdminApiError && exception.status === 401) {
       if (request.session?.operator) {
         this.logger.log(`session of token "${request.session.operator.name}" ended: the admin API no longer accepts the token`);
-        await destroySession(request).catch(() => undefined);
-        response.clearCookie('console.sid', { path: base === '' ? '/' : base });
+        await endSession(request, response).catch(() => undefined);
       }
       response.redirect(303, href(base, '/sign-in?ended=1'));
       return;

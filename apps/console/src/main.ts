@@ -1,4 +1,4 @@
-import { ConfigurationError, listenOrExplain } from '@app/platform';
+import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadConsoleConfig } from './config/console.config';
 import { createConsoleApp } from './create-console-app';
@@ -10,11 +10,7 @@ async function bootstrap(): Promise<void> {
   }
   const app = await createConsoleApp(config);
   await listenOrExplain(app, config.port, config.host, 'CONSOLE_PORT');
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      void app.close().then(() => process.exit(0));
-    });
-  }
+  exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Console');
   new Logger('Console').log(`Operator console on http://${config.host}:${config.port} (admin API ${config.adminUrl}); keep this port private`);
 }
 

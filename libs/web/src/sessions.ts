@@ -69,6 +69,9 @@ export interface WebSessions {
   close(): void;
 }
 
+/** The session cookie (name, path) of each request that went through webSession: what endSession clears. */
+const sessionCookies = new WeakMap<Request, { name: string; path: string }>();
+
 /** express-session on PostgreSQL: HttpOnly, SameSite=Lax, Secure behind https, rolling idle expiry. */
 export function webSession(options: WebSessionOptions): WebSessions {
   let store = options.store;
@@ -89,7 +92,8 @@ export function webSession(options: WebSessionOptions): WebSessions {
       void pgStore.close();
     };
   }
-  const handler = session({
+  const cookie = { name: options.cookieName, path: options.cookiePath || '/' };
+  const sessionHandler = session({
     name: options.cookieName,
     secret: options.secret,
     store,
@@ -97,8 +101,12 @@ export function webSession(options: WebSessionOptions): WebSessions {
     saveUninitialized: false,
     rolling: true,
     proxy: undefined,
-    cookie: { httpOnly: true, sameSite: 'lax', secure: options.secure, maxAge: options.idleTimeoutMs, path: options.cookiePath || '/' },
+    cookie: { httpOnly: true, sameSite: 'lax', secure: options.secure, maxAge: options.idleTimeoutMs, path: cookie.path },
   });
+  const handler: RequestHandler = (request, response, next) => {
+    sessionCookies.set(request, cookie);
+    sessionHandler(request, response, next);
+  };
   return { handler, close: closeStore };
 }
 
@@ -110,6 +118,16 @@ export function regenerateSession(request: Request): Promise<void> {
 /** Ends the session (sign-out, or a token the admin API no longer accepts). */
 export function destroySession(request: Request): Promise<void> {
   return new Promise((resolve, reject) => request.session.destroy((error: unknown) => (error ? reject(error as Error) : resolve())));
+}
+
+/** Signs out: ends the session and clears its cookie (the name and path webSession set), even if ending failed. */
+export async function endSession(request: Request, response: Response): Promise<void> {
+  const cookie = sessionCookies.get(request);
+  try {
+    await destroySession(request);
+  } finally {
+    if (cookie) response.clearCookie(cookie.name, { path: cookie.path });
+  }
 }
 
 /** Saves the session now (before a redirect that must see it). */

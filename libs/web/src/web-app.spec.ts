@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { href, normalizeBasePath } from './base-path';
-import { redirectAfterSave, setFlash } from './sessions';
+import { endSession, redirectAfterSave, setFlash } from './sessions';
 import { configureWebApp } from './web-app';
 
 @Controller()
@@ -23,6 +23,12 @@ class PagesController {
   send(@Req() request: Request, @Res() response: Response) {
     setFlash(request, 'success', 'Sent.');
     return redirectAfterSave(request, response, '/form');
+  }
+
+  @Post('sign-out')
+  async signOut(@Req() request: Request, @Res() response: Response) {
+    await endSession(request, response);
+    response.redirect(303, '/portal/form');
   }
 }
 
@@ -119,6 +125,17 @@ describe('libs/web: a page app', () => {
     await other.request('GET', '/portal/form');
     const stolen = await other.request('POST', '/portal/form', { _csrf: token!, email: 'x' });
     expect(stolen.status).toBe(403);
+  });
+
+  it('signs out: the session is gone and its cookie cleared with the name and path the app set', async () => {
+    const client = new Client(origin);
+    const page = await client.request('GET', '/portal/form');
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
+    const signedOut = await client.request('POST', '/portal/sign-out', { _csrf: token! });
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.headers.getSetCookie().join('\n')).toMatch(/test\.sid=;.*Path=\/portal;.*Expires=Thu, 01 Jan 1970/i);
+    // The old session id is no longer a session: its CSRF token no longer holds.
+    expect((await client.request('POST', '/portal/form', { _csrf: token!, email: 'x' })).status).toBe(403);
   });
 
   it('answers an unknown page with a 404 page, not JSON', async () => {

@@ -2,10 +2,8 @@ import { AdminApiError, AdminClient } from '@app/web';
 import { Controller, Get, Query, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
-import { describeChanges } from '../consumers/consumers.controller';
-import type { AdminAuditEntry } from '@app/web';
-
-type AuditEntry = AdminAuditEntry;
+import { describeChanges } from './describe-changes';
+import type { AdminAuditPage } from '@app/web';
 
 interface AuditFilter {
   actor?: string;
@@ -25,7 +23,7 @@ function instant(value: string | undefined, endOfDay = false): string | undefine
   return v;
 }
 
-/** The audit log (audit:read), filtered by actor, target, action and time; the newest page last, as the API pages it. */
+/** The audit log (audit:read), filtered by actor, target, action and time; newest first, paged to older entries. */
 @Controller('audit')
 export class AuditController {
   constructor(private readonly admin: AdminClient) {}
@@ -39,13 +37,14 @@ export class AuditController {
       action: query.action?.trim() || undefined,
       from: instant(query.from),
       to: instant(query.to, true),
+      order: 'desc',
       after: query.after || undefined,
       limit: 100,
     };
     const typed = { actor: query.actor ?? '', target: query.target ?? '', action: query.action ?? '', from: query.from ?? '', to: query.to ?? '' };
-    let page: { items: AuditEntry[]; next: string | null };
+    let page: AdminAuditPage;
     try {
-      page = await this.admin.get<{ items: AuditEntry[]; next: string | null }>(tokenOf(request), '/audit', filter);
+      page = await this.admin.get<AdminAuditPage>(tokenOf(request), '/audit', filter);
     } catch (error) {
       // A filter the API refuses (a malformed time): the message above the form, what was typed kept.
       if (error instanceof AdminApiError && error.status === 400) return { title: 'Audit log', typed, error: error.message, items: [], next: null };

@@ -1,7 +1,7 @@
-import { AdminApiError, AdminClient, destroySession, href, redirectAfterSave, regenerateSession } from '@app/web';
+import { AdminApiError, AdminClient, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { TokenRecord } from './operator';
+import type { AdminCurrentToken } from '@app/web';
 import { PublicPage } from './public-page.decorator';
 import { TokenVault } from './token-vault';
 
@@ -34,9 +34,9 @@ export class AuthController {
   async signIn(@Req() request: Request, @Res() response: Response, @Body() body: { token?: unknown }): Promise<void> {
     const token = typeof body.token === 'string' ? body.token.trim() : '';
     if (token === '') return response.status(400).render('sign-in', { title: 'Sign in', error: 'Enter your admin token.' });
-    let record: TokenRecord;
+    let record: AdminCurrentToken;
     try {
-      record = await this.admin.get<TokenRecord>(token, '/token');
+      record = await this.admin.get<AdminCurrentToken>(token, '/token');
     } catch (error) {
       if (error instanceof AdminApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
         return response.status(401).render('sign-in', { title: 'Sign in', error: REFUSED });
@@ -50,8 +50,7 @@ export class AuthController {
 
   @Post('sign-out')
   async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
-    await destroySession(request);
-    response.clearCookie('console.sid', { path: String(response.locals.base) || '/' });
+    await endSession(request, response);
     response.redirect(303, href(String(response.locals.base), '/sign-in'));
   }
 }

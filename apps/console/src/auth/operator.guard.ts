@@ -2,7 +2,8 @@ import { AdminClient } from '@app/web';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { abilitiesOf, setTokenOf, TokenRecord } from './operator';
+import type { AdminCurrentToken } from '@app/web';
+import { abilitiesOf, setTokenOf } from './operator';
 import { TokenVault } from './token-vault';
 import { PUBLIC_PAGE } from './public-page.decorator';
 import { SignInRequired } from './session-ended';
@@ -28,10 +29,10 @@ export class OperatorGuard implements CanActivate {
     const token = operator === undefined ? undefined : this.vault.open(operator.sealedToken);
     if (!operator || token === undefined) throw new SignInRequired();
     // A 401 here (revoked, expired) propagates as an AdminApiError: the exception filter ends the session.
-    const record = await this.admin.get<TokenRecord>(token, '/token');
+    const record = await this.admin.get<AdminCurrentToken>(token, '/token');
     request.session.operator = { ...record, sealedToken: operator.sealedToken };
     setTokenOf(request, token);
-    response.locals.operator = { name: record.name, scopes: record.scopes, restricted: record.ownConsumersOnly || record.plans !== null };
+    response.locals.operator = { name: record.name };
     response.locals.can = abilitiesOf(record.scopes);
     return true;
   }

@@ -1,11 +1,8 @@
 import type { Request } from 'express';
 import type { AdminCurrentToken } from '@app/web';
 
-/** The admin API's GET /token answer: the signed-in operator's token, never the secret itself. */
-export type TokenRecord = AdminCurrentToken;
-
-/** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is. */
-export interface Operator extends TokenRecord {
+/** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is (GET /token). */
+export interface Operator extends AdminCurrentToken {
   sealedToken: string;
 }
 
@@ -20,10 +17,8 @@ declare module 'express-session' {
  * shown only when its flag is set, so a read-only token sees no write action (the admin API refuses it anyway).
  */
 export interface Abilities {
-  consumersRead: boolean;
   consumersWrite: boolean;
   keysWrite: boolean;
-  usageRead: boolean;
   tokensAdmin: boolean;
   auditRead: boolean;
   planRequestsRead: boolean;
@@ -33,10 +28,8 @@ export interface Abilities {
 export function abilitiesOf(scopes: readonly string[]): Abilities {
   const has = (scope: string) => scopes.includes(scope);
   return {
-    consumersRead: has('consumers:read'),
     consumersWrite: has('consumers:write'),
     keysWrite: has('keys:write'),
-    usageRead: has('usage:read'),
     tokensAdmin: has('tokens:admin'),
     auditRead: has('audit:read'),
     planRequestsRead: has('plan-requests:read'),

@@ -10,7 +10,7 @@ describe('loadConsoleConfig', () => {
   it('runs on loopback port 3004 against the local admin API, with a development secret kept in a file', () => {
     const file = secretFile();
     const config = loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: file });
-    expect(config).toMatchObject({ port: 3004, host: '127.0.0.1', adminUrl: 'http://127.0.0.1:3002', schema: 'console', idleTimeoutMs: 30 * 60_000, production: false });
+    expect(config).toMatchObject({ port: 3004, host: '127.0.0.1', adminUrl: 'http://127.0.0.1:3002', schema: 'console', idleTimeoutMs: 30 * 60_000, production: false, shutdownGraceMs: 10_000 });
     expect(config.sessionSecret.length).toBeGreaterThanOrEqual(32);
     expect(readFileSync(file, 'utf8').trim()).toBe(config.sessionSecret);
     expect(statSync(file).mode & 0o777).toBe(0o600);

@@ -49,6 +49,9 @@ export class ConsoleEnvironment {
 
   @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
   NODE_ENV = 'development';
+
+  @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
+  SHUTDOWN_GRACE_MS = 10000;
 }
 
 export interface ConsoleConfig {
@@ -64,6 +67,8 @@ export interface ConsoleConfig {
   trustProxy?: string | boolean | number;
   logLevel: LogLevelName;
   production: boolean;
+  /** After SIGTERM: how long in-flight requests have to finish. */
+  shutdownGraceMs: number;
 }
 
 /** The development secret: random, made once, kept in a file only this user reads (sessions survive restarts). */
@@ -104,5 +109,6 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
     trustProxy: trustProxyOf(e.CONSOLE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     production,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };
 }

@@ -1,16 +1,12 @@
 import { PLAN_NAMES } from '@app/contract';
-import { AdminApiError, AdminClient, redirectAfterSave, setFlash, UsageBucket, usageTable } from '@app/web';
+import { AdminApiError, AdminClient, redirectAfterSave, setFlash, usageTable } from '@app/web';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { act, field, segment } from '../actions';
+import { act, field, limitsFrom, segment } from '../actions';
+import { describeChanges } from '../audit/describe-changes';
 import { tokenOf } from '../auth/operator';
 import { daysAgo, isUnavailable, section } from '../sections';
-import type { AdminAuditEntry, AdminConsumer, AdminIssuedKey, AdminKey } from '@app/web';
-
-type Key = AdminKey;
-type Consumer = AdminConsumer;
-type IssuedKey = AdminIssuedKey;
-type AuditEntry = AdminAuditEntry;
+import type { AdminAuditPage, AdminConsumer, AdminConsumerPage, AdminCurrentUsage, AdminIssuedKey, AdminKey, AdminRotatedKey, AdminUsageHistory } from '@app/web';
 
 /** Rotation overlaps offered (the admin API allows 0 to 7 days). */
 export const OVERLAPS = [
@@ -22,18 +18,6 @@ export const OVERLAPS = [
 
 const PAGE = 50;
 
-/** Audit `changes` as one readable line: field: before → after. */
-export function describeChanges(changes: AuditEntry['changes']): string {
-  if (!changes) return '';
-  return Object.entries(changes)
-    .map(([name, change]) => {
-      // The document types a change loosely (an object per field); the API writes {before, after}.
-      const { before, after } = change as { before: unknown; after: unknown };
-      return `${name}: ${JSON.stringify(before)} → ${JSON.stringify(after)}`;
-    })
-    .join('; ');
-}
-
 /** Consumers: search by name prefix, a consumer's page, and every change an operator makes to one. */
 @Controller('consumers')
 export class ConsumersController {
@@ -44,7 +28,7 @@ export class ConsumersController {
   async list(@Req() request: Request, @Query('q') q?: string, @Query('after') after?: string) {
     const search = typeof q === 'string' ? q.trim() : '';
     const page = await section(() =>
-      this.admin.get<{ items: Consumer[]; next: string | null }>(tokenOf(request), '/consumers', { prefix: search || undefined, after, limit: PAGE }),
+      this.admin.get<AdminConsumerPage>(tokenOf(request), '/consumers', { prefix: search || undefined, after, limit: PAGE }),
     );
     return {
       title: 'Consumers',
@@ -67,11 +51,11 @@ export class ConsumersController {
   /** The consumer page's model; `planForm` re-shows the plan form as it was typed, with the API's refusal. */
   private async consumerPage(request: Request, name: string, planForm?: { plan: string; perMinute: string; perDay: string; error: string }) {
     const token = tokenOf(request);
-    const consumer = await this.admin.get<Consumer>(token, `/consumers/${segment(name)}`);
+    const consumer = await this.admin.get<AdminConsumer>(token, `/consumers/${segment(name)}`);
     const [usage, history, audit] = await Promise.all([
-      section(() => this.admin.get<{ windows: unknown[]; banned: boolean; banSecondsLeft: number | null }>(token, `/consumers/${segment(name)}/usage`)),
-      section(() => this.admin.get<{ buckets: UsageBucket[] }>(token, `/consumers/${segment(name)}/usage/history`, { granularity: 'day', from: daysAgo(29) })),
-      section(() => this.admin.get<{ items: AuditEntry[] }>(token, '/audit', { target: name, limit: 1000 })),
+      section(() => this.admin.get<AdminCurrentUsage>(token, `/consumers/${segment(name)}/usage`)),
+      section(() => this.admin.get<AdminUsageHistory>(token, `/consumers/${segment(name)}/usage/history`, { granularity: 'day', from: daysAgo(29) })),
+      section(() => this.admin.get<AdminAuditPage>(token, '/audit', { target: name, order: 'desc', limit: 50 })),
     ]);
     return {
       title: consumer.name,
@@ -84,18 +68,17 @@ export class ConsumersController {
       keys: consumer.keys.map((k) => ({ ...k, active: k.state === 'active' })),
       usage,
       history: isUnavailable(history) ? history : usageTable(`${consumer.name}: requests by outcome, last 30 days (daily, UTC)`, 'day', history.buckets),
-      audit: isUnavailable(audit) ? audit : audit.items.slice(-50).reverse().map((entry) => ({ ...entry, summary: describeChanges(entry.changes) })),
+      audit: isUnavailable(audit) ? audit : audit.items.map((entry) => ({ ...entry, summary: describeChanges(entry.changes) })),
     };
   }
 
   @Post(':name/plan')
   async savePlan(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown): Promise<void> {
     const typed = { plan: field(body, 'plan'), perMinute: field(body, 'perMinute'), perDay: field(body, 'perDay') };
-    // Both blank: the plan's own limits. Otherwise the admin API validates the numbers (its DTO is the rule).
-    const limits = typed.perMinute === '' && typed.perDay === '' ? null : { perMinute: Number(typed.perMinute || NaN), perDay: Number(typed.perDay || NaN) };
-    let updated: Consumer;
+    const limits = limitsFrom(body);
+    let updated: AdminConsumer;
     try {
-      updated = await this.admin.patch<Consumer>(tokenOf(request), `/consumers/${segment(name)}`, { plan: typed.plan, limits });
+      updated = await this.admin.patch<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`, { plan: typed.plan, limits });
     } catch (error) {
       // Refused input: the page again, the form as typed, the API's message next to it (no redirect).
       if (!(error instanceof AdminApiError) || error.status !== 400) throw error;
@@ -135,7 +118,7 @@ export class ConsumersController {
   @HttpCode(201)
   @Render('new-key')
   async issue(@Req() request: Request, @Param('name') name: string) {
-    const key = await this.admin.post<IssuedKey>(tokenOf(request), `/consumers/${segment(name)}/keys`, {});
+    const key = await this.admin.post<AdminIssuedKey>(tokenOf(request), `/consumers/${segment(name)}/keys`, {});
     return { title: 'New key', name, path: `/consumers/${segment(name)}`, key, heading: `New key for ${name}` };
   }
 
@@ -144,14 +127,14 @@ export class ConsumersController {
   @Render('new-key')
   async rotate(@Req() request: Request, @Param('name') name: string, @Param('keyId') keyId: string, @Body() body: unknown) {
     const overlap = Number(field(body, 'overlapSeconds') || 86_400);
-    const rotated = await this.admin.post<{ key: IssuedKey; previous: Key }>(tokenOf(request), `/consumers/${segment(name)}/keys/${segment(keyId)}/rotate`, { overlapSeconds: overlap });
+    const rotated = await this.admin.post<AdminRotatedKey>(tokenOf(request), `/consumers/${segment(name)}/keys/${segment(keyId)}/rotate`, { overlapSeconds: overlap });
     return { title: 'Key rotated', name, path: `/consumers/${segment(name)}`, key: rotated.key, previous: rotated.previous, heading: `Key rotated for ${name}` };
   }
 
   @Get(':name/keys/:keyId/revoke')
   @Render('confirm')
   async confirmRevoke(@Req() request: Request, @Param('name') name: string, @Param('keyId') keyId: string) {
-    const consumer = await this.admin.get<Consumer>(tokenOf(request), `/consumers/${segment(name)}`);
+    const consumer = await this.admin.get<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`);
     const key = consumer.keys.find((k) => k.id === keyId);
     return {
       title: 'Revoke key',
@@ -166,7 +149,7 @@ export class ConsumersController {
   @Post(':name/keys/:keyId/revoke')
   revoke(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Param('keyId') keyId: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      const keys = await this.admin.post<Key[]>(tokenOf(request), `/consumers/${segment(name)}/keys/${segment(keyId)}/revoke`);
+      const keys = await this.admin.post<AdminKey[]>(tokenOf(request), `/consumers/${segment(name)}/keys/${segment(keyId)}/revoke`);
       return `Key ${keys.map((k) => k.hint).join(', ')} is revoked.`;
     });
   }

@@ -3,10 +3,7 @@ import { Controller, Get, Query, Render, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
 import { daysAgo, hoursAgo, isUnavailable, section } from '../sections';
-import type { AdminUsageHistory, AdminUsageTop } from '@app/web';
-
-type History = AdminUsageHistory;
-type Top = AdminUsageTop;
+import type { AdminPlanRequestPage, AdminUsageHistory, AdminUsageTop } from '@app/web';
 
 /** The ranges the top lists can cover: the current bucket included, as the usage API counts. */
 export const TOP_RANGES: Record<string, { label: string; from: () => string }> = {
@@ -27,11 +24,11 @@ export class OverviewController {
     const range = rangeParam !== undefined && rangeParam in TOP_RANGES ? rangeParam : '24h';
     const from = TOP_RANGES[range].from();
     const [hourly, daily, byRequests, byRateLimited, pending] = await Promise.all([
-      section(() => this.admin.get<History>(token, '/usage/history', { granularity: 'hour' })),
-      section(() => this.admin.get<History>(token, '/usage/history', { granularity: 'day' })),
-      section(() => this.admin.get<Top>(token, '/usage/top', { by: 'requests', limit: 10, from })),
-      section(() => this.admin.get<Top>(token, '/usage/top', { by: 'rateLimited', limit: 10, from })),
-      section(() => this.admin.get<{ items: unknown[] }>(token, '/plan-requests', { status: 'pending', limit: 20 })),
+      section(() => this.admin.get<AdminUsageHistory>(token, '/usage/history', { granularity: 'hour' })),
+      section(() => this.admin.get<AdminUsageHistory>(token, '/usage/history', { granularity: 'day' })),
+      section(() => this.admin.get<AdminUsageTop>(token, '/usage/top', { by: 'requests', limit: 10, from })),
+      section(() => this.admin.get<AdminUsageTop>(token, '/usage/top', { by: 'rateLimited', limit: 10, from })),
+      section(() => this.admin.get<AdminPlanRequestPage>(token, '/plan-requests', { status: 'pending', limit: 20 })),
     ]);
     return {
       title: 'Overview',

@@ -1,11 +1,9 @@
 import { AdminClient } from '@app/web';
 import { Body, Controller, Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { act, field, segment } from '../actions';
+import { act, field, limitsFrom, segment } from '../actions';
 import { tokenOf } from '../auth/operator';
-import type { AdminPlanRequest } from '@app/web';
-
-type PlanRequest = AdminPlanRequest;
+import type { AdminPlanRequest, AdminPlanRequestPage } from '@app/web';
 
 const STATUSES = ['pending', 'approved', 'declined'];
 
@@ -18,7 +16,7 @@ export class PlanRequestsController {
   @Render('plan-requests')
   async list(@Req() request: Request, @Query('status') statusParam?: string, @Query('after') after?: string) {
     const status = statusParam !== undefined && STATUSES.includes(statusParam) ? statusParam : 'pending';
-    const page = await this.admin.get<{ items: PlanRequest[]; next: string | null }>(tokenOf(request), '/plan-requests', { status, after, limit: 50 });
+    const page = await this.admin.get<AdminPlanRequestPage>(tokenOf(request), '/plan-requests', { status, after, limit: 50 });
     return {
       title: 'Plan requests',
       statuses: STATUSES.map((value) => ({ value, selected: value === status })),
@@ -30,11 +28,10 @@ export class PlanRequestsController {
 
   @Post(':id/approve')
   approve(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    const perMinute = field(body, 'perMinute');
-    const perDay = field(body, 'perDay');
-    const limits = perMinute === '' && perDay === '' ? {} : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
+    // No limits typed: the body is empty and the requested plan's own limits apply.
+    const limits = limitsFrom(body) ?? {};
     return act(request, response, '/plan-requests', async () => {
-      const decided = await this.admin.post<PlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/approve`, limits);
+      const decided = await this.admin.post<AdminPlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/approve`, limits);
       return `Approved: ${decided.consumer} is now on the ${decided.requestedPlan} plan.`;
     });
   }
@@ -42,7 +39,7 @@ export class PlanRequestsController {
   @Post(':id/decline')
   decline(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
     return act(request, response, '/plan-requests', async () => {
-      const decided = await this.admin.post<PlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/decline`, { note: field(body, 'note') });
+      const decided = await this.admin.post<AdminPlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/decline`, { note: field(body, 'note') });
       return `Declined the request of ${decided.consumer}; the note is on their portal.`;
     });
   }

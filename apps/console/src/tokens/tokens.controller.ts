@@ -3,8 +3,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Render, Req, Res } from '
 import type { Request, Response } from 'express';
 import { act, field, segment } from '../actions';
 import { tokenOf } from '../auth/operator';
-import type { AdminToken } from '@app/web';
-
+import type { AdminCreatedToken, AdminToken } from '@app/web';
 
 function scopesOf(body: unknown): string[] {
   const value = (body as Record<string, unknown> | undefined)?.scopes;
@@ -26,12 +25,10 @@ export class TokensController {
       title: 'Admin tokens',
       // The scopes a new token may get: those of the signed-in operator (the admin API refuses any other).
       grantable: request.session.operator?.scopes ?? [],
-      tokens: tokens.map((t) => ({
-        ...t,
-        state: t.revokedAt ? 'revoked' : t.expiresAt && Date.parse(t.expiresAt) <= now ? 'expired' : 'active',
-        active: !t.revokedAt && !(t.expiresAt && Date.parse(t.expiresAt) <= now),
-        path: `/tokens/${segment(t.id)}`,
-      })),
+      tokens: tokens.map((t) => {
+        const state = t.revokedAt ? 'revoked' : t.expiresAt && Date.parse(t.expiresAt) <= now ? 'expired' : 'active';
+        return { ...t, state, active: state === 'active', path: `/tokens/${segment(t.id)}` };
+      }),
     };
   }
 
@@ -42,7 +39,7 @@ export class TokensController {
     const expires = field(body, 'expiresAt');
     const input = { name: field(body, 'name'), scopes: scopesOf(body), ...(expires ? { expiresAt: expires.length === 10 ? `${expires}T00:00:00Z` : expires } : {}) };
     try {
-      const created = await this.admin.post<{ token: string; record: AdminToken }>(tokenOf(request), '/tokens', input);
+      const created = await this.admin.post<AdminCreatedToken>(tokenOf(request), '/tokens', input);
       response.status(201).render('new-token', { title: 'New admin token', created });
     } catch (error) {
       if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;

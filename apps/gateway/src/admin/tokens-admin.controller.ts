@@ -79,7 +79,7 @@ export class TokensAdminController {
   @Get('audit')
   @ApiOperation({ operationId: 'listAuditEntries', summary: 'Read the audit log of admin changes and refusals' })
   @AdminErrors({ 400: [['VALIDATION_FAILED', 'limit must be an integer from 1 to 1000'], ['VALIDATION_FAILED', 'from must be an ISO 8601 date-time']] })
-  @ApiOkResponse({ type: AuditPageResponse, description: 'The audit log, oldest first, paged like /consumers.' })
+  @ApiOkResponse({ type: AuditPageResponse, description: 'The audit log, oldest first (newest first with `order=desc`), paged like /consumers.' })
   async auditLog(@Query() query: ListAuditQueryDto): Promise<AuditPageResponse> {
     const page = await this.audit.list({
       from: query.from === undefined ? undefined : new Date(query.from),
@@ -88,6 +88,7 @@ export class TokensAdminController {
       target: query.target,
       action: query.action,
       limit: query.limit ?? PAGE_SIZE.default,
+      order: query.order,
       after: query.after,
     });
     return { items: page.items.map(toAuditEntryResponse), next: page.next };

@@ -1,5 +1,8 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
+/** What an audit row says changed: `{field: {before, after}}`. */
+export type AuditChanges = Record<string, { before: unknown; after: unknown }>;
+
 /**
  * One line of the audit log (append-only: nothing updates or deletes it but the retention job). Written in the
  * same transaction as the change it records. Never holds a key, a token or a hash.
@@ -35,7 +38,7 @@ export class AuditEntryEntity {
 
   /** `{field: {before, after}}` of the fields that changed, or details of a refusal. */
   @Column({ type: 'jsonb', nullable: true })
-  changes!: Record<string, unknown> | null;
+  changes!: AuditChanges | null;
 
   @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
   requestId!: string | null;

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { AdminActor, adminRequestContext, currentActor } from './admin-context';
-import { AuditEntryEntity } from './audit-entry.entity';
+import { AuditChanges, AuditEntryEntity } from './audit-entry.entity';
 
 export interface AuditChange {
   action: string;
@@ -12,7 +12,7 @@ export interface AuditChange {
   targetKey?: string | null;
   targetToken?: string | null;
   /** `{field: {before, after}}`: never a key, a token or a hash. */
-  changes?: Record<string, unknown> | null;
+  changes?: AuditChanges | null;
 }
 
 export interface AuditQuery {
@@ -22,9 +22,14 @@ export interface AuditQuery {
   target?: string;
   action?: string;
   limit: number;
-  /** The id of the last row of the previous page. */
+  /** `asc` (oldest first, the default) or `desc` (newest first). */
+  order?: AuditOrder;
+  /** The id of the last row of the previous page: the rows after it in `order`. */
   after?: string;
 }
+
+export const AUDIT_ORDERS = ['asc', 'desc'] as const;
+export type AuditOrder = (typeof AUDIT_ORDERS)[number];
 
 /** At most this many refused calls (401/403) are recorded per source address and minute (in memory, per instance). */
 export const DENIED_PER_MINUTE = 30;
@@ -32,8 +37,8 @@ const RETENTION_EVERY_MS = 60 * 60 * 1000;
 const RETENTION_BATCH = 5_000;
 
 /** The fields of `before` and `after` that differ, as `{field: {before, after}}`. */
-export function diff(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, { before: unknown; after: unknown }> {
-  const out: Record<string, { before: unknown; after: unknown }> = {};
+export function diff(before: Record<string, unknown>, after: Record<string, unknown>): AuditChanges {
+  const out: AuditChanges = {};
   for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const b = before[field] instanceof Date ? (before[field] as Date).toISOString() : (before[field] ?? null);
     const a = after[field] instanceof Date ? (after[field] as Date).toISOString() : (after[field] ?? null);
@@ -78,7 +83,7 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   /** A refused call (401 or 403); false when this source's quota for the minute is spent (nothing written). */
-  async recordDenied(status: number, detail: Record<string, unknown>, actor: AdminActor | undefined, now = Date.now()): Promise<boolean> {
+  async recordDenied(status: number, detail: AuditChanges, actor: AdminActor | undefined, now = Date.now()): Promise<boolean> {
     const source = adminRequestContext.getStore()?.source ?? 'unknown';
     const minute = Math.floor(now / 60_000);
     const seen = this.denied.get(source);
@@ -96,7 +101,8 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   async list(query: AuditQuery): Promise<{ items: AuditEntryEntity[]; next: string | null }> {
-    const builder = this.dataSource.getRepository(AuditEntryEntity).createQueryBuilder('a').orderBy('a.id', 'ASC').take(query.limit + 1);
+    const descending = query.order === 'desc';
+    const builder = this.dataSource.getRepository(AuditEntryEntity).createQueryBuilder('a').orderBy('a.id', descending ? 'DESC' : 'ASC').take(query.limit + 1);
     if (query.from) builder.andWhere('a.at >= :from', { from: query.from });
     if (query.to) builder.andWhere('a.at < :to', { to: query.to });
     if (query.actor) builder.andWhere('(a.actor_name = :actor OR a.actor_id::text = :actor)', { actor: query.actor });
@@ -104,7 +110,8 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     if (query.target) {
       builder.andWhere('(a.target_consumer = :target OR a.target_key::text = :target OR a.target_token::text = :target)', { target: query.target });
     }
-    if (query.after) builder.andWhere('a.id > :after', { after: query.after });
+    // Keyset paging: `after` is the last row of the previous page, so the next page continues in the same order.
+    if (query.after) builder.andWhere(descending ? 'a.id < :after' : 'a.id > :after', { after: query.after });
     const rows = await builder.getMany();
     const items = rows.slice(0, query.limit);
     return { items, next: rows.length > query.limit ? items[items.length - 1].id : null };

@@ -879,7 +879,10 @@ export interface components {
             targetToken: string | null;
             /** @description `{field: {before, after}}` of what changed. */
             changes: {
-                [key: string]: unknown;
+                [key: string]: {
+                    before: unknown;
+                    after: unknown;
+                };
             } | null;
             requestId: string | null;
             source: string | null;
@@ -2085,7 +2088,9 @@ export interface operations {
                 target?: string;
                 action?: string;
                 limit?: number;
-                /** @description The `next` of the previous page. */
+                /** @description `asc`: oldest first; `desc`: newest first. */
+                order?: "asc" | "desc";
+                /** @description The `next` of the previous page (in the same `order`). */
                 after?: string;
             };
             header?: never;
@@ -2094,7 +2099,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The audit log, oldest first, paged like /consumers. */
+            /** @description The audit log, oldest first (newest first with `order=desc`), paged like /consumers. */
             200: {
                 headers: {
                     [name: string]: unknown;

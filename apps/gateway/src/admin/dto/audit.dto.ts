@@ -1,7 +1,8 @@
 import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { AuditEntryEntity } from '../../consumers/audit-entry.entity';
+import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { AuditChanges, AuditEntryEntity } from '../../consumers/audit-entry.entity';
+import { AUDIT_ORDERS, AuditOrder } from '../../consumers/audit-log';
 import { PAGE_SIZE } from './list-consumers.query.dto';
 
 /** No control characters (a NUL byte is not text to PostgreSQL). */
@@ -46,7 +47,12 @@ export class ListAuditQueryDto {
   @IsIntegerInRange(PAGE_SIZE.min, PAGE_SIZE.max)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'The `next` of the previous page.' })
+  @ApiPropertyOptional({ enum: AUDIT_ORDERS, default: 'asc', description: '`asc`: oldest first; `desc`: newest first.' })
+  @IsOptional()
+  @IsIn(AUDIT_ORDERS, { message: `order must be one of ${AUDIT_ORDERS.join(', ')}` })
+  order?: AuditOrder;
+
+  @ApiPropertyOptional({ description: 'The `next` of the previous page (in the same `order`).' })
   @IsOptional()
   @Matches(/^[0-9]{1,19}$/, { message: 'after must be the next of a previous page' })
   after?: string;
@@ -61,7 +67,13 @@ export class AuditEntryResponse {
   @ApiProperty({ type: String, nullable: true }) targetConsumer!: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetKey!: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetToken!: string | null;
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true, description: '`{field: {before, after}}` of what changed.' }) changes!: Record<string, unknown> | null;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: { type: 'object', properties: { before: {}, after: {} }, required: ['before', 'after'] },
+    description: '`{field: {before, after}}` of what changed.',
+  })
+  changes!: AuditChanges | null;
   @ApiProperty({ type: String, nullable: true }) requestId!: string | null;
   @ApiProperty({ type: String, nullable: true }) source!: string | null;
 }
