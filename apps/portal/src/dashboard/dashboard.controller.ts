@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { AdminApiError, href, saveSession, setFlash, usageTable, USAGE_COLUMNS } from '@app/web';
+import { AdminApiError, redirectAfterSave, setFlash, usageTable, USAGE_COLUMNS } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/session';
 import { Consumer, Key, MAX_ACTIVE_KEYS, OVERLAPS, PlanRequest, PortalApi } from './portal-api.service';
 
@@ -132,8 +132,7 @@ export class DashboardController {
 
   private async back(request: SignedInRequest, response: Response, kind: 'success' | 'error', text: string): Promise<void> {
     setFlash(request, kind, text);
-    await saveSession(request);
-    response.redirect(303, href(String(response.locals.base), '/dashboard'));
+    await redirectAfterSave(request, response, '/dashboard');
   }
 }
 
