@@ -1,11 +1,11 @@
 import { PLAN_NAMES } from '@app/contract';
-import { AdminApiError, AdminClient, redirectAfterSave, setFlash, UsageBucket, usageTable } from '@app/web';
+import { AdminApiError, AdminClient, redirectAfterSave, setFlash, usageTable } from '@app/web';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, segment } from '../actions';
 import { tokenOf } from '../auth/operator';
 import { daysAgo, isUnavailable, section } from '../sections';
-import type { AdminAuditEntry, AdminConsumer, AdminIssuedKey, AdminKey } from '@app/web';
+import type { AdminAuditEntry, AdminConsumer, AdminIssuedKey, AdminKey, AdminUsageHistory } from '@app/web';
 
 type Key = AdminKey;
 type Consumer = AdminConsumer;
@@ -70,7 +70,7 @@ export class ConsumersController {
     const consumer = await this.admin.get<Consumer>(token, `/consumers/${segment(name)}`);
     const [usage, history, audit] = await Promise.all([
       section(() => this.admin.get<{ windows: unknown[]; banned: boolean; banSecondsLeft: number | null }>(token, `/consumers/${segment(name)}/usage`)),
-      section(() => this.admin.get<{ buckets: UsageBucket[] }>(token, `/consumers/${segment(name)}/usage/history`, { granularity: 'day', from: daysAgo(29) })),
+      section(() => this.admin.get<AdminUsageHistory>(token, `/consumers/${segment(name)}/usage/history`, { granularity: 'day', from: daysAgo(29) })),
       section(() => this.admin.get<{ items: AuditEntry[] }>(token, '/audit', { target: name, limit: 1000 })),
     ]);
     return {

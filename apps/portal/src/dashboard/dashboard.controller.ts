@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { AdminApiError, redirectAfterSave, setFlash, usageTable, USAGE_COLUMNS } from '@app/web';
+import type { AdminConsumer, AdminKey, AdminPlanRequest } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/session';
-import { Consumer, Key, MAX_ACTIVE_KEYS, OVERLAPS, PlanRequest, PortalApi } from './portal-api.service';
+import { MAX_ACTIVE_KEYS, OVERLAPS, PortalApi } from './portal-api.service';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -47,7 +48,7 @@ export class DashboardController {
       canCreate: activeKeys(consumer) < MAX_ACTIVE_KEYS,
       maxKeys: MAX_ACTIVE_KEYS,
       overlaps: OVERLAPS,
-      latestRequest: requests[requests.length - 1] as PlanRequest | undefined,
+      latestRequest: requests[requests.length - 1] as AdminPlanRequest | undefined,
     });
   }
 
@@ -124,7 +125,7 @@ export class DashboardController {
     return this.back(request, response, 'success', 'Your request was sent. Its answer will show on this page.');
   }
 
-  private keyRows(consumer: Consumer): Array<Key & { usable: boolean }> {
+  private keyRows(consumer: AdminConsumer): Array<AdminKey & { usable: boolean }> {
     return consumer.keys
       .map((k) => ({ ...k, usable: k.state === 'active' && k.replacedBy === null }))
       .reverse();
@@ -136,7 +137,7 @@ export class DashboardController {
   }
 }
 
-function activeKeys(consumer: Consumer): number {
+function activeKeys(consumer: AdminConsumer): number {
   return consumer.keys.filter((k) => k.state === 'active').length;
 }
 
