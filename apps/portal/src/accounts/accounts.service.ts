@@ -78,10 +78,8 @@ export class AccountsService {
 
   async requestReset(email: string): Promise<void> {
     const account = await this.accounts.findOneBy({ email });
-    if (!account) {
-      hashToken(randomBytes(32).toString('base64url'));
-      return;
-    }
+    // An unknown address gets no mail; the visitor sees the same page as for a known one (the mail goes later).
+    if (!account) return;
     const token = await this.issueToken(account.id, 'reset', RESET_TTL_MS);
     this.mailer.sendLater({
       to: email,
