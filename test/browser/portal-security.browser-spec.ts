@@ -214,12 +214,11 @@ describe('developer portal security', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe('not-an-email');
     await page.screenshot({ path: join(ARTIFACTS, 'portal-reset-error.png'), fullPage: true });
     const texts: string[] = [];
-    for (const email of [newEmail('unknown-reset')]) {
-      await page.goto(`${a.url}/reset`);
-      await page.getByLabel('Email').fill(email);
-      await page.getByRole('button', { name: 'Send reset link' }).click();
-      texts.push((await page.locator('main').innerText()).replace(email, '<email>'));
-    }
+    const unknown = newEmail('unknown-reset');
+    await page.goto(`${a.url}/reset`);
+    await page.getByLabel('Email').fill(unknown);
+    await page.getByRole('button', { name: 'Send reset link' }).click();
+    texts.push((await page.locator('main').innerText()).replace(unknown, '<email>'));
     const known = newEmail('known-reset');
     const owner = await newPage();
     await signUp(owner, known);

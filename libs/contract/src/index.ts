@@ -7,3 +7,4 @@ export * from './pet-id.params.dto';
 export * from './error.dto';
 export * from './validation.pipe';
 export * from './plans';
+export * from './plan-requests';

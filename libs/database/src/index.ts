@@ -6,3 +6,4 @@ export * from './pool-error-guard';
 export * from './pglite-wire-server';
 export * from './typeorm-json-logger';
 export * from './postgres-data-source.options';
+export * from './unique-violation';

@@ -13,3 +13,4 @@ export * from './common-environment';
 export * from './listen';
 export * from './http-server';
 export * from './readiness';
+export * from './trust-proxy';

@@ -14,6 +14,7 @@ export type AdminCreatedConsumer = Schemas['CreatedConsumerResponse'];
 export type AdminRotatedKey = Schemas['RotatedKeyResponse'];
 export type AdminCurrentUsage = Schemas['UsageResponse'];
 export type AdminUsageHistory = Schemas['UsageHistoryResponse'];
+export type AdminUsageBucket = Schemas['UsageBucketResponse'];
 export type AdminUsageTop = Schemas['UsageTopResponse'];
 export type AdminRankedConsumer = Schemas['RankedConsumerResponse'];
 export type AdminPlanRequest = Schemas['PlanRequestResponse'];

@@ -1,12 +1,4 @@
-/** One bucket of the usage-history API (issue #23). */
-export interface UsageBucket {
-  start: string;
-  requests: number;
-  ok: number;
-  clientErrors: number;
-  rateLimited: number;
-  serverErrors: number;
-}
+import type { AdminUsageBucket } from './admin-api-types';
 
 export interface UsageTable {
   /** Unique on the page: ties the caption to the figure. */
@@ -18,7 +10,7 @@ export interface UsageTable {
   rows: { start: string; label: string; values: number[] }[];
 }
 
-export const USAGE_COLUMNS: { key: keyof Omit<UsageBucket, 'start'>; label: string }[] = [
+export const USAGE_COLUMNS: { key: Exclude<keyof AdminUsageBucket, 'start'>; label: string }[] = [
   { key: 'requests', label: 'Requests' },
   { key: 'ok', label: 'OK' },
   { key: 'clientErrors', label: 'Client errors' },
@@ -30,7 +22,7 @@ export const USAGE_COLUMNS: { key: keyof Omit<UsageBucket, 'start'>; label: stri
  * The model of the `usage` partial: a table of the buckets (one row per UTC day or hour), which the chart script
  * reads and draws: the chart never has numbers the table does not show.
  */
-export function usageTable(caption: string, granularity: 'hour' | 'day', buckets: readonly UsageBucket[], columns = USAGE_COLUMNS): UsageTable {
+export function usageTable(caption: string, granularity: 'hour' | 'day', buckets: readonly AdminUsageBucket[], columns = USAGE_COLUMNS): UsageTable {
   return {
     id: caption.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''),
     caption,

@@ -24,7 +24,7 @@ export interface WebAppOptions {
   basePath?: string;
   /** The address people reach the app at; https makes the cookies Secure. */
   publicUrl?: string;
-  /** Express's trust proxy (behind nginx: the proxy's address, or 1). */
+  /** Express's trust proxy (behind nginx: the proxy's address, or 1), as expressTrustProxy from @app/platform gives it. */
   trustProxy?: string | boolean | number;
   /** Replaces the library's WebExceptionFilter (an app that must also redirect, e.g. to its sign-in page). */
   exceptionFilter?: ExceptionFilter;

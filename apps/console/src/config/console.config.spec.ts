@@ -41,5 +41,7 @@ describe('loadConsoleConfig', () => {
   it('reads the public URL (https: Secure cookies) and a trust-proxy setting', () => {
     const config = loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile(), CONSOLE_PUBLIC_URL: 'https://console.admin.example.com', CONSOLE_TRUST_PROXY: '1', ADMIN_URL: 'http://10.0.0.5:3002/' });
     expect(config).toMatchObject({ publicUrl: 'https://console.admin.example.com', trustProxy: 1, adminUrl: 'http://10.0.0.5:3002' });
+    expect(loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile() }).trustProxy).toBeUndefined();
+    expect(() => loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile(), CONSOLE_TRUST_PROXY: 'true' })).toThrow(/^Invalid configuration: CONSOLE_TRUST_PROXY=true believes any X-Forwarded-For/);
   });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigurationError, EnvIntRange, EnvSecret, LOG_LEVELS, LogLevelName, NotAPlaceholderInProduction, loadEnvironment } from '@app/platform';
+import { ConfigurationError, EnvIntRange, EnvSecret, EnvTrustProxy, LOG_LEVELS, LogLevelName, NotAPlaceholderInProduction, expressTrustProxy, loadEnvironment } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the operator console reads (docs/configuration.md lists the same names and defaults). */
@@ -41,7 +41,7 @@ export class ConsoleEnvironment {
   CONSOLE_IDLE_MINUTES = 30;
 
   @IsOptional()
-  @IsString()
+  @EnvTrustProxy('CONSOLE_TRUST_PROXY')
   CONSOLE_TRUST_PROXY?: string = undefined;
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
@@ -64,7 +64,8 @@ export interface ConsoleConfig {
   sessionSecret: string;
   publicUrl?: string;
   idleTimeoutMs: number;
-  trustProxy?: string | boolean | number;
+  /** Express's form of CONSOLE_TRUST_PROXY (a hop count is a number); absent when unset. */
+  trustProxy?: false | number | string;
   logLevel: LogLevelName;
   production: boolean;
   /** After SIGTERM: how long in-flight requests have to finish. */
@@ -84,12 +85,6 @@ function developmentSecret(file: string): string {
   return secret;
 }
 
-function trustProxyOf(value: string | undefined): string | boolean | number | undefined {
-  if (value === undefined) return undefined;
-  if (value === 'true' || value === 'false') return value === 'true';
-  return /^\d+$/.test(value) ? Number(value) : value;
-}
-
 /** Reads and validates the environment once; a wrong value stops the console with one line. */
 export function loadConsoleConfig(env: Record<string, string | undefined> = process.env): ConsoleConfig {
   const e = loadEnvironment(ConsoleEnvironment, env);
@@ -106,7 +101,7 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
     sessionSecret: e.CONSOLE_SESSION_SECRET ?? developmentSecret(e.CONSOLE_SESSION_SECRET_FILE),
     publicUrl: e.CONSOLE_PUBLIC_URL,
     idleTimeoutMs: e.CONSOLE_IDLE_MINUTES * 60_000,
-    trustProxy: trustProxyOf(e.CONSOLE_TRUST_PROXY),
+    trustProxy: e.CONSOLE_TRUST_PROXY === undefined ? undefined : expressTrustProxy(e.CONSOLE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     production,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

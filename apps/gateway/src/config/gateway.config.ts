@@ -1,6 +1,5 @@
-import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, HttpServerLimits, LogLevelName, httpServerLimitsOf, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, EnvTrustProxy, HttpServerLimits, LogLevelName, expressTrustProxy, httpServerLimitsOf, loadEnvironment } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
-import { expressTrustProxy, parseTrustProxy } from './trust-proxy';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
 
 /** A `host:port,host:port` list of Redis nodes (issue #14). */
@@ -131,13 +130,7 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('BAN_DURATION_SECONDS', 1, 86400)
   BAN_DURATION_SECONDS = 600;
 
-  @ValidateBy({
-    name: 'trustProxy',
-    validator: {
-      validate: (value: unknown) => typeof value === 'string' && typeof parseTrustProxy(value) !== 'string',
-      defaultMessage: (args) => String(parseTrustProxy(String(args?.value))),
-    },
-  })
+  @EnvTrustProxy('TRUST_PROXY')
   TRUST_PROXY = 'false';
 
   // Rate limits under pressure (issue #10): outage policy, grace before strikes, bound of in-process counters.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '@app/database';
 import { ApiError } from '@app/errors';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -29,13 +30,6 @@ export interface NewConsumer {
   plan: PlanName;
   limits?: Limits;
   expiresAt?: Date;
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const driverError = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
-  return driverError?.code === UNIQUE_VIOLATION && driverError.constraint === constraint;
 }
 
 /**

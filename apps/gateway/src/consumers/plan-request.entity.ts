@@ -1,11 +1,8 @@
+import { EXPECTED_VOLUME_MAX, MESSAGE_MAX } from '@app/contract';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
 export const PLAN_REQUEST_STATUSES = ['pending', 'approved', 'declined'] as const;
 export type PlanRequestStatus = (typeof PLAN_REQUEST_STATUSES)[number];
-
-/** What the columns hold at most; the DTOs validate against the same numbers. */
-export const EXPECTED_VOLUME_MAX = 200;
-export const MESSAGE_MAX = 2000;
 
 /**
  * A consumer's request for another plan, made on the developer portal (issue #25) and decided by an operator

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '@app/database';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -26,13 +27,8 @@ export interface PlanRequestQuery {
   after?: string;
 }
 
-const UNIQUE_VIOLATION = '23505';
+/** The partial unique index that allows one pending request per consumer. */
 const ONE_PENDING = 'UQ_plan_requests_one_pending';
-
-function isOnePendingViolation(error: unknown): boolean {
-  const driverError = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
-  return driverError?.code === UNIQUE_VIOLATION && driverError.constraint === ONE_PENDING;
-}
 
 /** A token limited to its own consumers asks for plans; it never decides them. */
 function assertMayReview(actor: AdminActor): void {
@@ -82,7 +78,7 @@ export class PlanRequests {
         return manager.findOneByOrFail(PlanRequestEntity, { id: request.id });
       });
     } catch (error) {
-      if (isOnePendingViolation(error)) throw new ApiError('CONFLICT', `Consumer "${input.consumer}" already has a pending plan request.`);
+      if (isUniqueViolation(error, ONE_PENDING)) throw new ApiError('CONFLICT', `Consumer "${input.consumer}" already has a pending plan request.`);
       throw error;
     }
   }

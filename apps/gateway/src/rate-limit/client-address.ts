@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { parseTrustProxy, TrustedProxies } from '../config/trust-proxy';
+import { parseTrustProxy, TrustedProxies } from '@app/platform';
 
 function expandIpv6(address: string): number[] {
   let text = address.toLowerCase();

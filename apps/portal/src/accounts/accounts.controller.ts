@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Render, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AdminApiError, destroySession, href, regenerateSession, saveSession, setFlash } from '@app/web';
+import { AdminApiError, destroySession, href, redirectAfterSave, regenerateSession, saveSession, setFlash } from '@app/web';
 import { PortalApi } from '../dashboard/portal-api.service';
 import { SignInThrottlerGuard } from '../throttle/sign-in-throttler.guard';
 import { ThrottledFormFilter } from '../throttle/throttled-form.filter';
@@ -67,12 +67,11 @@ export class AccountsController {
     const key = account.consumerName ? undefined : await this.createConsumer(account);
     await regenerateSession(request);
     request.session.accountId = account.id;
-    await saveSession(request);
     if (!key) {
       setFlash(request, 'success', 'Your email is verified.');
-      await saveSession(request);
-      return response.redirect(303, href(String(response.locals.base), '/dashboard'));
+      return redirectAfterSave(request, response, '/dashboard');
     }
+    await saveSession(request);
     response.render('new-key', { title: 'Your API key', key, welcome: true, signedIn: true });
   }
 
@@ -98,9 +97,9 @@ export class AccountsController {
     request.session.accountId = account.id;
     let key: string | undefined;
     if (!account.consumerName) key = await this.createConsumer(account);
+    if (!key) return redirectAfterSave(request, response, '/dashboard');
     await saveSession(request);
-    if (key) return response.render('new-key', { title: 'Your API key', key, welcome: true, signedIn: true });
-    response.redirect(303, href(String(response.locals.base), '/dashboard'));
+    response.render('new-key', { title: 'Your API key', key, welcome: true, signedIn: true });
   }
 
   @Post('logout')
@@ -152,8 +151,7 @@ export class AccountsController {
       return;
     }
     setFlash(request, 'success', 'Your password was changed. Sign in with it.');
-    await saveSession(request);
-    response.redirect(303, href(String(response.locals.base), '/login'));
+    await redirectAfterSave(request, response, '/login');
   }
 
   /** The account's Free consumer, made through the admin API; its first key, to be shown once. */

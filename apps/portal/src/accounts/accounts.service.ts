@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '@app/database';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, IsNull } from 'typeorm';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
@@ -50,7 +51,7 @@ export class AccountsService {
       await this.accounts.insert(account);
     } catch (error) {
       // Two sign-ups racing for one address: the loser is told nothing more than the winner.
-      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') return;
+      if (isUniqueViolation(error)) return;
       throw error;
     }
     const token = await this.issueToken(account.id, 'verify', VERIFY_TTL_MS);
@@ -77,10 +78,8 @@ export class AccountsService {
 
   async requestReset(email: string): Promise<void> {
     const account = await this.accounts.findOneBy({ email });
-    if (!account) {
-      hashToken(randomBytes(32).toString('base64url'));
-      return;
-    }
+    // An unknown address gets no mail; the visitor sees the same page as for a known one (the mail goes later).
+    if (!account) return;
     const token = await this.issueToken(account.id, 'reset', RESET_TTL_MS);
     this.mailer.sendLater({
       to: email,

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConfigurationError } from '@app/platform';
 import { loadPortalConfig } from './portal.config';
 
 const TOKEN = 'adm_0123456789abcdef0123456789abcdef0123456789a';
@@ -15,6 +16,27 @@ describe('loadPortalConfig', () => {
     expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_BASE_PATH: 'portal x' })).toThrow(/PORTAL_BASE_PATH/);
     expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, SMTP_URL: 'mail.example.com' })).toThrow(/SMTP_URL must be an smtp/);
     expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_PORT: '70000' })).toThrow(/PORTAL_PORT/);
+  });
+
+  it('gives Express a hop count as a number and the default loopback as it is; refuses true with one line', () => {
+    const base = { NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN };
+    expect(loadPortalConfig({ ...base, PORTAL_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadPortalConfig(base).trustProxy).toBe('loopback');
+    expect(loadPortalConfig({ ...base, PORTAL_TRUST_PROXY: 'uniquelocal' }).trustProxy).toBe('uniquelocal');
+    expect(loadPortalConfig({ ...base, PORTAL_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadPortalConfig({ ...base, ...env });
+      } catch (error) {
+        return error as Error;
+      }
+      throw new Error('accepted');
+    };
+    const refused = refusal({ PORTAL_TRUST_PROXY: 'true' });
+    expect(refused).toBeInstanceOf(ConfigurationError);
+    expect(refused.message).toMatch(/^Invalid configuration: PORTAL_TRUST_PROXY=true believes any X-Forwarded-For a client sends/);
+    expect(refused.message).not.toContain('\n');
+    expect(refusal({ PORTAL_TRUST_PROXY: 'proxy.internal' }).message).toMatch(/PORTAL_TRUST_PROXY must be false, a hop count, or a comma-separated list/);
   });
 
   it('requires a session secret and SMTP in production', () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigurationError, EnvIntRange, EnvSecret, LOG_LEVELS, LogLevelName, loadEnvironment } from '@app/platform';
+import { ConfigurationError, EnvIntRange, EnvSecret, EnvTrustProxy, LOG_LEVELS, LogLevelName, expressTrustProxy, loadEnvironment } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 const URL_RULE = /^https?:\/\/[^\s]+$/;
@@ -55,7 +55,7 @@ export class PortalEnvironment {
   PORTAL_SESSION_SECRET?: string = undefined;
 
   /** Express's trust proxy: behind nginx, the proxy's hops (the address throttling counts is the client's). */
-  @IsString()
+  @EnvTrustProxy('PORTAL_TRUST_PROXY')
   PORTAL_TRUST_PROXY = 'loopback';
 
   @IsString()
@@ -97,7 +97,8 @@ export interface PortalConfig {
   smtpUrl?: string;
   mailFrom: string;
   sessionSecret: string;
-  trustProxy: string;
+  /** Express's form of PORTAL_TRUST_PROXY: a hop count is a number. */
+  trustProxy: false | number | string;
   openApiFile: string;
   throttle: { addressLimit: number; accountLimit: number; windowMs: number };
   logLevel: LogLevelName;
@@ -146,7 +147,7 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     sessionSecret: sessionSecret(e),
-    trustProxy: e.PORTAL_TRUST_PROXY,
+    trustProxy: expressTrustProxy(e.PORTAL_TRUST_PROXY),
     openApiFile: e.PORTAL_OPENAPI_FILE,
     throttle: { addressLimit: e.PORTAL_THROTTLE_ADDRESS_LIMIT, accountLimit: e.PORTAL_THROTTLE_ACCOUNT_LIMIT, windowMs: e.PORTAL_THROTTLE_WINDOW_SECONDS * 1000 },
     logLevel: e.LOG_LEVEL,

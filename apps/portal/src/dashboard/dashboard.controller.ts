@@ -1,21 +1,29 @@
+import { EXPECTED_VOLUME_MAX, MESSAGE_MAX, PLAN_NAMES, PlanName } from '@app/contract';
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { AdminApiError, href, saveSession, setFlash, usageTable, USAGE_COLUMNS } from '@app/web';
+import { AdminApiError, redirectAfterSave, setFlash, usageTable, USAGE_COLUMNS } from '@app/web';
+import type { AdminConsumer, AdminKey, AdminPlanRequest } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/session';
-import { Consumer, Key, MAX_ACTIVE_KEYS, OVERLAPS, PlanRequest, PortalApi } from './portal-api.service';
+import { MAX_ACTIVE_KEYS, OVERLAPS, PortalApi } from './portal-api.service';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Plans a Free consumer may ask for (gateway/plans.json's, less the current one). */
-export const REQUESTABLE_PLANS = [
-  { value: 'pro', label: 'Pro (300 a minute, 10,000 a day)' },
-  { value: 'business', label: 'Business (1,000 a minute, 100,000 a day)' },
-  { value: 'enterprise', label: 'Enterprise (limits agreed with you)' },
-];
-const EXPECTED_VOLUME_MAX = 200;
-const MESSAGE_MAX = 2000;
+type RequestablePlan = Exclude<PlanName, 'free'>;
+
+/** What each plan a Free consumer may ask for gives (gateway/plans.json's limits): a new plan must be described here. */
+const PLAN_OFFERS: Record<RequestablePlan, string> = {
+  pro: '300 a minute, 10,000 a day',
+  business: '1,000 a minute, 100,000 a day',
+  enterprise: 'limits agreed with you',
+};
+
+/** The plan form's choices: the contract's plans, less Free (the portal's consumers are on it). */
+const REQUESTABLE_PLANS = PLAN_NAMES.filter((name): name is RequestablePlan => name !== 'free').map((name) => ({
+  value: name,
+  label: `${name[0].toUpperCase()}${name.slice(1)} (${PLAN_OFFERS[name]})`,
+}));
 
 /**
  * The signed-in developer's own consumer: plan, limits, usage, keys and plan requests. Every admin call names the
@@ -47,7 +55,7 @@ export class DashboardController {
       canCreate: activeKeys(consumer) < MAX_ACTIVE_KEYS,
       maxKeys: MAX_ACTIVE_KEYS,
       overlaps: OVERLAPS,
-      latestRequest: requests[requests.length - 1] as PlanRequest | undefined,
+      latestRequest: requests[requests.length - 1] as AdminPlanRequest | undefined,
     });
   }
 
@@ -124,7 +132,7 @@ export class DashboardController {
     return this.back(request, response, 'success', 'Your request was sent. Its answer will show on this page.');
   }
 
-  private keyRows(consumer: Consumer): Array<Key & { usable: boolean }> {
+  private keyRows(consumer: AdminConsumer): Array<AdminKey & { usable: boolean }> {
     return consumer.keys
       .map((k) => ({ ...k, usable: k.state === 'active' && k.replacedBy === null }))
       .reverse();
@@ -132,12 +140,11 @@ export class DashboardController {
 
   private async back(request: SignedInRequest, response: Response, kind: 'success' | 'error', text: string): Promise<void> {
     setFlash(request, kind, text);
-    await saveSession(request);
-    response.redirect(303, href(String(response.locals.base), '/dashboard'));
+    await redirectAfterSave(request, response, '/dashboard');
   }
 }
 
-function activeKeys(consumer: Consumer): number {
+function activeKeys(consumer: AdminConsumer): number {
   return consumer.keys.filter((k) => k.state === 'active').length;
 }
 

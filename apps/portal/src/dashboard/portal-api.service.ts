@@ -1,17 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AdminApiError, AdminClient, UsageBucket } from '@app/web';
+import { AdminApiError, AdminClient } from '@app/web';
+import type {
+  AdminConsumer,
+  AdminCreatedConsumer,
+  AdminCurrentUsage,
+  AdminIssuedKey,
+  AdminKey,
+  AdminPlanRequest,
+  AdminPlanRequestPage,
+  AdminRotatedKey,
+  AdminUsageBucket,
+  AdminUsageHistory,
+} from '@app/web';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
-import type { AdminConsumer, AdminCurrentUsage, AdminIssuedKey, AdminKey, AdminPlanRequest } from '@app/web';
-
-export type Key = AdminKey;
-
-export type IssuedKey = AdminIssuedKey;
-
-export type Consumer = AdminConsumer;
-
-export type Usage = AdminCurrentUsage;
-
-export type PlanRequest = AdminPlanRequest;
 
 /** At most this many active keys per portal account (the admin API's own cap is higher). */
 export const MAX_ACTIVE_KEYS = 5;
@@ -38,24 +39,24 @@ export class PortalApi {
     this.token = config.adminToken;
   }
 
-  createConsumer(name: string): Promise<{ consumer: Consumer; key: IssuedKey }> {
+  createConsumer(name: string): Promise<AdminCreatedConsumer> {
     return this.client.post(this.token, '/consumers', { name, plan: 'free' });
   }
 
-  consumer(name: string): Promise<Consumer> {
+  consumer(name: string): Promise<AdminConsumer> {
     return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}`);
   }
 
-  usage(name: string): Promise<Usage> {
+  usage(name: string): Promise<AdminCurrentUsage> {
     return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}/usage`);
   }
 
   /** The last 30 UTC days; null when the gateway has no usage history (its route is missing: 404 on the route). */
-  async history(name: string, now = new Date()): Promise<UsageBucket[] | null> {
+  async history(name: string, now = new Date()): Promise<AdminUsageBucket[] | null> {
     const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
     const from = new Date(to.getTime() - 30 * 86_400_000);
     try {
-      const answer = await this.client.get<{ buckets: UsageBucket[] }>(this.token, `/consumers/${encodeURIComponent(name)}/usage/history`, {
+      const answer = await this.client.get<AdminUsageHistory>(this.token, `/consumers/${encodeURIComponent(name)}/usage/history`, {
         granularity: 'day',
         from: from.toISOString(),
         to: to.toISOString(),
@@ -68,24 +69,24 @@ export class PortalApi {
     }
   }
 
-  issueKey(name: string): Promise<IssuedKey> {
+  issueKey(name: string): Promise<AdminIssuedKey> {
     return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys`, {});
   }
 
-  rotateKey(name: string, keyId: string, overlapSeconds: number): Promise<{ key: IssuedKey; previous: Key }> {
+  rotateKey(name: string, keyId: string, overlapSeconds: number): Promise<AdminRotatedKey> {
     return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/rotate`, { overlapSeconds });
   }
 
-  revokeKey(name: string, keyId: string): Promise<Key[]> {
+  revokeKey(name: string, keyId: string): Promise<AdminKey[]> {
     return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/revoke`);
   }
 
-  async planRequests(name: string): Promise<PlanRequest[]> {
-    const page = await this.client.get<{ items: PlanRequest[] }>(this.token, '/plan-requests', { consumer: name, limit: 1000 });
+  async planRequests(name: string): Promise<AdminPlanRequest[]> {
+    const page = await this.client.get<AdminPlanRequestPage>(this.token, '/plan-requests', { consumer: name, limit: 1000 });
     return page.items;
   }
 
-  requestPlan(name: string, requestedPlan: string, expectedVolume: string, message: string): Promise<PlanRequest> {
+  requestPlan(name: string, requestedPlan: string, expectedVolume: string, message: string): Promise<AdminPlanRequest> {
     return this.client.post(this.token, '/plan-requests', { consumer: name, requestedPlan, expectedVolume, message });
   }
 }

@@ -1,7 +1,7 @@
-import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
+import { EXPECTED_VOLUME_MAX, IsIntegerInRange, MESSAGE_MAX, ParseDecimalInteger } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
-import { EXPECTED_VOLUME_MAX, MESSAGE_MAX, PLAN_REQUEST_STATUSES, PlanRequestEntity, PlanRequestStatus } from '../../consumers/plan-request.entity';
+import { PLAN_REQUEST_STATUSES, PlanRequestEntity, PlanRequestStatus } from '../../consumers/plan-request.entity';
 import { PLAN_NAMES, PlanName } from '../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from './consumer-name';
 import { PAGE_SIZE } from './list-consumers.query.dto';

@@ -1,4 +1,4 @@
-import { parseTrustProxy } from './trust-proxy';
+import { expressTrustProxy, parseTrustProxy } from './trust-proxy';
 
 describe('parseTrustProxy', () => {
   it('refuses true, which would believe any client, with one sentence', () => {
@@ -17,3 +17,15 @@ describe('parseTrustProxy', () => {
   });
 });
 
+
+describe('expressTrustProxy', () => {
+  it('gives Express a hop count as a number (the string "1" would be the address 0.0.0.1), names as they are', () => {
+    expect(expressTrustProxy('1')).toBe(1);
+    expect(expressTrustProxy('loopback')).toBe('loopback');
+    expect(expressTrustProxy('false')).toBe(false);
+  });
+
+  it('names the variable it reads in a refusal', () => {
+    expect(parseTrustProxy('true', 'PORTAL_TRUST_PROXY')).toMatch(/^PORTAL_TRUST_PROXY=true believes/);
+  });
+});
