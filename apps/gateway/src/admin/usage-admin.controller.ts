@@ -44,6 +44,23 @@ function assertFleetReader(route: string): void {
   if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is restricted to some consumers: ${route} reads every consumer.`);
 }
 
+/**
+ * Resolves when the response drains; rejects when it closes or fails first: a client gone while the answer is backed
+ * up never drains, and the export must end (its transaction rolled back, its connection released), not wait forever.
+ */
+function drained(response: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error): void => {
+      response.off('drain', onDrain).off('close', onClose).off('error', settle);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = (): void => settle();
+    const onClose = (): void => settle(new Error('The client went away during the export'));
+    response.once('drain', onDrain).once('close', onClose).once('error', settle);
+  });
+}
+
 /** Usage history (issue #23): per consumer, fleet-wide, ranked, and as CSV. Thin: range by DTO, one service call. */
 @ApiTags(ADMIN_TAG)
 @ApiBearerAuth('bearer')
@@ -127,7 +144,8 @@ export class UsageAdminController {
         response.setHeader('Content-Disposition', `attachment; filename="${name}"`);
         chunk = `${USAGE_CSV_HEADER}\r\n${chunk}`;
       }
-      if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+      if (response.destroyed) throw new Error('The client went away during the export');
+      if (!response.write(chunk)) await drained(response);
     };
     try {
       await this.usage.export(range, (rows) =>
