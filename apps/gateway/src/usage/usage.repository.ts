@@ -49,7 +49,10 @@ function countsOf(row: Record<string, unknown>): UsageCounts {
   };
 }
 
-/** The batch with the fleet's row of each of its hours (FLEET: the sum of every row of that hour). */
+/**
+ * The batch with the fleet's row of each of its hours (FLEET: the sum of every row of that hour), sorted by
+ * (hour, consumer, key): every instance upserts (and so locks) the rows in the same order, never deadlocking another.
+ */
 function withFleetRows(buckets: UsageBucket[]): UsageBucket[] {
   const fleet = new Map<number, UsageBucket>();
   for (const bucket of buckets) {
@@ -57,7 +60,11 @@ function withFleetRows(buckets: UsageBucket[]): UsageBucket[] {
     if (total === undefined) fleet.set(bucket.hour, (total = { hour: bucket.hour, consumer: FLEET, keyId: '', ...emptyCounts() }));
     addCounts(total, bucket);
   }
-  return [...buckets, ...fleet.values()];
+  return [...buckets, ...fleet.values()].sort((x, y) => x.hour - y.hour || compare(x.consumer, y.consumer) || compare(x.keyId, y.keyId));
+}
+
+function compare(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** The columns of a bucket, in ADDITIVE_COLUMNS order. */
@@ -89,7 +96,8 @@ export class UsageRepository {
    * Adds a batch to the tables: one INSERT ... ON CONFLICT DO UPDATE SET col = col + EXCLUDED.col per table, the
    * rows passed as arrays (unnest), so any number of buckets is two statements; the day rows are the batch's
    * hours summed per UTC day and consumer in the same statement. Each hour's FLEET row (the sum of its rows) is
-   * added in the same way: the fleet's history reads it, never every consumer's rows.
+   * added in the same way: the fleet's history reads it, never every consumer's rows. Both statements go in key
+   * order (see withFleetRows), the same on every instance.
    */
   async write(batch: UsageBucket[]): Promise<void> {
     if (batch.length === 0) return;
@@ -109,7 +117,7 @@ export class UsageRepository {
       );
       await manager.query(
         `INSERT INTO ${this.table('usage_daily')} AS t ("day", "consumer", ${columns}) ` +
-          `SELECT ("hour" AT TIME ZONE 'UTC')::date, "consumer", ${SUMS} FROM ${unnest} GROUP BY 1, 2 ` +
+          `SELECT ("hour" AT TIME ZONE 'UTC')::date, "consumer", ${SUMS} FROM ${unnest} GROUP BY 1, 2 ORDER BY 1, 2 ` +
           `ON CONFLICT ("day", "consumer") DO UPDATE SET ${update('t')}`,
         arrays,
       );
