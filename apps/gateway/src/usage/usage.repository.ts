@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { deleteInBatches } from '../database/delete-in-batches';
 import { ADDITIVE_COLUMNS, COUNTER_COLUMNS, LATENCY_COLUMNS, UsageCounts, addCounts, emptyCounts } from './usage-counts';
 import { FLEET, SPECIAL_ROWS, UsageBucket } from './usage-recorder';
 
@@ -29,8 +30,6 @@ export interface ExportRow {
   rate_limited: string;
 }
 
-/** Rows deleted per statement by the retention job: each statement holds its row locks briefly. */
-export const RETENTION_BATCH = 5000;
 /** The retention job's advisory lock: one instance at a time prunes (the gateway's migration lock is 7_340_021_011). */
 export const USAGE_RETENTION_LOCK = 7_340_021_023;
 
@@ -198,23 +197,10 @@ export class UsageRepository {
       const [{ locked }]: Array<{ locked: boolean }> = await runner.query('SELECT pg_try_advisory_lock($1) AS "locked"', [USAGE_RETENTION_LOCK]);
       if (!locked) return null;
       try {
-        let total = 0;
         const cutoff = `(now() - $1 * interval '1 day')`;
-        for (const [table, where] of [
-          [this.table('usage_hourly'), `"hour" < ${cutoff}`],
-          [this.table('usage_daily'), `"day" < (${cutoff} AT TIME ZONE 'UTC')::date`],
-        ]) {
-          for (;;) {
-            const result: [unknown[], number] = await runner.query(
-              `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT ${RETENTION_BATCH})`,
-              [retentionDays],
-            );
-            total += result[1];
-            if (result[1] < RETENTION_BATCH) break;
-            await new Promise((resolve) => setTimeout(resolve, pauseMs));
-          }
-        }
-        return total;
+        const hourly = await deleteInBatches(runner, this.table('usage_hourly'), `"hour" < ${cutoff}`, [retentionDays], pauseMs);
+        const daily = await deleteInBatches(runner, this.table('usage_daily'), `"day" < (${cutoff} AT TIME ZONE 'UTC')::date`, [retentionDays], pauseMs);
+        return hourly + daily;
       } finally {
         await runner.query('SELECT pg_advisory_unlock($1)', [USAGE_RETENTION_LOCK]);
       }
