@@ -1,9 +1,8 @@
-import { ApiError } from '@app/errors';
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Clock } from '../clock';
-import { currentActor, isRestricted } from '../consumers/admin-context';
+import { assertUnrestricted } from '../consumers/admin-context';
 import { ConsumerRepository } from '../consumers/consumer.repository';
 import { USAGE_RANGE, resolveRange, resolveTopRange } from '../usage/usage-range';
 import { UsageHistoryService } from '../usage/usage-history.service';
@@ -37,12 +36,6 @@ const BAD_RANGE: AdminExample[] = [
 ];
 const BAD_GRANULARITY: AdminExample = ['VALIDATION_FAILED', 'granularity must be one of hour, day'];
 const FLEET_ONLY = 'Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.';
-
-/** 403 for a token restricted to its own consumers or plans: the fleet's figures are not theirs to read. */
-function assertFleetReader(route: string): void {
-  const actor = currentActor();
-  if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is restricted to some consumers: ${route} reads every consumer.`);
-}
 
 /**
  * Resolves when the response drains; rejects when it closes or fails first: a client gone while the answer is backed
@@ -97,7 +90,7 @@ export class UsageAdminController {
   @ApiOkResponse({ type: UsageHistoryResponse })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
   async fleetHistory(@Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
-    assertFleetReader('GET /usage/history');
+    assertUnrestricted("read every consumer's usage (GET /usage/history)");
     const range = resolveRange(query, this.clock.now());
     return this.present('*', range.granularity, await this.usage.history(undefined, range));
   }
@@ -112,7 +105,7 @@ export class UsageAdminController {
   @ApiOkResponse({ type: UsageTopResponse })
   @AdminErrors({ 400: [...BAD_RANGE, ['VALIDATION_FAILED', `by must be one of ${TOP_BY.join(', ')}`], ['VALIDATION_FAILED', TOP_LIMIT.message]] })
   async top(@Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
-    assertFleetReader('GET /usage/top');
+    assertUnrestricted("read every consumer's usage (GET /usage/top)");
     const range = resolveTopRange(query, this.clock.now());
     const by = query.by ?? 'requests';
     const ranked = await this.usage.top(by, query.limit ?? TOP_LIMIT.default, range);
@@ -132,7 +125,7 @@ export class UsageAdminController {
   })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
   async export(@Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
-    assertFleetReader('GET /usage/export');
+    assertUnrestricted("read every consumer's usage (GET /usage/export)");
     const range = resolveRange({ ...query, granularity: query.granularity ?? 'day' }, this.clock.now());
     const name = `usage-${range.granularity}-${range.from.toISOString().slice(0, 10)}-${range.to.toISOString().slice(0, 10)}.csv`;
     // The status and header line go out with the first page (or at the end): a database away before that is a 503.
