@@ -24,7 +24,7 @@ import {
 } from './dto/usage-history.dto';
 
 /** The CSV export's columns, in order (its header line). */
-export const USAGE_CSV_HEADER = 'consumer,start,requests,ok,client_errors,server_errors,rate_limited';
+const USAGE_CSV_HEADER = 'consumer,start,requests,ok,client_errors,server_errors,rate_limited';
 const CSV_COLUMNS: ReadonlyArray<keyof ExportRow> = ['requests', 'ok', 'client_errors', 'server_errors', 'rate_limited'];
 
 /** The 400s of the range every usage route takes. */

@@ -13,7 +13,7 @@ const RETENTION_EVERY_MS = 3_600_000;
 const RETENTION_FIRST_WITHIN_MS = 60_000;
 
 /** What the recorder needs of a request: who it was, once the admission knows (unset: the anonymous row). */
-export interface UsageSubject {
+interface UsageSubject {
   consumer?: { name: string };
   usageKeyId?: string;
 }
