@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { getDataSourceToken } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { GATEWAY_DATA_SOURCE } from '../apps/gateway/src/database/data-source.options';
+import { Client } from 'pg';
 import { startTwoInstances, TwoInstances } from './support/fleet';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { metric } from './support/gateway-metrics';
@@ -27,21 +25,24 @@ describe('usage history under load', () => {
     let pets: RunningPets;
     let database: GatewayTestDatabase;
     let gateway: GatewayUnderTest;
-    let dataSource: DataSource;
+    /** The test's own connection to the gateway's database (no query timeout: the seed takes a while on the embedded engine). */
+    let client: Client;
 
     beforeAll(async () => {
       pets = await startPetsService();
       database = await createGatewayTestDatabase();
       gateway = await startGateway({ petsUrl: pets.url, database });
-      dataSource = gateway.app.get<DataSource>(getDataSourceToken(GATEWAY_DATA_SOURCE));
+      client = new Client({ connectionString: database.url });
+      await client.connect();
       // 400 consumers of long names × 200 days: a CSV of about 8 MB, more than the socket buffers hold.
       const schema = gateway.config.consumers.schema;
-      await dataSource.query(
+      await client.query(
         `INSERT INTO "${schema}"."usage_daily" ("day", "consumer", "requests", "ok") ` +
           `SELECT current_date - d, rpad('load-' || c || '-', 60, 'x'), 1, 1 FROM generate_series(1, 200) AS d, generate_series(1, 400) AS c`,
       );
     }, 120_000);
     afterAll(async () => {
+      await client?.end();
       await gateway?.close();
       await database?.drop();
       await pets?.close();
@@ -61,11 +62,7 @@ describe('usage history under load', () => {
       expect((await within(5000, 'GET /consumers', adminCall(gateway, 'GET', '/consumers'))).status).toBe(200);
       if (process.env.DATABASE_URL) {
         const idle = async () =>
-          Number(
-            (
-              await dataSource.query(`SELECT count(*) AS "n" FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`)
-            )[0].n,
-          );
+          Number((await client.query<{ n: string }>(`SELECT count(*) AS "n" FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`)).rows[0].n);
         const deadline = Date.now() + 5000;
         while ((await idle()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
         expect(await idle()).toBe(0);
