@@ -7,6 +7,7 @@ import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, start
 import { call } from './support/http';
 import { canRunOwnPostgres, OwnPostgres } from './support/own-postgres';
 
+const FLUSH_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Answers recorded in the gateway schema's hourly rows (every consumer, the anonymous row included; not the fleet's sums). */
@@ -44,7 +45,7 @@ describe('usage history durability', () => {
         ADMIN_PORT: String(await freePort()),
         ADMIN_TOKEN: 'usage-durability-admin-token-0123456789',
         DEMO_KEY: 'false',
-        USAGE_FLUSH_MS: '250',
+        USAGE_FLUSH_MS: String(FLUSH_MS),
       });
       await waitForHttp(`${url}/health/live`, 30_000);
     }, 60_000);
@@ -59,8 +60,11 @@ describe('usage history durability', () => {
       while ((await recorded(database.url)) < 20 && Date.now() < deadline) await sleep(100);
       expect(await recorded(database.url)).toBe(20);
 
-      // 15 more, then the process dies before its next flush can have run for all of them.
+      // 15 more: written within a few flush intervals (what a crash can lose is at most USAGE_FLUSH_MS of answers).
       await send(url, 15);
+      await sleep(4 * FLUSH_MS);
+      expect(await recorded(database.url)).toBe(35);
+      // Then the process dies: what was written stays.
       const exited = new Promise((resolve) => gateway!.once('exit', resolve));
       gateway!.kill('SIGKILL');
       await exited;

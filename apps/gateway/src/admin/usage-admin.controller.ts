@@ -1,9 +1,8 @@
-import { ApiError } from '@app/errors';
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Clock } from '../clock';
-import { currentActor, isRestricted } from '../consumers/admin-context';
+import { assertUnrestricted } from '../consumers/admin-context';
 import { ConsumerRepository } from '../consumers/consumer.repository';
 import { USAGE_RANGE, resolveRange, resolveTopRange } from '../usage/usage-range';
 import { UsageHistoryService } from '../usage/usage-history.service';
@@ -25,7 +24,7 @@ import {
 } from './dto/usage-history.dto';
 
 /** The CSV export's columns, in order (its header line). */
-export const USAGE_CSV_HEADER = 'consumer,start,requests,ok,client_errors,server_errors,rate_limited';
+const USAGE_CSV_HEADER = 'consumer,start,requests,ok,client_errors,server_errors,rate_limited';
 const CSV_COLUMNS: ReadonlyArray<keyof ExportRow> = ['requests', 'ok', 'client_errors', 'server_errors', 'rate_limited'];
 
 /** The 400s of the range every usage route takes. */
@@ -38,10 +37,21 @@ const BAD_RANGE: AdminExample[] = [
 const BAD_GRANULARITY: AdminExample = ['VALIDATION_FAILED', 'granularity must be one of hour, day'];
 const FLEET_ONLY = 'Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.';
 
-/** 403 for a token restricted to its own consumers or plans: the fleet's figures are not theirs to read. */
-function assertFleetReader(route: string): void {
-  const actor = currentActor();
-  if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is restricted to some consumers: ${route} reads every consumer.`);
+/**
+ * Resolves when the response drains; rejects when it closes or fails first: a client gone while the answer is backed
+ * up never drains, and the export must end (its transaction rolled back, its connection released), not wait forever.
+ */
+function drained(response: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error): void => {
+      response.off('drain', onDrain).off('close', onClose).off('error', settle);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = (): void => settle();
+    const onClose = (): void => settle(new Error('The client went away during the export'));
+    response.once('drain', onDrain).once('close', onClose).once('error', settle);
+  });
 }
 
 /** Usage history (issue #23): per consumer, fleet-wide, ranked, and as CSV. Thin: range by DTO, one service call. */
@@ -80,7 +90,7 @@ export class UsageAdminController {
   @ApiOkResponse({ type: UsageHistoryResponse })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
   async fleetHistory(@Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
-    assertFleetReader('GET /usage/history');
+    assertUnrestricted("read every consumer's usage (GET /usage/history)");
     const range = resolveRange(query, this.clock.now());
     return this.present('*', range.granularity, await this.usage.history(undefined, range));
   }
@@ -95,7 +105,7 @@ export class UsageAdminController {
   @ApiOkResponse({ type: UsageTopResponse })
   @AdminErrors({ 400: [...BAD_RANGE, ['VALIDATION_FAILED', `by must be one of ${TOP_BY.join(', ')}`], ['VALIDATION_FAILED', TOP_LIMIT.message]] })
   async top(@Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
-    assertFleetReader('GET /usage/top');
+    assertUnrestricted("read every consumer's usage (GET /usage/top)");
     const range = resolveTopRange(query, this.clock.now());
     const by = query.by ?? 'requests';
     const ranked = await this.usage.top(by, query.limit ?? TOP_LIMIT.default, range);
@@ -115,7 +125,7 @@ export class UsageAdminController {
   })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
   async export(@Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
-    assertFleetReader('GET /usage/export');
+    assertUnrestricted("read every consumer's usage (GET /usage/export)");
     const range = resolveRange({ ...query, granularity: query.granularity ?? 'day' }, this.clock.now());
     const name = `usage-${range.granularity}-${range.from.toISOString().slice(0, 10)}-${range.to.toISOString().slice(0, 10)}.csv`;
     // The status and header line go out with the first page (or at the end): a database away before that is a 503.
@@ -127,7 +137,8 @@ export class UsageAdminController {
         response.setHeader('Content-Disposition', `attachment; filename="${name}"`);
         chunk = `${USAGE_CSV_HEADER}\r\n${chunk}`;
       }
-      if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+      if (response.destroyed) throw new Error('The client went away during the export');
+      if (!response.write(chunk)) await drained(response);
     };
     try {
       await this.usage.export(range, (rows) =>

@@ -40,6 +40,12 @@ export function isRestricted(actor: AdminActor): boolean {
   return actor.ownConsumersOnly || actor.plans !== null;
 }
 
+/** 403 for a token limited to its own consumers or to some plans: `what` (import, export, ...) reaches every consumer. */
+export function assertUnrestricted(what: string): void {
+  const actor = currentActor();
+  if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`);
+}
+
 /**
  * 403 unless the actor may act on a consumer with this creator and plan. A consumer an own-consumers token created
  * stays its own whatever plan an operator moved it to (the portal keeps serving a developer whose plan request was

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
-import { AdminActor, currentActor, isRestricted } from './admin-context';
+import { AdminActor, assertUnrestricted, currentActor } from './admin-context';
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
 import { AuditLog } from './audit-log';
@@ -48,7 +48,7 @@ export class AdminTokens {
     if (actor.scopes !== 'all') {
       const missing = input.scopes.filter((scope) => !actor.scopes.includes(scope));
       if (missing.length > 0) throw new ApiError('FORBIDDEN', `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`);
-      if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it cannot create tokens.`);
+      assertUnrestricted('create tokens');
     }
     const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const record = await this.dataSource.transaction(async (manager) => {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { deleteInBatches } from '../database/delete-in-batches';
 import { AdminActor, adminRequestContext, currentActor } from './admin-context';
 import { AuditChanges, AuditEntryEntity } from './audit-entry.entity';
 
@@ -34,7 +35,6 @@ export type AuditOrder = (typeof AUDIT_ORDERS)[number];
 /** At most this many refused calls (401/403) are recorded per source address and minute (in memory, per instance). */
 export const DENIED_PER_MINUTE = 30;
 const RETENTION_EVERY_MS = 60 * 60 * 1000;
-const RETENTION_BATCH = 5_000;
 
 /** The fields of `before` and `after` that differ, as `{field: {before, after}}`. */
 export function diff(before: Record<string, unknown>, after: Record<string, unknown>): AuditChanges {
@@ -119,15 +119,7 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /** Deletes rows older than AUDIT_RETENTION_DAYS, a batch at a time; the number deleted. */
   async prune(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const result: [unknown[], number] = await this.dataSource.query(
-        `DELETE FROM "${this.schema}"."audit_log" WHERE "id" IN (SELECT "id" FROM "${this.schema}"."audit_log" WHERE "at" < now() - $1 * interval '1 day' LIMIT ${RETENTION_BATCH})`,
-        [this.config.admin.auditRetentionDays],
-      );
-      total += result[1];
-      if (result[1] < RETENTION_BATCH) return total;
-    }
+    return deleteInBatches(this.dataSource, `"${this.schema}"."audit_log"`, `"at" < now() - $1 * interval '1 day'`, [this.config.admin.auditRetentionDays]);
   }
 
   onApplicationBootstrap(): void {

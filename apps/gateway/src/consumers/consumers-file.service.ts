@@ -6,7 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
-import { currentActor, isRestricted } from './admin-context';
+import { assertUnrestricted } from './admin-context';
 import { ApiKeyEntity } from './api-key.entity';
 import { AuditLog, diff } from './audit-log';
 import { ConsumerChanges } from './consumer-changes';
@@ -79,7 +79,7 @@ export class ConsumersFile {
    * for one consumer, refuses the whole batch. Two imports of the same new names at once both succeed.
    */
   async import(consumers: FileConsumer[]): Promise<ImportResult> {
-    this.assertUnrestricted('import');
+    assertUnrestricted('import');
     for (const c of consumers) this.planLimits.check(c.plan, c.limits ?? null);
     const result: ImportResult = { created: 0, updated: 0, unchanged: 0 };
     const touched: string[] = [];
@@ -173,7 +173,7 @@ export class ConsumersFile {
 
   /** One page of the consumers-file format (hashes only), in name order: every field, so that it imports back as it was. */
   async export(limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
-    this.assertUnrestricted('export');
+    assertUnrestricted('export');
     const page = await this.consumers.list(limit, after);
     const consumers = page.items.map(({ consumer, keys }): FileConsumer => {
       const current = [...keys].reverse().find((k) => k.revokedAt === null) ?? keys[keys.length - 1];
@@ -198,12 +198,6 @@ export class ConsumersFile {
       };
     });
     return { consumers, next: page.next };
-  }
-
-  /** A token limited to its own consumers or to some plans neither imports nor exports (the file holds every consumer). */
-  private assertUnrestricted(what: string): void {
-    const actor = currentActor();
-    if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`);
   }
 }
 

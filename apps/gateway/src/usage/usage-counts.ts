@@ -4,7 +4,7 @@
  */
 
 /** Upper bounds (ms, inclusive) of the latency histogram's buckets; one more bucket holds everything slower. */
-export const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500] as const;
+const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500] as const;
 
 /** One column per histogram bucket: latency_le_5ms ... latency_le_2500ms, latency_over_2500ms. */
 export const LATENCY_COLUMNS: readonly string[] = [
@@ -34,7 +34,7 @@ export function emptyCounts(): UsageCounts {
 }
 
 /** The histogram bucket of a duration. */
-export function latencyBucket(ms: number): number {
+function latencyBucket(ms: number): number {
   for (let i = 0; i < LATENCY_BOUNDS_MS.length; i += 1) if (ms <= LATENCY_BOUNDS_MS[i]) return i;
   return LATENCY_BOUNDS_MS.length;
 }

@@ -2,7 +2,7 @@ import { EntitySchema, EntitySchemaColumnOptions } from 'typeorm';
 import { COUNTER_COLUMNS, LATENCY_COLUMNS } from './usage-counts';
 
 /** A usage row as the tables hold it (the counters are bigint: the driver gives strings). */
-export interface UsageRow {
+interface UsageRow {
   consumer: string;
   [column: string]: unknown;
 }
@@ -22,7 +22,7 @@ function additiveColumns(): Record<string, EntitySchemaColumnOptions> {
  * usage_hourly: one row per UTC hour, consumer and key (the anonymous and overflow rows have key_id ''), written
  * by every instance's flush with an additive upsert. The history of a consumer is read by (consumer, hour).
  */
-export const UsageHourlyEntity = new EntitySchema<UsageRow>({
+const UsageHourlyEntity = new EntitySchema<UsageRow>({
   name: 'UsageHourly',
   tableName: 'usage_hourly',
   columns: {
@@ -35,7 +35,7 @@ export const UsageHourlyEntity = new EntitySchema<UsageRow>({
 });
 
 /** usage_daily: the same counts per UTC day and consumer (all keys), upserted in the same transaction. */
-export const UsageDailyEntity = new EntitySchema<UsageRow>({
+const UsageDailyEntity = new EntitySchema<UsageRow>({
   name: 'UsageDaily',
   tableName: 'usage_daily',
   columns: {

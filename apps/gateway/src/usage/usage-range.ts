@@ -1,5 +1,6 @@
 import { ApiError } from '@app/errors';
-import type { Granularity } from './usage.repository';
+
+export type Granularity = 'hour' | 'day';
 
 export const GRANULARITIES: readonly Granularity[] = ['hour', 'day'];
 
@@ -26,11 +27,11 @@ export function bucketStarts(range: UsageRange): number[] {
 /**
  * The range a history, top or export call asks for, in UTC buckets: `from` inclusive, `to` exclusive, both at
  * the start of a bucket of the granularity (an hour, a UTC day: refused otherwise, never silently moved).
- * Defaults: `to` the end of the current bucket (the bucket in progress included), `from` the default span
+ * Defaults: granularity hour, `to` the end of the current bucket (the bucket in progress included), `from` the default span
  * before `to`. 400 when from is not before to, or the span is longer than the granularity allows.
  */
-export function resolveRange(query: { from?: string; to?: string; granularity?: Granularity }, now: number, fallback: Granularity = 'hour'): UsageRange {
-  const granularity = query.granularity ?? fallback;
+export function resolveRange(query: { from?: string; to?: string; granularity?: Granularity }, now: number): UsageRange {
+  const granularity = query.granularity ?? 'hour';
   const { ms, maxBuckets, defaultBuckets, maxText } = USAGE_RANGE[granularity];
   const unit = granularity === 'hour' ? 'an hour (such as 2026-11-01T13:00:00Z)' : 'a UTC day (such as 2026-11-01T00:00:00Z)';
   const aligned = (name: string, value: string): number => {

@@ -1,3 +1,4 @@
+import { USAGE_RANGE } from './usage-range';
 import { addCounts, countAnswer, emptyCounts, UsageCounts } from './usage-counts';
 
 /** The row of answers without a valid key (no key material, no address: a flood of random keys adds nothing). */
@@ -11,8 +12,6 @@ export const OVERFLOW = '(overflow)';
 export const FLEET = '*';
 /** None can be a consumer's name (CONSUMER_NAME_PATTERN has no parentheses and no `*`). */
 export const SPECIAL_ROWS: readonly string[] = [ANONYMOUS, OVERFLOW, FLEET];
-
-const HOUR_MS = 3_600_000;
 
 /** One hour of one key of one consumer (or of the anonymous or overflow row): its key id is '' for those. */
 export interface UsageBucket extends UsageCounts {
@@ -56,7 +55,7 @@ export class UsageRecorder {
 
   /** One answer: `consumer` and `keyId` when the key was valid, else undefined (the anonymous row). */
   record(consumer: string | undefined, keyId: string | undefined, status: number, ms: number, now: number): void {
-    const hour = now - (now % HOUR_MS);
+    const hour = now - (now % USAGE_RANGE.hour.ms);
     let buckets = this.current;
     if (hour !== this.currentHour || buckets === undefined) buckets = this.hourOf(hour);
     countAnswer(this.bucketIn(buckets, hour, consumer, keyId), status, ms);

@@ -3,10 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { deleteInBatches } from '../database/delete-in-batches';
 import { ADDITIVE_COLUMNS, COUNTER_COLUMNS, LATENCY_COLUMNS, UsageCounts, addCounts, emptyCounts } from './usage-counts';
+import type { Granularity } from './usage-range';
 import { FLEET, SPECIAL_ROWS, UsageBucket } from './usage-recorder';
 
-export type Granularity = 'hour' | 'day';
 export type TopBy = 'requests' | 'rateLimited' | 'serverErrors';
 
 /** One bucket of history as read back: its start, and the counts summed over the keys (and consumers) asked for. */
@@ -29,10 +30,8 @@ export interface ExportRow {
   rate_limited: string;
 }
 
-/** Rows deleted per statement by the retention job: each statement holds its row locks briefly. */
-export const RETENTION_BATCH = 5000;
 /** The retention job's advisory lock: one instance at a time prunes (the gateway's migration lock is 7_340_021_011). */
-export const USAGE_RETENTION_LOCK = 7_340_021_023;
+const USAGE_RETENTION_LOCK = 7_340_021_023;
 
 const SUMS = ADDITIVE_COLUMNS.map((c) => `sum("${c}") AS "${c}"`).join(', ');
 const TOP_ORDER: Record<TopBy, string> = { requests: 'requests', rateLimited: 'rate_limited', serverErrors: 'server_errors' };
@@ -49,7 +48,10 @@ function countsOf(row: Record<string, unknown>): UsageCounts {
   };
 }
 
-/** The batch with the fleet's row of each of its hours (FLEET: the sum of every row of that hour). */
+/**
+ * The batch with the fleet's row of each of its hours (FLEET: the sum of every row of that hour), sorted by
+ * (hour, consumer, key): every instance upserts (and so locks) the rows in the same order, never deadlocking another.
+ */
 function withFleetRows(buckets: UsageBucket[]): UsageBucket[] {
   const fleet = new Map<number, UsageBucket>();
   for (const bucket of buckets) {
@@ -57,7 +59,11 @@ function withFleetRows(buckets: UsageBucket[]): UsageBucket[] {
     if (total === undefined) fleet.set(bucket.hour, (total = { hour: bucket.hour, consumer: FLEET, keyId: '', ...emptyCounts() }));
     addCounts(total, bucket);
   }
-  return [...buckets, ...fleet.values()];
+  return [...buckets, ...fleet.values()].sort((x, y) => x.hour - y.hour || compare(x.consumer, y.consumer) || compare(x.keyId, y.keyId));
+}
+
+function compare(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** The columns of a bucket, in ADDITIVE_COLUMNS order. */
@@ -85,11 +91,23 @@ export class UsageRepository {
     return `"${this.schema}"."${name}"`;
   }
 
+  /** A granularity's table, its time column, the condition keeping [$1, $2) (instants), and a bucket's start as an instant. */
+  private bucketsOf(granularity: Granularity): { table: string; time: string; within: string; start: string } {
+    if (granularity === 'hour') return { table: this.table('usage_hourly'), time: '"hour"', within: '"hour" >= $1::timestamptz AND "hour" < $2::timestamptz', start: '"hour"' };
+    return {
+      table: this.table('usage_daily'),
+      time: '"day"',
+      within: `"day" >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND "day" < ($2::timestamptz AT TIME ZONE 'UTC')::date`,
+      start: `("day"::timestamp AT TIME ZONE 'UTC')`,
+    };
+  }
+
   /**
    * Adds a batch to the tables: one INSERT ... ON CONFLICT DO UPDATE SET col = col + EXCLUDED.col per table, the
    * rows passed as arrays (unnest), so any number of buckets is two statements; the day rows are the batch's
    * hours summed per UTC day and consumer in the same statement. Each hour's FLEET row (the sum of its rows) is
-   * added in the same way: the fleet's history reads it, never every consumer's rows.
+   * added in the same way: the fleet's history reads it, never every consumer's rows. Both statements go in key
+   * order (see withFleetRows), the same on every instance.
    */
   async write(batch: UsageBucket[]): Promise<void> {
     if (batch.length === 0) return;
@@ -109,7 +127,7 @@ export class UsageRepository {
       );
       await manager.query(
         `INSERT INTO ${this.table('usage_daily')} AS t ("day", "consumer", ${columns}) ` +
-          `SELECT ("hour" AT TIME ZONE 'UTC')::date, "consumer", ${SUMS} FROM ${unnest} GROUP BY 1, 2 ` +
+          `SELECT ("hour" AT TIME ZONE 'UTC')::date, "consumer", ${SUMS} FROM ${unnest} GROUP BY 1, 2 ORDER BY 1, 2 ` +
           `ON CONFLICT ("day", "consumer") DO UPDATE SET ${update('t')}`,
         arrays,
       );
@@ -121,26 +139,19 @@ export class UsageRepository {
    * rows: the anonymous and overflow rows included) when consumer is undefined. Empty buckets are the caller's.
    */
   async history(consumer: string | undefined, granularity: Granularity, from: Date, to: Date): Promise<UsagePoint[]> {
-    const [table, time] = granularity === 'hour' ? [this.table('usage_hourly'), '"hour"'] : [this.table('usage_daily'), '"day"'];
-    const bounds = granularity === 'hour' ? ['$1::timestamptz', '$2::timestamptz'] : ["($1::timestamptz AT TIME ZONE 'UTC')::date", "($2::timestamptz AT TIME ZONE 'UTC')::date"];
-    const start = granularity === 'hour' ? time : `(${time}::timestamp AT TIME ZONE 'UTC')`;
-    const params: unknown[] = [from.toISOString(), to.toISOString(), consumer ?? FLEET];
-    const where = ` AND "consumer" = $3`;
+    const { table, time, within, start } = this.bucketsOf(granularity);
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT ${start} AS "start", ${SUMS} FROM ${table} WHERE ${time} >= ${bounds[0]} AND ${time} < ${bounds[1]}${where} GROUP BY ${time} ORDER BY ${time}`,
-      params,
+      `SELECT ${start} AS "start", ${SUMS} FROM ${table} WHERE ${within} AND "consumer" = $3 GROUP BY ${time} ORDER BY ${time}`,
+      [from.toISOString(), to.toISOString(), consumer ?? FLEET],
     );
     return rows.map((row) => ({ start: new Date(row.start as string | Date).getTime(), ...countsOf(row) }));
   }
 
   /** Consumers ranked by `by` over [from, to) (the anonymous and overflow rows left out), at most `limit`. */
   async top(by: TopBy, limit: number, granularity: Granularity, from: Date, to: Date): Promise<RankedConsumer[]> {
-    const [table, time, bounds] =
-      granularity === 'hour'
-        ? [this.table('usage_hourly'), '"hour"', ['$1::timestamptz', '$2::timestamptz']]
-        : [this.table('usage_daily'), '"day"', ["($1::timestamptz AT TIME ZONE 'UTC')::date", "($2::timestamptz AT TIME ZONE 'UTC')::date"]];
+    const { table, within } = this.bucketsOf(granularity);
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT "consumer", ${SUMS} FROM ${table} WHERE ${time} >= ${bounds[0]} AND ${time} < ${bounds[1]} AND "consumer" <> ALL($3::text[]) ` +
+      `SELECT "consumer", ${SUMS} FROM ${table} WHERE ${within} AND "consumer" <> ALL($3::text[]) ` +
         `GROUP BY "consumer" HAVING sum("${TOP_ORDER[by]}") > 0 ORDER BY sum("${TOP_ORDER[by]}") DESC, "consumer" LIMIT $4`,
       [from.toISOString(), to.toISOString(), SPECIAL_ROWS, limit],
     );
@@ -153,12 +164,13 @@ export class UsageRepository {
    * page of `pageSize` at a time: `write` is awaited before the next page is fetched (back-pressure).
    */
   async exportRows(granularity: Granularity, from: Date, to: Date, write: (rows: ExportRow[]) => Promise<void>, pageSize = 1000): Promise<void> {
-    const counters = COUNTER_COLUMNS.map((c) => `sum("${c}")::text AS "${c}"`).join(', ');
-    const sql =
+    const { table, time, within, start } = this.bucketsOf(granularity);
+    // An hour's keys are summed; a day has one row per consumer already.
+    const [counters, groupBy] =
       granularity === 'hour'
-        ? `SELECT "consumer", "hour" AS "start", ${counters} FROM ${this.table('usage_hourly')} WHERE "hour" >= $1::timestamptz AND "hour" < $2::timestamptz AND "consumer" <> $3 GROUP BY "consumer", "hour" ORDER BY "consumer", "hour"`
-        : `SELECT "consumer", ("day"::timestamp AT TIME ZONE 'UTC') AS "start", ${COUNTER_COLUMNS.map((c) => `"${c}"::text AS "${c}"`).join(', ')} FROM ${this.table('usage_daily')} ` +
-          `WHERE "day" >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND "day" < ($2::timestamptz AT TIME ZONE 'UTC')::date AND "consumer" <> $3 ORDER BY "consumer", "day"`;
+        ? [COUNTER_COLUMNS.map((c) => `sum("${c}")::text AS "${c}"`).join(', '), ` GROUP BY "consumer", ${time}`]
+        : [COUNTER_COLUMNS.map((c) => `"${c}"::text AS "${c}"`).join(', '), ''];
+    const sql = `SELECT "consumer", ${start} AS "start", ${counters} FROM ${table} WHERE ${within} AND "consumer" <> $3${groupBy} ORDER BY "consumer", ${time}`;
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
@@ -190,23 +202,10 @@ export class UsageRepository {
       const [{ locked }]: Array<{ locked: boolean }> = await runner.query('SELECT pg_try_advisory_lock($1) AS "locked"', [USAGE_RETENTION_LOCK]);
       if (!locked) return null;
       try {
-        let total = 0;
         const cutoff = `(now() - $1 * interval '1 day')`;
-        for (const [table, where] of [
-          [this.table('usage_hourly'), `"hour" < ${cutoff}`],
-          [this.table('usage_daily'), `"day" < (${cutoff} AT TIME ZONE 'UTC')::date`],
-        ]) {
-          for (;;) {
-            const result: [unknown[], number] = await runner.query(
-              `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT ${RETENTION_BATCH})`,
-              [retentionDays],
-            );
-            total += result[1];
-            if (result[1] < RETENTION_BATCH) break;
-            await new Promise((resolve) => setTimeout(resolve, pauseMs));
-          }
-        }
-        return total;
+        const hourly = await deleteInBatches(runner, this.table('usage_hourly'), `"hour" < ${cutoff}`, [retentionDays], pauseMs);
+        const daily = await deleteInBatches(runner, this.table('usage_daily'), `"day" < (${cutoff} AT TIME ZONE 'UTC')::date`, [retentionDays], pauseMs);
+        return hourly + daily;
       } finally {
         await runner.query('SELECT pg_advisory_unlock($1)', [USAGE_RETENTION_LOCK]);
       }

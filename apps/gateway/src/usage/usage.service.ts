@@ -7,11 +7,13 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { UsageRepository } from './usage.repository';
 import { bucketsOf, UsageBatch, UsageRecorder } from './usage-recorder';
 
-/** The retention job runs this often (and once shortly after start). */
+/** The retention job runs this often, and once shortly after start (a fleet redeployed hourly still prunes). */
 const RETENTION_EVERY_MS = 3_600_000;
+/** The first run waits a random delay up to this: instances started together do not all try at once. */
+const RETENTION_FIRST_WITHIN_MS = 60_000;
 
 /** What the recorder needs of a request: who it was, once the admission knows (unset: the anonymous row). */
-export interface UsageSubject {
+interface UsageSubject {
   consumer?: { name: string };
   usageKeyId?: string;
 }
@@ -27,6 +29,7 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
   readonly recorder: UsageRecorder;
   private flushTimer?: NodeJS.Timeout;
   private retentionTimer?: NodeJS.Timeout;
+  private firstRetentionTimer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
   private readonly failures: Counter.Internal;
   private readonly written: Counter.Internal;
@@ -97,6 +100,8 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
     this.flushTimer = setInterval(() => void this.flush(), this.config.usage.flushMs);
     this.flushTimer.unref();
     const prune = () => this.prune().catch((error: Error) => this.logger.warn(`Usage retention: ${error.message}`));
+    this.firstRetentionTimer = setTimeout(prune, Math.random() * RETENTION_FIRST_WITHIN_MS);
+    this.firstRetentionTimer.unref();
     this.retentionTimer = setInterval(prune, RETENTION_EVERY_MS);
     this.retentionTimer.unref();
   }
@@ -104,6 +109,7 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
   /** The last batch, after the server stopped taking requests and before the database closes. */
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.flushTimer);
+    clearTimeout(this.firstRetentionTimer);
     clearInterval(this.retentionTimer);
     await this.flushing;
     await this.flush();

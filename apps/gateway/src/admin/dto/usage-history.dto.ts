@@ -3,7 +3,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, Matches } from 'class-validator';
 import { latencyQuantile, UsageCounts } from '../../usage/usage-counts';
 import { GRANULARITIES, USAGE_RANGE } from '../../usage/usage-range';
-import type { Granularity, TopBy } from '../../usage/usage.repository';
+import type { Granularity } from '../../usage/usage-range';
+import type { TopBy } from '../../usage/usage.repository';
 
 /** A date (UTC midnight) or a date-time with its offset: never a local time the server would have to guess. */
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
@@ -18,7 +19,7 @@ const RANGE_RULES =
   `or ${USAGE_RANGE.day.maxText} per call. Omitted: \`to\` is the end of the current bucket, \`from\` ${USAGE_RANGE.hour.defaultText} ` +
   `(hours) or ${USAGE_RANGE.day.defaultText} (days) before \`to\`.`;
 
-export class UsageRangeQueryDto {
+class UsageRangeQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: `Start of the range (inclusive). ${RANGE_RULES}`, example: '2026-11-01T00:00:00Z' })
   @IsOptional()
   @Matches(UTC_INSTANT, { message: instantMessage('from') })
@@ -58,7 +59,7 @@ export class UsageExportQueryDto extends UsageRangeQueryDto {
 }
 
 /** The counts of a bucket (or of a ranked consumer), with the latency percentiles read from its histogram. */
-export class UsageCountsResponse {
+class UsageCountsResponse {
   @ApiProperty({ type: 'integer', description: 'Every answer.' }) requests!: number;
   @ApiProperty({ type: 'integer', description: '2xx and 3xx answers.' }) ok!: number;
   @ApiProperty({ type: 'integer', description: '4xx answers other than 429.' }) clientErrors!: number;
