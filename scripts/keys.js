@@ -3,7 +3,7 @@
  * `npm run -s keys -- <command>`: the consumers and keys CLI, a client of a running gateway's admin API
  * (ADMIN_URL, ADMIN_TOKEN). A plain Node script: nothing is built per call.
  */
-const { createWriteStream, readFileSync, writeFileSync, renameSync } = require('node:fs');
+const { createWriteStream, readFileSync, writeFileSync, renameSync, rmSync } = require('node:fs');
 const { Readable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
 const path = require('node:path');
@@ -93,29 +93,39 @@ function adminSettings(env) {
 }
 
 /** One admin API call; an Error body becomes an Error with its message. */
-async function request(admin, method, route, body) {
+/**
+ * Sends one admin API call and returns its Response once it answered 2xx; an unreachable API or an error answer
+ * is thrown with the API's own message. `timeoutMs`: how long the whole call may take.
+ */
+async function send(admin, method, route, body, timeoutMs = 30_000) {
   let response;
   try {
     response = await fetch(`${admin.url}${route}`, {
       method,
       headers: { authorization: `Bearer ${admin.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: globalThis.AbortSignal.timeout(30_000),
+      signal: globalThis.AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
     throw new Error(`cannot reach the admin API at ${admin.url} (${error.cause?.code ?? error.message}): is the gateway running? (ADMIN_URL, or the address a development gateway writes to .data/admin-url)`, {
       cause: error,
     });
   }
-  const text = await response.text();
-  let parsed;
+  if (!response.ok) throw new Error(parseJson(await response.text())?.message ?? `${method} ${route} answered ${response.status}`);
+  return response;
+}
+
+function parseJson(text) {
   try {
-    parsed = text ? JSON.parse(text) : undefined;
+    return text ? JSON.parse(text) : undefined;
   } catch {
-    parsed = undefined;
+    return undefined;
   }
-  if (!response.ok) throw new Error(parsed?.message ?? `${method} ${route} answered ${response.status}`);
-  return parsed;
+}
+
+/** One admin API call and its JSON answer. */
+async function request(admin, method, route, body) {
+  return parseJson(await (await send(admin, method, route, body)).text());
 }
 
 const name = (value) => encodeURIComponent(value);
@@ -378,27 +388,17 @@ async function usageFleet(settings, values, out) {
   const file = values.export;
   if (!file) throw new UsageError('--export needs a file name');
   const route = `/usage/export${usageQuery(values, ['from', 'to', 'granularity'])}`;
-  let response;
-  try {
-    response = await fetch(`${settings.url}${route}`, { headers: { authorization: `Bearer ${settings.token}` }, signal: globalThis.AbortSignal.timeout(600_000) });
-  } catch (error) {
-    throw new Error(`cannot reach the admin API at ${settings.url} (${error.cause?.code ?? error.message}): is the gateway running?`, { cause: error });
-  }
-  if (!response.ok) {
-    const text = await response.text();
-    let message;
-    try {
-      message = JSON.parse(text).message;
-    } catch {
-      message = undefined;
-    }
-    throw new Error(message ?? `GET ${route} answered ${response.status}`);
-  }
+  const response = await send(settings, 'GET', route, undefined, 600_000);
   const temporary = `${file}.${process.pid}.tmp`;
   let lines = 0;
   const body = Readable.fromWeb(response.body);
   body.on('data', (chunk) => (lines += chunk.toString('utf8').split('\n').length - 1));
-  await pipeline(body, createWriteStream(temporary, { mode: 0o600 }));
+  try {
+    await pipeline(body, createWriteStream(temporary, { mode: 0o600 }));
+  } catch (error) {
+    rmSync(temporary, { force: true }); // a cut stream leaves no half file behind
+    throw error;
+  }
   renameSync(temporary, file);
   out(`Exported ${Math.max(0, lines - 1)} line(s) of usage to ${path.resolve(file)}.`);
 }
