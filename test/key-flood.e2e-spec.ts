@@ -150,13 +150,16 @@ describe('a flood of random keys does not shut new customers out', () => {
     expect(cacheB.filterState.complete).toBe(true);
     const heldBefore = cacheB.filterState.keys;
     const load = flood([b], 20);
-    await pause(500);
-    const key = await mintKey(a, 'business');
-    // The very first request on B, under the flood (which spends the one lookup a second that hashes not in the
-    // filter may take): accepted because the change put the key in B's filter. No retry, no waiting for a TTL.
-    expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key, '192.0.2.2'))).status).toBe(200);
-    expect(cacheB.filterState.keys).toBe(heldBefore + 1);
-    await load.stop();
+    try {
+      await pause(500);
+      const key = await mintKey(a, 'business');
+      // The very first request on B, under the flood (which spends the one lookup a second that hashes not in the
+      // filter may take): accepted because the change put the key in B's filter. No retry, no waiting for a TTL.
+      expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key, '192.0.2.2'))).status).toBe(200);
+      expect(cacheB.filterState.keys).toBe(heldBefore + 1);
+    } finally {
+      await load.stop(); // a failed assertion must not leave the flood running into the next test's shutdown
+    }
   }, 30_000);
 });
 
@@ -184,10 +187,10 @@ describe('cached keys under a flood: never trusted past the TTL', () => {
       // Fresh keys spend the whole lookup budget (1 a second) at the same time.
       const fresh = await Promise.all(Array.from({ length: 12 }, () => mintKey(gateway, 'pro')));
       const freshStatuses = await Promise.all(fresh.map((k) => call(`${gateway.url}/v1/pets?limit=1`, withKey(k)).then((r) => r.status)));
-      expect(freshStatuses).toContain(503);
       const replies = [];
       for (let i = 0; i < 5; i += 1) replies.push(await call(`${gateway.url}/v1/pets?limit=1`, withKey(key)));
-      await load.stop();
+      await load.stop(); // before any assertion: a failed one must not leave the flood running
+      expect(freshStatuses).toContain(503);
       for (const reply of replies) expectErrorBody(reply, 401, 'UNAUTHORIZED');
     } finally {
       await sql.end();
