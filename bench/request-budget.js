@@ -61,7 +61,8 @@ const STEPS = [
   { step: 'answer: write the response (node:http)', file: /^node:_http_outgoing$/ },
   { step: 'answer: write the response (node:http)', fn: /^(writeHead|_implicitHeader|resOnFinish|onServerResponseClose)$/, file: /^node:_http_server$/ },
   { step: 'forward: upstream request and answer (undici)', file: /undici/ },
-  { step: 'forward: body read, headers, links', file: /proxy\/(upstream\.service|next-link|public-location)\.js$|body-parser|raw-body|type-is|on-finished|iconv|content-type/ },
+  { step: 'forward: body read', file: /errors\/src\/request-body\.js$|body-parser|raw-body|type-is|on-finished|iconv|content-type/ },
+  { step: 'forward: headers, links', file: /proxy\/(upstream\.service|next-link|public-location)\.js$/ },
   { step: 'controller and fast path (match, params, sunset)', file: /proxy\/(proxy-fast-path|fast-path-routes|pets-proxy\.controller|sunset\.interceptor)\.js$/ },
   { step: 'parse: HTTP parser, IncomingMessage (node:http)', file: /^node:(_http_common|_http_server|_http_incoming)$/ },
 ];

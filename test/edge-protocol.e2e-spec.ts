@@ -133,6 +133,26 @@ describe('the edge, at the protocol level', () => {
       socket.destroy();
     });
 
+    it('answers a chunked body that grows past the limit with 413 as soon as it does, with the rate-limit headers, and forwards nothing', async () => {
+      const before = await call(`${pets.url}/pets?limit=100`);
+      const socket = await openSocket(gateway.url);
+      const reply = readReply(socket, 3000);
+      socket.write(
+        `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+          'Transfer-Encoding: chunked\r\n\r\n',
+      );
+      // 17 KiB of a JSON string in chunks of 1 KiB, and no last chunk: only an answer that does not wait can arrive.
+      socket.write(`1\r\n"\r\n`);
+      for (let i = 0; i < 17; i += 1) socket.write(`400\r\n${'a'.repeat(1024)}\r\n`);
+      const answer = await reply;
+      expectRawError(answer, 413, 'PAYLOAD_TOO_LARGE');
+      expect(answer.headers['x-ratelimit-limit']).toBe('100000');
+      expect(answer.closed).toBe(true);
+      socket.destroy();
+      const after = await call(`${pets.url}/pets?limit=100`);
+      expect(after.body).toEqual(before.body);
+    });
+
     it('does the same on the pets service itself', async () => {
       const socket = await openSocket(pets.url);
       const reply = readReply(socket, 3000);

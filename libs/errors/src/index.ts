@@ -5,3 +5,4 @@ export * from './all-exceptions.filter';
 export * from './json-body';
 export * from './write-error';
 export * from './allowed-methods';
+export * from './request-body';

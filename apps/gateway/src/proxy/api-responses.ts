@@ -118,7 +118,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
   413: {
     name: 'PayloadTooLarge',
-    description: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB (\`PAYLOAD_TOO_LARGE\`), answered as soon as Content-Length says so; the connection closes.`,
+    description: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB (\`PAYLOAD_TOO_LARGE\`), answered as soon as Content-Length says so, or as soon as a body sent without one passes the limit; the connection closes.`,
     examples: [['PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes.`]],
     headers: ERROR_HEADERS,
   },

@@ -1,9 +1,9 @@
-import { ApiError, BODY_LIMIT_BYTES, assertDeclaredLengthWithin } from '@app/errors';
+import { ApiError, BODY_LIMIT_BYTES, assertDeclaredLengthWithin, readRequestBody } from '@app/errors';
 import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
 import { propagateUnsampled } from '@app/platform/tracing/unsampled';
 import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { raw, type Response } from 'express';
+import type { Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
 import type { GatewayRequest } from '../auth/gateway-request';
@@ -18,12 +18,6 @@ const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 
  * Cache-Control: the edge decides it for every /v1 answer (API_CACHE_CONTROL).
  */
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'content-language', 'allow', 'retry-after'] as const;
-
-/**
- * The body's bytes as they came (the pets service parses and validates them once), read only once the request
- * has passed authentication and rate limiting, so that a 413 carries the rate-limit headers like every answer.
- */
-const readRawBody = raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** Seconds a client is asked to wait when the pets service cannot be reached (about one readiness period). */
@@ -45,9 +39,9 @@ export function requestTarget(originalUrl: string): string {
  * Whether the request arrived whole and its client can still be answered. A request whose body the HTTP parser
  * refused (broken chunked framing: the server's clientError handler has answered 400 and closed the connection)
  * is not complete; one whose client went away meanwhile (a half-close, a reset) is aborted, its response
- * destroyed. Neither may reach the pets service: body-parser reads nothing from a request whose socket no longer
- * reads (it takes the body for one already read) and reports no error, so either would go upstream with an empty
- * body.
+ * destroyed. Neither may reach the pets service: a compressed body goes through body-parser, which reads nothing
+ * from a request whose socket no longer reads (it takes the body for one already read) and reports no error, so
+ * either would go upstream with an empty body.
  */
 function receivedWhole(request: GatewayRequest, response: Response): boolean {
   return request.complete && !request.readableAborted && !response.destroyed;
@@ -142,9 +136,10 @@ export class UpstreamService implements OnApplicationShutdown {
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
     propagateUnsampled(headers);
     assertDeclaredLengthWithin(request);
-    await new Promise<void>((resolve, reject) => readRawBody(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+    // The body's bytes as they came (the pets service parses and validates them once), read only now that the
+    // request has passed authentication and rate limiting, so that a 413 carries the rate-limit headers too.
+    const body = await readRequestBody(request, BODY_LIMIT_BYTES);
     if (!receivedWhole(request, response)) throw new ApiError('MALFORMED_REQUEST', 'The request was not received whole.', { Connection: 'close' });
-    const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
 
     let upstream: UpstreamAnswer;
     try {

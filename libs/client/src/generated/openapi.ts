@@ -193,7 +193,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request body is larger than 16 KiB (`PAYLOAD_TOO_LARGE`), answered as soon as Content-Length says so; the connection closes. */
+        /** @description The request body is larger than 16 KiB (`PAYLOAD_TOO_LARGE`), answered as soon as Content-Length says so, or as soon as a body sent without one passes the limit; the connection closes. */
         PayloadTooLarge: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
