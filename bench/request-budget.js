@@ -33,7 +33,7 @@ const POST = args.includes('--post');
 const TRACING = option(args, '--tracing', '');
 const PROFILED = option(args, '--app', 'gateway');
 const BY_PACKAGE = args.includes('--by-package');
-if (!['gateway', 'pets'].includes(PROFILED)) throw new Error(`--app must be gateway or pets (got ${PROFILED})`);
+if (!['gateway', 'pets', 'peer'].includes(PROFILED)) throw new Error(`--app must be gateway, pets or peer (got ${PROFILED})`);
 if (TRACING && !(Number(TRACING) >= 0 && Number(TRACING) <= 1)) throw new Error(`--tracing must be a ratio from 0 to 1 (got ${TRACING})`);
 const WARMUP = 3;
 const children = [];
@@ -161,12 +161,29 @@ async function main() {
       ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: admin.token,
     });
-    const profiled = PROFILED === 'pets' ? pets : gateway;
     await support.waitForHttp(`http://127.0.0.1:${petsPort}/health/live`);
     await support.waitForHttp(`http://127.0.0.1:${gatewayPort}/health/live`);
     const key = support.mintKey(admin, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
+    // --app peer: the peer gateway of `npm run bench` (fastify + reply-from + @fastify/rate-limit on the same Redis)
+    // takes the gateway's place on core 0 and the load; ours idles beside the pets service on core 1.
+    let peer;
+    let targetPort = gatewayPort;
+    if (PROFILED === 'peer') {
+      targetPort = await support.freePort();
+      peer = support.start(children, 'peer', process.execPath, [...profilerFlags, 'bench/peer-gateway.js'], {
+        ...common,
+        PORT: String(targetPort),
+        HOST: '127.0.0.1',
+        PETS_URL: `http://127.0.0.1:${petsPort}`,
+        REDIS_URL: support.REDIS_URL,
+        REDIS_KEY_PREFIX: `${run}:peer:`,
+        PEER_KEYS: JSON.stringify({ [key]: { consumer: 'bench', perMinute: 1_000_000_000 } }),
+      });
+      await support.waitForHttp(`http://127.0.0.1:${targetPort}/health/live`);
+    }
+    const profiled = PROFILED === 'pets' ? pets : PROFILED === 'peer' ? peer : gateway;
     const options = {
-      url: `http://127.0.0.1:${gatewayPort}/v1/pets${POST ? '' : '?limit=20'}`,
+      url: `http://127.0.0.1:${targetPort}/v1/pets${POST ? '' : '?limit=20'}`,
       connections: CONNECTIONS,
       headers: { authorization: `Bearer ${key}`, ...(POST ? { 'content-type': 'application/json' } : {}) },
       ...(POST ? { method: 'POST', body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }) } : {}),
@@ -197,7 +214,7 @@ async function main() {
     );
     const rows = [...counts].filter(([step]) => step !== 'idle').sort((a, b) => b[1] - a[1]).map(([step, n]) => ({ step, samples: n, share: n / busy, usPerRequest: (n / busy) * cpuPerRequest }));
     for (const row of rows) console.log(`  ${row.step.padEnd(62)} ${row.usPerRequest.toFixed(1).padStart(7)} µs  ${(row.share * 100).toFixed(1).padStart(5)} %  (${row.samples} samples)`);
-    const name = `request-budget-${PROFILED === 'pets' ? 'pets-' : ''}${POST ? 'post' : 'get'}${TRACING ? `-tracing-${TRACING}` : ''}`;
+    const name = `request-budget-${PROFILED === 'gateway' ? '' : `${PROFILED}-`}${POST ? 'post' : 'get'}${TRACING ? `-tracing-${TRACING}` : ''}`;
     const kept = path.join(__dirname, 'results', `${name}.cpuprofile`);
     support.writeResults(`${name}.json`, { date: new Date().toISOString(), request: POST ? 'POST /v1/pets' : 'GET /v1/pets?limit=20', app: PROFILED, tracingRatio: TRACING || null, connections: CONNECTIONS, durationSeconds: DURATION, intervalUs: INTERVAL_US, requests, rps: Math.round(requests / DURATION), fromUs, toUs, cpuUsPerRequest: +cpuPerRequest.toFixed(1), sampledUsPerRequest: +sampledUsPerRequest.toFixed(1), rows });
     copyFileSync(path.join(profileDir, file), kept);

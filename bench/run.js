@@ -14,7 +14,9 @@
  * Options: --no-build, --rounds N (default 9), --round-duration SECONDS (default 3), --warmup SECONDS (of each
  * alternated target, default 6), --duration SECONDS (default
  * 8: the scenarios that are not alternated, i.e. the fixed rate and (e), (f)), --connections N (default 32),
- * --paging-only (only the 1,000,000-row paging scenarios (f) and their query plans), --no-admission. BENCH_PORT_BASE (4100): the
+ * --paging-only (only the 1,000,000-row paging scenarios (f) and their query plans), --fixed-rate N (only the
+ * fixed-rate scenario, at N req/s), --services-core N (move the machine's PostgreSQL and Redis to core N for the
+ * run: on two cores, the load's core), --gateway-core N (the gateway's core, default the servers'), --no-admission. BENCH_PORT_BASE (4100): the
  * gateway's port; the pets service, nginx and the peer take the next three, the admin API base + 10.
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
@@ -37,6 +39,9 @@ const WARMUP = 3;
 /** Warm-up of each alternated target: longer, the gateway's CPU per request still fell over the first rounds after 3 s. */
 const ALTERNATED_WARMUP = Number(option(args, '--warmup', '6'));
 const PAGING_ONLY = args.includes('--paging-only');
+const FIXED_ONLY_RATE = option(args, '--fixed-rate', undefined);
+const SERVICES_CORE = option(args, '--services-core', undefined);
+const GATEWAY_CORE = option(args, '--gateway-core', SERVER_CORE);
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
 
 // Pin the load generator (this process) to its own core, once.
@@ -197,6 +202,10 @@ async function alternate(targets) {
 
 async function main() {
   ensureLocalServices();
+  if (SERVICES_CORE !== undefined) {
+    const moved = support.pinServices(SERVICES_CORE);
+    console.log(`PostgreSQL and Redis moved to core ${SERVICES_CORE} for this run (${moved.length} processes; put back at exit)`);
+  }
   ensureNginx();
   support.buildUnlessSkipped(args);
   const database = await support.createRunDatabase('bench');
@@ -225,7 +234,9 @@ async function main() {
     NODE_OPTIONS: appNodeOptions(`--require ${path.join(__dirname, 'loop-probe.js')} ${process.env.BENCH_APP_NODE_OPTIONS ?? ''}`.trim()),
     BENCH_LOOP_PROBE_FILE: path.join(work, `loop-${app}.jsonl`),
   });
-  const pets = support.startApp(children, 'pets', PETS_MAIN, { ...common, ...probed('pets'), PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET });
+  // BENCH_NODE_ARGS: flags NODE_OPTIONS refuses (--cpu-prof ...), given to both apps on their command line.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const pets = support.startApp(children, 'pets', PETS_MAIN, { ...common, ...probed('pets'), PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET }, { nodeArgs });
   const gateway = support.startApp(children, 'gateway', GATEWAY_MAIN, {
     ...common,
     ...probed('gateway'),
@@ -237,7 +248,7 @@ async function main() {
     GATEWAY_DATABASE_URL: DATABASE_URL,
     ADMIN_PORT: String(PORTS.gateway + 10),
     ADMIN_TOKEN: admin.token,
-  });
+  }, { nodeArgs, core: GATEWAY_CORE });
   mkdirSync(path.join(work, 'logs'));
   writeFileSync(
     path.join(work, 'nginx.conf'),
@@ -274,6 +285,15 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     `\n${CONNECTIONS} connections; compared targets: ${ALTERNATED_WARMUP} s warm-up each, then ${ROUNDS} alternated rounds of ${ROUND_SECONDS} s (medians, spread = (max - min) / median);` +
       ` other scenarios ${WARMUP} s warm-up + ${DURATION} s; servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`,
   );
+  if (FIXED_ONLY_RATE !== undefined) {
+    const rate = Number(FIXED_ONLY_RATE);
+    const fixed = await fixedRate(rate, { pets, gateway }, work, auth);
+    console.log(`fixed rate ${rate} req/s: p99 direct ${fixed.directFixed.p99} ms, gateway ${fixed.gatewayFixed.p99} ms, difference ${+(fixed.gatewayFixed.p99 - fixed.directFixed.p99).toFixed(2)} ms`);
+    support.writeResults('fixed-rate.json', { date: new Date().toISOString(), rate, servicesCore: SERVICES_CORE ?? null, appNodeOptions: process.env.BENCH_APP_NODE_OPTIONS ?? '', ...fixed });
+    await db.end();
+    await database.drop();
+    return;
+  }
   if (!PAGING_ONLY) {
     const post = (port) => ({
       url: `http://127.0.0.1:${port}/v1/pets`,
@@ -411,7 +431,7 @@ main()
   .then(async () => {
     support.stopAll(children);
     await support.sleep(500);
-    if (args.includes('--no-admission') || PAGING_ONLY) process.exit(0);
+    if (args.includes('--no-admission') || PAGING_ONLY || FIXED_ONLY_RATE !== undefined) process.exit(0);
     const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], { stdio: 'inherit', env: process.env });
     process.exit(admission.status ?? 1);
   })

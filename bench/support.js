@@ -76,6 +76,31 @@ function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = []
   return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core);
 }
 
+/**
+ * Moves the machine's PostgreSQL and Redis (every process and thread of theirs, found by name) to `core` for the
+ * rest of this run, and puts them back where they were at exit. For the scenarios that measure the servers' tail:
+ * on a two-core machine, PostgreSQL and Redis otherwise share the servers' core and their work lands in its queue.
+ * Backends PostgreSQL forks later inherit its postmaster's core. Returns what was moved ([] without taskset or
+ * the right to move them).
+ */
+function pinServices(core) {
+  if (!hasTaskset) return [];
+  const pids = ['postgres', 'redis-server'].flatMap((name) => {
+    const found = spawnSync('pgrep', ['-x', name]);
+    return found.status === 0 ? found.stdout.toString().trim().split('\n').map((line) => ({ name, pid: line.trim() })) : [];
+  });
+  const moved = [];
+  for (const one of pids) {
+    const mask = spawnSync('taskset', ['-p', one.pid]).stdout?.toString().match(/mask: ([0-9a-f]+)/)?.[1];
+    if (!mask) continue;
+    if (spawnSync('taskset', ['-a', '-p', '-c', String(core), one.pid]).status === 0) moved.push({ ...one, mask });
+  }
+  process.on('exit', () => {
+    for (const one of moved) spawnSync('taskset', ['-a', '-p', one.mask, one.pid]);
+  });
+  return moved;
+}
+
 /** Sends `signal` to every child still running (at exit, or when a run ends). */
 function stopAll(children, signal = 'SIGTERM') {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -257,6 +282,7 @@ async function startDroppingOtlpReceiver() {
 
 module.exports = {
   ROOT,
+  pinServices,
   SERVER_CORE,
   LOAD_CORE,
   PG_SERVER,
