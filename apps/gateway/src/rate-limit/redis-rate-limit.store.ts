@@ -98,6 +98,19 @@ export interface RedisRateLimitOptions {
 }
 
 /**
+ * The consume script's arguments in the order CONSUME_SCRIPT reads them: the number of keys, the keys (ban,
+ * strikes, grace, one per window), then the ban policy and each window's limit and ttl. One array built in place:
+ * the spreads and flatMap it replaces, with the spread in toDecision, were ~3 % of a request's CPU (bench:budget).
+ */
+function consumeArguments(base: string, windows: WindowSpec[], ban: BanPolicy): Array<string | number> {
+  const out: Array<string | number> = [3 + windows.length, `${base}:ban`, `${base}:strikes`, `${base}:grace`];
+  for (const window of windows) out.push(`${base}:w:${window.name}`);
+  out.push(ban.threshold, ban.durationMs, ban.graceMs);
+  for (const window of windows) out.push(window.limit, window.ttlMs);
+  return out;
+}
+
+/**
  * Counters in Redis, shared by every gateway instance.
  *
  * - Redis gone (the connection is not ready, or it dropped under a command, or Redis refused to run the
@@ -138,12 +151,9 @@ export class RedisRateLimitStore extends RateLimitStore {
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
     if (this.redis.status !== 'ready') return this.whileGone(key, windows, ban, `connection ${this.redis.status}`);
-    const base = `${this.keyPrefix}rl:{${key}}`;
-    const keys = [`${base}:ban`, `${base}:strikes`, `${base}:grace`, ...windows.map((w) => `${base}:w:${w.name}`)];
-    const args = [ban.threshold, ban.durationMs, ban.graceMs, ...windows.flatMap((w) => [w.limit, w.ttlMs])];
     let reply: number[];
     try {
-      reply = await this.withinTimeout(this.send([keys.length, ...keys, ...args]));
+      reply = await this.withinTimeout(this.send(consumeArguments(`${this.keyPrefix}rl:{${key}}`, windows, ban)));
     } catch (error) {
       if (error instanceof LateReplyError) throw this.late(error.sentAt);
       return this.whileGone(key, windows, ban, (error as Error).message);
@@ -285,7 +295,8 @@ export class RedisRateLimitStore extends RateLimitStore {
 
   private toDecision(reply: number[], windows: WindowSpec[]): Decision {
     const [outcome, retryAfterMs, limiting] = reply;
-    const states: WindowState[] = windows.map((spec, i) => ({ ...spec, count: reply[3 + 2 * i], resetMs: reply[4 + 2 * i] }));
+    // Fields written out, not spread (see consumeArguments).
+    const states: WindowState[] = windows.map((spec, i) => ({ name: spec.name, limit: spec.limit, ttlMs: spec.ttlMs, count: reply[3 + 2 * i], resetMs: reply[4 + 2 * i] }));
     if (outcome === 2 || outcome === 3) return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3 };
     if (outcome === 1) return { outcome: 'limited', windows: states, window: windows[limiting - 1].name, retryAfterMs };
     return { outcome: 'allowed', windows: states };
