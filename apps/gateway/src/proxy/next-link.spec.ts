@@ -32,4 +32,9 @@ describe('publicLinkField', () => {
       '</v1/pets?after=a>; rel="next", </v1/pets?limit=1>; rel="first"',
     );
   });
+
+  it('splits link-values only on commas outside targets and quoted strings, escaped quotes included', () => {
+    const field = '</pets?after=a,b>; rel="next"; title="x, \\"y, z\\" w", </pets?after=c>; rel="prev",, </other>';
+    expect(publicLinkField(field, '/v1/pets', '/pets')).toBe('</v1/pets?after=a,b>; rel="next"; title="x, \\"y, z\\" w", </v1/pets?after=c>; rel="prev"');
+  });
 });
