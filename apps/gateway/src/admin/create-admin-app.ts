@@ -30,7 +30,7 @@ export async function createAdminApp(
   );
   configureHttpApp(app, { body: jsonBodyMiddleware(ADMIN_BODY_LIMIT_BYTES) });
   // From where, with which request id: the guard adds who, and the controllers hand it all to the repository
-  // and the audit log. On the request, not in an AsyncLocalStorage: that would slow every /v1 request down.
+  // and the audit log. On the request, not in an async context store: that would slow every /v1 request down.
   app.use((request: AdminRequest, _response: Response, next: NextFunction) => {
     const id = request.headers['x-request-id'];
     request.adminOrigin = { requestId: typeof id === 'string' ? id : null, source: request.socket.remoteAddress ?? null };

@@ -29,7 +29,7 @@ export interface AdminRequestOrigin {
 /**
  * One admin call: who makes it, and from where. Passed explicitly (a required parameter) to every repository
  * method that checks an actor or writes the audit log, so that none can be called without its actor: the type
- * checker finds every caller. Not an AsyncLocalStorage: its first run() would turn async hooks on for good, and
+ * checker finds every caller. Not an async context store: entering one turns Node's async hooks on for good, and
  * every /v1 request of the process would pay for them (docs/decisions.md).
  */
 export interface AdminRequestContext extends AdminRequestOrigin {
