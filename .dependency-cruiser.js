@@ -40,6 +40,16 @@ module.exports = {
     { name: 'apps-never-import-each-other-console', severity: 'error', from: { path: '^apps/console/' }, to: { path: '^apps/(?!console/)' } },
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^apps/' } },
     {
+      name: 'gateway-no-async-hooks',
+      comment:
+        "No async_hooks in the gateway's own code: an AsyncLocalStorage's first run() turns async hooks on for the " +
+        'whole process, for good, and every /v1 request pays for them (2-3 % of its CPU). Pass context explicitly ' +
+        '(AdminRequestContext). Tracing (libs/platform) is opt-in and documented as costing CPU.',
+      severity: 'error',
+      from: { path: SRC },
+      to: { dependencyTypes: ['core'], path: '^(node:)?async_hooks$' },
+    },
+    {
       name: 'no-file-cycles',
       comment: 'No two files of the apps or libs import each other, directly or through others (type-only imports aside).',
       severity: 'error',

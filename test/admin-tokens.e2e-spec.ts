@@ -93,10 +93,22 @@ describe('admin tokens and the audit log', () => {
   it('records refused calls (401, 403), at most DENIED_PER_MINUTE per source address and minute', async () => {
     const reader = await createToken({ name: unique('reader'), scopes: ['consumers:read'] });
     const freeOnly = await createToken({ name: unique('free-only'), scopes: ['consumers:write'], plans: ['free'] });
-    expectErrorBody(await as(reader.token, 'POST', '/consumers', { plan: 'free' }, b), 403, 'FORBIDDEN');
-    expectErrorBody(await as(freeOnly.token, 'POST', '/consumers', { plan: 'pro' }, b), 403, 'FORBIDDEN');
-    expect((await settledAdminAuditEntrys(`actor=${reader.id}`, 1)).map((r) => [r.action, r.changes?.route?.after])).toEqual([['auth.forbidden', 'POST /consumers']]);
-    expect((await settledAdminAuditEntrys(`actor=${freeOnly.id}`, 1)).map((r) => [r.action, r.changes?.reason?.after])).toEqual([['auth.forbidden', expect.stringContaining('not pro')]]);
+    // With a request id: the guard's refusal (no scope) and the repository's (a plan outside the token's) carry it.
+    const refused = (token: string, plan: string, requestId: string) =>
+      call(`${b.adminUrl}/consumers`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-request-id': requestId },
+        body: JSON.stringify({ plan }),
+      });
+    expectErrorBody(await refused(reader.token, 'free', 'req-no-scope'), 403, 'FORBIDDEN');
+    expectErrorBody(await refused(freeOnly.token, 'pro', 'req-not-pro'), 403, 'FORBIDDEN');
+    const fromLoopback = expect.stringMatching(/127\.0\.0\.1/);
+    expect((await settledAdminAuditEntrys(`actor=${reader.id}`, 1)).map((r) => [r.action, r.changes?.route?.after, r.requestId, r.source])).toEqual([
+      ['auth.forbidden', 'POST /consumers', 'req-no-scope', fromLoopback],
+    ]);
+    expect((await settledAdminAuditEntrys(`actor=${freeOnly.id}`, 1)).map((r) => [r.action, r.changes?.reason?.after, r.requestId, r.source])).toEqual([
+      ['auth.forbidden', expect.stringContaining('not pro'), 'req-not-pro', fromLoopback],
+    ]);
     const before = (await auditRows('actor=anonymous')).length;
     for (let i = 0; i < DENIED_PER_MINUTE + 10; i += 1) expectErrorBody(await adminCall(b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
     const rows = await settledAdminAuditEntrys('actor=anonymous&action=auth.unauthorized', before + DENIED_PER_MINUTE - 2);

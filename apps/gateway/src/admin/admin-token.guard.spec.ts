@@ -1,25 +1,37 @@
 import { ApiError } from '@app/errors';
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AdminActor, adminRequestContext } from '../consumers/admin-context';
+import { AdminActor, AdminRequestContext } from '../consumers/admin-context';
 import { ADMIN_SCOPES } from '../consumers/admin-scopes';
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
+import { AdminRequest } from './admin-request';
 import { AdminTokenGuard } from './admin-token.guard';
 import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
 
 const ROOT = 'r'.repeat(40);
 const everyScope: AdminActor = { id: '00000000-0000-4000-8000-000000000001', name: 'all-scopes', scopes: [...ADMIN_SCOPES], ownConsumersOnly: false, plans: null };
 
-function contextFor(authorization: string, handler: () => void): ExecutionContext {
-  const request = { headers: { authorization }, method: 'GET', path: '/new-route', route: { path: '/new-route' } };
+/** A request as the admin app's first middleware leaves it (its origin set). */
+function requestWith(authorization: string): AdminRequest {
+  const adminOrigin = { requestId: 'req-1', source: '127.0.0.1' };
+  return { headers: { authorization }, method: 'GET', path: '/new-route', route: { path: '/new-route' }, adminOrigin } as unknown as AdminRequest;
+}
+
+function contextFor(request: AdminRequest, handler: () => void): ExecutionContext {
   return { switchToHttp: () => ({ getRequest: () => request }), getHandler: () => handler } as unknown as ExecutionContext;
 }
 
 describe('AdminTokenGuard', () => {
   const denied: number[] = [];
+  const deniedContexts: AdminRequestContext[] = [];
   const tokens = { authenticate: async (token: string) => (token === 'adm_good' ? everyScope : undefined) } as unknown as AdminTokens;
-  const audit = { recordDenied: async (status: number) => denied.push(status) } as unknown as AuditLog;
+  const audit = {
+    recordDenied: async (context: AdminRequestContext, status: number) => {
+      deniedContexts.push(context);
+      denied.push(status);
+    },
+  } as unknown as AuditLog;
   const guard = new AdminTokenGuard(ROOT, new Reflector(), tokens, audit);
   const undeclared = () => undefined;
   const declared = () => undefined;
@@ -27,8 +39,7 @@ describe('AdminTokenGuard', () => {
   const anyToken = () => undefined;
   Reflect.defineMetadata(ANY_VALID_TOKEN, true, anyToken);
 
-  const run = (authorization: string, handler: () => void) =>
-    adminRequestContext.run({ requestId: null, source: '127.0.0.1' }, () => guard.canActivate(contextFor(authorization, handler)));
+  const run = (authorization: string, handler: () => void) => guard.canActivate(contextFor(requestWith(authorization), handler));
 
   it('denies a route without a declared scope to every token but root (deny by default)', async () => {
     await expect(run('Bearer adm_good', undeclared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
@@ -46,9 +57,21 @@ describe('AdminTokenGuard', () => {
   it('lets any valid token through a route that opts in with @AnyValidToken, never an invalid one', async () => {
     const noScopes = { ...everyScope, scopes: [] };
     const narrow = new AdminTokenGuard(ROOT, new Reflector(), { authenticate: async () => noScopes } as unknown as AdminTokens, audit);
-    const check = (handler: () => void) => adminRequestContext.run({ requestId: null, source: null }, () => narrow.canActivate(contextFor('Bearer adm_x', handler)));
+    const check = (handler: () => void) => narrow.canActivate(contextFor(requestWith('Bearer adm_x'), handler));
     await expect(check(anyToken)).resolves.toBe(true);
     await expect(check(declared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
     await expect(run('Bearer adm_bad', anyToken)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it("sets the request's context (the token's actor, the request's id and source) for @AdminCall; a refusal is audited with it", async () => {
+    const accepted = requestWith('Bearer adm_good');
+    await expect(guard.canActivate(contextFor(accepted, declared))).resolves.toBe(true);
+    expect(accepted.adminContext).toEqual({ actor: everyScope, requestId: 'req-1', source: '127.0.0.1' });
+
+    const unknown = requestWith('Bearer adm_bad');
+    deniedContexts.length = 0;
+    await expect(guard.canActivate(contextFor(unknown, declared))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(unknown.adminContext).toBeUndefined();
+    expect(deniedContexts).toEqual([{ actor: expect.objectContaining({ id: null, name: 'anonymous' }), requestId: 'req-1', source: '127.0.0.1' }]);
   });
 });

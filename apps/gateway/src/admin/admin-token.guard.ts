@@ -2,11 +2,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
-import { AdminActor, adminRequestContext, ROOT_ACTOR } from '../consumers/admin-context';
+import { AdminActor, ANONYMOUS_ACTOR, ROOT_ACTOR } from '../consumers/admin-context';
 import { AdminScope } from '../consumers/admin-scopes';
 import { ADMIN_TOKEN_PREFIX, AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
+import { AdminRequest } from './admin-request';
 import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -24,6 +24,7 @@ function digest(value: string): Buffer {
  * constant time) or an admin token (`adm_…`, looked up by hash) holding the route's @RequireScope. Deny by
  * default: a route that declares no scope is root's only,
  * unless it opts in with @AnyValidToken (any valid token). Refusals (401, 403) go to the audit log, rate-limited.
+ * A recognised token's actor, with the origin the admin app's middleware set, becomes the request's context (@AdminCall).
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
@@ -39,7 +40,7 @@ export class AdminTokenGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<Request>();
+    const request = context.switchToHttp().getRequest<AdminRequest>();
     const header = request.headers.authorization;
     const match = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header);
     const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
@@ -54,18 +55,17 @@ export class AdminTokenGuard implements CanActivate {
     }
     // Refusals are recorded without waiting: a flood (or a database away) never slows the answer.
     if (!actor) {
-      void this.audit.recordDenied(401, { route: { before: null, after: route } }, undefined);
+      void this.audit.recordDenied({ ...request.adminOrigin, actor: ANONYMOUS_ACTOR }, 401, { route: { before: null, after: route } });
       throw new ApiError('UNAUTHORIZED', header === undefined ? MISSING_TOKEN_MESSAGE : INVALID_TOKEN_MESSAGE, {
         'WWW-Authenticate': header === undefined ? REALM : `${REALM}, error="invalid_token"`,
       });
     }
-    const store = adminRequestContext.getStore();
-    if (store) store.actor = actor;
+    request.adminContext = { ...request.adminOrigin, actor };
     const scope = this.reflector.get<AdminScope | undefined>(REQUIRED_SCOPE, context.getHandler());
     if (actor.scopes === 'all') return true;
     if (this.reflector.get<boolean | undefined>(ANY_VALID_TOKEN, context.getHandler()) === true) return true;
     if (scope !== undefined && actor.scopes.includes(scope)) return true;
-    void this.audit.recordDenied(403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } }, actor);
+    void this.audit.recordDenied(request.adminContext, 403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } });
     throw new ApiError('FORBIDDEN', scope === undefined ? `${route} is for the root token only.` : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`);
   }
 }

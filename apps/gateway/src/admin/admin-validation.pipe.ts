@@ -38,6 +38,8 @@ export class AdminValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // @AdminCall's context is the server's own value, not the client's: nothing to validate.
+    if (metadata.type === 'custom') return value;
     if (metadata.type === 'body' && value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
       throw new ApiError('VALIDATION_FAILED', 'The request body must be a JSON object.');
     }

@@ -1,6 +1,7 @@
 import { ApiError } from '@app/errors';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { AdminActor, AdminRequestContext } from '../consumers/admin-context';
 import { AuditLog } from '../consumers/audit-log';
 import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerRepository, limitsOf } from '../consumers/consumer.repository';
@@ -28,8 +29,8 @@ export class ConsumerRateLimitService {
     private readonly audit: AuditLog,
   ) {}
 
-  async usage(name: string): Promise<UsageResponse> {
-    const { consumer } = await this.store.get(name);
+  async usage(actor: AdminActor, name: string): Promise<UsageResponse> {
+    const { consumer } = await this.store.get(actor, name);
     const limits = this.planLimits.effective({ plan: consumer.plan, limits: limitsOf(consumer) });
     if (!limits) throw new ApiError('VALIDATION_FAILED', `Consumer "${name}" has no limits to measure against.`);
     const windows = consumerWindows({ name: consumer.name, plan: consumer.plan, limits }, this.config);
@@ -54,8 +55,8 @@ export class ConsumerRateLimitService {
    * published change: each forgets what it holds itself); its windows keep counting. Then its usage. 503 while
    * Redis cannot be reached: the ban lives there.
    */
-  async unban(name: string): Promise<UsageResponse> {
-    await this.store.get(name);
+  async unban(context: AdminRequestContext, name: string): Promise<UsageResponse> {
+    await this.store.get(context.actor, name);
     try {
       await this.counters.unban(consumerTracker(name));
     } catch (error) {
@@ -65,9 +66,9 @@ export class ConsumerRateLimitService {
       });
     }
     // The ban lives in Redis, not in this database: its audit row follows the unban (no transaction spans both).
-    await this.audit.recordAlone({ action: 'consumer.unban', targetConsumer: name });
+    await this.audit.recordAlone(context, { action: 'consumer.unban', targetConsumer: name });
     await this.changes.publish({ keyHashes: [], consumerIds: [], unbanned: [name] });
     this.logger.warn(`Unbanned: consumer:${name} (admin API)`);
-    return this.usage(name);
+    return this.usage(context.actor, name);
   }
 }

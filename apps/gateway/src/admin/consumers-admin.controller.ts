@@ -1,10 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
+import { AdminRequestContext } from '../consumers/admin-context';
 import { ConsumerRepository, ConsumerWithKeys, limitsOf } from '../consumers/consumer.repository';
 import { ConsumersFile } from '../consumers/consumers-file.service';
 import { PLAN_NAMES } from '../plans/plans';
 import { PlanLimits } from '../plans/plan-limits';
+import { AdminCall } from './admin-call.decorator';
 import { ADMIN_TAG } from './admin-openapi';
 import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, EXAMPLE_KEY_ID, EXAMPLE_SUCCESSOR_ID, MALFORMED_BODY, NO_SUCH_KEY, notFound } from './admin-responses';
 import { BAN_STORE_UNAVAILABLE_MESSAGE, ConsumerRateLimitService } from './consumer-rate-limit.service';
@@ -68,8 +70,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'listConsumers', summary: 'List consumers, a page at a time', description: 'In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.' })
   @ApiOkResponse({ type: ConsumerPageResponse })
   @AdminErrors({ 400: BAD_PAGE })
-  async list(@Query() query: ListConsumersQueryDto): Promise<ConsumerPageResponse> {
-    const page = await this.store.list(query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
+  async list(@AdminCall() call: AdminRequestContext, @Query() query: ListConsumersQueryDto): Promise<ConsumerPageResponse> {
+    const page = await this.store.list(call.actor, query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 
@@ -80,8 +82,8 @@ export class ConsumersAdminController {
   @AdminErrors({
     400: [BAD_PLAN, ['VALIDATION_FAILED', `A consumer named "${EXAMPLE_CONSUMER}" already exists.`], NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perDay is required'], IN_THE_PAST, ...MALFORMED_BODY],
   })
-  async create(@Body() body: CreateConsumerDto): Promise<CreatedConsumerResponse> {
-    const { consumer, issued } = await this.store.create({ name: body.name, plan: body.plan, limits: body.limits, expiresAt: futureDate(body.expiresAt) });
+  async create(@AdminCall() call: AdminRequestContext, @Body() body: CreateConsumerDto): Promise<CreatedConsumerResponse> {
+    const { consumer, issued } = await this.store.create(call, { name: body.name, plan: body.plan, limits: body.limits, expiresAt: futureDate(body.expiresAt) });
     return { consumer: this.present({ consumer, keys: [issued.record] }), key: toIssuedKeyResponse(issued.key, issued.record) };
   }
 
@@ -90,8 +92,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'getConsumer', summary: 'Read a consumer and its keys', description: 'Keys are listed by hint, never the key itself.' })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_NAME], 404: notFound() })
-  async get(@Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
-    return this.present(await this.store.get(name));
+  async get(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
+    return this.present(await this.store.get(call.actor, name));
   }
 
   @RequireScope('consumers:write')
@@ -99,8 +101,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'updateConsumer', summary: "Change a consumer's plan or limits", description: '`limits: null` clears its own limits: back to the plan\'s. Every instance applies the change at once.' })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_PLAN, NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perMinute must be at least 1'], BAD_NAME, ...MALFORMED_BODY], 404: notFound() })
-  async update(@Param() { name }: ConsumerParams, @Body() body: UpdateConsumerDto): Promise<ConsumerResponse> {
-    return this.present(await this.store.update(name, { plan: body.plan, limits: body.limits }));
+  async update(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Body() body: UpdateConsumerDto): Promise<ConsumerResponse> {
+    return this.present(await this.store.update(call, name, { plan: body.plan, limits: body.limits }));
   }
 
   @RequireScope('consumers:write')
@@ -109,8 +111,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'disableConsumer', summary: 'Disable a consumer', description: 'Every key of the consumer is refused (401) until it is enabled; the keys are kept.' })
   @ApiOkResponse({ type: ConsumerResponse, description: 'Every key of the consumer is refused until it is enabled.' })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
-  async disable(@Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
-    return this.present(await this.store.setDisabled(name, true));
+  async disable(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
+    return this.present(await this.store.setDisabled(call, name, true));
   }
 
   @RequireScope('consumers:write')
@@ -119,8 +121,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'enableConsumer', summary: 'Enable a disabled consumer', description: 'Its keys that are neither revoked nor expired work again.' })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
-  async enable(@Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
-    return this.present(await this.store.setDisabled(name, false));
+  async enable(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
+    return this.present(await this.store.setDisabled(call, name, false));
   }
 
   @RequireScope('keys:write')
@@ -138,8 +140,8 @@ export class ConsumersAdminController {
     ],
     404: notFound(),
   })
-  async issue(@Param() { name }: ConsumerParams, @Body() body: IssueKeyDto): Promise<IssuedKeyResponse> {
-    const issued = await this.store.issueKey(name, futureDate(body.expiresAt));
+  async issue(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Body() body: IssueKeyDto): Promise<IssuedKeyResponse> {
+    const issued = await this.store.issueKey(call, name, futureDate(body.expiresAt));
     return toIssuedKeyResponse(issued.key, issued.record);
   }
 
@@ -149,8 +151,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'revokeConsumerKeys', summary: 'Revoke every key of a consumer', description: 'The consumer stays and can be issued new keys. Idempotent: nothing left to revoke answers `[]`.' })
   @ApiOkResponse({ type: [KeyResponse], description: 'Revokes every key of the consumer still unrevoked (those keys are listed).' })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
-  async revokeAll(@Param() { name }: ConsumerParams): Promise<KeyResponse[]> {
-    return (await this.store.revoke(name)).map((k) => toKeyResponse(k));
+  async revokeAll(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<KeyResponse[]> {
+    return (await this.store.revoke(call, name)).map((k) => toKeyResponse(k));
   }
 
   @RequireScope('keys:write')
@@ -159,8 +161,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'revokeKey', summary: 'Revoke one key', description: 'Every gateway instance refuses it at once. Idempotent: an already revoked key answers `[]`.' })
   @ApiOkResponse({ type: [KeyResponse], description: 'The key, revoked (empty when it already was).' })
   @AdminErrors({ 400: [BAD_KEY_ID, BAD_NAME, MALFORMED_JSON], 404: notFound(NO_SUCH_KEY) })
-  async revoke(@Param() { name, keyId }: ConsumerKeyParams): Promise<KeyResponse[]> {
-    return (await this.store.revoke(name, keyId)).map((k) => toKeyResponse(k));
+  async revoke(@AdminCall() call: AdminRequestContext, @Param() { name, keyId }: ConsumerKeyParams): Promise<KeyResponse[]> {
+    return (await this.store.revoke(call, name, keyId)).map((k) => toKeyResponse(k));
   }
 
   @RequireScope('keys:write')
@@ -182,8 +184,8 @@ export class ConsumersAdminController {
     ],
     404: notFound(NO_SUCH_KEY),
   })
-  async rotate(@Param() { name, keyId }: ConsumerKeyParams, @Body() body: RotateKeyDto): Promise<RotatedKeyResponse> {
-    const { issued, previous } = await this.store.rotate(name, keyId, (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000);
+  async rotate(@AdminCall() call: AdminRequestContext, @Param() { name, keyId }: ConsumerKeyParams, @Body() body: RotateKeyDto): Promise<RotatedKeyResponse> {
+    const { issued, previous } = await this.store.rotate(call, name, keyId, (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000);
     return { key: toIssuedKeyResponse(issued.key, issued.record), previous: toKeyResponse(previous) };
   }
 
@@ -192,8 +194,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'getConsumerUsage', summary: "Read a consumer's current rate-limit usage", description: 'Minute and day counts, remaining, reset and ban, read from the rate-limit store: nothing is counted.' })
   @ApiOkResponse({ type: UsageResponse, description: 'Current window counts and ban, read from the rate-limit store.' })
   @AdminErrors({ 400: [BAD_NAME], 404: notFound() })
-  usage(@Param() { name }: ConsumerParams): Promise<UsageResponse> {
-    return this.rateLimits.usage(name);
+  usage(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<UsageResponse> {
+    return this.rateLimits.usage(call.actor, name);
   }
 
   @RequireScope('consumers:write')
@@ -209,8 +211,8 @@ export class ConsumersAdminController {
       examples: [['SERVICE_UNAVAILABLE', BAN_STORE_UNAVAILABLE_MESSAGE]],
     },
   })
-  unban(@Param() { name }: ConsumerParams): Promise<UsageResponse> {
-    return this.rateLimits.unban(name);
+  unban(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<UsageResponse> {
+    return this.rateLimits.unban(call, name);
   }
 
   @RequireScope('import')
@@ -231,8 +233,8 @@ export class ConsumersAdminController {
       ...MALFORMED_BODY,
     ],
   })
-  import(@Body() body: ImportConsumersDto): Promise<ImportResponse> {
-    return this.file.import(body.consumers);
+  import(@AdminCall() call: AdminRequestContext, @Body() body: ImportConsumersDto): Promise<ImportResponse> {
+    return this.file.import(call, body.consumers);
   }
 
   @RequireScope('export')
@@ -240,8 +242,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'exportConsumers', summary: 'Export consumers (the consumers-file format), a page at a time', description: 'Every field, key hashes only: imports back as it was.' })
   @ApiOkResponse({ type: ExportPageResponse, description: 'One page of the consumers-file format.' })
   @AdminErrors({ 400: BAD_PAGE })
-  export(@Query() query: ListConsumersQueryDto): Promise<ExportPageResponse> {
-    return this.file.export(query.limit ?? PAGE_SIZE.default, query.after);
+  export(@AdminCall() call: AdminRequestContext, @Query() query: ListConsumersQueryDto): Promise<ExportPageResponse> {
+    return this.file.export(call.actor, query.limit ?? PAGE_SIZE.default, query.after);
   }
 
   private present(item: ConsumerWithKeys): ConsumerResponse {

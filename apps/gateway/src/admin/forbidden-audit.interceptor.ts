@@ -1,9 +1,8 @@
 import { ApiError } from '@app/errors';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import type { Request } from 'express';
 import { catchError, Observable, throwError } from 'rxjs';
-import { currentActor } from '../consumers/admin-context';
 import { AuditLog } from '../consumers/audit-log';
+import { adminContextOf, AdminRequest } from './admin-request';
 
 /**
  * A 403 that the repository decides (a token limited to its own consumers or to some plans, reaching beyond
@@ -17,10 +16,10 @@ export class ForbiddenAuditInterceptor implements NestInterceptor {
     return next.handle().pipe(
       catchError((error: unknown) => {
         if (!(error instanceof ApiError) || error.code !== 'FORBIDDEN') return throwError(() => error);
-        const request = context.switchToHttp().getRequest<Request>();
+        const request = context.switchToHttp().getRequest<AdminRequest>();
         const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
         const detail = { route: { before: null, after: route }, reason: { before: null, after: error.message } };
-        void this.audit.recordDenied(403, detail, currentActor());
+        void this.audit.recordDenied(adminContextOf(request), 403, detail);
         return throwError(() => error);
       }),
     );

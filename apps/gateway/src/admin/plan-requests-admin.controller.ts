@@ -1,7 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminRequestContext } from '../consumers/admin-context';
 import { PlanRequests } from '../consumers/plan-requests.repository';
 import { PLAN_NAMES } from '../plans/plans';
+import { AdminCall } from './admin-call.decorator';
 import { ADMIN_TAG } from './admin-openapi';
 import { AdminErrorResponse, AdminErrors, AdminExample, EXAMPLE_CONSUMER, EXAMPLE_KEY_ID, MALFORMED_BODY, notFound } from './admin-responses';
 import { CONSUMER_NAME_RULE } from './dto/consumer-name';
@@ -42,8 +44,8 @@ export class PlanRequestsAdminController {
       ['VALIDATION_FAILED', 'after must be the next of a previous page'],
     ],
   })
-  async list(@Query() query: ListPlanRequestsQueryDto): Promise<PlanRequestPageResponse> {
-    const page = await this.requests.list({ status: query.status, consumer: query.consumer, limit: query.limit ?? PAGE_SIZE.default, after: query.after });
+  async list(@AdminCall() call: AdminRequestContext, @Query() query: ListPlanRequestsQueryDto): Promise<PlanRequestPageResponse> {
+    const page = await this.requests.list(call.actor, { status: query.status, consumer: query.consumer, limit: query.limit ?? PAGE_SIZE.default, after: query.after });
     return { items: page.items.map(toPlanRequestResponse), next: page.next };
   }
 
@@ -62,8 +64,8 @@ export class PlanRequestsAdminController {
     404: notFound(),
   })
   @AdminErrorResponse(409, 'The consumer already has a pending request (`CONFLICT`).', [['CONFLICT', `Consumer "${EXAMPLE_CONSUMER}" already has a pending plan request.`]])
-  async create(@Body() body: CreatePlanRequestDto): Promise<PlanRequestResponse> {
-    return toPlanRequestResponse(await this.requests.create({ ...body, message: body.message ?? '' }));
+  async create(@AdminCall() call: AdminRequestContext, @Body() body: CreatePlanRequestDto): Promise<PlanRequestResponse> {
+    return toPlanRequestResponse(await this.requests.create(call, { ...body, message: body.message ?? '' }));
   }
 
   @RequireScope('plan-requests:review')
@@ -81,9 +83,9 @@ export class PlanRequestsAdminController {
   })
   @AdminErrorResponse(404, 'No such plan request (`NOT_FOUND`).', [['NOT_FOUND', NO_SUCH_REQUEST]])
   @AdminErrorResponse(409, DECIDED_DESCRIPTION, DECIDED)
-  async approve(@Param() { id }: PlanRequestParams, @Body() body: ApprovePlanRequestDto): Promise<PlanRequestResponse> {
+  async approve(@AdminCall() call: AdminRequestContext, @Param() { id }: PlanRequestParams, @Body() body: ApprovePlanRequestDto): Promise<PlanRequestResponse> {
     const limits = body.perMinute !== undefined && body.perDay !== undefined ? { perMinute: body.perMinute, perDay: body.perDay } : null;
-    return toPlanRequestResponse(await this.requests.approve(id, limits));
+    return toPlanRequestResponse(await this.requests.approve(call, id, limits));
   }
 
   @RequireScope('plan-requests:review')
@@ -94,7 +96,7 @@ export class PlanRequestsAdminController {
   @AdminErrors({ 400: [BAD_ID, ['VALIDATION_FAILED', 'note must not be empty'], ['VALIDATION_FAILED', 'note must be at most 2000 characters'], ...MALFORMED_BODY] })
   @AdminErrorResponse(404, 'No such plan request (`NOT_FOUND`).', [['NOT_FOUND', NO_SUCH_REQUEST]])
   @AdminErrorResponse(409, DECIDED_DESCRIPTION, DECIDED)
-  async decline(@Param() { id }: PlanRequestParams, @Body() body: DeclinePlanRequestDto): Promise<PlanRequestResponse> {
-    return toPlanRequestResponse(await this.requests.decline(id, body.note));
+  async decline(@AdminCall() call: AdminRequestContext, @Param() { id }: PlanRequestParams, @Body() body: DeclinePlanRequestDto): Promise<PlanRequestResponse> {
+    return toPlanRequestResponse(await this.requests.decline(call, id, body.note));
   }
 }

@@ -4,9 +4,10 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
 import { AdminTokenParams, AdminTokenResponse, CreateAdminTokenDto, CreatedAdminTokenResponse, CurrentTokenResponse, toAdminTokenResponse } from './dto/admin-token.dto';
-import { currentActor } from '../consumers/admin-context';
+import { AdminRequestContext } from '../consumers/admin-context';
 import { AuditPageResponse, ListAuditQueryDto, toAuditEntryResponse } from './dto/audit.dto';
 import { PAGE_SIZE } from './dto/list-consumers.query.dto';
+import { AdminCall } from './admin-call.decorator';
 import { TOKENS_TAG } from './admin-openapi';
 import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from './admin-responses';
 import { ADMIN_SCOPES } from '../consumers/admin-scopes';
@@ -33,8 +34,7 @@ export class TokensAdminController {
     description: 'The token that makes the call: its id, name, scopes, restrictions and expiry (root: name "root", every scope). What a console signs in with.',
   })
   @ApiOkResponse({ type: CurrentTokenResponse, description: 'The calling token; never a secret.' })
-  current(): CurrentTokenResponse {
-    const actor = currentActor();
+  current(@AdminCall() { actor }: AdminRequestContext): CurrentTokenResponse {
     return {
       id: actor.id,
       name: actor.name,
@@ -50,10 +50,10 @@ export class TokensAdminController {
   @ApiOperation({ operationId: 'createAdminToken', summary: 'Create a scoped admin token (shown once)' })
   @AdminErrors({ 400: [BAD_SCOPE, PAST_EXPIRY, ...MALFORMED_BODY] })
   @ApiCreatedResponse({ type: CreatedAdminTokenResponse, description: 'The token (shown only here) and its record.' })
-  async create(@Body() body: CreateAdminTokenDto): Promise<CreatedAdminTokenResponse> {
+  async create(@AdminCall() call: AdminRequestContext, @Body() body: CreateAdminTokenDto): Promise<CreatedAdminTokenResponse> {
     const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt);
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
-    const { token, record } = await this.tokens.create({ ...body, expiresAt });
+    const { token, record } = await this.tokens.create(call, { ...body, expiresAt });
     return { token, record: toAdminTokenResponse(record) };
   }
 
@@ -71,8 +71,8 @@ export class TokensAdminController {
   @HttpCode(200)
   @ApiOkResponse({ type: AdminTokenResponse, description: 'Refused by every instance within a second. Idempotent.' })
   @AdminErrors({ 400: [['VALIDATION_FAILED', 'id must be a UUID']], 404: [`No admin token ${EXAMPLE_KEY_ID}.`] })
-  async revoke(@Param() { id }: AdminTokenParams): Promise<AdminTokenResponse> {
-    return toAdminTokenResponse(await this.tokens.revoke(id));
+  async revoke(@AdminCall() call: AdminRequestContext, @Param() { id }: AdminTokenParams): Promise<AdminTokenResponse> {
+    return toAdminTokenResponse(await this.tokens.revoke(call, id));
   }
 
   @RequireScope('audit:read')

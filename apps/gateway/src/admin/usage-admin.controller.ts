@@ -2,11 +2,12 @@ import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Clock } from '../clock';
-import { assertUnrestricted } from '../consumers/admin-context';
+import { AdminRequestContext, assertUnrestricted } from '../consumers/admin-context';
 import { ConsumerRepository } from '../consumers/consumer.repository';
 import { USAGE_RANGE, resolveRange, resolveTopRange } from '../usage/usage-range';
 import { UsageHistoryService } from '../usage/usage-history.service';
 import { ExportRow } from '../usage/usage.repository';
+import { AdminCall } from './admin-call.decorator';
 import { ADMIN_TAG } from './admin-openapi';
 import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, notFound } from './admin-responses';
 import { RequireScope } from './require-scope.decorator';
@@ -74,9 +75,9 @@ export class UsageAdminController {
   })
   @ApiOkResponse({ type: UsageHistoryResponse })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY, ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`]], 404: notFound() })
-  async consumerHistory(@Param() { name }: ConsumerParams, @Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
+  async consumerHistory(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
     const range = resolveRange(query, this.clock.now());
-    await this.consumers.get(name);
+    await this.consumers.get(call.actor, name);
     return this.present(name, range.granularity, await this.usage.history(name, range));
   }
 
@@ -89,8 +90,8 @@ export class UsageAdminController {
   })
   @ApiOkResponse({ type: UsageHistoryResponse })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
-  async fleetHistory(@Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
-    assertUnrestricted("read every consumer's usage (GET /usage/history)");
+  async fleetHistory(@AdminCall() call: AdminRequestContext, @Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
+    assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/history)");
     const range = resolveRange(query, this.clock.now());
     return this.present('*', range.granularity, await this.usage.history(undefined, range));
   }
@@ -104,8 +105,8 @@ export class UsageAdminController {
   })
   @ApiOkResponse({ type: UsageTopResponse })
   @AdminErrors({ 400: [...BAD_RANGE, ['VALIDATION_FAILED', `by must be one of ${TOP_BY.join(', ')}`], ['VALIDATION_FAILED', TOP_LIMIT.message]] })
-  async top(@Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
-    assertUnrestricted("read every consumer's usage (GET /usage/top)");
+  async top(@AdminCall() call: AdminRequestContext, @Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
+    assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/top)");
     const range = resolveTopRange(query, this.clock.now());
     const by = query.by ?? 'requests';
     const ranked = await this.usage.top(by, query.limit ?? TOP_LIMIT.default, range);
@@ -124,8 +125,8 @@ export class UsageAdminController {
     content: { 'text/csv': { schema: { type: 'string' }, example: `${USAGE_CSV_HEADER}\n${EXAMPLE_CONSUMER},2026-11-01T00:00:00.000Z,1200,1150,30,2,18\n` } },
   })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
-  async export(@Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
-    assertUnrestricted("read every consumer's usage (GET /usage/export)");
+  async export(@AdminCall() call: AdminRequestContext, @Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
+    assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/export)");
     const range = resolveRange({ ...query, granularity: query.granularity ?? 'day' }, this.clock.now());
     const name = `usage-${range.granularity}-${range.from.toISOString().slice(0, 10)}-${range.to.toISOString().slice(0, 10)}.csv`;
     // The status and header line go out with the first page (or at the end): a database away before that is a 503.

@@ -1,8 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApiError } from '@app/errors';
 import type { AdminScope } from './admin-scopes';
 
-/** Who makes an admin call: root (ADMIN_TOKEN), an admin token, or nobody yet (before the guard ran). */
+/** Who makes an admin call: root (ADMIN_TOKEN), an admin token, or nobody (a refused call). */
 export interface AdminActor {
   /** The admin token's id; null for root. */
   id: string | null;
@@ -18,31 +17,37 @@ export interface AdminActor {
 
 export const ROOT_ACTOR: AdminActor = { id: null, name: 'root', scopes: 'all', ownConsumersOnly: false, plans: null };
 
-/** One admin request: set by the admin app's first middleware, its actor filled in by the guard. */
-export interface AdminRequestContext {
-  actor?: AdminActor;
+/** The actor of a call refused before any token was recognised (401). */
+export const ANONYMOUS_ACTOR: AdminActor = { id: null, name: 'anonymous', scopes: [], ownConsumersOnly: false, plans: null };
+
+/** Where an admin call comes from: set on the request by the admin app's first middleware. */
+export interface AdminRequestOrigin {
   requestId: string | null;
   source: string | null;
 }
 
 /**
- * The admin request in progress, for the repository's checks and the audit log, whichever service the
- * controller calls (the import included) — so that no repository method can be called without its actor.
+ * One admin call: who makes it, and from where. Passed explicitly (a required parameter) to every repository
+ * method that checks an actor or writes the audit log, so that none can be called without its actor: the type
+ * checker finds every caller. Not an async context store: entering one turns Node's async hooks on for good, and
+ * every /v1 request of the process would pay for them (docs/decisions.md).
  */
-export const adminRequestContext = new AsyncLocalStorage<AdminRequestContext>();
-
-/** The current actor; outside an admin request (startup seeding, tests calling the repository), root. */
-export function currentActor(): AdminActor {
-  return adminRequestContext.getStore()?.actor ?? ROOT_ACTOR;
+export interface AdminRequestContext extends AdminRequestOrigin {
+  actor: AdminActor;
 }
+
+/**
+ * Root, outside any admin request: start-up seeding (the demo key). No request id and no source, as its audit
+ * rows have always had.
+ */
+export const ROOT_CONTEXT: Readonly<AdminRequestContext> = Object.freeze({ actor: ROOT_ACTOR, requestId: null, source: null });
 
 export function isRestricted(actor: AdminActor): boolean {
   return actor.ownConsumersOnly || actor.plans !== null;
 }
 
 /** 403 for a token limited to its own consumers or to some plans: `what` (import, export, ...) reaches every consumer. */
-export function assertUnrestricted(what: string): void {
-  const actor = currentActor();
+export function assertUnrestricted(actor: AdminActor, what: string): void {
   if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`);
 }
 

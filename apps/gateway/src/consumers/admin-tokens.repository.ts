@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
-import { AdminActor, assertUnrestricted, currentActor } from './admin-context';
+import { AdminActor, AdminRequestContext, assertUnrestricted } from './admin-context';
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
 import { AuditLog } from './audit-log';
@@ -42,13 +42,13 @@ export class AdminTokens {
     private readonly audit: AuditLog,
   ) {}
 
-  async create(input: NewAdminToken): Promise<{ token: string; record: AdminTokenEntity }> {
-    const actor = currentActor();
+  async create(context: AdminRequestContext, input: NewAdminToken): Promise<{ token: string; record: AdminTokenEntity }> {
+    const { actor } = context;
     // No escalation: a token grants only scopes it holds itself, and a restricted token grants none.
     if (actor.scopes !== 'all') {
       const missing = input.scopes.filter((scope) => !actor.scopes.includes(scope));
       if (missing.length > 0) throw new ApiError('FORBIDDEN', `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`);
-      assertUnrestricted('create tokens');
+      assertUnrestricted(actor, 'create tokens');
     }
     const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const record = await this.dataSource.transaction(async (manager) => {
@@ -67,7 +67,7 @@ export class AdminTokens {
       });
       await manager.insert(AdminTokenEntity, entity);
       const saved = await manager.findOneByOrFail(AdminTokenEntity, { id: entity.id });
-      await this.audit.record(manager, {
+      await this.audit.record(context, manager, {
         action: 'token.create',
         targetToken: saved.id,
         changes: {
@@ -88,14 +88,14 @@ export class AdminTokens {
   }
 
   /** Idempotent: an already revoked token is returned as it is. */
-  async revoke(id: string): Promise<AdminTokenEntity> {
+  async revoke(context: AdminRequestContext, id: string): Promise<AdminTokenEntity> {
     return this.dataSource.transaction(async (manager) => {
       const token = await manager.findOne(AdminTokenEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
       if (!token) throw new ApiError('NOT_FOUND', `No admin token ${id}.`);
       if (token.revokedAt !== null) return token;
       await manager.update(AdminTokenEntity, { id }, { revokedAt: () => 'now()' });
       const revoked = await manager.findOneByOrFail(AdminTokenEntity, { id });
-      await this.audit.record(manager, { action: 'token.revoke', targetToken: id, changes: { revokedAt: { before: null, after: revoked.revokedAt!.toISOString() } } });
+      await this.audit.record(context, manager, { action: 'token.revoke', targetToken: id, changes: { revokedAt: { before: null, after: revoked.revokedAt!.toISOString() } } });
       return revoked;
     });
   }

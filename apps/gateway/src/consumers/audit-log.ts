@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { deleteInBatches } from '../database/delete-in-batches';
-import { AdminActor, adminRequestContext, currentActor } from './admin-context';
+import { AdminRequestContext } from './admin-context';
 import { AuditChanges, AuditEntryEntity } from './audit-entry.entity';
 
 export interface AuditChange {
@@ -62,29 +62,29 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  async record(manager: EntityManager, change: AuditChange, actor: AdminActor = currentActor()): Promise<void> {
-    const context = adminRequestContext.getStore();
+  /** One row, written by `manager` (the change's transaction): the call's actor, request id and source. */
+  async record(context: AdminRequestContext, manager: EntityManager, change: AuditChange): Promise<void> {
     await manager.insert(AuditEntryEntity, {
-      actorId: actor.id,
-      actorName: actor.name,
+      actorId: context.actor.id,
+      actorName: context.actor.name,
       action: change.action,
       targetConsumer: change.targetConsumer ?? null,
       targetKey: change.targetKey ?? null,
       targetToken: change.targetToken ?? null,
       changes: (change.changes ?? null) as never,
-      requestId: context?.requestId ?? null,
-      source: context?.source ?? null,
+      requestId: context.requestId,
+      source: context.source,
     });
   }
 
   /** A row for a change that is not in this database (an unban, in Redis). */
-  recordAlone(change: AuditChange): Promise<void> {
-    return this.record(this.dataSource.manager, change);
+  recordAlone(context: AdminRequestContext, change: AuditChange): Promise<void> {
+    return this.record(context, this.dataSource.manager, change);
   }
 
-  /** A refused call (401 or 403); false when this source's quota for the minute is spent (nothing written). */
-  async recordDenied(status: number, detail: AuditChanges, actor: AdminActor | undefined, now = Date.now()): Promise<boolean> {
-    const source = adminRequestContext.getStore()?.source ?? 'unknown';
+  /** A refused call (401: ANONYMOUS_ACTOR, or 403); false when this source's quota for the minute is spent (nothing written). */
+  async recordDenied(context: AdminRequestContext, status: number, detail: AuditChanges, now = Date.now()): Promise<boolean> {
+    const source = context.source ?? 'unknown';
     const minute = Math.floor(now / 60_000);
     const seen = this.denied.get(source);
     const count = seen && seen.minute === minute ? seen.count + 1 : 1;
@@ -92,7 +92,7 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     this.denied.set(source, { minute, count });
     if (count > DENIED_PER_MINUTE) return false;
     try {
-      await this.record(this.dataSource.manager, { action: status === 401 ? 'auth.unauthorized' : 'auth.forbidden', changes: detail }, actor ?? anonymous);
+      await this.record(context, this.dataSource.manager, { action: status === 401 ? 'auth.unauthorized' : 'auth.forbidden', changes: detail });
       return true;
     } catch (error) {
       this.logger.warn(`Could not record a refused admin call: ${(error as Error).message}`);
@@ -141,5 +141,3 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     return (this.dataSource.options as { schema?: string }).schema ?? 'public';
   }
 }
-
-const anonymous: AdminActor = { id: null, name: 'anonymous', scopes: [], ownConsumersOnly: false, plans: null };

@@ -12,7 +12,7 @@ import { ConsumerEntity } from './consumer.entity';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
-import { assertMayTouch, assertPlanAllowed, currentActor } from './admin-context';
+import { AdminActor, AdminRequestContext, assertMayTouch, assertPlanAllowed } from './admin-context';
 import { AuditLog, diff } from './audit-log';
 
 export interface ConsumerWithKeys {
@@ -54,9 +54,9 @@ export class ConsumerRepository {
   }
 
   /** Creates a consumer and its first key together; a taken name is a 400 (names are unique in the database). */
-  async create(input: NewConsumer): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
+  async create(context: AdminRequestContext, input: NewConsumer): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
     this.planLimits.check(input.plan, input.limits ?? null);
-    const actor = currentActor();
+    const { actor } = context;
     assertPlanAllowed(actor, input.plan);
     const name = input.name ?? `${input.plan}-${randomUUID().slice(0, 8)}`;
     try {
@@ -72,7 +72,7 @@ export class ConsumerRepository {
         });
         await manager.insert(ConsumerEntity, consumer);
         const issued = await this.insertKey(manager, consumer.id, input.expiresAt ?? null);
-        await this.audit.record(manager, {
+        await this.audit.record(context, manager, {
           action: 'consumer.create',
           targetConsumer: name,
           targetKey: issued.record.id,
@@ -89,8 +89,7 @@ export class ConsumerRepository {
   }
 
   /** One page in name order (keyset pagination: as fast on page 10,000 as on page 1), with each one's keys. */
-  async list(limit: number, after?: string, prefix?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
-    const actor = currentActor();
+  async list(actor: AdminActor, limit: number, after?: string, prefix?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
     // A name holds no % and "_" is escaped: the prefix matches literally. LIKE alone cannot use the name index
     // unless the column's collation is "C" (C.UTF-8 is not): a search read every consumer. Bounded below by the
     // prefix (a name that starts with it sorts at or after it), the index scan starts there and stops at the page.
@@ -118,9 +117,9 @@ export class ConsumerRepository {
     };
   }
 
-  async get(name: string): Promise<ConsumerWithKeys> {
+  async get(actor: AdminActor, name: string): Promise<ConsumerWithKeys> {
     const consumer = await this.consumerNamed(this.dataSource.manager, name);
-    assertMayTouch(currentActor(), consumer);
+    assertMayTouch(actor, consumer);
     const keys = await this.dataSource.getRepository(ApiKeyEntity).find({ where: { consumerId: consumer.id }, order: { createdAt: 'ASC' } });
     return { consumer, keys };
   }
@@ -130,43 +129,44 @@ export class ConsumerRepository {
    * first in the same transaction, under the consumer's lock (a plan request's approval: both commit or neither).
    */
   async update(
+    context: AdminRequestContext,
     name: string,
     patch: { plan?: PlanName; limits?: Limits | null },
     alongside?: (manager: EntityManager, consumer: ConsumerEntity) => Promise<void>,
   ): Promise<ConsumerWithKeys> {
-    const consumer = await this.changeConsumer(name, async (manager, current) => {
+    const consumer = await this.changeConsumer(context.actor, name, async (manager, current) => {
       if (alongside) await alongside(manager, current);
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       this.planLimits.check(plan, limits);
-      assertPlanAllowed(currentActor(), plan);
+      assertPlanAllowed(context.actor, plan);
       await manager.update(ConsumerEntity, { id: current.id }, { plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
       const changes = diff({ plan: current.plan, limits: limitsOf(current) }, { plan, limits });
-      if (Object.keys(changes).length > 0) await this.audit.record(manager, { action: 'consumer.update', targetConsumer: name, changes });
+      if (Object.keys(changes).length > 0) await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });
       return current;
     });
     await this.changes.publish({ keyHashes: [], consumerIds: [consumer.id] });
-    return this.get(name);
+    return this.get(context.actor, name);
   }
 
   /** Disables (every key refused) or enables a consumer; its keys are kept. */
-  async setDisabled(name: string, disabled: boolean): Promise<ConsumerWithKeys> {
-    const changed = await this.changeConsumer(name, async (manager, consumer) => {
+  async setDisabled(context: AdminRequestContext, name: string, disabled: boolean): Promise<ConsumerWithKeys> {
+    const changed = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       if ((consumer.disabledAt !== null) === disabled) return undefined;
       await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: disabled ? () => 'now()' : null });
-      await this.audit.record(manager, { action: disabled ? 'consumer.disable' : 'consumer.enable', targetConsumer: name, changes: diff({ disabled: !disabled }, { disabled }) });
+      await this.audit.record(context, manager, { action: disabled ? 'consumer.disable' : 'consumer.enable', targetConsumer: name, changes: diff({ disabled: !disabled }, { disabled }) });
       return consumer;
     });
     if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
-    return this.get(name);
+    return this.get(context.actor, name);
   }
 
   /** Another key for the consumer (the others keep working), within the cap on active keys. */
-  async issueKey(name: string, expiresAt?: Date): Promise<IssuedKey> {
-    const issued = await this.changeConsumer(name, async (manager, consumer) => {
+  async issueKey(context: AdminRequestContext, name: string, expiresAt?: Date): Promise<IssuedKey> {
+    const issued = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       await this.assertRoomForKeys(manager, consumer, 1);
       const issued = await this.insertKey(manager, consumer.id, expiresAt ?? null);
-      await this.audit.record(manager, { action: 'key.issue', targetConsumer: name, targetKey: issued.record.id, changes: diff({}, { hint: issued.record.hint, expiresAt: issued.record.expiresAt }) });
+      await this.audit.record(context, manager, { action: 'key.issue', targetConsumer: name, targetKey: issued.record.id, changes: diff({}, { hint: issued.record.hint, expiresAt: issued.record.expiresAt }) });
       return issued;
     });
     await this.changes.publish({ keyHashes: [issued.record.keyHash], consumerIds: [] });
@@ -174,15 +174,15 @@ export class ConsumerRepository {
   }
 
   /** Revokes one key (by id) or, without an id, every key of the consumer still unrevoked. Idempotent. */
-  async revoke(name: string, keyId?: string): Promise<ApiKeyEntity[]> {
-    const revoked = await this.changeConsumer(name, async (manager, consumer) => {
+  async revoke(context: AdminRequestContext, name: string, keyId?: string): Promise<ApiKeyEntity[]> {
+    const revoked = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       if (keyId !== undefined) await this.keyOf(manager, consumer, keyId);
       const where = keyId === undefined ? { consumerId: consumer.id, revokedAt: IsNull() } : { id: keyId, consumerId: consumer.id, revokedAt: IsNull() };
       const targets = await manager.find(ApiKeyEntity, { where });
       if (targets.length === 0) return [];
       await manager.update(ApiKeyEntity, { id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
       const done = await manager.find(ApiKeyEntity, { where: { id: In(targets.map((k) => k.id)) }, order: { createdAt: 'ASC' } });
-      for (const key of done) await this.audit.record(manager, { action: 'key.revoke', targetConsumer: name, targetKey: key.id, changes: diff({ revokedAt: null }, { revokedAt: key.revokedAt }) });
+      for (const key of done) await this.audit.record(context, manager, { action: 'key.revoke', targetConsumer: name, targetKey: key.id, changes: diff({ revokedAt: null }, { revokedAt: key.revokedAt }) });
       return done;
     });
     if (revoked.length > 0) await this.changes.publish({ keyHashes: revoked.map((k) => k.keyHash), consumerIds: [] });
@@ -194,8 +194,8 @@ export class ConsumerRepository {
    * that clients can be moved over without downtime. The old key must be usable still, and is rotated once:
    * it names its successor, and a second rotation of it (a concurrent one included) is refused.
    */
-  async rotate(name: string, keyId: string, overlapMs: number): Promise<{ issued: IssuedKey; previous: ApiKeyEntity }> {
-    const result = await this.changeConsumer(name, async (manager, consumer) => {
+  async rotate(context: AdminRequestContext, name: string, keyId: string, overlapMs: number): Promise<{ issued: IssuedKey; previous: ApiKeyEntity }> {
+    const result = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       const old = await this.keyOf(manager, consumer, keyId);
       if (old.revokedAt !== null) throw new ApiError('VALIDATION_FAILED', `Key ${keyId} is revoked: issue a new key instead.`);
       if (old.replacedBy !== null) {
@@ -211,7 +211,7 @@ export class ConsumerRepository {
       const issued = await this.insertKey(manager, consumer.id, old.expiresAt);
       await manager.update(ApiKeyEntity, { id: old.id }, { replacedBy: issued.record.id });
       const previous = await manager.findOneByOrFail(ApiKeyEntity, { id: old.id });
-      await this.audit.record(manager, {
+      await this.audit.record(context, manager, {
         action: 'key.rotate',
         targetConsumer: name,
         targetKey: old.id,
@@ -225,12 +225,13 @@ export class ConsumerRepository {
 
   /**
    * Runs `change` in one transaction that first locks the consumer's row (SELECT ... FOR UPDATE): every change
-   * of one consumer waits for the one before it, in every instance sharing the database. 404 when it is unknown.
+   * of one consumer waits for the one before it, in every instance sharing the database. 404 when it is unknown,
+   * 403 when the actor may not touch it.
    */
-  private changeConsumer<T>(name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
+  private changeConsumer<T>(actor: AdminActor, name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
       const consumer = await this.consumerNamed(manager, name, true);
-      assertMayTouch(currentActor(), consumer);
+      assertMayTouch(actor, consumer);
       return change(manager, consumer);
     });
   }

@@ -6,7 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
-import { assertUnrestricted } from './admin-context';
+import { AdminActor, AdminRequestContext, assertUnrestricted } from './admin-context';
 import { ApiKeyEntity } from './api-key.entity';
 import { AuditLog, diff } from './audit-log';
 import { ConsumerChanges } from './consumer-changes';
@@ -78,8 +78,8 @@ export class ConsumersFile {
    * deletes, enables or un-revokes. A hash held by another consumer, or more active keys than CONSUMER_MAX_KEYS
    * for one consumer, refuses the whole batch. Two imports of the same new names at once both succeed.
    */
-  async import(consumers: FileConsumer[]): Promise<ImportResult> {
-    assertUnrestricted('import');
+  async import(context: AdminRequestContext, consumers: FileConsumer[]): Promise<ImportResult> {
+    assertUnrestricted(context.actor, 'import');
     for (const c of consumers) this.planLimits.check(c.plan, c.limits ?? null);
     const result: ImportResult = { created: 0, updated: 0, unchanged: 0 };
     const touched: string[] = [];
@@ -128,7 +128,7 @@ export class ConsumersFile {
         await this.consumers.assertRoomForKeys(manager, consumer, 0);
         if (created || changed) {
           const after = { plan: input.plan, limits, disabled: created ? input.disabledAt !== undefined : before.disabled || input.disabledAt !== undefined };
-          await this.audit.record(manager, {
+          await this.audit.record(context, manager, {
             action: created ? 'import.create' : 'import.update',
             targetConsumer: input.name,
             changes: { ...diff(created ? {} : before, after), ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}) },
@@ -172,9 +172,9 @@ export class ConsumersFile {
   }
 
   /** One page of the consumers-file format (hashes only), in name order: every field, so that it imports back as it was. */
-  async export(limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
-    assertUnrestricted('export');
-    const page = await this.consumers.list(limit, after);
+  async export(actor: AdminActor, limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
+    assertUnrestricted(actor, 'export');
+    const page = await this.consumers.list(actor, limit, after);
     const consumers = page.items.map(({ consumer, keys }): FileConsumer => {
       const current = [...keys].reverse().find((k) => k.revokedAt === null) ?? keys[keys.length - 1];
       const limits = limitsOf(consumer);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '@app/errors';
 import { loadGatewayConfig } from '../config/gateway.config';
+import { AdminRequestContext } from './admin-context';
 import { ConsumerRepository } from './consumer.repository';
 import { mintDemoKeyIfNoConsumers } from './demo-key';
 
@@ -13,7 +14,7 @@ function storeWith(existing: string[]): ConsumerRepository & { created: string[]
   return {
     created,
     hasConsumers: async () => names.length > 0,
-    create: async ({ name }: { name: string }) => {
+    create: async (_context: AdminRequestContext, { name }: { name: string }) => {
       if (names.includes(name)) throw new ApiError('VALIDATION_FAILED', 'taken');
       names.push(name);
       created.push(name);

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ApiError } from '@app/errors';
 import { GatewayConfig } from '../config/gateway.config';
+import { ROOT_CONTEXT } from './admin-context';
 import { ConsumerRepository } from './consumer.repository';
 
 export const DEMO_CONSUMER = 'demo';
@@ -22,7 +23,8 @@ export async function mintDemoKeyIfNoConsumers(config: GatewayConfig, store: Con
   if (!config.demoKey || (await store.hasConsumers())) return undefined;
   let key: string;
   try {
-    key = (await store.create({ name: DEMO_CONSUMER, plan: 'free' })).issued.key;
+    // Root, said explicitly: start-up seeding, no admin request behind it (audited without request id or source).
+    key = (await store.create(ROOT_CONTEXT, { name: DEMO_CONSUMER, plan: 'free' })).issued.key;
   } catch (error) {
     if (error instanceof ApiError && error.code === 'VALIDATION_FAILED') return undefined;
     throw error;

@@ -6,7 +6,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { Limits, PlanName } from '../plans/plans';
-import { AdminActor, assertMayTouch, currentActor } from './admin-context';
+import { AdminActor, AdminRequestContext, assertMayTouch } from './admin-context';
 import { AuditLog, diff } from './audit-log';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository } from './consumer.repository';
@@ -49,11 +49,11 @@ export class PlanRequests {
     private readonly audit: AuditLog,
   ) {}
 
-  async create(input: NewPlanRequest): Promise<PlanRequestEntity> {
+  async create(context: AdminRequestContext, input: NewPlanRequest): Promise<PlanRequestEntity> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const consumer = await this.consumerNamed(manager, input.consumer);
-        assertMayTouch(currentActor(), consumer);
+        assertMayTouch(context.actor, consumer);
         if (input.requestedPlan === consumer.plan) {
           throw new ApiError('VALIDATION_FAILED', `requestedPlan must differ from the consumer's current plan (${consumer.plan}).`);
         }
@@ -70,7 +70,7 @@ export class PlanRequests {
           note: null,
         });
         await manager.insert(PlanRequestEntity, request);
-        await this.audit.record(manager, {
+        await this.audit.record(context, manager, {
           action: 'plan-request.create',
           targetConsumer: consumer.name,
           changes: diff({}, { requestId: request.id, currentPlan: consumer.plan, requestedPlan: input.requestedPlan }),
@@ -84,8 +84,7 @@ export class PlanRequests {
   }
 
   /** Oldest first (the queue an operator works through), keyset-paged on (createdAt, id). */
-  async list(query: PlanRequestQuery): Promise<{ items: PlanRequestEntity[]; next: string | null }> {
-    const actor = currentActor();
+  async list(actor: AdminActor, query: PlanRequestQuery): Promise<{ items: PlanRequestEntity[]; next: string | null }> {
     const builder = this.dataSource.getRepository(PlanRequestEntity).createQueryBuilder('r').orderBy('r.created_at', 'ASC').addOrderBy('r.id', 'ASC').take(query.limit + 1);
     if (query.consumer !== undefined) {
       const consumer = await this.dataSource.getRepository(ConsumerEntity).findOneBy({ name: query.consumer });
@@ -108,15 +107,14 @@ export class PlanRequests {
   }
 
   /** The plan changes and the request is approved, in one transaction under the consumer's lock. */
-  async approve(id: string, limits: Limits | null): Promise<PlanRequestEntity> {
-    const actor = currentActor();
-    assertMayReview(actor);
+  async approve(context: AdminRequestContext, id: string, limits: Limits | null): Promise<PlanRequestEntity> {
+    assertMayReview(context.actor);
     const found = await this.find(this.dataSource.manager, id, false);
-    await this.consumers.update(found.consumer, { plan: found.requestedPlan as PlanName, limits }, async (manager) => {
+    await this.consumers.update(context, found.consumer, { plan: found.requestedPlan as PlanName, limits }, async (manager) => {
       const request = await this.find(manager, id, true);
       this.assertPending(request);
-      await manager.update(PlanRequestEntity, { id }, { status: 'approved', decidedAt: () => 'now()', decidedBy: actor.name });
-      await this.audit.record(manager, {
+      await manager.update(PlanRequestEntity, { id }, { status: 'approved', decidedAt: () => 'now()', decidedBy: context.actor.name });
+      await this.audit.record(context, manager, {
         action: 'plan-request.approve',
         targetConsumer: request.consumer,
         changes: diff({ requestId: id, status: 'pending', plan: request.currentPlan }, { requestId: id, status: 'approved', plan: request.requestedPlan }),
@@ -125,14 +123,13 @@ export class PlanRequests {
     return this.find(this.dataSource.manager, id, false);
   }
 
-  async decline(id: string, note: string): Promise<PlanRequestEntity> {
-    const actor = currentActor();
-    assertMayReview(actor);
+  async decline(context: AdminRequestContext, id: string, note: string): Promise<PlanRequestEntity> {
+    assertMayReview(context.actor);
     return this.dataSource.transaction(async (manager) => {
       const request = await this.find(manager, id, true);
       this.assertPending(request);
-      await manager.update(PlanRequestEntity, { id }, { status: 'declined', decidedAt: () => 'now()', decidedBy: actor.name, note });
-      await this.audit.record(manager, {
+      await manager.update(PlanRequestEntity, { id }, { status: 'declined', decidedAt: () => 'now()', decidedBy: context.actor.name, note });
+      await this.audit.record(context, manager, {
         action: 'plan-request.decline',
         targetConsumer: request.consumer,
         changes: diff({ requestId: id, status: 'pending', note: null }, { requestId: id, status: 'declined', note }),

@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { DatabaseEndpoint } from '@app/database';
+import { ApiError } from '@app/errors';
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { loadGatewayConfig } from '../config/gateway.config';
+import { dataSourceOptions } from '../database/data-source.options';
+import { openDatabaseEndpoint } from '../database/gateway-database.module';
+import { runMigrations } from '../database/run-migrations';
+import { PlanLimits } from '../plans/plan-limits';
+import { loadPlans } from '../plans/plans';
+import { AdminActor, AdminRequestContext, ROOT_CONTEXT } from './admin-context';
+import { AuditEntryEntity } from './audit-entry.entity';
+import { AuditLog } from './audit-log';
+import { ConsumerChanges } from './consumer-changes';
+import { CONSUMER_ENTITIES } from './consumer-entities';
+import { ConsumerRepository } from './consumer.repository';
+
+const portal: AdminActor = { id: '00000000-0000-4000-8000-00000000000a', name: 'portal', scopes: ['consumers:write'], ownConsumersOnly: true, plans: ['free'] };
+const other: AdminActor = { id: '00000000-0000-4000-8000-00000000000b', name: 'other-portal', scopes: ['consumers:write', 'keys:write'], ownConsumersOnly: true, plans: null };
+
+/** The context the admin app builds for a call: the token's actor, the request's id and source address. */
+const call = (actor: AdminActor, requestId: string): AdminRequestContext => ({ actor, requestId, source: '10.0.0.7' });
+
+/** The repository on a real (embedded) database: the actor it is handed decides, and the audit row carries the call. */
+describe('ConsumerRepository with an explicit admin request context', () => {
+  let endpoint: DatabaseEndpoint;
+  let dataSource: DataSource;
+  let store: ConsumerRepository;
+
+  beforeAll(async () => {
+    Logger.overrideLogger(false); // the embedded database's start-up line
+    const config = loadGatewayConfig({ GATEWAY_PGLITE_DATA_DIR: 'memory://' });
+    endpoint = await openDatabaseEndpoint(config);
+    dataSource = await new DataSource({ ...dataSourceOptions(endpoint, 2, config.consumers.schema, CONSUMER_ENTITIES), logging: false }).initialize();
+    await runMigrations(dataSource, endpoint, config.consumers.schema);
+    const changes = { publish: async () => undefined } as unknown as ConsumerChanges;
+    const planLimits = new PlanLimits(loadPlans(join(__dirname, '../../../../gateway/plans.json')));
+    store = new ConsumerRepository(dataSource, changes, planLimits, config, new AuditLog(dataSource, config));
+  });
+  afterAll(async () => {
+    if (dataSource?.isInitialized) await dataSource.destroy();
+    await endpoint?.close();
+  });
+
+  const rowsFor = (consumer: string) => dataSource.getRepository(AuditEntryEntity).find({ where: { targetConsumer: consumer }, order: { id: 'ASC' } });
+
+  it("writes the call's actor, request id and source into the audit row", async () => {
+    const { consumer } = await store.create(call(portal, 'req-create'), { name: 'portal-app', plan: 'free' });
+    expect(consumer.createdByToken).toBe(portal.id);
+    expect(await rowsFor('portal-app')).toEqual([
+      expect.objectContaining({ action: 'consumer.create', actorId: portal.id, actorName: 'portal', requestId: 'req-create', source: '10.0.0.7' }),
+    ]);
+  });
+
+  it("refuses (403) a restricted token's context on a consumer another token created, and changes nothing", async () => {
+    const intruder = call(other, 'req-intrude');
+    const attempts = [
+      () => store.get(other, 'portal-app'),
+      () => store.setDisabled(intruder, 'portal-app', true),
+      () => store.issueKey(intruder, 'portal-app'),
+      () => store.revoke(intruder, 'portal-app'),
+    ];
+    for (const attempt of attempts) {
+      const refusal = await attempt().catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(ApiError);
+      expect(refusal).toMatchObject({ code: 'FORBIDDEN', message: 'Token "other-portal" may act only on the consumers it created; "portal-app" is not one of them.' });
+    }
+    expect((await store.list(other, 10)).items).toEqual([]);
+    const { consumer, keys } = await store.get(portal, 'portal-app');
+    expect(consumer.disabledAt).toBeNull();
+    expect(keys.map((k) => k.revokedAt)).toEqual([null]);
+    expect((await rowsFor('portal-app')).map((row) => row.action)).toEqual(['consumer.create']);
+  });
+
+  it("refuses a plan outside the token's plans before anything is written", async () => {
+    await expect(store.create(call(portal, 'req-pro'), { name: 'portal-pro', plan: 'pro' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    expect(await store.list(portal, 10)).toMatchObject({ items: [{ consumer: { name: 'portal-app' } }] });
+  });
+
+  it('ROOT_CONTEXT (start-up seeding) acts as root, audited without request id or source', async () => {
+    await store.setDisabled(ROOT_CONTEXT, 'portal-app', true);
+    expect((await rowsFor('portal-app')).at(-1)).toEqual(expect.objectContaining({ action: 'consumer.disable', actorId: null, actorName: 'root', requestId: null, source: null }));
+  });
+});
