@@ -3,6 +3,7 @@ import { json } from 'express';
 import { ApiError } from './api-error';
 import { INVALID_UTF8_TYPE, toErrorResponse } from './http-error-mapping';
 import { isUtf8 } from 'node:buffer';
+import { declaresBody, payloadTooLarge } from './request-body';
 import { writeError } from './write-error';
 
 /** Largest accepted request body. A NewPet is well under 1 KiB; 16 KiB leaves room without inviting abuse. */
@@ -10,14 +11,9 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-function hasBody(request: Request): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
 /** A request that carries a body must say it is JSON: anything else is 415, never silently ignored. */
 export const requireJsonContentType: RequestHandler = (request: Request, _response: Response, next: NextFunction) => {
-  if (hasBody(request) && !request.is(JSON_TYPES)) {
+  if (declaresBody(request) && !request.is(JSON_TYPES)) {
     const type = request.headers['content-type'];
     next(
       new ApiError(
@@ -37,7 +33,7 @@ export const requireJsonContentType: RequestHandler = (request: Request, _respon
 export function assertDeclaredLengthWithin(request: Request, limit = BODY_LIMIT_BYTES): void {
   const declared = request.headers['content-length'];
   if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > limit) {
-    throw new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes.`, { Connection: 'close' });
+    throw payloadTooLarge(limit);
   }
 }
 

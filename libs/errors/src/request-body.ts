@@ -22,11 +22,13 @@ export function readRequestBody(request: IncomingMessage, limit: number): Promis
   return readIdentity(request, limit);
 }
 
-function declaresBody(request: IncomingMessage): boolean {
+/** Whether the request says a body follows (chunked, or a Content-Length other than 0). */
+export function declaresBody(request: IncomingMessage): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** The 413 for a body over `limit`, closing the connection rather than reading the rest. */
 export function payloadTooLarge(limit: number): ApiError {
   return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes.`, { Connection: 'close' });
 }
