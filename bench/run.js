@@ -147,6 +147,11 @@ async function fixedRate(rate, apps, work, auth) {
   return out;
 }
 
+/** The fixed-rate scenario's one-line summary: both p99s and their difference. */
+function fixedRateLine(rate, { directFixed, gatewayFixed }) {
+  return `fixed rate ${rate}: p99 direct ${directFixed.p99} ms, gateway ${gatewayFixed.p99} ms, difference ${+(gatewayFixed.p99 - directFixed.p99).toFixed(2)} ms`;
+}
+
 /** (max - min) / median of `values`, 0 when the median is 0. */
 function spread(values) {
   const middle = support.median(values);
@@ -288,8 +293,9 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   if (FIXED_ONLY_RATE !== undefined) {
     const rate = Number(FIXED_ONLY_RATE);
     const fixed = await fixedRate(rate, { pets, gateway }, work, auth);
-    console.log(`fixed rate ${rate} req/s: p99 direct ${fixed.directFixed.p99} ms, gateway ${fixed.gatewayFixed.p99} ms, difference ${+(fixed.gatewayFixed.p99 - fixed.directFixed.p99).toFixed(2)} ms`);
-    support.writeResults('fixed-rate.json', { date: new Date().toISOString(), rate, servicesCore: SERVICES_CORE ?? null, appNodeOptions: process.env.BENCH_APP_NODE_OPTIONS ?? '', ...fixed });
+    console.log(fixedRateLine(`${rate} req/s`, fixed));
+    const placement = { servicesCore: SERVICES_CORE ?? null, gatewayCore: GATEWAY_CORE, appNodeOptions: process.env.BENCH_APP_NODE_OPTIONS ?? '', nodeArgs };
+    support.writeResults('fixed-rate.json', { date: new Date().toISOString(), rate, ...placement, ...fixed });
     await db.end();
     await database.drop();
     return;
@@ -398,7 +404,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     );
     const spreads = ['direct', 'gateway', 'peer', 'nginx', 'post', 'peerPost'].map((key) => `${key} ${(results[key].rpsSpread * 100).toFixed(1)} %${results[key].cpuSpread === undefined ? '' : ` / ${(results[key].cpuSpread * 100).toFixed(1)} %`}`);
     console.log(`spread of the rounds (max - min) / median, throughput / CPU per request: ${spreads.join(', ')}`);
-    console.log(`fixed rate ${results.fixedRate} req/s (half of (b)): p99 direct ${results.directFixed.p99} ms, gateway ${results.gatewayFixed.p99} ms, difference ${+(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2)} ms`);
+    console.log(fixedRateLine(`${results.fixedRate} req/s (half of (b))`, results));
   }
   // The same ratios paired round by round (both targets measured within seconds of each other), then the median:
   // a drift of the machine over the run cancels out of each round's ratio.
