@@ -5,13 +5,14 @@
  * Apps never import each other; libs never import apps.
  */
 const GATEWAY_LAYERS = [
-  ['config', 'clock.ts'],
-  ['plans', 'redis', 'routing'],
+  ['config', 'clock.ts', 'nest-internals.ts'],
+  ['plans', 'redis'],
+  ['routing'],
   ['database'],
   ['consumers'],
   ['rate-limit', 'usage'],
   ['auth'],
-  ['proxy', 'health', 'admin'],
+  ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];
 

@@ -1,5 +1,5 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import { AdmissionMiddleware } from '../apps/gateway/src/auth/admission.middleware';
+import { ApiKeyAuthenticator } from '../apps/gateway/src/auth/api-key-authenticator';
 import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { openSocket, rawRequest } from './support/raw-http';
 
@@ -45,7 +45,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Issue #21 (5): a request the HTTP parser refused (broken chunked framing: 400 MALFORMED_REQUEST) must never
  * reach the pets service, not even as a POST with an empty body. Each broken framing is sent on the fast path
- * (`/v1/pets`) and on the routed path (`/v1/pets/`, a trailing slash takes the router), over a raw socket, to a
+ * (`/v1/pets`) and with a trailing slash (`/v1/pets/`), over a raw socket, to a
  * gateway whose PETS_URL is a server of the test's own that records every request.
  */
 describe('a request refused before forwarding never reaches the pets service', () => {
@@ -66,15 +66,15 @@ describe('a request refused before forwarding never reaches the pets service', (
   });
 
   /**
-   * Runs `send` with admission taking `delayMs` longer (as behind a slow rate-limit store): then the parser's
+   * Runs `send` with authentication taking `delayMs` longer (as behind a slow rate-limit store): then the parser's
    * refusal of the body, or the client's leaving, always comes before the gateway reads the body.
    */
   async function admittedAfter(delayMs: number, send: () => Promise<void>): Promise<void> {
     if (delayMs === 0) return send();
-    const admit = AdmissionMiddleware.prototype.admit;
-    const late = jest.spyOn(AdmissionMiddleware.prototype, 'admit').mockImplementation(async function (this: AdmissionMiddleware, ...args) {
+    const authenticate = ApiKeyAuthenticator.prototype.authenticate;
+    const late = jest.spyOn(ApiKeyAuthenticator.prototype, 'authenticate').mockImplementation(async function (this: ApiKeyAuthenticator, header) {
       await sleep(delayMs);
-      return admit.apply(this, args);
+      return authenticate.call(this, header);
     });
     try {
       await send();
@@ -96,7 +96,7 @@ describe('a request refused before forwarding never reaches the pets service', (
     ['a chunk size with a bad character after valid digits', 'Transfer-Encoding: chunked\r\n', '1g\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n'],
   ];
 
-  for (const [path, via] of [['/v1/pets', 'the fast path'], ['/v1/pets/', 'the routed path']] as const) {
+  for (const [path, via] of [['/v1/pets', 'the plain path'], ['/v1/pets/', 'a trailing slash']] as const) {
     describe(via, () => {
       it('forwards a well-formed chunked POST (the recording upstream sees it), also when admitted late', async () => {
         for (const delayMs of [0, 300]) {

@@ -1,11 +1,11 @@
 import { AppMetrics } from '@app/platform';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
-import { AuthModule } from './auth/auth.module';
 import { PLAN_TABLE, PlanTable } from './plans/plans';
 import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { HealthModule } from './health/health.module';
+import { PipelineModule } from './pipeline/pipeline.module';
 import { ProxyModule } from './proxy/proxy.module';
 import { UnbanPropagationModule } from './rate-limit/unban-propagation.module';
 
@@ -40,7 +40,7 @@ export class GatewayAppModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [GatewayCoreModule.forRoot(options), AuthModule, ProxyModule, HealthModule, UnbanPropagationModule],
+      imports: [GatewayCoreModule.forRoot(options), PipelineModule, ProxyModule, HealthModule, UnbanPropagationModule],
     };
   }
 }

@@ -1,4 +1,5 @@
 import { INestApplication } from '@nestjs/common';
+import type { CorsOptions } from 'cors';
 import type { Express, RequestHandler } from 'express';
 import type { Server } from 'node:http';
 import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
@@ -35,8 +36,8 @@ export interface HttpAppPipeline {
   readonly everyRequest: readonly RequestHandler[];
   /** The one exception filter, which writes the Error body. */
   readonly filter: AllExceptionsFilter;
-  /** Whether CORS is on (its middleware is not among `everyRequest`). */
-  readonly cors: boolean;
+  /** CORS's options when it is on (its middleware is not among `everyRequest`), else undefined. */
+  readonly cors: CorsOptions | undefined;
 }
 
 /**
@@ -56,8 +57,9 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger));
   everyRequest.push(securityHeadersMiddleware());
   for (const handler of everyRequest) app.use(handler);
-  const cors = !!options.corsOrigins && options.corsOrigins.length > 0;
-  if (cors) app.enableCors({ origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 });
+  const cors: CorsOptions | undefined =
+    options.corsOrigins && options.corsOrigins.length > 0 ? { origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 } : undefined;
+  if (cors) app.enableCors(cors);
   for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
   app.use(preRoutingErrorHandler);
   const filter = new AllExceptionsFilter(express, options.errorTranslators);

@@ -2,7 +2,7 @@ import { ErrorDto } from '@app/contract';
 import { ERROR_CODE_VALUES, ERROR_CODES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { SchemaObject } from '@nestjs/swagger';
 import { ANY_SCOPE } from './require-scope.decorator';
 import { BODY_STATUSES, EVERY_OPERATION_STATUSES, notFound, sharedErrorRef, sharedErrorResponses } from './admin-responses';
 

@@ -1,7 +1,7 @@
 import { ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors';
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import type { ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { ResponseObject } from '@nestjs/swagger';
 import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from './admin-token.guard';
 import { DATABASE_UNAVAILABLE_MESSAGE } from './database-unavailable.interceptor';
 

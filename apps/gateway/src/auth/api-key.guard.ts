@@ -1,13 +1,12 @@
 import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { GatewayRequest } from './gateway-request';
 import { IS_PUBLIC } from './public.decorator';
 
 /**
- * Deny by default: a route not marked @Public() answers only a request that AdmissionMiddleware admitted (it
- * authenticated the key and counted the request, before the router). This guard counts nothing: it is the
- * defence in depth for a route the middleware does not cover (one added outside /v1), which is then refused.
+ * Deny by default for every route Nest's router serves: only those marked @Public() (health) answer. Every
+ * /v1 request is authenticated and counted by the pipeline (apps/gateway/src/pipeline) and never reaches
+ * Nest's router, so a route added outside /v1 without @Public() is refused rather than served unauthenticated.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -15,7 +14,6 @@ export class ApiKeyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    if (context.switchToHttp().getRequest<GatewayRequest>().consumer) return true;
     throw new ApiError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.', {
       'WWW-Authenticate': 'Bearer realm="petstore"',
     });

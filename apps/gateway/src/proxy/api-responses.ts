@@ -1,8 +1,8 @@
 import { BODY_LIMIT_BYTES, ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors';
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import type { HeaderObject, HeadersObject, ReferenceObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { API_CACHE_CONTROL } from './cache-control.middleware';
+import type { HeaderObject, HeadersObject, ReferenceObject, ResponseObject } from '@nestjs/swagger';
+import { API_CACHE_CONTROL } from '../routing/api-cache-control';
 
 /**
  * Response headers, declared once as components and referenced from every response, so that the document (and

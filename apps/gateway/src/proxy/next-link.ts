@@ -1,4 +1,4 @@
-import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { HeadersObject } from '@nestjs/swagger';
 
 /** The `Link` of a listPets page, as documented in the OpenAPI document. */
 export const NEXT_LINK_HEADER: HeadersObject = {

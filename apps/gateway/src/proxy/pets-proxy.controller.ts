@@ -1,20 +1,21 @@
 import { GET_PET_DEPRECATION, ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDto } from '@app/contract';
-import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import type { Response } from 'express';
-import type { GatewayRequest } from '../auth/gateway-request';
+import { ApiExchange, Exchange } from '../routing/api-exchange';
 import { API_PREFIX, PETS_PATH } from '../routing/api-routes';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from './api-responses';
 import { NEXT_LINK_HEADER } from './next-link';
 import { CREATED_LOCATION_HEADER } from './public-location';
-import { Sunset, SunsetInterceptor } from './sunset.interceptor';
+import { Sunset } from '../routing/sunset';
 import { UpstreamService, requestTarget } from './upstream.service';
 
 const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
 
 /**
- * The public pets operations. Validation happens once, in the pets service (the same DTO classes, which here
- * only describe the contract): the gateway authenticates, counts and forwards the bytes.
+ * The public pets operations: the source of the /v1 routes and of their OpenAPI description. The pipeline
+ * (apps/gateway/src/pipeline) serves every request for them, authenticated and counted, and calls these
+ * handlers with the request's ApiExchange. Validation happens once, in the pets service (the same DTO classes,
+ * which here only describe the contract): the gateway forwards the bytes.
  */
 @ApiTags('animals')
 @ApiBearerAuth('bearer')
@@ -36,8 +37,8 @@ export class PetsProxyController {
   @ApiExtension('x-stability', 'stable')
   @ApiOkResponse({ description: 'A page of animals.', schema: { $ref: '#/components/schemas/Pets' }, headers: { ...COMMON_RESPONSE_HEADERS, ...NEXT_LINK_HEADER } })
   @ApiErrorResponses()
-  listPets(@Query() _query: ListPetsQueryDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
-    return this.forward(request, response);
+  listPets(@Query() _query: ListPetsQueryDto, @Exchange() exchange: ApiExchange): Promise<void> {
+    return this.forward(exchange);
   }
 
   @Post()
@@ -50,12 +51,11 @@ export class PetsProxyController {
     headers: { ...COMMON_RESPONSE_HEADERS, ...CREATED_LOCATION_HEADER },
   })
   @ApiErrorResponses(413, 415)
-  createPet(@Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
-    return this.forward(request, response);
+  createPet(@Exchange() exchange: ApiExchange): Promise<void> {
+    return this.forward(exchange);
   }
 
   @Get(':petId')
-  @UseInterceptors(SunsetInterceptor)
   @Sunset({ ...GET_PET_DEPRECATION, successor: `${API_PREFIX}/pets` })
   @ApiOperation({
     operationId: 'getPet',
@@ -69,11 +69,11 @@ export class PetsProxyController {
   @ApiExtension('x-stability', 'deprecated')
   @ApiOkResponse({ description: 'The requested animal.', schema: { $ref: getSchemaPath(PetDto) }, headers: { ...COMMON_RESPONSE_HEADERS, ...DEPRECATION_HEADERS } })
   @ApiErrorResponses(404, 410)
-  getPet(@Param() _params: PetIdParamsDto, @Req() request: GatewayRequest, @Res() response: Response): Promise<void> {
-    return this.forward(request, response);
+  getPet(@Param() _params: PetIdParamsDto, @Exchange() exchange: ApiExchange): Promise<void> {
+    return this.forward(exchange);
   }
 
-  private forward(request: GatewayRequest, response: Response): Promise<void> {
-    return this.upstream.forward(request, response, requestTarget(request.originalUrl).slice(API_PREFIX.length));
+  private forward(exchange: ApiExchange): Promise<void> {
+    return this.upstream.forward(exchange, requestTarget(exchange.request.originalUrl).slice(API_PREFIX.length));
   }
 }

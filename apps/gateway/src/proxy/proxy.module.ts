@@ -1,14 +1,10 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
 import { PetsProxyController } from './pets-proxy.controller';
-import { ProxyFastPath } from './proxy-fast-path';
-import { SunsetInterceptor } from './sunset.interceptor';
 import { UpstreamService } from './upstream.service';
 
+/** The pets operations (the /v1 routes and their OpenAPI description) and the forwarding to the pets service. */
 @Module({
-  imports: [AuthModule],
   controllers: [PetsProxyController],
-  providers: [UpstreamService, SunsetInterceptor, ProxyFastPath],
-  exports: [ProxyFastPath],
+  providers: [UpstreamService],
 })
 export class ProxyModule {}

@@ -1,4 +1,4 @@
-import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { HeadersObject } from '@nestjs/swagger';
 import { API_PREFIX, PETS_PATH } from '../routing/api-routes';
 
 /** The `Location` of createPet's 201, as documented in the OpenAPI document. */

@@ -3,11 +3,11 @@ import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
 import { propagateUnsampled } from '@app/platform/tracing/unsampled';
 import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
-import type { GatewayRequest } from '../auth/gateway-request';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import type { ApiExchange } from '../routing/api-exchange';
 import { publicLinkField } from './next-link';
 import { publicLocation } from './public-location';
 
@@ -43,7 +43,7 @@ export function requestTarget(originalUrl: string): string {
  * from a request whose socket no longer reads (it takes the body for one already read) and reports no error, so
  * either would go upstream with an empty body.
  */
-function receivedWhole(request: GatewayRequest, response: Response): boolean {
+function receivedWhole(request: Request, response: Response): boolean {
   return request.complete && !request.readableAborted && !response.destroyed;
 }
 
@@ -123,15 +123,16 @@ export class UpstreamService implements OnApplicationShutdown {
     });
   }
 
-  async forward(request: GatewayRequest, response: Response, path: string): Promise<void> {
+  async forward(exchange: ApiExchange, path: string): Promise<void> {
+    const { request, response, consumer } = exchange;
     const headers: Record<string, string> = {};
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value = request.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    if (request.consumer) {
-      headers['x-consumer-name'] = request.consumer.name;
-      headers['x-consumer-plan'] = request.consumer.plan;
+    if (consumer) {
+      headers['x-consumer-name'] = consumer.name;
+      headers['x-consumer-plan'] = consumer.plan;
     }
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
     propagateUnsampled(headers);
@@ -172,7 +173,7 @@ export class UpstreamService implements OnApplicationShutdown {
     await this.pool.close();
   }
 
-  private toGatewayError(error: Error & { code?: string }, request: GatewayRequest): ApiError {
+  private toGatewayError(error: Error & { code?: string }, request: Request): ApiError {
     const code = error.code ?? (error.cause as { code?: string } | undefined)?.code ?? '';
     this.logger.warn(`${request.method} ${request.originalUrl.split('?')[0]} upstream failure ${code || error.name}: ${error.message}`);
     if (TIMEOUT_CODES.has(code)) {

@@ -6,6 +6,8 @@ import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, Throttl
 import type { ThrottlerRequest } from '@nestjs/throttler';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { THROTTLER_METADATA_PREFIX, THROTTLER_SKIP_DEFAULT } from '../nest-internals';
+import { exchangeOf } from '../routing/api-exchange';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec } from './rate-limit-store';
@@ -16,19 +18,8 @@ interface Pending {
   windows: WindowSpec[];
 }
 
-interface GuardedRequest {
-  [PENDING]?: Pending;
-  /** The handler this request was decided for, before routing (admission), so that Nest's guard chain does not count it twice. */
-  [DECIDED]?: unknown;
-  consumer?: { name: string; plan: string };
-}
-
-const PENDING = Symbol('plan-throttler:pending');
-/** Where `@SkipThrottle()` without arguments puts its flag (the package's THROTTLER_SKIP + 'default', not exported). */
-const SKIP_DEFAULT = 'THROTTLER:SKIPdefault';
-/** The prefix of every metadata key @Throttle and @SkipThrottle write. */
-const THROTTLER_METADATA = 'THROTTLER:';
-const DECIDED = Symbol('plan-throttler:decided');
+/** The windows being collected, per decision in progress (the package calls handleRequest with the context only). */
+const pendingByContext = new WeakMap<ExecutionContext, Pending>();
 
 /**
  * The card's ThrottlerGuard, keyed by plan. @nestjs/throttler resolves what applies to a request, as it does for
@@ -43,9 +34,11 @@ const DECIDED = Symbol('plan-throttler:decided');
  * tracker, named `<handler>-minute`) on top of the plan's: a route can be held tighter than the plan, never
  * looser, and the plan's windows still count every request.
  *
- * Every `/v1` request is decided once, by the admission before routing (so that 401, 404 and 405 answers count
- * too, and on the fast path alike), for the route Express will take; when Nest then runs this guard on the route,
- * it finds the request decided for that handler and passes it.
+ * Every `/v1` request is decided exactly once, by the pipeline (apps/gateway/src/pipeline), after authentication
+ * and before anything is forwarded: `decide()` is the only place a request is counted. The consumer comes from
+ * the request's ApiExchange (the context's third argument); without one, the request is counted by address.
+ * It is not a global guard: Nest's router serves no /v1 request, and ApiKeyGuard refuses everything else that
+ * is not @Public().
  */
 @Injectable()
 export class PlanThrottlerGuard extends ThrottlerGuard {
@@ -68,39 +61,36 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<GuardedRequest>();
-    if (request[DECIDED] === context.getHandler()) return true;
     await this.decide(context);
     return true;
   }
 
   /**
    * Counts the request in every window that applies to it and sets the rate-limit headers; throws the 429 (or
-   * the 503 when no decision can be taken). The admission calls it before routing.
+   * the 503 when no decision can be taken).
    */
   async decide(context: ExecutionContext): Promise<void> {
-    const { req, res } = this.getRequestResponse(context);
-    const request = req as GuardedRequest;
+    const { res } = this.getRequestResponse(context);
+    const consumer = exchangeOf(context)?.consumer;
     const pending: Pending = { windows: [] };
     if (this.routeHasThrottlerMetadata(context)) {
-      request[PENDING] = pending;
+      pendingByContext.set(context, pending);
       try {
         await super.canActivate(context);
       } finally {
-        request[PENDING] = undefined;
+        pendingByContext.delete(context);
       }
     } else {
       await this.planWindowsOnly(context, pending);
     }
-    request[DECIDED] = context.getHandler();
     if (pending.tracker === undefined || pending.windows.length === 0) return;
 
-    const plan = request.consumer?.plan ?? 'anonymous';
+    const plan = consumer?.plan ?? 'anonymous';
     const decision = await this.consume(pending.tracker, pending.windows);
     recordEdgeOutcome({ plan, rateLimit: decision });
     const headers = rateLimitHeaders(decision, this.clock.now());
     for (const name in headers) this.setResponseHeader(res, name, headers[name]);
-    if (decision.outcome !== 'allowed') this.refuse(decision, plan, request.consumer?.name ?? pending.tracker, headers['Retry-After']);
+    if (decision.outcome !== 'allowed') this.refuse(decision, plan, consumer?.name ?? pending.tracker, headers['Retry-After']);
   }
 
   /**
@@ -108,13 +98,13 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
    * and this guard has two named ones (`@SkipThrottle({ day: true })` still skips one).
    */
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return this.reflector.getAllAndOverride<boolean>(SKIP_DEFAULT, [context.getHandler(), context.getClass()]) === true;
+    return this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP_DEFAULT, [context.getHandler(), context.getClass()]) === true;
   }
 
   /** Called by ThrottlerGuard once per throttler that applies: collects the window instead of counting it. */
   protected override async handleRequest({ context, limit, ttl, throttler, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
     const { req } = this.getRequestResponse(context);
-    const pending = (req as GuardedRequest)[PENDING];
+    const pending = pendingByContext.get(context);
     if (pending === undefined) throw new Error('PlanThrottlerGuard.handleRequest runs only inside decide()');
     const tracker = await getTracker(req, context);
     pending.tracker ??= generateKey(context, tracker, throttler.name!);
@@ -154,7 +144,7 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     let has = this.metadataByHandler.get(handler);
     if (has === undefined) {
       const keys = [...Reflect.getMetadataKeys(handler), ...Reflect.getMetadataKeys(context.getClass())];
-      has = keys.some((key) => typeof key === 'string' && key.startsWith(THROTTLER_METADATA));
+      has = keys.some((key) => typeof key === 'string' && key.startsWith(THROTTLER_METADATA_PREFIX));
       this.metadataByHandler.set(handler, has);
     }
     return has;

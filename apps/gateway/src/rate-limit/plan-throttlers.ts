@@ -3,19 +3,21 @@ import type { ThrottlerModuleOptions } from '@nestjs/throttler';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../plans/consumer';
+import { exchangeOf } from '../routing/api-exchange';
 import { ClientAddressResolver } from './client-address';
 import type { WindowSpec } from './rate-limit-store';
 
-/** The request as the throttlers read it: a consumer once authenticated, else only its address counts. */
-type ThrottledRequest = Pick<IncomingMessage, 'headers' | 'socket'> & { consumer?: Consumer };
+/** The request as the throttlers read it: its address counts when no consumer was authenticated. */
+type ThrottledRequest = Pick<IncomingMessage, 'headers' | 'socket'>;
 
-const requestOf = (context: ExecutionContext) => context.switchToHttp().getRequest<ThrottledRequest>();
+/** The consumer the pipeline authenticated for the request of `context` (its ApiExchange), if any. */
+const consumerOf = (context: ExecutionContext): Consumer | undefined => exchangeOf(context)?.consumer;
 
 export const consumerTracker = (name: string): string => `consumer:${name}`;
 
 /** The tracker a request is counted under: the consumer by name, or a client without a valid key by address. */
-export function trackerOf(request: ThrottledRequest, addresses: ClientAddressResolver): string {
-  return request.consumer ? consumerTracker(request.consumer.name) : `anonymous:${addresses.resolve(request)}`;
+export function trackerOf(request: ThrottledRequest, consumer: Consumer | undefined, addresses: ClientAddressResolver): string {
+  return consumer ? consumerTracker(consumer.name) : `anonymous:${addresses.resolve(request)}`;
 }
 
 /** A consumer's plan windows, as the throttlers resolve them (the admin API's usage reads the same). */
@@ -40,16 +42,16 @@ export function planThrottlerOptions(config: GatewayConfig, addresses: ClientAdd
       {
         name: 'minute',
         ttl: minute,
-        limit: (context) => requestOf(context).consumer?.limits.perMinute ?? config.rateLimit.anonymousPerMinute,
+        limit: (context) => consumerOf(context)?.limits.perMinute ?? config.rateLimit.anonymousPerMinute,
       },
       {
         name: 'day',
         ttl: day,
-        limit: (context) => requestOf(context).consumer?.limits.perDay ?? 0,
-        skipIf: (context) => requestOf(context).consumer === undefined,
+        limit: (context) => consumerOf(context)?.limits.perDay ?? 0,
+        skipIf: (context) => consumerOf(context) === undefined,
       },
     ],
-    getTracker: (request) => trackerOf(request as ThrottledRequest, addresses),
+    getTracker: (request, context) => trackerOf(request as ThrottledRequest, consumerOf(context), addresses),
     generateKey: (_context, tracker) => tracker,
     // PlanThrottlerGuard writes the spec's headers for all windows together.
     setHeaders: false,

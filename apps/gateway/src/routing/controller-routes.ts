@@ -1,7 +1,7 @@
-import { RequestMethod, Type } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { Type } from '@nestjs/common';
 import { MetadataScanner } from '@nestjs/core';
 import { match, MatchFunction } from 'path-to-regexp';
+import { controllerPaths, routeDeclaration } from '../nest-internals';
 
 /** One route a controller declares, read from Nest's own metadata (the same that Nest's router registers). */
 export interface ControllerRoute {
@@ -14,35 +14,30 @@ export interface ControllerRoute {
   /** The full template, as Express registers it: `/v1/pets/:petId`. */
   readonly path: string;
   /** Matches a raw (not decoded) path as Express's router does: case-insensitive, an optional trailing slash. */
-  readonly matchRouted: MatchFunction<Record<string, string>>;
-  /** The template's segments: a string is literal, null a parameter (`:petId`). */
-  readonly segments: ReadonlyArray<{ literal: string } | { param: string }>;
+  readonly match: MatchFunction<Record<string, string>>;
 }
 
 const joinPaths = (...parts: string[]) => `/${parts.flatMap((p) => p.split('/')).filter(Boolean).join('/')}`;
 
 /** Every route `controller` declares, in declaration order (the order Nest registers them in), under `prefix`. */
 export function controllerRoutes(controller: Type, prefix: string): ControllerRoute[] {
-  const base = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined ?? ''].flat();
   const routes: ControllerRoute[] = [];
   // The methods Nest's own explorer finds (inherited ones included), in its order.
   for (const methodName of new MetadataScanner().getAllMethodNames(controller.prototype)) {
     const handler = (controller.prototype as Record<string, unknown>)[methodName];
     if (typeof handler !== 'function') continue;
-    const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-    const verb = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-    if (paths === undefined || verb === undefined) continue;
-    for (const own of [paths].flat()) {
-      for (const head of base) {
+    const declared = routeDeclaration(handler);
+    if (declared === undefined) continue;
+    for (const own of declared.paths) {
+      for (const head of controllerPaths(controller)) {
         const path = joinPaths(prefix, head, own);
         routes.push({
           controller,
           handler: handler as ControllerRoute['handler'],
           methodName,
-          method: RequestMethod[verb],
+          method: declared.method,
           path,
-          matchRouted: match(path, { sensitive: false, trailing: true, end: true, decode: false }),
-          segments: path.split('/').slice(1).map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s })),
+          match: match(path, { sensitive: false, trailing: true, end: true, decode: false }),
         });
       }
     }
@@ -51,6 +46,6 @@ export function controllerRoutes(controller: Type, prefix: string): ControllerRo
 }
 
 /** Whether `route` answers `method` as Express does: HEAD is served by a GET route, ALL answers everything. */
-export function answersMethod(route: ControllerRoute, method: string | undefined): boolean {
+export function answersMethod(route: Pick<ControllerRoute, 'method'>, method: string | undefined): boolean {
   return route.method === method || route.method === 'ALL' || (method === 'HEAD' && route.method === 'GET');
 }

@@ -12,10 +12,10 @@ const RETENTION_EVERY_MS = 3_600_000;
 /** The first run waits a random delay up to this: instances started together do not all try at once. */
 const RETENTION_FIRST_WITHIN_MS = 60_000;
 
-/** What the recorder needs of a request: who it was, once the admission knows (unset: the anonymous row). */
+/** What the recorder needs of a request (its ApiExchange): who it was, once authenticated (unset: the anonymous row). */
 interface UsageSubject {
   consumer?: { name: string };
-  usageKeyId?: string;
+  keyId?: string;
 }
 
 /**
@@ -61,13 +61,14 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
 
   /**
    * Counts the answer to `request` when its response finishes (its final status, whoever wrote it: the proxy,
-   * a refusal, the exception filter). Called once per /v1 request, by the admission.
+   * a refusal, the exception filter). Called once per /v1 request, by the pipeline; who it was is read when it
+   * finishes, so that authentication may name the consumer meanwhile.
    */
-  track(request: UsageSubject, response: Response): void {
+  track(request: UsageSubject, response: Pick<Response, 'once' | 'statusCode'>): void {
     if (!this.config.usage.enabled) return;
     const started = this.clock.monotonic();
     response.once('finish', () => {
-      this.recorder.record(request.consumer?.name, request.usageKeyId, response.statusCode, this.clock.monotonic() - started, this.clock.now());
+      this.recorder.record(request.consumer?.name, request.keyId, response.statusCode, this.clock.monotonic() - started, this.clock.now());
     });
   }
 

@@ -1,9 +1,7 @@
 import { ApiError } from '@app/errors';
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
-import { Observable } from 'rxjs';
-import { Clock } from '../clock';
 
 export interface SunsetPolicy {
   deprecatedSince: Date;
@@ -16,7 +14,11 @@ export interface SunsetPolicy {
 
 const SUNSET = 'gateway:sunset';
 
-/** Marks an operation deprecated on the wire until `sunset`, and gone (410) from then on. */
+/**
+ * Marks an operation deprecated on the wire until `sunset`, and gone (410) from then on: Deprecation (RFC 9745,
+ * a structured date: `@<unix seconds>`), Sunset (RFC 8594, an HTTP date) and Link headers on every answer of it
+ * (the pipeline applies them), and 410 Gone with the Error body once the sunset has passed.
+ */
 export const Sunset = (policy: SunsetPolicy): MethodDecorator => SetMetadata(SUNSET, policy);
 
 /** The policy `@Sunset` put on a handler, if any. */
@@ -31,23 +33,5 @@ export function applySunset(policy: SunsetPolicy, response: Pick<Response, 'setH
   response.setHeader('Link', `<${policy.successor}>; rel="successor-version"`);
   if (now >= policy.sunset.getTime()) {
     throw new ApiError('GONE', `This operation was removed on ${policy.sunset.toISOString().slice(0, 10)}: use ${policy.replacement}.`);
-  }
-}
-
-/**
- * Deprecation (RFC 9745, a structured date: `@<unix seconds>`), Sunset (RFC 8594, an HTTP date) and Link
- * headers on every response of a deprecated operation; 410 Gone with the Error body once the sunset has passed.
- */
-@Injectable()
-export class SunsetInterceptor implements NestInterceptor {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly clock: Clock,
-  ) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const policy = sunsetPolicyOf(this.reflector, context.getHandler());
-    if (policy) applySunset(policy, context.switchToHttp().getResponse<Response>(), this.clock.now());
-    return next.handle();
   }
 }

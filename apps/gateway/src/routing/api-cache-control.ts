@@ -1,5 +1,3 @@
-import type { NextFunction, Request, Response } from 'express';
-
 /**
  * Cache-Control of every /v1 answer. Each one answers a request with credentials (or refuses it), carries its
  * caller's rate-limit state and is stale by the caller's next request: no cache may keep it. `no-store` is what
@@ -7,9 +5,3 @@ import type { NextFunction, Request, Response } from 'express';
  * corporate proxy), the ones that could hand one caller's answer to another, that it belongs to one caller.
  */
 export const API_CACHE_CONTROL = 'private, no-store';
-
-/** Sets API_CACHE_CONTROL; mounted on /v1 ahead of the admission, and called by the fast path at the same step. */
-export function apiCacheControl(_request: Request, response: Response, next: NextFunction): void {
-  response.setHeader('cache-control', API_CACHE_CONTROL);
-  next();
-}

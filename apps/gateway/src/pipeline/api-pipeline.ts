@@ -1,0 +1,170 @@
+import { AllExceptionsFilter, ApiError } from '@app/errors';
+import { HttpAppPipeline } from '@app/platform';
+import { recordEdgeRoute } from '@app/platform/tracing/edge-outcome';
+import { runQuietlyWhenUnsampled } from '@app/platform/tracing/unsampled';
+import { Injectable, Logger, Type } from '@nestjs/common';
+import { ApplicationConfig, Reflector } from '@nestjs/core';
+import cors from 'cors';
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { Clock } from '../clock';
+import { executionContext } from '../nest-internals';
+import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
+import { ApiExchange } from '../routing/api-exchange';
+import { apiPathOf, RouteMatch, RouteTable, UNROUTED } from '../routing/route-table';
+import { applySunset, sunsetPolicyOf, SunsetPolicy } from '../routing/sunset';
+import { UsageService } from '../usage/usage.service';
+import { API_CACHE_CONTROL } from '../routing/api-cache-control';
+
+type Listener = (request: IncomingMessage, response: ServerResponse) => void;
+
+const noop = (): void => undefined;
+
+/** The app's global guards the pipeline stands in for: ApiKeyGuard's deny-by-default is its authentication. */
+const SUPERSEDED_GLOBAL_GUARDS: readonly Type[] = [ApiKeyGuard];
+
+/** A CORS preflight (Fetch standard): OPTIONS with Origin and Access-Control-Request-Method. Browsers send no credentials with it. */
+const isPreflight = (request: IncomingMessage): boolean =>
+  request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+
+/**
+ * The one way into /v1. Every request under /v1, whatever its shape (any case, a trailing slash, HEAD, OPTIONS,
+ * an Origin, an absolute-form target, a path or method no route takes), runs this sequence, once:
+ *
+ *   0. the steps every request of the app takes (request id, metrics, request log, security headers), the /v1
+ *      Cache-Control, and CORS: a preflight is answered here (204), before authentication, and counts nothing;
+ *   1. identify the route (RouteTable: the controllers' own routes, as Express's router would match them);
+ *   2. authenticate the API key (ApiKeyAuthenticator);
+ *   3. decide the limits, exactly once (PlanThrottlerGuard.decide: the consumer's plan windows, or the address's
+ *      anonymous window for a request without a valid key), and set the rate-limit headers;
+ *   4. answer: the refusal (401, 503), the 404/405/400 of a request no route takes, or the route's handler
+ *      (deprecation headers first), which forwards to the pets service;
+ *   5. after the answer, whoever wrote it: the usage history (UsageService.track), metrics and the log line.
+ *
+ * What the steps share travels in one ApiExchange. It is installed as the HTTP server's request listener, in
+ * front of Express, which keeps everything outside /v1 (health, the docs); Express's router never sees a /v1
+ * request, so there is no second entrance to keep equal to this one. The one exception filter writes every
+ * error. Framework internals it needs come from nest-internals.ts only.
+ */
+@Injectable()
+export class ApiPipeline {
+  private readonly logger = new Logger('ApiPipeline');
+  private readonly sunsets = new WeakMap<object, SunsetPolicy | undefined>();
+
+  constructor(
+    private readonly routes: RouteTable,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly limits: PlanThrottlerGuard,
+    private readonly usage: UsageService,
+    private readonly clock: Clock,
+    private readonly reflector: Reflector,
+    private readonly appConfig: ApplicationConfig,
+  ) {}
+
+  /** Takes every /v1 request off the server, ahead of Express (`express`), which keeps the rest. */
+  install(server: Server, express: Express, app: HttpAppPipeline): void {
+    this.refuseUnappliedGlobals();
+    const listeners = server.listeners('request');
+    if (listeners.length !== 1) throw new Error(`Expected one request listener on the gateway's server, found ${listeners.length}`);
+    const fallback = listeners[0] as Listener;
+    const handle = this.handler(express, app, fallback);
+    server.removeListener('request', fallback);
+    server.on('request', handle);
+  }
+
+  /** The app's global guards, interceptors and pipes: only those whose work the pipeline does itself. */
+  private refuseUnappliedGlobals(): void {
+    const guards = [...this.appConfig.getGlobalGuards(), ...this.appConfig.getGlobalRequestGuards().map((wrapper) => wrapper.instance)];
+    const unapplied = [
+      ...guards.filter((guard) => !SUPERSEDED_GLOBAL_GUARDS.some((type) => guard instanceof type)),
+      ...this.appConfig.getGlobalInterceptors(),
+      ...this.appConfig.getGlobalRequestInterceptors(),
+      ...this.appConfig.getGlobalPipes(),
+      ...this.appConfig.getGlobalRequestPipes(),
+    ];
+    if (unapplied.length > 0) {
+      const names = unapplied.map((enhancer) => (enhancer as object).constructor.name).join(', ');
+      throw new Error(`The /v1 pipeline does not apply the global ${names}: apply it in ApiPipeline, or not globally.`);
+    }
+  }
+
+  private handler(express: Express, app: HttpAppPipeline, fallback: Listener): Listener {
+    const everyRequest: readonly RequestHandler[] = app.everyRequest;
+    const filter = app.filter;
+    const corsHandler = app.cors ? cors(app.cors) : undefined;
+
+    const run = (exchange: ApiExchange): void => {
+      const { request, response } = exchange;
+      // What Express's app.handle would set and the shared steps read; the objects stay Node's own (Express
+      // swaps both prototypes per request, which V8 pays for on every later access): only an error gets them.
+      request.app = express;
+      request.originalUrl = request.url;
+      request.baseUrl = '';
+      const matched = this.routes.match(request.method, exchange.path);
+      if (matched.kind !== 'not-found') request.route = { path: matched.kind === 'route' ? matched.route.path : matched.template };
+      for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
+      response.setHeader('cache-control', API_CACHE_CONTROL);
+      if (corsHandler && request.headers.origin !== undefined && (request.method !== 'OPTIONS' || isPreflight(request))) {
+        let preflightAnswered = true;
+        corsHandler(request, response, () => (preflightAnswered = false));
+        if (preflightAnswered) return;
+      }
+      if (request.route) recordEdgeRoute(request.method, (request.route as { path: string }).path);
+      this.usage.track(exchange, response);
+      this.serve(exchange, matched).catch((error: unknown) => this.answerError(express, filter, exchange, error));
+    };
+
+    return (incoming, outgoing) => {
+      const path = apiPathOf(incoming.url);
+      if (path === undefined) return fallback(incoming, outgoing);
+      runQuietlyWhenUnsampled(() => run(new ApiExchange(incoming as Request, outgoing as unknown as Response, path)));
+    };
+  }
+
+  /** Steps 2 to 4. */
+  private async serve(exchange: ApiExchange, matched: RouteMatch): Promise<void> {
+    const authentication = await this.authenticator.authenticate(exchange.request.headers.authorization);
+    if (authentication.outcome === 'valid') {
+      exchange.consumer = authentication.consumer;
+      exchange.keyId = authentication.keyId;
+    }
+    const route = matched.kind === 'route' ? matched.route : UNROUTED;
+    await this.limits.decide(executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler));
+    if (authentication.outcome === 'refused') throw authentication.refusal;
+
+    if (matched.kind === 'not-found') throw new ApiError('NOT_FOUND', `No route for ${exchange.request.method} ${exchange.path}.`);
+    if (matched.kind === 'method-not-allowed') {
+      throw new ApiError('METHOD_NOT_ALLOWED', `Method ${exchange.request.method} is not allowed on ${exchange.path}.`, { Allow: matched.allow.join(', ') });
+    }
+    if (matched.kind === 'undecodable') throw new ApiError('VALIDATION_FAILED', `Failed to decode param '${matched.segment}'`);
+
+    const sunset = this.sunsetOf(matched.route.handler);
+    if (sunset) applySunset(sunset, exchange.response, this.clock.now());
+    await matched.route.invoke({ request: exchange.request, response: exchange.response, url: exchange.request.url, params: matched.params, custom: exchange });
+  }
+
+  /** A route's @Sunset policy, read once per handler. */
+  private sunsetOf(handler: object): SunsetPolicy | undefined {
+    if (!this.sunsets.has(handler)) this.sunsets.set(handler, sunsetPolicyOf(this.reflector, handler));
+    return this.sunsets.get(handler);
+  }
+
+  /** The one exception filter writes the Error body, through Express's response methods. */
+  private answerError(express: Express, filter: AllExceptionsFilter, exchange: ApiExchange, error: unknown): void {
+    const { request, response } = exchange;
+    try {
+      Object.setPrototypeOf(request, express.request);
+      Object.setPrototypeOf(response, express.response);
+      (request as unknown as { res: Response }).res = response;
+      (response as unknown as { req: Request }).req = request;
+      response.locals ??= Object.create(null) as Response['locals'];
+      filter.catch(error, executionContext([request, response, noop]));
+    } catch (failure) {
+      // Never an unhandled rejection (it would stop the process): the connection goes instead of an answer.
+      this.logger.error(`Could not answer ${request.method} ${exchange.path}`, failure instanceof Error ? failure.stack : String(failure));
+      response.destroy();
+    }
+  }
+}

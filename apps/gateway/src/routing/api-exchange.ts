@@ -1,0 +1,33 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Consumer } from '../plans/consumer';
+
+/**
+ * One /v1 request on its way through the pipeline (apps/gateway/src/pipeline): what each step learns and a
+ * later one reads, in one typed object passed along, rather than fields and symbols put on the request.
+ */
+export class ApiExchange {
+  /** The authenticated consumer; unset until authentication accepts the key (and for every refused request). */
+  consumer?: Consumer;
+  /** The id of the key it came with (never the key), for the usage history. */
+  keyId?: string;
+
+  constructor(
+    readonly request: Request,
+    readonly response: Response,
+    /** The request target's path (no query), as received: `/v1/pets/42`. */
+    readonly path: string,
+  ) {}
+}
+
+/** The exchange of the request `context` was built for by the pipeline, or undefined (a request Nest's router took). */
+export function exchangeOf(context: ExecutionContext): ApiExchange | undefined {
+  const candidate: unknown = context.getArgByIndex(2);
+  return candidate instanceof ApiExchange ? candidate : undefined;
+}
+
+/** What `@Exchange()` resolves to; the pipeline recognises the decorator by this function. */
+export const resolveExchange = (_data: unknown, context: ExecutionContext): ApiExchange | undefined => exchangeOf(context);
+
+/** A /v1 handler's argument: the exchange the pipeline carries (the consumer, the key, the request and response). */
+export const Exchange = createParamDecorator(resolveExchange);
