@@ -13,7 +13,8 @@
  * times the gateway's CPU per request over the same interval (utime + stime from /proc, so that the table adds
  * up to what `npm run bench` prints; the threads the profile does not see, GC helpers and libuv's, are spread in
  * proportion). Prints the table, writes bench/results/request-budget.json and keeps the profile there too
- * (open it in Chrome's DevTools). Options: --no-build, --post, --duration S, --interval US, --connections N;
+ * (open it in Chrome's DevTools). Options: --no-build, --post, --origin (every request carries `Origin: 
+ * https://app.example`, with CORS_ORIGINS allowing it: a browser client), --duration S, --interval US, --connections N;
  * --tracing RATIO turns tracing on in both apps (OTLP/HTTP to a receiver in this process that drops the spans,
  * `parentbased_traceidratio` RATIO); --app pets profiles the pets service instead (it takes core 0, the gateway
  * core 1); --by-package puts each sample under the package (or Node internal module) of its innermost frame
@@ -30,6 +31,7 @@ const DURATION = Number(option(args, '--duration', '10'));
 const INTERVAL_US = Number(option(args, '--interval', '250'));
 const CONNECTIONS = Number(option(args, '--connections', '32'));
 const POST = args.includes('--post');
+const ORIGIN = args.includes('--origin') ? 'https://app.example' : undefined;
 const TRACING = option(args, '--tracing', '');
 const PROFILED = option(args, '--app', 'gateway');
 const BY_PACKAGE = args.includes('--by-package');
@@ -51,19 +53,19 @@ const STEPS = [
   { step: 'metrics (prom-client, on finish)', file: /http-metrics\.js$|prom-client/ },
   { step: 'request log (pino, on finish)', file: /request-logging\.js$|[/]pino|sonic-boom/ },
   { step: 'security headers', file: /security-headers\.js$/ },
-  { step: 'Cache-Control', file: /cache-control\.middleware\.js$/ },
+  { step: 'CORS (the cors package)', file: /node_modules\/(cors|vary|object-assign)\// },
   { step: 'usage recording', file: /gateway\/src\/usage\// },
-  { step: 'admission: key lookup (hash, cache)', file: /consumers\/(api-key|key-cache\.service|key-filter)\.js$/ },
-  { step: 'admission: rate-limit headers', file: /rate-limit-headers\.js$/ },
-  { step: 'admission: throttler decision (guard, store, Redis client)', file: /rate-limit\/|@nestjs\/throttler|ioredis|redis-parser|denque|cluster-key-slot/ },
-  { step: 'admission: the rest (middleware, context)', file: /admission\.middleware\.js$|execution-context-host/ },
+  { step: 'authentication: key lookup (hash, cache)', file: /consumers\/(api-key|key-cache\.service|key-filter)\.js$|auth\/api-key-authenticator\.js$/ },
+  { step: 'limits: rate-limit headers', file: /rate-limit-headers\.js$/ },
+  { step: 'limits: throttler decision (guard, store, Redis client)', file: /rate-limit\/|@nestjs\/throttler|ioredis|redis-parser|denque|cluster-key-slot/ },
+  { step: 'pipeline: the sequence, route match, context', file: /pipeline\/api-pipeline\.js$|routing\/route-table\.js$|nest-internals\.js$|execution-context-host|path-to-regexp/ },
   { step: 'tracing hooks (edge outcome, off)', file: /tracing\/edge-outcome\.js$/ },
   { step: 'answer: write the response (node:http)', file: /^node:_http_outgoing$/ },
   { step: 'answer: write the response (node:http)', fn: /^(writeHead|_implicitHeader|resOnFinish|onServerResponseClose)$/, file: /^node:_http_server$/ },
   { step: 'forward: upstream request and answer (undici)', file: /undici/ },
   { step: 'forward: body read', file: /errors\/src\/request-body\.js$|body-parser|raw-body|type-is|on-finished|iconv|content-type/ },
   { step: 'forward: headers, links', file: /proxy\/(upstream\.service|next-link|public-location)\.js$/ },
-  { step: 'controller and fast path (match, params, sunset)', file: /proxy\/(proxy-fast-path|fast-path-routes|pets-proxy\.controller|sunset\.interceptor)\.js$/ },
+  { step: 'controller and sunset', file: /proxy\/pets-proxy\.controller\.js$|routing\/(sunset|api-exchange)\.js$/ },
   { step: 'parse: HTTP parser, IncomingMessage (node:http)', file: /^node:(_http_common|_http_server|_http_incoming)$/ },
 ];
 /** Node internals shared by several steps (sockets, streams, events): a sample in them goes to the step that called them. */
@@ -160,6 +162,7 @@ async function main() {
       GATEWAY_DATABASE_URL: database.url,
       ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: admin.token,
+      ...(ORIGIN ? { CORS_ORIGINS: ORIGIN } : {}),
     });
     await support.waitForHttp(`http://127.0.0.1:${petsPort}/health/live`);
     await support.waitForHttp(`http://127.0.0.1:${gatewayPort}/health/live`);
@@ -185,7 +188,7 @@ async function main() {
     const options = {
       url: `http://127.0.0.1:${targetPort}/v1/pets${POST ? '' : '?limit=20'}`,
       connections: CONNECTIONS,
-      headers: { authorization: `Bearer ${key}`, ...(POST ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${key}`, ...(POST ? { 'content-type': 'application/json' } : {}), ...(ORIGIN ? { origin: ORIGIN } : {}) },
       ...(POST ? { method: 'POST', body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }) } : {}),
     };
     const load = (duration) => new Promise((resolve, reject) => autocannon({ ...options, duration }, (error, result) => (error ? reject(error) : resolve(result))));

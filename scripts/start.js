@@ -48,6 +48,8 @@ function appEnvironment(databaseEnv, name) {
     env.PORTAL_API_URL = process.env.PORTAL_API_URL || `http://localhost:${process.env.PORT || 3000}/v1`;
   }
   // The portal's API reference calls the gateway from the portal's origin (another port): CORS lets it.
+  // The in-process counters (no Redis) survive a restart: written at shutdown, read at start.
+  if (name === 'gateway' && !process.env.REDIS_URL && process.env.RATE_LIMIT_STATE_FILE === undefined) env.RATE_LIMIT_STATE_FILE = '.data/rate-limits.json';
   if (name === 'gateway' && !process.env.CORS_ORIGINS && wantsPortal) env.CORS_ORIGINS = `http://localhost:${portalPort()},http://127.0.0.1:${portalPort()}`;
   // The operator console keeps its sessions in the same database (schema console) and calls the admin API.
   if (name === 'console') {
@@ -200,6 +202,7 @@ async function waitUntilReady(names, { quiet = false } = {}) {
   if (names.includes('gateway')) {
     parts.push(`gateway on http://localhost:${port}/v1, Swagger UI on http://localhost:${port}/docs`);
     parts.push(`admin API (private) on http://127.0.0.1:${process.env.ADMIN_PORT || 3002}/docs`);
+    if (!process.env.REDIS_URL) parts.push(`rate-limit counters in-process, kept across restarts in ${process.env.RATE_LIMIT_STATE_FILE || '.data/rate-limits.json'}`);
   }
   if (names.includes('pets')) parts.push(`pets service on http://127.0.0.1:${process.env.PETS_PORT || 3001}`);
   if (names.includes('portal')) parts.push(`developer portal on ${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}/`);

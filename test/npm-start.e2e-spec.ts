@@ -45,6 +45,7 @@ async function start(command: string, args: string[]): Promise<Started> {
       PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: tokenFile, PORTAL_PORT: String(ports.portal),
       GATEWAY_DATABASE_URL: '',
       CONSOLE_PORT: String(ports.console), CONSOLE_SESSION_SECRET_FILE: join(dirname(tokenFile), 'console-session-secret'), CONSOLE_DATABASE_URL: '', ADMIN_URL: '',
+      RATE_LIMIT_STATE_FILE: join(dirname(tokenFile), 'rate-limits.json'),
       DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -93,7 +94,8 @@ describe('npm start', () => {
     const readyLines = started.output().match(/^Ready: .*$/gm) ?? [];
     expect(readyLines).toEqual([
       `Ready: gateway on http://localhost:${started.ports.gateway}/v1, Swagger UI on http://localhost:${started.ports.gateway}/docs; ` +
-        `admin API (private) on http://127.0.0.1:${started.ports.admin}/docs; pets service on http://127.0.0.1:${started.ports.pets}; ` +
+        `admin API (private) on http://127.0.0.1:${started.ports.admin}/docs; ` +
+        `rate-limit counters in-process, kept across restarts in ${join(dirname(started.tokenFile), 'rate-limits.json')}; pets service on http://127.0.0.1:${started.ports.pets}; ` +
         `developer portal on http://localhost:${started.ports.portal}/; operator console (private) on http://127.0.0.1:${started.ports.console}`,
     ]);
     // "Ready" means ready: both answer their readiness at that moment.
@@ -117,6 +119,8 @@ describe('npm start', () => {
     expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console], 15_000)).toBe(true);
     // Gone with the gateway: the CLI does not send the token to whatever takes the port next.
     expect(existsSync(urlFile)).toBe(false);
+    // The in-process counters were written as the gateway stopped, for the next start to resume.
+    expect(JSON.parse(readFileSync(join(dirname(started.tokenFile), 'rate-limits.json'), 'utf8'))).toMatchObject({ version: 1 });
   }, 300_000);
 
   it('stops both apps on SIGINT to the start script itself', async () => {

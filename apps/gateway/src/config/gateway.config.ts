@@ -143,6 +143,12 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('RATE_LIMIT_MEMORY_MAX_TRACKERS', 100, 100000000)
   RATE_LIMIT_MEMORY_MAX_TRACKERS = 100000;
 
+  // The in-process counters kept across a restart (npm start sets .data/rate-limits.json); unset: a restart forgets them.
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'RATE_LIMIT_STATE_FILE must be a file path (or unset)' })
+  RATE_LIMIT_STATE_FILE?: string = undefined;
+
   // Redis Cluster, Sentinel, TLS and credentials (issue #14): at most one of REDIS_URL, REDIS_CLUSTER_NODES,
   // REDIS_SENTINELS (checked in redisConnectionFromEnvironment).
   @IsOptional()
@@ -245,6 +251,8 @@ export interface GatewayConfig {
     failureMode: 'open' | 'closed';
     /** Most trackers the in-process counters hold; the least recently seen is evicted beyond it. */
     memoryMaxTrackers: number;
+    /** Where the in-process counters are written at shutdown and read at start (without Redis); unset: not kept. */
+    stateFile?: string;
     /** Window lengths; fixed by the plans (a minute, a day), shorter only in tests. */
     windowMs: { minute: number; day: number };
   };
@@ -319,6 +327,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       banGraceMs: e.BAN_GRACE_MS,
       failureMode: e.RATE_LIMIT_FAILURE_MODE,
       memoryMaxTrackers: e.RATE_LIMIT_MEMORY_MAX_TRACKERS,
+      stateFile: e.RATE_LIMIT_STATE_FILE,
       windowMs: { minute: 60_000, day: 86_400_000 },
     },
     trustProxy: expressTrustProxy(e.TRUST_PROXY),

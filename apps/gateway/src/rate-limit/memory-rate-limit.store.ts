@@ -14,6 +14,12 @@ interface TrackerState {
   bannedUntil?: number;
 }
 
+/** The counters as written to RATE_LIMIT_STATE_FILE: absolute times (Unix ms), so that a restart resumes them. */
+export interface MemoryRateLimitSnapshot {
+  version: 1;
+  trackers: Array<[key: string, state: { windows: Array<[name: string, Counter]>; refusals?: TrackerState['refusals']; bannedUntil?: number }]>;
+}
+
 /**
  * In-process counters: the embedded default, and the fallback while Redis is gone. JavaScript runs one
  * request's decision to the end before the next, so it is atomic within the process. The same algorithm as
@@ -123,6 +129,27 @@ export class MemoryRateLimitStore extends RateLimitStore {
     if (!tracker) return;
     tracker.bannedUntil = undefined;
     tracker.refusals = undefined;
+  }
+
+  /** Everything not yet expired, least recently seen first (the order restore() keeps). */
+  snapshot(): MemoryRateLimitSnapshot {
+    const now = this.clock.now();
+    const trackers: MemoryRateLimitSnapshot['trackers'] = [];
+    for (const [key, tracker] of this.trackers) {
+      if (!this.expire(tracker, now)) continue;
+      trackers.push([key, { windows: [...tracker.windows], refusals: tracker.refusals, bannedUntil: tracker.bannedUntil }]);
+    }
+    return { version: 1, trackers };
+  }
+
+  /** Takes back a snapshot (at start, before any request): what has expired since is dropped. */
+  restore(snapshot: MemoryRateLimitSnapshot): number {
+    const now = this.clock.now();
+    for (const [key, state] of snapshot.trackers.slice(-this.maxTrackers)) {
+      const tracker: TrackerState = { windows: new Map(state.windows), refusals: state.refusals, bannedUntil: state.bannedUntil };
+      if (this.expire(tracker, now)) this.trackers.set(key, tracker);
+    }
+    return this.trackers.size;
   }
 
   override async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
@@ -10,12 +10,16 @@ import { planThrottlerOptions } from './plan-throttlers';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimitStore } from './rate-limit-store';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
+import { restoreCounters, saveCounters } from './rate-limit-state-file';
 
 /** In-process counters by default; Redis (one server, a Cluster or Sentinel), shared by every instance, when configured. */
 async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLimitMetrics): Promise<RateLimitStore> {
   const memory = new MemoryRateLimitStore(clock, config.rateLimit.memoryMaxTrackers);
   metrics.watchTrackers(() => memory.size);
-  if (!config.redis) return memory;
+  if (!config.redis) {
+    if (config.rateLimit.stateFile) restoreCounters(memory, config.rateLimit.stateFile);
+    return memory;
+  }
   const redis = new RedisRateLimitStore(
     { connection: config.redis.connection, keyPrefix: config.redis.keyPrefix, replyTimeoutMs: config.redis.commandTimeoutMs, failureMode: config.rateLimit.failureMode },
     memory,
@@ -36,17 +40,22 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
   exports: [RateLimitStore, ClientAddressResolver, RateLimitMetrics],
 })
 class RateLimitStoreModule implements OnApplicationShutdown {
-  constructor(private readonly store: RateLimitStore) {}
+  constructor(
+    private readonly store: RateLimitStore,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    // After the server stopped taking requests: the in-process counters as they end.
+    const file = this.config.rateLimit.stateFile;
+    if (file && this.store instanceof MemoryRateLimitStore) saveCounters(this.store, file);
     await this.store.close();
   }
 }
 
 /**
  * @nestjs/throttler, keyed by plan: ThrottlerModule with the plan windows and the project's store as its
- * ThrottlerStorage, and PlanThrottlerGuard, which the admission runs for every /v1 request (and Nest's guard
- * chain on every route, where it passes what the admission decided).
+ * ThrottlerStorage, and PlanThrottlerGuard, which the /v1 pipeline runs once for every request.
  */
 @Module({
   imports: [
