@@ -2,12 +2,21 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** The folder tree is the architecture: apps never import each other, libs never import apps. */
-const appBoundary = (other) => ({
+const appBoundary = (other, ...more) => ({
   'no-restricted-imports': [
     'error',
-    { patterns: [{ group: [`**/apps/${other}/**`, `**/${other}/src/**`], message: `Apps never import each other (${other}).` }] },
+    { patterns: [{ group: [`**/apps/${other}/**`, `**/${other}/src/**`], message: `Apps never import each other (${other}).` }, ...more] },
   ],
 });
+
+/**
+ * A framework's internal paths (`@nestjs/<package>/dist/...`, `/constants`, `/internal`, `/helpers/...`) are
+ * imported in one adapter only (apps/gateway/src/nest-internals.ts): an upgrade that moves one breaks one file.
+ */
+const FRAMEWORK_INTERNALS = {
+  group: ['@nestjs/*/*', '@nestjs/*/*/**'],
+  message: "A framework's internal path is imported in apps/gateway/src/nest-internals.ts only: import the package's public API, or add it there.",
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'libs/client/dist/**', 'libs/client/src/generated/**', 'libs/web/src/generated/**', 'node_modules/**', 'coverage/**', '.data/**', 'artifacts/**'] },
@@ -18,7 +27,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  { files: ['apps/pets/**/*.ts'], rules: appBoundary('gateway') },
+  { files: ['apps/pets/**/*.ts'], rules: appBoundary('gateway', FRAMEWORK_INTERNALS) },
+  { files: ['apps/portal/**/*.ts', 'apps/console/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_INTERNALS] }] } },
   {
     files: ['apps/gateway/**/*.ts'],
     ignores: ['apps/gateway/src/nest-internals.ts'],
@@ -28,8 +38,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/apps/pets/**', '**/pets/src/**'], message: 'Apps never import each other (pets).' },
-            // One adapter for the framework's internals: an upgrade that moves one breaks one file, at start-up.
-            { group: ['@nestjs/*/*', '@nestjs/*/*/**'], message: "A framework's internal path is imported in apps/gateway/src/nest-internals.ts only: import the package's public API, or add it there." },
+            FRAMEWORK_INTERNALS,
           ],
         },
       ],
@@ -38,7 +47,7 @@ export default tseslint.config(
   {
     files: ['libs/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/apps/**'], message: 'Libs never import apps.' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/apps/**'], message: 'Libs never import apps.' }, FRAMEWORK_INTERNALS] }],
     },
   },
   {

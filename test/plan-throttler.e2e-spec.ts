@@ -1,86 +1,65 @@
 import { randomBytes } from 'node:crypto';
-import { AppMetrics } from '@app/platform';
-import { Controller, Get, Global, INestApplication, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
-import { Test } from '@nestjs/testing';
+import { Controller, Get, Res } from '@nestjs/common';
 import { SkipThrottle, Throttle, ThrottlerGuard } from '@nestjs/throttler';
-import type { NextFunction, Request, Response } from 'express';
-import { Clock, SystemClock } from '../apps/gateway/src/clock';
-import { GATEWAY_CONFIG, loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
+import type { Response } from 'express';
 import { PlanThrottlerGuard } from '../apps/gateway/src/rate-limit/plan-throttler.guard';
-import { RateLimitModule } from '../apps/gateway/src/rate-limit/rate-limit.module';
 import { RateLimitStore } from '../apps/gateway/src/rate-limit/rate-limit-store';
+import { RouteTable } from '../apps/gateway/src/routing/route-table';
+import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { call } from './support/http';
 
 /**
- * PlanThrottlerGuard as a Nest developer meets it: the global guard of an app with ThrottlerModule (RateLimitModule),
- * on the project's store (Redis when REDIS_URL is set, else in process). The consumer (as the gateway's admission
- * would have authenticated it) comes from a header here; its plan allows 3 requests a minute and 100 a day.
+ * PlanThrottlerGuard as the /v1 pipeline drives it, on the project's store (Redis when REDIS_URL is set, else in
+ * process): a gateway serving this controller's routes in place of the pets controller (RouteTable.serveOnly),
+ * its consumers' agreed limits 3 requests a minute and 100 a day, the anonymous limit 4 a minute.
  */
 @Controller('t')
 class ThrottledRoutes {
   @Get('plan')
-  plan(): string {
-    return 'ok';
+  plan(@Res() response: Response): void {
+    response.end('ok');
   }
 
   @Get('tight')
   @Throttle({ minute: { limit: 2 } })
-  tight(): string {
-    return 'ok';
+  tight(@Res() response: Response): void {
+    response.end('ok');
   }
 
   @Get('free')
   @SkipThrottle()
-  free(): string {
-    return 'ok';
+  free(@Res() response: Response): void {
+    response.end('ok');
   }
 }
 
 describe('PlanThrottlerGuard (ThrottlerGuard keyed by plan)', () => {
-  let app: INestApplication;
-  let url: string;
-  const prefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`;
-  const config = loadGatewayConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error', ANON_RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: prefix });
-
-  @Global()
-  @Module({
-    providers: [
-      { provide: GATEWAY_CONFIG, useValue: config },
-      { provide: Clock, useValue: new SystemClock() },
-      { provide: AppMetrics, useValue: new AppMetrics('throttler-test') },
-    ],
-    exports: [GATEWAY_CONFIG, Clock, AppMetrics],
-  })
-  class Core {}
+  let gateway: GatewayUnderTest;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [Core, RateLimitModule],
-      controllers: [ThrottledRoutes],
-      providers: [{ provide: APP_GUARD, useExisting: PlanThrottlerGuard }],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    app.use((request: Request & { consumer?: unknown }, _response: Response, next: NextFunction) => {
-      const name = request.headers['x-consumer'];
-      if (typeof name === 'string') request.consumer = { name, plan: 'free', limits: { perMinute: 3, perDay: 100 } };
-      next();
-    });
-    await app.listen(0, '127.0.0.1');
-    url = await app.getUrl();
+    // No request reaches the pets service: the routes are the test's own.
+    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:9', env: { ANON_RATE_LIMIT_PER_MINUTE: '4' } });
+    gateway.app.get(RouteTable).serveOnly(ThrottledRoutes, new ThrottledRoutes());
   });
-  afterAll(() => app?.close());
+  afterAll(() => gateway?.close());
 
-  const as = (consumer: string | undefined, path: string) => call(`${url}/t/${path}`, { headers: consumer ? { 'x-consumer': consumer } : {} });
+  const keys = new Map<string, string>();
+  const keyOf = async (consumer: string) => {
+    if (!keys.has(consumer)) keys.set(consumer, await mintKey(gateway, 'enterprise', consumer, { perMinute: 3, perDay: 100 }));
+    return keys.get(consumer)!;
+  };
+  const as = async (consumer: string | undefined, path: string) =>
+    call(`${gateway.url}/v1/t/${path}`, { headers: consumer ? { authorization: `Bearer ${await keyOf(consumer)}` } : {} });
   const statuses = async (consumer: string | undefined, path: string, n: number) => {
     const seen: number[] = [];
     for (let i = 0; i < n; i += 1) seen.push((await as(consumer, path)).status);
     return seen;
   };
 
-  it('is a ThrottlerGuard, and the store is ThrottlerModule\'s storage', () => {
-    expect(app.get(PlanThrottlerGuard)).toBeInstanceOf(ThrottlerGuard);
-    expect(app.get(RateLimitStore)).toBeDefined();
+  it('is a ThrottlerGuard, and its storage is the project\'s rate-limit store', () => {
+    const guard = gateway.app.get(PlanThrottlerGuard);
+    expect(guard).toBeInstanceOf(ThrottlerGuard);
+    expect((guard as unknown as { storageService: unknown }).storageService).toBe(gateway.app.get(RateLimitStore));
   });
 
   it('holds a consumer to its plan, in one window set across routes, with the spec headers', async () => {
@@ -118,8 +97,9 @@ describe('PlanThrottlerGuard (ThrottlerGuard keyed by plan)', () => {
   });
 
   it('counts a request without a consumer by address at the anonymous limit, with no day window', async () => {
+    // Without a key the answer is 401, counted on the address: the fifth is over the anonymous limit.
     const seen = await statuses(undefined, 'plan', 5);
-    expect(seen).toEqual([200, 200, 200, 200, 429]);
+    expect(seen).toEqual([401, 401, 401, 401, 429]);
     expect((await as(undefined, 'plan')).headers.get('ratelimit-policy')).toBe('"minute";q=4;w=60');
   });
 });

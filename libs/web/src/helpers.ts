@@ -5,7 +5,8 @@ type Handlebars = { registerHelper(name: string, fn: (...args: never[]) => unkno
 
 /**
  * Template helpers: `{{url "/consumers"}}` (the base path joined), `{{concat a b}}`, `{{eq a b}}`, `{{startsWith s prefix}}`, `{{includes list item}}`,
- * `{{utc iso}}` (a date-time as "2026-11-24 13:05 UTC"), `{{number n}}` (thousands separated).
+ * `{{utc iso}}` (a date-time as "2026-11-24 13:05 UTC"), `{{number n}}` (thousands separated), `{{duration seconds}}`
+ * ("23 h 56 min", "42 s").
  */
 export function registerWebHelpers(handlebars: Handlebars): void {
   handlebars.registerHelper('url', (appPath: string, options: HelperOptions) => href(String((options.data as { root?: { base?: string } }).root?.base ?? ''), String(appPath)));
@@ -17,6 +18,26 @@ export function registerWebHelpers(handlebars: Handlebars): void {
   handlebars.registerHelper('includes', (list: unknown, item: unknown) => Array.isArray(list) && list.includes(item));
   handlebars.registerHelper('utc', (value: unknown) => formatUtc(value));
   handlebars.registerHelper('number', (value: unknown) => (typeof value === 'number' ? value.toLocaleString('en-US') : String(value ?? '')));
+  handlebars.registerHelper('duration', (value: unknown) => formatDuration(value));
+}
+
+/** Seconds as a person reads them: "42 s", "3 min 5 s", "23 h 56 min", "2 d 4 h" (the largest unit and the next). */
+export function formatDuration(value: unknown): string {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return String(value ?? '');
+  const units: Array<[string, number]> = [['d', 86_400], ['h', 3_600], ['min', 60], ['s', 1]];
+  let rest = Math.ceil(value);
+  const counts = units.map(([name, size]) => {
+    const count = Math.floor(rest / size);
+    rest -= count * size;
+    return [name, count] as const;
+  });
+  const first = counts.findIndex(([, count]) => count > 0);
+  if (first < 0) return '0 s';
+  return counts
+    .slice(first, first + 2)
+    .filter(([, count], index) => index === 0 || count > 0)
+    .map(([name, count]) => `${count} ${name}`)
+    .join(' ');
 }
 
 export function formatUtc(value: unknown): string {

@@ -1,5 +1,7 @@
 import { ThrottlerStorage } from '@nestjs/throttler';
-import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+
+/** What ThrottlerStorage.increment answers (the package does not export the record type from its entry point). */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 import type { Pool } from 'pg';
 
 /**

@@ -1,6 +1,6 @@
 import { ExecutionContext, HttpException, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
-import type { ThrottlerLimitDetail } from '@nestjs/throttler/dist/throttler.guard.interface';
+import type { ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { Request } from 'express';
 
 /** The address a request came from (behind nginx, the client's: PORTAL_TRUST_PROXY). */
