@@ -9,6 +9,7 @@ import { buildOpenApiDocument } from './docs/openapi';
 import { GatewayAppModule, GatewayOptions } from './gateway-app.module';
 import { API_PREFIX, UNPREFIXED_PATHS } from './routing/api-routes';
 import { ApiPipeline } from './pipeline/api-pipeline';
+import { ApiExchange } from './routing/api-exchange';
 import type { Server } from 'node:http';
 
 /** What a browser client may read with CORS on: the rate-limit state, Retry-After, deprecation, the id, a new animal's Location. */
@@ -30,7 +31,8 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     trustProxy: options.config.trustProxy,
     // Bodies are read by the proxy after authentication and rate limiting (UpstreamService), not here.
     body: [],
-    observability: { logger, metrics },
+    // The request log names the consumer the pipeline authenticated (its exchange), never the key.
+    observability: { logger, metrics, callerOf: (request) => ApiExchange.of(request)?.consumer },
     corsOrigins: options.config.corsOrigins,
     exposedHeaders: EXPOSED_HEADERS,
     serverLimits: options.config.http,

@@ -8,7 +8,7 @@ import { quietWhenUnsampled } from './tracing/unsampled';
 import { AppMetrics } from './observability/http-metrics';
 import { HttpServerLimits, hardenHttpServer } from './http-server';
 import { requestId } from './observability/request-id.middleware';
-import { requestLogging } from './observability/request-logging';
+import { CallerOf, requestLogging } from './observability/request-logging';
 import { securityHeadersMiddleware } from './security-headers';
 
 export interface HttpAppOptions {
@@ -20,7 +20,7 @@ export interface HttpAppOptions {
   /** Response headers a browser client may read (with CORS on). */
   exposedHeaders?: string[];
   /** Request logs and metrics (first in line, so that every answer is counted and logged). */
-  observability?: { logger: Logger; metrics: AppMetrics };
+  observability?: { logger: Logger; metrics: AppMetrics; callerOf?: CallerOf };
   /** Keep-alive, header and request timeouts of the server (defaults: DEFAULT_HTTP_SERVER_LIMITS). */
   serverLimits?: HttpServerLimits;
   /** App-specific errors the exception filter should answer as what they are (e.g. a database outage as 503). */
@@ -54,7 +54,7 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   // First: a request whose trace is not sampled runs the rest with tracing suppressed (no child spans).
   app.use(quietWhenUnsampled);
   const everyRequest: RequestHandler[] = [requestId];
-  if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger));
+  if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger, options.observability.callerOf));
   everyRequest.push(securityHeadersMiddleware());
   for (const handler of everyRequest) app.use(handler);
   const cors: CorsOptions | undefined =

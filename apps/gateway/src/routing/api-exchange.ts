@@ -2,6 +2,9 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Consumer } from '../plans/consumer';
 
+/** Each request's exchange, for what reads a request after the pipeline (the request log line); never on the request itself. */
+const exchanges = new WeakMap<object, ApiExchange>();
+
 /**
  * One /v1 request on its way through the pipeline (apps/gateway/src/pipeline): what each step learns and a
  * later one reads, in one typed object passed along, rather than fields and symbols put on the request.
@@ -17,7 +20,14 @@ export class ApiExchange {
     readonly response: Response,
     /** The request target's path (no query), as received: `/v1/pets/42`. */
     readonly path: string,
-  ) {}
+  ) {
+    exchanges.set(request, this);
+  }
+
+  /** The exchange of a /v1 request the pipeline took, if any. */
+  static of(request: object): ApiExchange | undefined {
+    return exchanges.get(request);
+  }
 }
 
 /** The exchange of the request `context` was built for by the pipeline, or undefined (a request Nest's router took). */

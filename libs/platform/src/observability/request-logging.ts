@@ -6,19 +6,22 @@ type Level = 'info' | 'warn' | 'error';
 
 const levelOf = (status: number): Level => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info');
 
+/** Who made a request, as an app knows it once the request is answered (the gateway: its consumer and plan). */
+export type CallerOf = (request: Request) => { name: string; plan: string } | undefined;
+
 /**
- * One JSON line per request: request id, method, route, status, duration and (on the gateway) the consumer's
- * name and plan. Only these fields are logged, never headers, so never a key or an Authorization header.
+ * One JSON line per request: request id, method, route, status, duration and (on the gateway, through `callerOf`)
+ * the consumer's name and plan. Only these fields are logged, never headers, so never a key or an Authorization header.
  * Written by hand rather than with pino-http: it costs nothing when the line's level is off (no child logger
  * per request), which matters on the hot path where production runs at "warn".
  */
-export function requestLogging(logger: Logger) {
+export function requestLogging(logger: Logger, callerOf?: CallerOf) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     response.once('finish', () => {
       const level = levelOf(response.statusCode);
       if (!logger.isLevelEnabled(level)) return;
-      const consumer = (request as Request & { consumer?: { name: string; plan: string } }).consumer;
+      const consumer = callerOf?.(request);
       const route = routeOf(request);
       logger[level](
         {
