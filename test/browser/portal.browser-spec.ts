@@ -100,6 +100,12 @@ describe('developer portal', () => {
     await page.reload();
     expect(Number(await page.getByTestId('minute-remaining').innerText())).toBe(before - 3);
     expect(await page.getByTestId('plan-card').innerText()).toContain('free');
+    // The 24-hour window says what it counts and when it resets, in words, and why the table below may count more.
+    const day = await page.getByTestId('day-card').innerText();
+    expect(day).toContain('This 24-hour window');
+    expect(await page.getByTestId('day-used').innerText()).toBe('3');
+    expect(await page.getByTestId('day-resets').innerText()).toMatch(/^(1 d|23 h \d+ min)$/);
+    expect(await page.locator('#counts-explained').innerText()).toContain('refusals (429) included');
     // The 30-day history (usage-history API, flushed): today's row counts the calls, the chart is drawn beside it.
     const table = page.getByTestId('usage-table');
     const rows = table.locator('tbody tr');
