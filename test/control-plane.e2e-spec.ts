@@ -139,7 +139,9 @@ describe('control plane: consumers and keys behind the admin API', () => {
     for (const gateway of [a, b]) expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     expect((await adminCall(b, 'POST', '/consumers/to-disable/disable')).status).toBe(200);
     for (const gateway of [a, b]) {
-      expect((await until(() => call(`${gateway.url}/v1/pets?limit=1`, withKey(key)), (r) => r.status === 401, 1_000)).reply.status).toBe(401);
+      const { reply } = await until(() => call(`${gateway.url}/v1/pets?limit=1`, withKey(key)), (r) => r.status === 401, 1_000);
+      // Told apart from a revoked key: its own code.
+      expectErrorBody(reply, 401, 'CONSUMER_DISABLED');
     }
     expect((await adminCall(b, 'POST', '/consumers/to-disable/enable')).status).toBe(200);
     for (const gateway of [a, b]) {

@@ -93,7 +93,7 @@ describe('the OpenAPI document', () => {
     };
     const codes = (status: string) => examples(status).map((e) => e.code);
     expect(codes('400')).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'MALFORMED_JSON', 'MALFORMED_REQUEST']));
-    expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED']);
+    expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'CONSUMER_DISABLED']);
     expect(codes('413')).toEqual(['PAYLOAD_TOO_LARGE']);
     expect(codes('429')).toEqual(['RATE_LIMITED', 'KEY_BANNED']);
     expect(codes('431')).toEqual(['HEADERS_TOO_LARGE']);

@@ -36,6 +36,16 @@ export class ApiKeyAuthenticator {
         };
       }
       if (result.reason === 'expired') refusal = 'Expired API key.';
+      if (result.reason === 'disabled') {
+        // Its own code: the holder of a valid key of a disabled account can tell it from a revoked key, and whom to ask.
+        recordEdgeOutcome({ consumer: null });
+        return {
+          outcome: 'refused',
+          refusal: new ApiError('CONSUMER_DISABLED', 'The account this API key belongs to is disabled: contact the API operators.', {
+            'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+          }),
+        };
+      }
     }
     recordEdgeOutcome({ consumer: null });
     if (header === undefined) {

@@ -87,10 +87,11 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   401: {
     name: 'Unauthorized',
     description:
-      'Missing, malformed, unknown or revoked API key (`UNAUTHORIZED`). Counted against the caller address\'s anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.',
+      'Missing, malformed, unknown, expired or revoked API key (`UNAUTHORIZED`), or a valid key of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address\'s anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.',
     examples: [
       ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
       ['UNAUTHORIZED', 'Invalid or revoked API key.'],
+      ['CONSUMER_DISABLED', 'The account this API key belongs to is disabled: contact the API operators.'],
     ],
     headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },
