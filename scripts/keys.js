@@ -54,6 +54,19 @@ hashes only); import is idempotent. "usage NAME" shows the current rate-limit wi
 (default: the last 24) or days (the last 30) kept in the database; --top ranks the consumers (default: the last
 30 days); --export writes the CSV (default: a line per consumer and UTC day of the last 30 days).`;
 
+/**
+ * The admin scopes, from the committed admin API document (gateway/admin-openapi.json, generated from the
+ * gateway's own list): the help never lists fewer than the gateway accepts.
+ */
+function adminScopes() {
+  try {
+    const document = JSON.parse(readFileSync(path.join(__dirname, '..', 'gateway', 'admin-openapi.json'), 'utf8'));
+    return document.components.schemas.CreateAdminTokenDto.properties.scopes.items.enum;
+  } catch {
+    return undefined;
+  }
+}
+
 const IMPORT_BATCH = 500;
 const EXPORT_PAGE = 1000;
 
@@ -183,8 +196,27 @@ function readConsumersFile(file) {
   return parsed.consumers;
 }
 
+/** Every usage line of the CLI, and the paragraphs that explain them. */
+const helpText = (env) => `${usage(readPlans(env))}\n\n${TOKEN_AUDIT_USAGE}\n\n${PLAN_REQUEST_USAGE}`;
+
+/** `--help` for one verb: its usage lines (the verb's own), then where the rest is. */
+function verbHelp(verb, env) {
+  const lines = helpText(env).split('\n').filter((line) => new RegExp(`^  npm run -s keys -- ${verb}( |$)`).test(line));
+  if (lines.length === 0) return undefined;
+  return `Usage:\n${lines.join('\n')}\n\nEvery command: npm run -s keys -- --help`;
+}
+
 async function runKeysCommand(argv, env, out) {
+  const asksHelp = argv.includes('--help') || argv.includes('-h');
+  const verb = argv.find((arg) => !arg.startsWith('-'));
+  if (argv.length === 0 || asksHelp || verb === 'help') {
+    const text = verb && verb !== 'help' ? verbHelp(verb, env) : helpText(env);
+    if (text === undefined) throw new UsageError(`unknown command "${verb}"`);
+    for (const line of text.split('\n')) out(line);
+    return;
+  }
   if (argv[0] === 'token' || argv[0] === 'audit') return runTokenAuditCommand(argv, env, out);
+  if (argv[0] === 'requests') return runPlanRequestCommand(argv.slice(1), env, out);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -410,10 +442,20 @@ const TOKEN_AUDIT_USAGE = `Admin tokens and the audit log (ADMIN_TOKEN, or a tok
   npm run -s keys -- token create --for portal [--name NAME] [--expires ISO-DATE]
   npm run -s keys -- token list
   npm run -s keys -- token revoke TOKEN-ID
-  npm run -s keys -- audit [--from ISO] [--to ISO] [--actor NAME|ID] [--target NAME|ID] [--action ACTION] [--limit N]
+  npm run -s keys -- audit [--from ISO] [--to ISO] [--actor NAME|ID] [--target NAME|ID] [--action ACTION] [--limit N] [--order desc|asc]
 
-Scopes: consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read.
-"token create" prints the token as its last line: it is shown only this once.`;
+Scopes: ${(adminScopes() ?? ['see gateway/admin-openapi.json']).join(', ')}.
+"token create" prints the token as its last line: it is shown only this once. "audit" shows the newest rows first
+(--order asc: the oldest first), as the console does.`;
+
+const PLAN_REQUEST_USAGE = `Plan requests (a token with plan-requests:read to list, plan-requests:review to decide):
+  npm run -s keys -- requests [--status pending|approved|declined] [--consumer NAME]
+  npm run -s keys -- requests approve REQUEST-ID [--note TEXT]
+  npm run -s keys -- requests decline REQUEST-ID --note TEXT
+
+"requests" lists the plan requests, the pending ones by default (oldest first, as they wait); "approve" moves the
+consumer to the plan it asked for (its own limits for a custom plan need the console), "decline" tells the
+requester why, on the portal.`;
 
 /** What a job's token holds (docs/admin-tokens.md): `--for portal` is the self-service front end's. */
 const TOKEN_PRESETS = {
@@ -439,13 +481,16 @@ async function runTokenAuditCommand(argv, env, out) {
       target: { type: 'string' },
       action: { type: 'string' },
       limit: { type: 'string' },
+      order: { type: 'string' },
     },
   });
   const [command, verb, ...rest] = positionals;
   const settings = adminSettings(env);
   if (command === 'audit') {
     const limit = positiveInteger(values.limit, '--limit');
-    const query = new URLSearchParams();
+    const order = values.order ?? 'desc';
+    if (!['asc', 'desc'].includes(order)) throw new UsageError('--order must be desc (newest first) or asc');
+    const query = new URLSearchParams({ order });
     for (const field of ['from', 'to', 'actor', 'target', 'action']) if (values[field]) query.set(field, values[field]);
     let after;
     let shown = 0;
@@ -502,12 +547,50 @@ async function runTokenAuditCommand(argv, env, out) {
 
 // --- end of token and audit commands ----------------------------------------------------------------------------
 
+// --- plan requests: what developers asked for on the portal -----------------------------------------------------
+
+async function runPlanRequestCommand(argv, env, out) {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { status: { type: 'string' }, consumer: { type: 'string' }, note: { type: 'string' } },
+  });
+  const [verb, id] = positionals;
+  const settings = adminSettings(env);
+  const line = (r) =>
+    `${r.id}\t${r.consumer}\t${r.currentPlan} -> ${r.requestedPlan}\t${r.status}\t${r.createdAt}${r.decidedAt ? `\tdecided ${r.decidedAt}` : ''}${r.note ? `\tnote: ${r.note}` : ''}${r.message ? `\tmessage: ${r.message}` : ''}`;
+  if (verb === undefined) {
+    const query = new URLSearchParams({ status: values.status ?? 'pending' });
+    if (values.consumer) query.set('consumer', values.consumer);
+    let after;
+    let shown = 0;
+    do {
+      const page = await request(settings, 'GET', `/plan-requests?${query}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      for (const r of page.items) out(line(r));
+      shown += page.items.length;
+      after = page.next;
+    } while (after);
+    if (shown === 0) out(`No ${values.status ?? 'pending'} plan requests.`);
+    return;
+  }
+  if (verb !== 'approve' && verb !== 'decline') throw new UsageError(`unknown requests command "${verb}": approve or decline`);
+  if (!id) throw new UsageError(`requests ${verb} needs the request's id (requests lists them)`);
+  if (verb === 'decline' && !values.note) throw new UsageError('requests decline needs --note TEXT: the requester reads it on the portal');
+  const decided = await request(settings, 'POST', `/plan-requests/${encodeURIComponent(id)}/${verb}`, values.note ? { note: values.note } : {});
+  out(`${verb === 'approve' ? 'Approved' : 'Declined'}: ${line(decided)}`);
+}
+
 module.exports = { runKeysCommand, usage, TOKEN_PRESETS };
 
 if (require.main === module) {
+  // A reader that stops early (| head) ends the output, not the CLI with a stack trace.
+  process.stdout.on('error', (error) => process.exit(error.code === 'EPIPE' ? 0 : 1));
   runKeysCommand(process.argv.slice(2), process.env, (line) => process.stdout.write(`${line}\n`)).catch((error) => {
-    if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      process.stderr.write(`keys: ${error.message}\n\n${usage(readPlans(process.env))}\n\n${TOKEN_AUDIT_USAGE}\n`);
+    if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      // One line, and where the help is: not the whole usage after every mistake.
+      const verb = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+      const hint = verb && verbHelp(verb, process.env) ? `npm run -s keys -- ${verb} --help` : 'npm run -s keys -- --help';
+      process.stderr.write(`keys: ${error.message}\nSee: ${hint}\n`);
       process.exit(2);
     }
     process.stderr.write(`keys: ${error.message}\n`);

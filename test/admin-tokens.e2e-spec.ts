@@ -425,7 +425,26 @@ describe('admin tokens and the audit log', () => {
     const audit = await keys(a.adminToken, 'audit', '--actor', id);
     // The refused pro consumer is recorded too unless this source's refusals quota for the minute is spent (the matrix spends it).
     expect(audit.map((line) => line.split('\t')[2]).filter((action) => action !== 'auth.forbidden')).toEqual(['consumer.create']);
-    expect((await keys(a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual(['token.create', 'token.revoke']);
+    // Newest first by default, as the console shows it; --order asc for the oldest first.
+    expect((await keys(a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual(['token.revoke', 'token.create']);
+    expect((await keys(a.adminToken, 'audit', '--target', id, '--order', 'asc')).map((line) => line.split('\t')[2])).toEqual(['token.create', 'token.revoke']);
+  });
+
+  it('CLI help: --help and -h overall and per verb exit 0; a mistake is one line and a hint, exit 2; every scope is listed', async () => {
+    const cli = (...args: string[]) => run(process.execPath, [KEYS_CLI, ...args], { env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken } });
+    for (const help of [['--help'], ['-h'], ['help'], []]) {
+      const { stdout } = await cli(...help);
+      for (const verb of ['create', 'rotate', 'usage', 'token create', 'audit', 'requests approve', 'requests decline']) expect([help, stdout.includes(`npm run -s keys -- ${verb}`)]).toEqual([help, true]);
+      // The scopes the gateway accepts, all of them (read from the committed admin API document).
+      for (const scope of ADMIN_SCOPES) expect(stdout).toContain(scope);
+    }
+    const rotate = (await cli('rotate', '--help')).stdout.trim().split('\n');
+    expect(rotate.filter((line) => line.startsWith('  npm run -s keys --'))).toEqual(['  npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]']);
+    const mistake = await cli('create', '--bogus').then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect(mistake?.code).toBe(2);
+    expect(mistake?.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^keys: Unknown option '--bogus'/), 'See: npm run -s keys -- create --help']);
+    const order = await cli('audit', '--order', 'sideways').then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect(order?.stderr.trim().split('\n')).toEqual(['keys: --order must be desc (newest first) or asc', 'See: npm run -s keys -- audit --help']);
   });
 
   it('retention: prune() deletes the rows older than AUDIT_RETENTION_DAYS and keeps the others', async () => {

@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { AdminPlanRequest } from '@app/web';
 import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
@@ -182,6 +185,23 @@ describe('plan requests', () => {
     expect(((await as(portal.token, 'GET', '/consumers?limit=1000')).body as { items: Array<{ name: string }> }).items.map((c) => c.name)).toContain(mine.name);
     expect(((await as(portal.token, 'GET', `/plan-requests?consumer=${mine.name}`)).body as { items: PlanRequest[] }).items[0].status).toBe('approved');
     expectErrorBody(await as(portal.token, 'PATCH', `/consumers/${mine.name}`, { limits: { perMinute: 100000, perDay: 1000000 } }), 403, 'FORBIDDEN');
+  });
+
+  it('CLI: lists the pending requests, approves one, declines another with its note', async () => {
+    const cli = async (...args: string[]) =>
+      (await promisify(execFile)(process.execPath, [join(__dirname, '../scripts/keys.js'), 'requests', ...args], { env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken } })).stdout.trim().split('\n');
+    const [first, second] = [await createConsumer(), await createConsumer()];
+    const one = (await request(first.name)).body as PlanRequest;
+    const two = (await request(second.name, 'business')).body as PlanRequest;
+    const pending = await cli('--consumer', first.name);
+    expect(pending).toEqual([expect.stringMatching(new RegExp(`^${one.id}\t${first.name}\tfree -> pro\tpending\t`))]);
+    expect((await cli('approve', one.id))[0]).toMatch(new RegExp(`^Approved: ${one.id}\t${first.name}\tfree -> pro\tapproved`));
+    expect((await root('GET', `/consumers/${first.name}`)).body).toMatchObject({ plan: 'pro' });
+    const refused = await cli('decline', two.id).then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect([refused?.code, refused?.stderr.split('\n')[0]]).toEqual([2, 'keys: requests decline needs --note TEXT: the requester reads it on the portal']);
+    expect((await cli('decline', two.id, '--note', 'Business needs a contract.'))[0]).toContain('note: Business needs a contract.');
+    expect(await cli('--consumer', second.name)).toEqual(['No pending plan requests.']);
+    expect((await cli('--status', 'declined', '--consumer', second.name))[0]).toContain(`${two.id}\t${second.name}\tfree -> business\tdeclined`);
   });
 
   it('pages oldest first', async () => {
