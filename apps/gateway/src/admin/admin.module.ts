@@ -9,6 +9,7 @@ import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
 import { Clock } from '../clock';
+import { UsageExports } from '../usage/usage-exports';
 import { UsageHistoryService } from '../usage/usage-history.service';
 import { PlanRequests } from '../consumers/plan-requests.repository';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
@@ -29,7 +30,7 @@ export interface AdminDependencies {
   gateway: { get<T>(type: abstract new (...args: never[]) => T): T; get<T>(token: symbol | string): T };
 }
 
-const SHARED = [ConsumerRepository, ConsumersFile, ConsumerChanges, PlanLimits, RateLimitStore, AdminTokens, AuditLog, UsageHistoryService, Clock, PlanRequests] as const;
+const SHARED = [ConsumerRepository, ConsumersFile, ConsumerChanges, PlanLimits, RateLimitStore, AdminTokens, AuditLog, UsageHistoryService, UsageExports, Clock, PlanRequests] as const;
 
 @Module({})
 export class AdminModule {

@@ -1,12 +1,14 @@
-import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Clock } from '../clock';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { AdminRequestContext, assertUnrestricted } from '../consumers/admin-context';
 import { ConsumerRepository } from '../consumers/consumer.repository';
 import { USAGE_RANGE, resolveRange, resolveTopRange } from '../usage/usage-range';
 import { UsageHistoryService } from '../usage/usage-history.service';
 import { ExportRow } from '../usage/usage.repository';
+import { EXPORTS_BUSY_MESSAGE, ExportEnded, UsageExports } from '../usage/usage-exports';
 import { AdminCall } from './admin-call.decorator';
 import { ADMIN_TAG } from './admin-openapi';
 import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, notFound } from './admin-responses';
@@ -39,18 +41,21 @@ const BAD_GRANULARITY: AdminExample = ['VALIDATION_FAILED', 'granularity must be
 const FLEET_ONLY = 'Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.';
 
 /**
- * Resolves when the response drains; rejects when it closes or fails first: a client gone while the answer is backed
- * up never drains, and the export must end (its transaction rolled back, its connection released), not wait forever.
+ * Resolves when the response drains; rejects when it closes or fails first, or when it has not drained within
+ * `withinMs`: a client gone, or one that stopped reading, never drains, and the export must end (its slot and its
+ * connection given back), not wait on it.
  */
-function drained(response: Response): Promise<void> {
+function drained(response: Response, withinMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const settle = (error?: Error): void => {
+      clearTimeout(timer);
       response.off('drain', onDrain).off('close', onClose).off('error', settle);
       if (error) reject(error);
       else resolve();
     };
     const onDrain = (): void => settle();
-    const onClose = (): void => settle(new Error('The client went away during the export'));
+    const onClose = (): void => settle(new ExportEnded('client_gone', 'The client went away during the export'));
+    const timer = setTimeout(() => settle(new ExportEnded('stalled', `The client read nothing for ${withinMs} ms`)), withinMs);
     response.once('drain', onDrain).once('close', onClose).once('error', settle);
   });
 }
@@ -63,7 +68,9 @@ export class UsageAdminController {
   constructor(
     private readonly usage: UsageHistoryService,
     private readonly consumers: ConsumerRepository,
+    private readonly exports: UsageExports,
     private readonly clock: Clock,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   @RequireScope('usage:read')
@@ -118,39 +125,49 @@ export class UsageAdminController {
   @ApiOperation({
     operationId: 'exportUsage',
     summary: 'Export the usage history as CSV, for billing and spreadsheets',
-    description: `One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor; buckets without answers are not listed. The anonymous answers are the \`(anonymous)\` lines. ${FLEET_ONLY}`,
+    description: `One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor on a connection of its own; buckets without answers are not listed. The anonymous answers are the \`(anonymous)\` lines. ${FLEET_ONLY} At most \`USAGE_EXPORT_CONCURRENCY\` exports run at once on an instance (503 beyond). Once the CSV has begun, a client that reads nothing for \`USAGE_EXPORT_WRITE_TIMEOUT_MS\`, or an export still running after \`USAGE_EXPORT_TIMEOUT_MS\`, has its connection cut: the answer ends without its last chunk, never passing for a whole file.`,
   })
   @ApiOkResponse({
     description: 'CSV (RFC 4180), with a header line.',
     content: { 'text/csv': { schema: { type: 'string' }, example: `${USAGE_CSV_HEADER}\n${EXAMPLE_CONSUMER},2026-11-01T00:00:00.000Z,1200,1150,30,2,18\n` } },
   })
-  @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
+  @AdminErrors({
+    400: [...BAD_RANGE, BAD_GRANULARITY],
+    503: {
+      description:
+        'The consumers database cannot be reached, or this instance already runs `USAGE_EXPORT_CONCURRENCY` exports (`SERVICE_UNAVAILABLE`): nothing was sent; retry after `Retry-After`.',
+      examples: [['SERVICE_UNAVAILABLE', EXPORTS_BUSY_MESSAGE]],
+    },
+  })
   async export(@AdminCall() call: AdminRequestContext, @Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
     assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/export)");
     const range = resolveRange({ ...query, granularity: query.granularity ?? 'day' }, this.clock.now());
     const name = `usage-${range.granularity}-${range.from.toISOString().slice(0, 10)}-${range.to.toISOString().slice(0, 10)}.csv`;
     // The status and header line go out with the first page (or at the end): a database away before that is a 503.
     let started = false;
-    const write = async (chunk: string): Promise<void> => {
+    const { writeTimeoutMs } = this.config.usage.export;
+    const write = async (chunk: string, withinMs: number): Promise<void> => {
       if (!started) {
         started = true;
         response.status(200).setHeader('Content-Type', 'text/csv; charset=utf-8');
         response.setHeader('Content-Disposition', `attachment; filename="${name}"`);
         chunk = `${USAGE_CSV_HEADER}\r\n${chunk}`;
       }
-      if (response.destroyed) throw new Error('The client went away during the export');
-      if (!response.write(chunk)) await drained(response);
+      if (response.destroyed) throw new ExportEnded('client_gone', 'The client went away during the export');
+      if (!response.write(chunk)) await drained(response, withinMs);
     };
     try {
-      await this.usage.export(range, (rows) =>
-        write(rows.map((row) => `${row.consumer},${row.start.toISOString()},${CSV_COLUMNS.map((c) => row[c]).join(',')}\r\n`).join('')),
+      await this.exports.run(range, (rows, withinMs) =>
+        write(rows.map((row) => `${row.consumer},${row.start.toISOString()},${CSV_COLUMNS.map((c) => row[c]).join(',')}\r\n`).join(''), withinMs),
       );
-      await write('');
+      await write('', writeTimeoutMs);
       response.end();
     } catch (error) {
       if (!started) throw error;
-      // Half a file must not pass for a whole one: the connection is cut, the client sees an incomplete answer.
-      response.destroy(error as Error);
+      // Half a file must not pass for a whole one: the connection is cut, the client sees an incomplete answer. A
+      // client that stopped reading is reset: the kernel drops at once what it still held for it.
+      if (error instanceof ExportEnded && error.reason !== 'client_gone') response.socket?.resetAndDestroy();
+      else response.destroy(error as Error);
     }
   }
 

@@ -40,6 +40,19 @@ describe('loadGatewayConfig', () => {
     });
   });
 
+  it('bounds the CSV usage export: two at once, 10 s for a client to take a page, 15 min in all, each validated', () => {
+    expect(loadGatewayConfig({}).usage.export).toEqual({ concurrency: 2, writeTimeoutMs: 10_000, timeoutMs: 900_000 });
+    expect(loadGatewayConfig({ USAGE_EXPORT_CONCURRENCY: '4', USAGE_EXPORT_WRITE_TIMEOUT_MS: '2500', USAGE_EXPORT_TIMEOUT_MS: '60000' }).usage.export).toEqual({
+      concurrency: 4,
+      writeTimeoutMs: 2_500,
+      timeoutMs: 60_000,
+    });
+    for (const [name, value] of [['USAGE_EXPORT_CONCURRENCY', '0'], ['USAGE_EXPORT_WRITE_TIMEOUT_MS', 'soon'], ['USAGE_EXPORT_TIMEOUT_MS', '999']]) {
+      expect(() => loadGatewayConfig({ [name]: value })).toThrow(ConfigurationError);
+      expect(() => loadGatewayConfig({ [name]: value })).toThrow(name);
+    }
+  });
+
   it('reads TRUST_PROXY as express expects it: a hop count or addresses/subnets, never true', () => {
     expect(loadGatewayConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadGatewayConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toBe('10.0.0.0/8');

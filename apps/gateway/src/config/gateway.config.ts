@@ -109,6 +109,16 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('USAGE_RETENTION_DAYS', 1, 36500)
   USAGE_RETENTION_DAYS = 400;
+
+  // The CSV export's bounds (issue #36): exports at once per instance, and how long one may wait on its client.
+  @EnvIntRange('USAGE_EXPORT_CONCURRENCY', 1, 100)
+  USAGE_EXPORT_CONCURRENCY = 2;
+
+  @EnvIntRange('USAGE_EXPORT_WRITE_TIMEOUT_MS', 100, 600000)
+  USAGE_EXPORT_WRITE_TIMEOUT_MS = 10000;
+
+  @EnvIntRange('USAGE_EXPORT_TIMEOUT_MS', 1000, 86400000)
+  USAGE_EXPORT_TIMEOUT_MS = 900000;
   // --- end of the control plane ---
 
   @IsOptional()
@@ -238,7 +248,17 @@ export interface GatewayConfig {
     auditRetentionDays: number;
   };
   /** Usage history: whether answers are recorded, how often a batch is written, the bound held, how long rows live. */
-  usage: { enabled: boolean; flushMs: number; maxBuckets: number; retentionDays: number };
+  usage: {
+    enabled: boolean;
+    flushMs: number;
+    maxBuckets: number;
+    retentionDays: number;
+    /**
+     * The CSV export: at most `concurrency` at once on this instance (more: 503); a client that leaves a page
+     * unread for `writeTimeoutMs`, or an export past `timeoutMs` (its query included), is cut off.
+     */
+    export: { concurrency: number; writeTimeoutMs: number; timeoutMs: number };
+  };
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -316,7 +336,13 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       },
     },
     admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE, auditRetentionDays: e.AUDIT_RETENTION_DAYS },
-    usage: { enabled: e.USAGE_ENABLED, flushMs: e.USAGE_FLUSH_MS, maxBuckets: e.USAGE_MAX_BUCKETS, retentionDays: e.USAGE_RETENTION_DAYS },
+    usage: {
+      enabled: e.USAGE_ENABLED,
+      flushMs: e.USAGE_FLUSH_MS,
+      maxBuckets: e.USAGE_MAX_BUCKETS,
+      retentionDays: e.USAGE_RETENTION_DAYS,
+      export: { concurrency: e.USAGE_EXPORT_CONCURRENCY, writeTimeoutMs: e.USAGE_EXPORT_WRITE_TIMEOUT_MS, timeoutMs: e.USAGE_EXPORT_TIMEOUT_MS },
+    },
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

@@ -20,6 +20,8 @@ export type Authentication =
 const RETRY_AFTER_DOWN_S = 5;
 const RETRY_AFTER_BUSY_S = 1;
 const UNKNOWN: Authentication = { outcome: 'invalid', reason: 'unknown' };
+/** A SHA-256 no key has (readiness looks it up to see that lookups get answers). */
+const PROBE_HASH = '0'.repeat(64);
 
 /** A token bucket refilled at `rate` a second, holding at most a second's worth (`rate` ≥ 1). */
 class TokenBucket {
@@ -262,6 +264,27 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   /** The key filter: complete (refuses unknown keys), hashes held, bytes. */
   get filterState(): { complete: boolean; keys: number; bytes: number } {
     return this.filter.state;
+  }
+
+  /**
+   * Whether a key this instance has never seen can be looked up now: the lookup's own query, for a hash no key
+   * has, answers within `withinMs` through the pool the lookups use. Undefined when it does, else what went wrong
+   * (every connection held by others, a database away or locked). Readiness asks it; the answer is not cached.
+   */
+  async unseenKeyLookupProblem(withinMs: number): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`a key lookup got no answer within ${withinMs} ms`), withinMs);
+    });
+    const probe = this.lookup.findByKeyHash(PROBE_HASH).then(
+      () => undefined,
+      (error: Error) => `a key lookup failed: ${error.message}`,
+    );
+    try {
+      return await Promise.race([probe, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Rebuilds the key filter from the database now (what the periodic rebuild does). */

@@ -5,12 +5,20 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { KeyCache } from '../consumers/key-cache.service';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 
 /**
+ * How long a key lookup may take before this instance is not ready: a key it has never seen should be answered
+ * within a second (issue #36), and one that waits longer on a connection will be better served elsewhere.
+ */
+export const UNSEEN_KEY_LOOKUP_WITHIN_MS = 1000;
+
+/**
  * Liveness and readiness, outside /v1, without authentication (@Public) or rate limits (@SkipThrottle). Readiness asks the pets service
- * (a database query) and Redis at most once a second however often it is probed, and a failing dependency is
- * logged when it fails and when it is back, not at every probe.
+ * (a database query), the key lookup (a query on the consumers database through the lookups' own pool) and Redis
+ * at most once a second however often it is probed, and a failing dependency is logged when it fails and when it
+ * is back, not at every probe.
  */
 @ApiExcludeController()
 @Public()
@@ -24,6 +32,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly store: RateLimitStore,
+    private readonly keys: KeyCache,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -33,7 +42,10 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Ready: the pets service answers its own readiness, and Redis answers when it is configured. */
+  /**
+   * Ready: the pets service answers its own readiness, a key this instance has never seen can be looked up (the
+   * lookup's query answers within UNSEEN_KEY_LOOKUP_WITHIN_MS), and Redis answers when it is configured.
+   */
   @Get('ready')
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
@@ -41,7 +53,7 @@ export class HealthController {
   }
 
   private checkReadiness(): Promise<HealthCheckResult> {
-    const checks: HealthIndicatorFunction[] = [() => this.petsReady()];
+    const checks: HealthIndicatorFunction[] = [() => this.petsReady(), () => this.keyLookupReady()];
     const { store } = this;
     const dependency = store.dependency;
     if (dependency !== null) {
@@ -53,6 +65,13 @@ export class HealthController {
       });
     }
     return this.health.check(checks);
+  }
+
+  private async keyLookupReady() {
+    const indicator = this.indicators.check('keys');
+    const problem = await this.keys.unseenKeyLookupProblem(UNSEEN_KEY_LOOKUP_WITHIN_MS);
+    this.outages.report('The key lookup', problem === undefined, problem === undefined ? '' : `${problem}: keys this instance has not seen wait, or get 503`);
+    return problem === undefined ? indicator.up() : indicator.down(problem);
   }
 
   private async petsReady() {

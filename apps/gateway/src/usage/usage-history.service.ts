@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { emptyCounts, UsageCounts } from './usage-counts';
 import { bucketStarts, UsageRange } from './usage-range';
-import { ExportRow, RankedConsumer, TopBy, UsagePoint, UsageRepository } from './usage.repository';
+import { RankedConsumer, TopBy, UsagePoint, UsageRepository } from './usage.repository';
 
-/** The history as the admin API reads it: every bucket of a range, the ranking, the export. */
+/** The history as the admin API reads it: every bucket of a range, the ranking (the export: UsageExports). */
 @Injectable()
 export class UsageHistoryService {
   constructor(private readonly repository: UsageRepository) {}
@@ -17,9 +17,5 @@ export class UsageHistoryService {
 
   top(by: TopBy, limit: number, range: UsageRange): Promise<RankedConsumer[]> {
     return this.repository.top(by, limit, range.granularity, range.from, range.to);
-  }
-
-  export(range: UsageRange, write: (rows: ExportRow[]) => Promise<void>): Promise<void> {
-    return this.repository.exportRows(range.granularity, range.from, range.to, write);
   }
 }

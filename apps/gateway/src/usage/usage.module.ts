@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ConsumersModule } from '../consumers/consumers.module';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { USAGE_ENTITIES } from './usage-entities';
+import { UsageExports } from './usage-exports';
 import { UsageHistoryService } from './usage-history.service';
 import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
@@ -14,7 +15,7 @@ import { UsageService } from './usage.service';
  */
 @Module({
   imports: [ConsumersModule, TypeOrmModule.forFeature(USAGE_ENTITIES, GATEWAY_DATA_SOURCE)],
-  providers: [UsageRepository, UsageService, UsageHistoryService],
-  exports: [UsageRepository, UsageService, UsageHistoryService],
+  providers: [UsageRepository, UsageService, UsageHistoryService, UsageExports],
+  exports: [UsageRepository, UsageService, UsageHistoryService, UsageExports],
 })
 export class UsageModule {}

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
@@ -29,6 +31,12 @@ export interface ExportRow {
   server_errors: string;
   rate_limited: string;
 }
+
+/** An export's connection, as pg_stat_activity names it. */
+export const EXPORT_APPLICATION_NAME = 'gateway-usage-export';
+const EXPORT_CONNECT_TIMEOUT_MS = 5_000;
+/** The declaring transaction sends its statements back to back: idle in it means the gateway is stuck. */
+const EXPORT_IDLE_IN_TRANSACTION_MS = 5_000;
 
 /** The retention job's advisory lock: one instance at a time prunes (the gateway's migration lock is 7_340_021_011). */
 const USAGE_RETENTION_LOCK = 7_340_021_023;
@@ -85,6 +93,11 @@ export class UsageRepository {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.schema = config.consumers.schema;
+  }
+
+  /** Where the pool connects: an export's own connection goes there too. */
+  private get url(): string {
+    return (this.dataSource.options as { url: string }).url;
   }
 
   private table(name: 'usage_hourly' | 'usage_daily'): string {
@@ -160,10 +173,19 @@ export class UsageRepository {
 
   /**
    * Streams the rows of [from, to) by consumer then time (keys summed for hours; the FLEET rows left out: the
-   * lines sum to them) from a server-side cursor, a
-   * page of `pageSize` at a time: `write` is awaited before the next page is fetched (back-pressure).
+   * lines sum to them), a page of `pageSize` at a time: `write` is awaited before the next page is fetched
+   * (back-pressure).
+   *
+   * On a connection of its own, never one of the pool: the pool serves the data plane's key lookups, and an
+   * export lasts as long as its client takes to read it. The rows come from a holdable cursor (`WITH HOLD`),
+   * filled by the transaction that declares it, which ends at once: the client's pace never holds a
+   * transaction, a snapshot or a lock (on the embedded engine, one session for every connection, an open
+   * transaction would stop every other query), only this connection, which the caller's deadlines bound. The
+   * query runs under `statement_timeout` = `timeoutMs` and, on PostgreSQL, `idle_in_transaction_session_timeout`
+   * (PGlite ignores the first and hangs on the second: it is never set there). The cursor is closed and the
+   * connection ended however the export ends.
    */
-  async exportRows(granularity: Granularity, from: Date, to: Date, write: (rows: ExportRow[]) => Promise<void>, pageSize = 1000): Promise<void> {
+  async exportRows(granularity: Granularity, from: Date, to: Date, timeoutMs: number, write: (rows: ExportRow[]) => Promise<void>, pageSize = 1000): Promise<void> {
     const { table, time, within, start } = this.bucketsOf(granularity);
     // An hour's keys are summed; a day has one row per consumer already.
     const [counters, groupBy] =
@@ -171,22 +193,41 @@ export class UsageRepository {
         ? [COUNTER_COLUMNS.map((c) => `sum("${c}")::text AS "${c}"`).join(', '), ` GROUP BY "consumer", ${time}`]
         : [COUNTER_COLUMNS.map((c) => `"${c}"::text AS "${c}"`).join(', '), ''];
     const sql = `SELECT "consumer", ${start} AS "start", ${counters} FROM ${table} WHERE ${within} AND "consumer" <> $3${groupBy} ORDER BY "consumer", ${time}`;
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    // Unique: on the embedded engine every connection is the same session, and so shares its cursors' names.
+    const cursor = `usage_export_${randomBytes(8).toString('hex')}`;
+    const client = new Client({
+      connectionString: this.url,
+      application_name: EXPORT_APPLICATION_NAME,
+      connectionTimeoutMillis: EXPORT_CONNECT_TIMEOUT_MS,
+      // The driver's own bound on every statement, should the server never answer.
+      query_timeout: timeoutMs + EXPORT_CONNECT_TIMEOUT_MS,
+    });
+    // A connection lost between two statements: the next one fails (and ends the export).
+    client.on('error', () => undefined);
+    let declared = false;
     try {
-      await runner.startTransaction('REPEATABLE READ');
-      await runner.query(`DECLARE usage_export NO SCROLL CURSOR FOR ${sql}`, [from.toISOString(), to.toISOString(), FLEET]);
+      await client.connect();
+      const [{ embedded }] = (await client.query<{ embedded: boolean }>(`SELECT strpos(version(), 'PGlite') > 0 AS "embedded"`)).rows;
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL statement_timeout = ${Math.floor(timeoutMs)}`);
+        if (!embedded) await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${EXPORT_IDLE_IN_TRANSACTION_MS}`);
+        await client.query(`DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR ${sql}`, [from.toISOString(), to.toISOString(), FLEET]);
+        // The cursor's rows are computed and kept here, under the statement timeout.
+        await client.query('COMMIT');
+        declared = true;
+      } finally {
+        if (!declared) await client.query('ROLLBACK').catch(() => undefined);
+      }
       for (;;) {
-        const rows: ExportRow[] = await runner.query(`FETCH ${pageSize} FROM usage_export`);
+        const { rows } = await client.query<ExportRow>(`FETCH ${pageSize} FROM ${cursor}`);
         if (rows.length > 0) await write(rows.map((row) => ({ ...row, start: new Date(row.start) })));
         if (rows.length < pageSize) break;
       }
-      await runner.commitTransaction();
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      throw error;
     } finally {
-      await runner.release();
+      // On PostgreSQL the cursor would go with the session; on the embedded engine it would outlive it.
+      if (declared) await client.query(`CLOSE ${cursor}`).catch(() => undefined);
+      await client.end().catch(() => undefined);
     }
   }
 

@@ -441,7 +441,7 @@ export interface paths {
         };
         /**
          * Export the usage history as CSV, for billing and spreadsheets
-         * @description One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor; buckets without answers are not listed. The anonymous answers are the `(anonymous)` lines. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.
+         * @description One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor on a connection of its own; buckets without answers are not listed. The anonymous answers are the `(anonymous)` lines. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer. At most `USAGE_EXPORT_CONCURRENCY` exports run at once on an instance (503 beyond). Once the CSV has begun, a client that reads nothing for `USAGE_EXPORT_WRITE_TIMEOUT_MS`, or an export still running after `USAGE_EXPORT_TIMEOUT_MS`, has its connection cut: the answer ends without its last chunk, never passing for a whole file.
          *
          *     Required scope: `usage:read` (or ADMIN_TOKEN).
          */
@@ -2340,7 +2340,17 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            /** @description The consumers database cannot be reached, or this instance already runs `USAGE_EXPORT_CONCURRENCY` exports (`SERVICE_UNAVAILABLE`): nothing was sent; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listPlanRequests: {
