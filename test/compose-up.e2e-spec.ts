@@ -50,14 +50,20 @@ interface Answer {
   function containers(): { id: string; name: string; service: string; state: string; exitCode: number; health: string }[] {
     const ids = docker(['ps', '-a', '-q', '--filter', `label=com.docker.compose.project=${PROJECT}`]).split('\n').filter(Boolean);
     if (ids.length === 0) return [];
-    const format = '{{.Id}}|{{.Name}}|{{index .Config.Labels "com.docker.compose.service"}}|{{.State.Status}}|{{.State.ExitCode}}|{{if .State.Health}}{{.State.Health.Status}}{{end}}';
-    return docker(['inspect', '--format', format, ...ids])
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => {
-        const [id, name, service, state, exitCode, health] = line.split('|');
-        return { id, name: name.replace(/^\//, ''), service, state, exitCode: Number(exitCode), health };
-      });
+    const inspected = JSON.parse(docker(['inspect', ...ids])) as {
+      Id: string;
+      Name: string;
+      Config: { Labels: Record<string, string> };
+      State: { Status: string; ExitCode: number; Health?: { Status: string } };
+    }[];
+    return inspected.map((c) => ({
+      id: c.Id,
+      name: c.Name.replace(/^\//, ''),
+      service: c.Config.Labels['com.docker.compose.service'],
+      state: c.State.Status,
+      exitCode: c.State.ExitCode,
+      health: c.State.Health?.Status ?? '',
+    }));
   }
 
   const ONE_SHOTS = new Set(['migrate', 'portal-secrets']);
@@ -287,8 +293,8 @@ interface Answer {
       else await sleep(500);
     }
     // The link names the balancer's public address exactly (no stray brace from a misread default).
-    const link = new RegExp(`${url.replace(/[.:/]/g, '\\$&')}(/portal/verify\\?token=[A-Za-z0-9_-]+)\\s`).exec(mail.Text);
-    expect(link).not.toBeNull();
+    const link = new RegExp(`${url.replace(/[.:/]/g, '\\$&')}(/portal/verify\\?token=[A-Za-z0-9_-]+)(?:\\s|$)`).exec(mail.Text);
+    expect([link === null, mail.Text]).toEqual([false, mail.Text]);
 
     const verifyForm = await page('GET', link![1]);
     expect(verifyForm.status).toBe(200);

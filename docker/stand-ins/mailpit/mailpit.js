@@ -129,7 +129,8 @@ function smtpSession(socket) {
           if (buffer.length > MAX_SIZE) { reply('552 message too large'); socket.end(); }
           return;
         }
-        const raw = buffer.startsWith('.\r\n') ? '' : buffer.slice(0, end);
+        // The CRLF before the final dot ends the message's last line: it is the message's own.
+        const raw = buffer.startsWith('.\r\n') ? '' : buffer.slice(0, end + 2);
         buffer = buffer.slice(buffer.startsWith('.\r\n') ? 3 : end + 5);
         data = undefined;
         const message = store(raw.replace(/^\.\./gm, '.'), envelope);
