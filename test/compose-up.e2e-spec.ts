@@ -79,7 +79,8 @@ interface Answer {
       const pending = notReady();
       const count = containers().length;
       if (pending.length === 0 && count >= expected) return;
-      if (Date.now() > deadline) {
+      const failed = containers().filter((c) => ONE_SHOTS.has(c.service) && c.state === 'exited' && c.exitCode !== 0);
+      if (Date.now() > deadline || failed.length > 0) {
         const logs = compose(['logs', '--no-color', '--tail', '30']).stdout;
         throw new Error(`not healthy within ${timeoutMs / 1000} s (${count}/${expected} containers): ${pending.join(', ')}\n${logs.slice(-6000)}`);
       }
@@ -184,8 +185,7 @@ interface Answer {
   }, 35 * 60_000);
 
   afterAll(() => {
-    const stats = run(['docker', 'stats', '--no-stream', '--format', '{{.Name}} {{.MemUsage}}', ...containers().filter((c) => c.state === 'running').map((c) => c.id)]);
-    console.log(`compose (${COMMAND.join(' ')}): build ${figures.build}, healthy ${figures.healthy}\n${stats.stdout}`);
+    console.log(`compose (${COMMAND.join(' ')}): build ${figures.build}, healthy ${figures.healthy}\nmemory per container after the test's traffic:\n${figures.memory ?? '(not measured)'}`);
     compose(['down', '-v', '--remove-orphans', '-t', '5'], 5 * 60_000);
   }, 6 * 60_000);
 
@@ -349,6 +349,8 @@ interface Answer {
   }, 5 * 60_000);
 
   it('leaves nothing behind after down -v: no container, volume or network', () => {
+    const running = containers().filter((c) => c.state === 'running');
+    figures.memory = run(['docker', 'stats', '--no-stream', '--format', '{{.Name}} {{.MemUsage}}', ...running.map((c) => c.id)]).stdout.trim();
     ok(compose(['down', '-v', '--remove-orphans', '-t', '5'], 5 * 60_000), 'compose down -v');
     const label = `label=com.docker.compose.project=${PROJECT}`;
     expect(docker(['ps', '-a', '-q', '--filter', label]).trim()).toBe('');

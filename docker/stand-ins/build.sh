@@ -59,7 +59,10 @@ stand_in() {
     log "$name is up to date"
   else
     log "build $name"
-    docker build -q --label "petstore.stand-in.inputs=$inputs" -t "$name" "$context" >/dev/null
+    # Quiet unless it fails (the CLI's notice that the classic builder is deprecated included).
+    docker build --label "petstore.stand-in.inputs=$inputs" -t "$name" "$context" >"$context.log" 2>&1 \
+      || { tail -40 "$context.log"; rm -f "$context.log"; exit 1; }
+    rm -f "$context.log"
   fi
   rm -rf "$context"
 }
