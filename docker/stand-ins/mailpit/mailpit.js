@@ -160,9 +160,9 @@ function smtpSession(socket) {
 
 // --- HTTP: the inbox ---------------------------------------------------------------------------------------------
 
-const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const summary = ({ raw: _raw, Text, HTML: _html, ...rest }) => ({ ...rest, Snippet: Text.replace(/\s+/g, ' ').slice(0, 250) });
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body>${body}</body></html>`;
+const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`;
 
 function serve(request, response) {
   const url = new URL(request.url, 'http://inbox');
@@ -191,12 +191,12 @@ function serve(request, response) {
   if (request.method === 'GET' && (match = /^\/view\/([^/]+)$/.exec(url.pathname))) {
     const message = find(decodeURIComponent(match[1]));
     if (!message) return send(404, 'text/plain', 'message not found');
-    return send(200, 'text/html; charset=utf-8', page(message.Subject, `<p><a href="/">Inbox</a></p><h1>${escape(message.Subject)}</h1>
-<p>From ${escape(message.From.Address)} to ${escape(message.To.map((t) => t.Address).join(', '))}, ${escape(message.Created)}</p>
-<pre>${escape(message.Text)}</pre>`));
+    return send(200, 'text/html; charset=utf-8', page(message.Subject, `<p><a href="/">Inbox</a></p><h1>${escapeHtml(message.Subject)}</h1>
+<p>From ${escapeHtml(message.From.Address)} to ${escapeHtml(message.To.map((t) => t.Address).join(', '))}, ${escapeHtml(message.Created)}</p>
+<pre>${escapeHtml(message.Text)}</pre>`));
   }
   if (request.method === 'GET' && url.pathname === '/') {
-    const rows = messages.map((m) => `<tr><td>${escape(m.Created)}</td><td>${escape(m.To.map((t) => t.Address).join(', '))}</td><td><a href="/view/${m.ID}">${escape(m.Subject || '(no subject)')}</a></td></tr>`);
+    const rows = messages.map((m) => `<tr><td>${escapeHtml(m.Created)}</td><td>${escapeHtml(m.To.map((t) => t.Address).join(', '))}</td><td><a href="/view/${m.ID}">${escapeHtml(m.Subject || '(no subject)')}</a></td></tr>`);
     return send(200, 'text/html; charset=utf-8', page('Inbox', `<h1>Inbox (${messages.length})</h1>
 <p>Every message sent to this catcher's SMTP port; nothing is delivered. JSON: <a href="/api/v1/messages">/api/v1/messages</a>.</p>
 <table><thead><tr><th>Received</th><th>To</th><th>Subject</th></tr></thead><tbody>${rows.join('')}</tbody></table>`));
