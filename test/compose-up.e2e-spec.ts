@@ -343,7 +343,11 @@ interface Answer {
       await sleep(5000);
     });
     const summary = tally(answers);
-    expect([answers.filter((a) => a.status !== 200 || !a.json), summary]).toEqual([[], summary]);
+    const bad = answers.filter((a) => a.status !== 200 || !a.json);
+    // On failure, what nginx said about its upstreams (its error log is the balancer's stderr).
+    const balancer = containers().find((c) => c.service === 'balancer')!;
+    const nginxSaid = bad.length === 0 ? [] : run(['docker', 'logs', balancer.id]).stderr.split('\n').filter((line) => /upstream/.test(line)).slice(-20);
+    expect([bad, summary, nginxSaid]).toEqual([[], summary, nginxSaid]);
     expect(summary['/v1/pets 200']).toBeGreaterThan(50);
     console.log(`gateway killed under traffic: ${JSON.stringify(summary)}`);
   }, 5 * 60_000);
