@@ -2,7 +2,7 @@
  * The nginx configuration of `npm run stack`: the only public port, in front of every gateway instance. The same
  * balancer rules as gateway/nginx.conf (compose), on fixed local ports: a gateway that answers has answered (its JSON
  * 503 while the pets service restarts is passed on and never takes it out of rotation); only a connection error or
- * timeout moves an idempotent request to the next gateway, and none is ever marked failed (max_fails=0); a body over 16 KiB gets the gateway's JSON 413; the
+ * timeout moves an idempotent request to the next gateway (and rests the failed one 10 s); a body over 16 KiB gets the gateway's JSON 413; the
  * gateways see the address nginx saw in X-Forwarded-For, never what a client wrote there.
  */
 function nginxConfig({ dir, host, port, gatewayPorts, portalPort, upstreamIdleSeconds }) {
@@ -15,14 +15,14 @@ http {
   client_body_temp_path ${dir}/client-body;
   proxy_temp_path ${dir}/proxy;
   upstream gateways {
-${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=0;`).join('\n')}
+${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=1 fail_timeout=10s;`).join('\n')}
     keepalive 32;
     # Below the gateways' KEEP_ALIVE_TIMEOUT_MS (75 s by default): nginx, not
     # the gateway, closes an idle connection, so a reused one is never being closed under a request.
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
 ${portalPort ? `  upstream portals {
-    server ${host}:${portalPort} max_fails=0;
+    server ${host}:${portalPort} max_fails=1 fail_timeout=10s;
     keepalive 8;
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
