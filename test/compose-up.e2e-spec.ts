@@ -347,7 +347,14 @@ interface Answer {
     // On failure, what nginx said about its upstreams (its error log is the balancer's stderr).
     const balancer = containers().find((c) => c.service === 'balancer')!;
     const nginxSaid = bad.length === 0 ? [] : run(['docker', 'logs', balancer.id]).stderr.split('\n').filter((line) => /upstream/.test(line)).slice(-20);
-    expect([bad, summary, nginxSaid]).toEqual([[], summary, nginxSaid]);
+    if (process.env.COMPOSE_KILL_STRICT === '0') {
+      // Open (docs/operations.md, "The compose test"): nginx's HTML 504s on a kill are still seen now and then.
+      // Relaxed, they are counted and printed, and nothing else may fail.
+      console.log(`gateway kill: ${bad.length} answers not 200 JSON (COMPOSE_KILL_STRICT=0)\n${nginxSaid.join('\n')}`);
+      expect(bad.filter((a) => a.status !== 504)).toEqual([]);
+    } else {
+      expect([bad, summary, nginxSaid]).toEqual([[], summary, nginxSaid]);
+    }
     expect(summary['/v1/pets 200']).toBeGreaterThan(50);
     console.log(`gateway killed under traffic: ${JSON.stringify(summary)}`);
   }, 5 * 60_000);
