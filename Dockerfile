@@ -1,5 +1,7 @@
-# One image for both apps: build once, run each as a non-root user with production dependencies only.
-# docker build -t petstore . ; the compose file picks the app with the command.
+# One image for every app (gateway, pets, portal, console, and the compose file's one-shots): build once, run each as
+# a non-root user with production dependencies only. docker build -t petstore . ; the compose file picks the app
+# with the command. Base: the official node:20-bookworm-slim (where no registry is reachable, the local stand-in
+# docker/stand-ins/build.sh makes under that name).
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -13,7 +15,11 @@ RUN npm run build
 FROM node:20-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts
+# typescript is a devDependency that is also @nestjs/swagger's optional peer (for its compile-time plugin only), so
+# npm keeps it with --omit=dev ("devOptional"): removed, as nothing loads it at run time (23 MB).
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
+ && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
+ && npm ls --omit=dev --all >/dev/null
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
@@ -26,6 +32,10 @@ COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node gateway/plans.json ./gateway/plans.json
 COPY --chown=node:node scripts/keys.js ./scripts/keys.js
+# The compose file's one-shot that makes the portal's admin token and session secret, and the folder they are kept in
+# (a volume mounted there takes the folder's owner: node).
+COPY --chown=node:node docker/portal-secrets.js ./docker/portal-secrets.js
+RUN mkdir -p /app/.data/portal && chown -R node:node /app/.data
 # The portal's pages, scripts and public API document (found beside dist/, never copied into it).
 COPY --chown=node:node apps/portal/views ./apps/portal/views
 COPY --chown=node:node apps/portal/assets ./apps/portal/assets

@@ -51,8 +51,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/**/*.js', 'test/**/*.js', 'bench/**/*.js', '*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', fetch: 'readonly', URL: 'readonly', console: 'readonly', setTimeout: 'readonly', Buffer: 'readonly' } },
+    files: ['scripts/**/*.js', 'test/**/*.js', 'bench/**/*.js', 'docker/**/*.js', '*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', fetch: 'readonly', URL: 'readonly', console: 'readonly', setTimeout: 'readonly', Buffer: 'readonly', AbortSignal: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

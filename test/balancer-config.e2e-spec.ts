@@ -84,4 +84,19 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
     expect(headers['x-forwarded-for']).toBe('127.0.0.1');
     expect(headers.host).toBe('evil.example');
   });
+
+  it('sets X-Forwarded-For to the address it saw, never appending to the client\'s own', async () => {
+    received.length = 0;
+    await fetch(`${url}/v1/pets?limit=1`, { headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.1' } }).then((r) => r.text());
+    expect(received.map((headers) => headers['x-forwarded-for'])).toEqual(['127.0.0.1']);
+  });
+
+  it('refuses a body over 16 KiB with the gateway\'s JSON Error body, never nginx\'s page, and forwards nothing', async () => {
+    received.length = 0;
+    const answer = await fetch(`${url}/v1/pets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(16 * 1024 + 1) });
+    expect(answer.status).toBe(413);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await answer.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the limit of 16384 bytes.', status: 413 });
+    expect(received).toHaveLength(0);
+  });
 });

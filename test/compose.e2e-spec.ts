@@ -1,13 +1,32 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..');
 // The Compose CI validates with (Debian's docker-compose, which CI installs); without it there is nothing to run.
 const hasCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+// Compose v2 (docker/install-compose.sh installs its plugin): when present, both must read the file alike.
+const hasComposeV2 = spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0;
 
-function compose(args: string[], env: Record<string, string>) {
+function compose(args: string[], env: Record<string, string>, command = ['docker-compose']) {
   const { INTERNAL_SECRET: _unset, ADMIN_TOKEN: _unsetToo, CURSOR_SECRET: _unsetEither, ...rest } = process.env;
-  return spawnSync('docker-compose', ['-f', 'docker-compose.yml', ...args], { cwd: ROOT, env: { ...rest, ...env }, encoding: 'utf8' });
+  return spawnSync(command[0], [...command.slice(1), '-f', 'docker-compose.yml', ...args], { cwd: ROOT, env: { ...rest, ...env }, encoding: 'utf8' });
+}
+
+/** What a Compose makes of each service: its environment and command (the YAML `config` prints, read by PyYAML). */
+function resolved(command: string[], env: Record<string, string>): Record<string, { environment: Record<string, string>; command: unknown }> {
+  const run = compose(['--profile', 'cluster', '--profile', 'tracing', 'config'], env, command);
+  if (run.status !== 0) throw new Error(run.stderr);
+  const toJson = spawnSync('/usr/bin/python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], { input: run.stdout, encoding: 'utf8' });
+  if (toJson.status !== 0) throw new Error(toJson.stderr);
+  const services = JSON.parse(toJson.stdout).services as Record<string, { environment?: Record<string, unknown>; command?: unknown }>;
+  return Object.fromEntries(
+    Object.entries(services).map(([name, service]) => [
+      name,
+      // 1.29 prints a value as YAML reads it, v2 as a string: compared as strings.
+      { environment: Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)])), command: service.command ?? null },
+    ]),
+  );
 }
 
 /** How many containers the installed docker-compose would start per service: its own code reads the file. */
@@ -67,5 +86,30 @@ function replicas(env: Record<string, string>): Record<string, number> {
   it('runs GATEWAY_REPLICAS gateway instances with the Compose version CI validates with', () => {
     expect(replicas(secret).gateway).toBe(2);
     expect(replicas({ ...secret, GATEWAY_REPLICAS: '3' }).gateway).toBe(3);
+  });
+
+  it('nests no variable in another\'s default (docker-compose 1.29 misreads ${A:-${B}})', () => {
+    const text = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+    expect(text.match(/\$\{[^}]*\$\{/g)).toBeNull();
+  });
+
+  it('gives the portal a mail server, the gateways\' admin API on the compose network, and links without stray braces', () => {
+    const services = resolved(['docker-compose'], { ...secret, BALANCER_PORT: '9090' });
+    expect(services.migrate.environment.CURSOR_SECRET).toBe(secret.CURSOR_SECRET);
+    expect(services.gateway.environment).toMatchObject({ ADMIN_HOST: '0.0.0.0', ADMIN_PORT: '3002', TRUST_PROXY: '1' });
+    expect(services.portal.environment).toMatchObject({
+      ADMIN_URL: 'http://gateway:3002',
+      SMTP_URL: 'smtp://mail:1025',
+      PORTAL_PUBLIC_URL: 'http://localhost:8080',
+      PORTAL_API_URL: 'http://localhost:8080/v1',
+      PORTAL_TRUST_PROXY: '1',
+    });
+    for (const service of Object.values(services)) for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
+  });
+
+  (hasComposeV2 ? it : it.skip)('is read alike by Compose v2 and docker-compose 1.29: every service\'s environment and command', () => {
+    for (const env of [secret, { ...secret, BALANCER_PORT: '9090', PORTAL_PUBLIC_URL: 'http://localhost:9090', REDIS_URL: '' }]) {
+      expect(resolved(['docker', 'compose'], env)).toEqual(resolved(['docker-compose'], env));
+    }
   });
 });

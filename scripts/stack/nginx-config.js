@@ -1,4 +1,10 @@
-/** The nginx configuration of `npm run stack`: the only public port, in front of every gateway instance. */
+/**
+ * The nginx configuration of `npm run stack`: the only public port, in front of every gateway instance. The same
+ * balancer rules as gateway/nginx.conf (compose), on fixed local ports: a gateway that answers has answered (its JSON
+ * 503 while the pets service restarts is passed on and never takes it out of rotation); only a connection error or
+ * timeout moves an idempotent request to the next gateway (and rests the failed one 10 s); a body over 16 KiB gets the gateway's JSON 413; the
+ * gateways see the address nginx saw in X-Forwarded-For, never what a client wrote there.
+ */
 function nginxConfig({ dir, host, port, gatewayPorts, portalPort, upstreamIdleSeconds }) {
   return `worker_processes 1;
 pid ${dir}/nginx.pid;
@@ -9,14 +15,14 @@ http {
   client_body_temp_path ${dir}/client-body;
   proxy_temp_path ${dir}/proxy;
   upstream gateways {
-${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
+${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=1 fail_timeout=10s;`).join('\n')}
     keepalive 32;
     # Below the gateways' KEEP_ALIVE_TIMEOUT_MS (75 s by default): nginx, not
     # the gateway, closes an idle connection, so a reused one is never being closed under a request.
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
 ${portalPort ? `  upstream portals {
-    server ${host}:${portalPort} max_fails=1 fail_timeout=5s;
+    server ${host}:${portalPort} max_fails=1 fail_timeout=10s;
     keepalive 8;
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
@@ -32,24 +38,34 @@ ${portalPort ? `    # The developer portal at /portal/ (its PORTAL_BASE_PATH), a
       proxy_pass http://portals;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-For $remote_addr;
       proxy_set_header X-Forwarded-Proto $scheme;
       proxy_set_header X-Forwarded-Host "";
-      proxy_connect_timeout 2s;
+      proxy_next_upstream error timeout;
+      proxy_connect_timeout 1s;
       proxy_read_timeout 15s;
     }
 ` : ''}    location / {
       proxy_pass http://gateways;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      # The address nginx saw, replacing the client's own header: the gateways trust this hop only.
+      proxy_set_header X-Forwarded-For $remote_addr;
       proxy_set_header X-Forwarded-Proto $scheme;
       # Links are built from PUBLIC_ORIGIN, never from what a client writes: a client's X-Forwarded-Host is dropped.
       proxy_set_header X-Forwarded-Host "";
-      proxy_next_upstream error timeout http_502 http_503;
+      # A gateway's answer (its JSON 502/503 included) is passed on; only a failed connection moves to the next.
+      proxy_next_upstream error timeout;
       proxy_next_upstream_tries 3;
-      proxy_connect_timeout 2s;
+      proxy_connect_timeout 1s;
       proxy_read_timeout 15s;
+      error_page 413 = @payload-too-large;
+    }
+    location @payload-too-large {
+      default_type "application/json; charset=utf-8";
+      add_header Cache-Control "private, no-store" always;
+      add_header X-Content-Type-Options nosniff always;
+      return 413 '{"code":"PAYLOAD_TOO_LARGE","message":"The request body exceeds the limit of 16384 bytes.","status":413}';
     }
   }
 }
