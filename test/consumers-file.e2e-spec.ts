@@ -136,7 +136,7 @@ describe('consumers file (import / export)', () => {
     expect(again.consumers).toEqual(exported.consumers);
     expect((await get(target, 'was-disabled')).disabledAt).toBe((await get(source, 'was-disabled')).disabledAt);
     expect((await get(target, 'keyless')).keys).toEqual([]);
-    expectErrorBody(await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }), 401, 'UNAUTHORIZED');
+    expectErrorBody(await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }), 401, 'CONSUMER_DISABLED');
     expectErrorBody(await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${revokedKey}` } }), 401, 'UNAUTHORIZED');
     // Importing the export again changes nothing; it never enables a consumer disabled since (nor revives a key).
     expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({ created: 0, updated: 0 });
