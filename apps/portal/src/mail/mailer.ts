@@ -9,7 +9,8 @@ export interface Mail {
 
 /**
  * Sends the portal's mail through SMTP_URL (nodemailer). Without SMTP_URL (development and tests only: production
- * refuses to start without it) the mail is written to the log instead, link included, so a developer can follow it.
+ * refuses to start without it) the mail is written to the log instead, as a warning (seen at the default levels of
+ * npm start and npm run stack), link included, so a developer can follow it.
  */
 export class Mailer {
   private readonly logger = new Logger('Mail');
@@ -24,8 +25,9 @@ export class Mailer {
 
   async send(mail: Mail): Promise<void> {
     if (!this.transport) {
-      // One line (the log is JSON lines): the link stands out in it.
-      this.logger.log(`No SMTP_URL: mail to ${mail.to} not sent. ${mail.subject}: ${mail.text.replace(/\s+/g, ' ').trim()}`);
+      // One line (the log is JSON lines): the link stands out in it. A warning (a mail was not sent), so that it
+      // shows at every level a developer runs with (npm run stack runs at LOG_LEVEL=warn).
+      this.logger.warn(`No SMTP_URL: mail to ${mail.to} not sent. ${mail.subject}: ${mail.text.replace(/\s+/g, ' ').trim()}`);
       return;
     }
     await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
