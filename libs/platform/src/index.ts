@@ -4,6 +4,7 @@ export * from './http-app';
 export * from './security-headers';
 export * from './log-level';
 export * from './internal-secret';
+export * from './secret-strength';
 export * from './observability/logger';
 export * from './observability/http-metrics';
 export * from './observability/request-logging';

@@ -1,6 +1,9 @@
 import { ConfigurationError } from '@app/platform';
 import { loadGatewayConfig } from './gateway.config';
 
+/** A production ADMIN_TOKEN as `openssl rand -hex 32` makes one (the config refuses weak ones). */
+const STRONG_TOKEN = '3f9c1a7e5b2d48f0a6c3e9b17d2f4a8c05e7b9d1c3a5f7e9b2d4c6a8e0f1b3d5';
+
 describe('loadGatewayConfig', () => {
   it('runs on embedded defaults: in-process counters, the local pets service, a demo key in development', () => {
     const config = loadGatewayConfig({});
@@ -30,7 +33,7 @@ describe('loadGatewayConfig', () => {
   });
 
   it('never mints a demo key in production', () => {
-    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true', ADMIN_TOKEN: 'x'.repeat(32) }).demoKey).toBe(false);
+    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true', ADMIN_TOKEN: STRONG_TOKEN }).demoKey).toBe(false);
   });
 
   it('keeps consumers in an embedded database and the admin API on loopback by default', () => {
@@ -62,7 +65,7 @@ describe('loadGatewayConfig', () => {
 
   it('takes the origin of its absolute links from PUBLIC_ORIGIN only, and none by default (relative links)', () => {
     expect(loadGatewayConfig({}).publicOrigin).toBeUndefined();
-    expect(loadGatewayConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'x'.repeat(32) }).publicOrigin).toBeUndefined();
+    expect(loadGatewayConfig({ NODE_ENV: 'production', ADMIN_TOKEN: STRONG_TOKEN }).publicOrigin).toBeUndefined();
     expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'https://api.petstore.example.com' }).publicOrigin).toBe('https://api.petstore.example.com');
     expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'http://localhost:8080' }).publicOrigin).toBe('http://localhost:8080');
     expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'http://[::1]:8080' }).publicOrigin).toBe('http://[::1]:8080');
@@ -93,6 +96,8 @@ describe('loadGatewayConfig', () => {
     [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
     [{ NODE_ENV: 'production' }, 'ADMIN_TOKEN must be set in production'],
     [{ NODE_ENV: 'production', ADMIN_TOKEN: 'change-me-admin-token-change-me-admin-token' }, 'not a placeholder'],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(32) }, 'ADMIN_TOKEN is too weak for production (about 0 bits, at least 128)'],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'adminadminadminadminadminadmin12' }, 'ADMIN_TOKEN is too weak for production'],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN must be at least 32 characters long'],
     [{ GATEWAY_DATABASE_URL: 'mysql://db' }, 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ GATEWAY_DB_SCHEMA: 'Gateway; DROP' }, 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier'],

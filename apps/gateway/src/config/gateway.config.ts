@@ -1,4 +1,4 @@
-import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, EnvTrustProxy, HttpServerLimits, LogLevelName, expressTrustProxy, httpServerLimitsOf, loadEnvironment } from '@app/platform';
+import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, EnvTrustProxy, HttpServerLimits, LogLevelName, expressTrustProxy, httpServerLimitsOf, loadEnvironment, estimatedEntropyBits, MIN_SECRET_BITS } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
 
@@ -307,6 +307,11 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   const production = e.NODE_ENV === 'production';
   if (production && (!e.ADMIN_TOKEN || e.ADMIN_TOKEN.startsWith('change-me'))) {
     throw new ConfigurationError('Invalid configuration: ADMIN_TOKEN must be set in production, not a placeholder (the admin API refuses to start without it)');
+  }
+  if (production && estimatedEntropyBits(e.ADMIN_TOKEN!) < MIN_SECRET_BITS) {
+    throw new ConfigurationError(
+      `Invalid configuration: ADMIN_TOKEN is too weak for production (about ${estimatedEntropyBits(e.ADMIN_TOKEN!)} bits, at least ${MIN_SECRET_BITS}): use a random one, e.g. openssl rand -hex 32`,
+    );
   }
   const redisConnection = redisConnectionFromEnvironment(e);
   return {
