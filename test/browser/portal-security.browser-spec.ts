@@ -87,6 +87,13 @@ describe('developer portal security', () => {
     await pets?.close();
   });
 
+  it('serves only the Swagger UI files the API reference loads: no demo page, package.json or source maps', async () => {
+    for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js']) expect([file, (await call(`${a.url}/assets/swagger-ui/${file}`)).status]).toEqual([file, 200]);
+    for (const file of ['index.html', 'package.json', 'swagger-ui-bundle.js.map', 'swagger-initializer.js', 'oauth2-redirect.html', '', '../package.json']) {
+      expect([file, (await call(`${a.url}/assets/swagger-ui/${file}`)).status]).toEqual([file, 404]);
+    }
+  });
+
   it('keeps one account away from another\'s keys and usage, whatever the URL', async () => {
     const first = await newPage();
     const firstKey = await signUp(first, newEmail('first'));

@@ -9,7 +9,7 @@ import { openPortalDatabase } from './database/portal-database';
 import { Mailer } from './mail/mailer';
 import { PortalAppModule } from './portal-app.module';
 import { PORTAL_ASSETS, PORTAL_VIEWS } from './portal-root';
-import { SWAGGER_UI_DIST } from './reference/reference.controller';
+import { SWAGGER_UI_DIST, SWAGGER_UI_FILES } from './reference/reference.controller';
 import { ShutdownHooks } from './shutdown-hooks';
 
 /** How long a signed-in session lasts without a request. */
@@ -39,7 +39,11 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
     next();
   });
   app.use('/assets/portal', express.static(PORTAL_ASSETS, { index: false, maxAge: '1h' }));
-  app.use('/assets/swagger-ui', express.static(SWAGGER_UI_DIST, { index: false, maxAge: '1h' }));
+  // Only the two files the API reference page loads: not the package's demo page, package.json or source maps.
+  const swaggerUi = express.static(SWAGGER_UI_DIST, { index: false, maxAge: '1h' });
+  app.use('/assets/swagger-ui', (request: Request, response: Response, next: NextFunction) =>
+    SWAGGER_UI_FILES.has(request.path) ? swaggerUi(request, response, next) : next(),
+  );
   app.get(ShutdownHooks).onClose(async () => {
     mailer.close();
     web.closeSessions();

@@ -7,6 +7,9 @@ import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
 /** Where swagger-ui-dist is (a dependency of @nestjs/swagger): served from here, never a CDN. */
 export const SWAGGER_UI_DIST = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 
+/** The files of swagger-ui-dist the reference page loads (views/reference.hbs): the only ones served. */
+export const SWAGGER_UI_FILES: ReadonlySet<string> = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js']);
+
 /**
  * The API reference: Swagger UI over the gateway's own public document (gateway/openapi.json, read once at start),
  * its servers replaced by PORTAL_API_URL, so "Try it out" calls the gateway this portal belongs to. The page's script
