@@ -87,6 +87,16 @@ describe('developer portal security', () => {
     await pets?.close();
   });
 
+  it('marks every page no-store (signed in or not), while the assets stay cacheable', async () => {
+    const page = await newPage();
+    await signUp(page, newEmail('no-store'));
+    for (const path of ['/dashboard', '/plan', '/login']) {
+      const response = await page.goto(`${a.url}${path}`);
+      expect([path, response?.headers()['cache-control']]).toEqual([path, 'no-store']);
+    }
+    expect((await call(`${a.url}/assets/swagger-ui/swagger-ui.css`)).headers.get('cache-control')).toBe('public, max-age=3600');
+  });
+
   it('serves only the Swagger UI files the API reference loads: no demo page, package.json or source maps', async () => {
     for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js']) expect([file, (await call(`${a.url}/assets/swagger-ui/${file}`)).status]).toEqual([file, 200]);
     for (const file of ['index.html', 'package.json', 'swagger-ui-bundle.js.map', 'swagger-initializer.js', 'oauth2-redirect.html', '', '../package.json']) {

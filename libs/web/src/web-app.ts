@@ -71,6 +71,9 @@ export function configureWebApp(app: NestExpressApplication, options: WebAppOpti
   const sessions = webSession({ ...options.session, secure, cookiePath: basePath === '' ? '/' : basePath });
   app.use(sessions.handler);
   app.use((request: Request, response: Response, next: NextFunction) => {
+    // Every page (the assets, some mounted by the apps after this, keep their caching): a signed-in page holds an account's data and every form a
+    // session's CSRF token, so neither the browser's history cache nor a shared cache may keep one.
+    if (!request.path.startsWith('/assets/')) response.setHeader('Cache-Control', 'no-store');
     response.locals.base = basePath;
     response.locals.appName = options.appName;
     response.locals.currentPath = request.path;
