@@ -176,6 +176,8 @@ describe('operator console (HTTP)', () => {
       expect(reply.status).toBe(503);
       expect(reply.text).toContain('The admin API is unavailable');
       expect(reply.text).toContain('cannot be reached');
+      // No internal address on a page (the portal's are public): it is in the log.
+      expect(reply.text).not.toContain('127.0.0.1:1');
       expect(reply.text).not.toMatch(/at \w+ \(/);
     } finally {
       await orphan.close();

@@ -1,3 +1,7 @@
+import { Logger } from '@nestjs/common';
+
+const adminClientLogger = new Logger('AdminClient');
+
 /** The admin API's Error body, as a page shows it: what went wrong, in the API's own words. */
 export class AdminApiError extends Error {
   constructor(
@@ -83,7 +87,9 @@ export class AdminClient {
       if (name === 'TimeoutError' || name === 'AbortError') {
         throw new AdminApiError(504, 'ADMIN_TIMEOUT', `The admin API did not answer within ${this.timeoutMs} ms.`);
       }
-      throw new AdminApiError(503, 'ADMIN_UNREACHABLE', `The admin API at ${this.baseUrl} cannot be reached.`);
+      // The address goes to the log, never to a page: the portal's pages are public, the admin API private.
+      adminClientLogger.warn(`The admin API at ${this.baseUrl} cannot be reached: ${(error as Error).message}`);
+      throw new AdminApiError(503, 'ADMIN_UNREACHABLE', 'The admin API cannot be reached.');
     }
     const text = await response.text();
     let parsed: unknown = undefined;
