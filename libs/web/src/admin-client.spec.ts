@@ -44,6 +44,15 @@ describe('AdminClient', () => {
     expect(error).toMatchObject({ status: 403, code: 'FORBIDDEN', message: 'Token "ro" lacks the scope consumers:write.' });
   });
 
+  it('never sends an address with a dot segment: an id of ".." is refused, not resolved to the consumer itself', async () => {
+    const before = seen.length;
+    for (const id of ['..', '.', '%2E%2E', encodeURIComponent('..')]) {
+      await expect(new AdminClient({ baseUrl }).post('t', `/ok/consumers/acme/keys/${id}/revoke`)).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    }
+    expect(seen.length).toBe(before);
+    await expect(new AdminClient({ baseUrl }).post('t', `/ok/consumers/acme/keys/${encodeURIComponent('a.b..c')}/revoke`)).resolves.toEqual({ name: 'acme' });
+  });
+
   it('maps a body that is not the Error contract, a timeout and an unreachable API', async () => {
     await expect(new AdminClient({ baseUrl }).get('t', '/html')).rejects.toMatchObject({ status: 502, code: 'ADMIN_ERROR' });
     await expect(new AdminClient({ baseUrl, timeoutMs: 100 }).get('t', '/slow')).rejects.toMatchObject({ status: 504, code: 'ADMIN_TIMEOUT' });

@@ -63,6 +63,12 @@ export class AdminClient {
   }
 
   url(path: string, query?: AdminRequest['query']): string {
+    // An id or name of "." or ".." (encodeURIComponent keeps both) would be a dot segment, which URL resolution
+    // removes: a key id of ".." once turned "revoke this key" into "revoke every key of the consumer".
+    const route = path.split('?')[0];
+    if (route.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) {
+      throw new AdminApiError(400, 'VALIDATION_FAILED', 'An id or a name in this address is not valid.');
+    }
     const url = new URL(`${this.baseUrl}${path.startsWith('/') ? path : `/${path}`}`);
     for (const [name, value] of Object.entries(query ?? {})) {
       if (value === undefined || value === null || value === '') continue;
@@ -75,8 +81,9 @@ export class AdminClient {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
+    const target = this.url(path, query);
     try {
-      response = await fetch(this.url(path, query), {
+      response = await fetch(target, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
