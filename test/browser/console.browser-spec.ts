@@ -119,6 +119,9 @@ describe('operator console (browser)', () => {
     await page.goto(`${consoleApp.url}/consumers/${CONSUMER}`);
     expect(((await adminCall(gateway, 'GET', `/consumers/${CONSUMER}`)).body as { plan: string }).plan).toBe('pro');
     await page.locator('[data-testid="usage-chart"][data-drawn="true"]').waitFor();
+    // The windows' resets read as durations, not raw seconds.
+    const dayRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'day', exact: true }) });
+    expect((await dayRow.getByRole('cell').last().innerText()).trim()).toMatch(/^(1 d|23 h \d+ min)$/);
     await shot(page, 'consumer');
 
     // Rotate the key with an hour's overlap: both keys work meanwhile.
