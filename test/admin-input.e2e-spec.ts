@@ -242,18 +242,18 @@ describe('admin API input', () => {
     const activeKeys = async (name: string) =>
       ((await admin('GET', `/consumers/${name}`)).body as { keys: Array<{ state: string }> }).keys.filter((k) => k.state === 'active').length;
 
-    it('issues keys up to the cap, then refuses with 400; concurrent issues never pass it', async () => {
+    it('issues keys up to the cap, then refuses with 409 KEY_LIMIT_REACHED; concurrent issues never pass it', async () => {
       await mintKey(gateway, 'pro', 'capped');
       const replies = await Promise.all(Array.from({ length: 10 }, () => admin('POST', '/consumers/capped/keys', {})));
       expect(replies.filter((r) => r.status === 201).length).toBe(4);
       for (const refused of replies.filter((r) => r.status !== 201)) {
-        expectErrorBody(refused, 400, 'VALIDATION_FAILED');
+        expectErrorBody(refused, 409, 'KEY_LIMIT_REACHED');
         expect((refused.body as { message: string }).message).toMatch(/at most 5 active keys/);
       }
       expect(await activeKeys('capped')).toBe(5);
       // A rotation with an overlap would make six: refused; without an overlap the old key stops at once: allowed.
       const keyId = ((await admin('GET', '/consumers/capped')).body as { keys: Array<{ id: string }> }).keys[0].id;
-      expectErrorBody(await admin('POST', `/consumers/capped/keys/${keyId}/rotate`, { overlapSeconds: 60 }), 400, 'VALIDATION_FAILED');
+      expectErrorBody(await admin('POST', `/consumers/capped/keys/${keyId}/rotate`, { overlapSeconds: 60 }), 409, 'KEY_LIMIT_REACHED');
       expect((await admin('POST', `/consumers/capped/keys/${keyId}/rotate`, { overlapSeconds: 0 })).status).toBe(201);
       expect(await activeKeys('capped')).toBe(5);
       // Revoking makes room again.
@@ -265,12 +265,12 @@ describe('admin API input', () => {
     it('refuses an import that would give a consumer more active keys than the cap, and imports nothing of it', async () => {
       const keys = Array.from({ length: 6 }, () => ({ keyHash: hashApiKey(generateApiKey()) }));
       const reply = await admin('POST', '/import', { consumers: [{ name: 'imported-capped', plan: 'free', keys }] });
-      expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+      expectErrorBody(reply, 409, 'KEY_LIMIT_REACHED');
       expect((reply.body as { message: string }).message).toMatch(/at most 5 active keys/);
       expectErrorBody(await admin('GET', '/consumers/imported-capped'), 404, 'NOT_FOUND');
       // The same consumer listed twice in one batch adds up.
       const twice = { consumers: [{ name: 'imported-capped', plan: 'free', keys: keys.slice(0, 3) }, { name: 'imported-capped', plan: 'free', keys: keys.slice(3) }] };
-      expectErrorBody(await admin('POST', '/import', twice), 400, 'VALIDATION_FAILED');
+      expectErrorBody(await admin('POST', '/import', twice), 409, 'KEY_LIMIT_REACHED');
       // Revoked keys are history, not credentials: they do not count.
       const history = keys.map((k) => ({ ...k, revokedAt: '2026-01-01T00:00:00Z' }));
       expect((await admin('POST', '/import', { consumers: [{ name: 'imported-capped', plan: 'free', keys: history }] })).status).toBe(200);

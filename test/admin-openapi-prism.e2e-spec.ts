@@ -96,12 +96,12 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
     expect([csv.status, csv.headers.get('content-type'), (await csv.text()).split('\r\n')[0]]).toEqual([200, 'text/csv; charset=utf-8', 'consumer,start,requests,ok,client_errors,server_errors,rate_limited']);
   });
 
-  it('lets the error answers of valid requests through: 400 (a taken name, a key rotated twice), 404', async () => {
-    expectFromUpstream(await post(strict, '/consumers', { name: 'prism-free', plan: 'free' }), 400, 'VALIDATION_FAILED');
+  it('lets the error answers of valid requests through: 409 (a taken name, a key rotated twice), 404', async () => {
+    expectFromUpstream(await post(strict, '/consumers', { name: 'prism-free', plan: 'free' }), 409, 'CONSUMER_EXISTS');
     const created = await post(strict, '/consumers', { name: 'prism-twice', plan: 'free' });
     const keyId = (created.body as { key: { id: string } }).key.id;
     expectFromUpstream(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, { overlapSeconds: 0 }), 201);
-    expectFromUpstream(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, {}), 400, 'VALIDATION_FAILED');
+    expectFromUpstream(await post(strict, `/consumers/prism-twice/keys/${keyId}/rotate`, {}), 409, 'KEY_ALREADY_ROTATED');
     expectFromUpstream(await send(`${strict.url}/consumers/nobody`, { headers: auth() }), 404, 'NOT_FOUND');
     expectFromUpstream(await post(strict, '/consumers/prism-twice/keys/00000000-0000-4000-8000-000000000000/revoke'), 404, 'NOT_FOUND');
     expectFromUpstream(await send(`${strict.url}/consumers/nobody/usage`, { headers: auth() }), 404, 'NOT_FOUND');

@@ -191,7 +191,7 @@ describe('the admin API\'s OpenAPI document', () => {
     }
   });
 
-  it('gives 404 and 400 examples that are the answers of real requests', async () => {
+  it('gives 400, 404 and 409 examples that are the answers of real requests, each with its code', async () => {
     const hashElsewhere = hashApiKey(generateApiKey());
     const raw = (method: string, path: string, body: string) =>
       call(`${gateway.adminUrl}${path}`, { method, headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' }, body });
@@ -229,12 +229,12 @@ describe('the admin API\'s OpenAPI document', () => {
     ];
     expect((await admin('POST', '/consumers', { name: 'other', plan: 'free' })).status).toBe(201);
     expect((await admin('POST', '/import', { consumers: [{ name: 'other', plan: 'free', keys: [{ keyHash: hashElsewhere }] }] })).status).toBe(200);
-    const sent: Array<[OperationId, number, string]> = [];
+    const sent: Array<[OperationId, number, string, string]> = [];
     for (const [id, message, request] of notFound) {
       const reply = await request();
       expectErrorBody(reply, 404, 'NOT_FOUND');
       expect(withoutIds((reply.body as Example).message)).toBe(message);
-      sent.push([id, 404, message]);
+      sent.push([id, 404, 'NOT_FOUND', message]);
     }
 
     expect((await admin('POST', '/consumers', { name: 'acme', plan: 'free' })).status).toBe(201);
@@ -251,7 +251,6 @@ describe('the admin API\'s OpenAPI document', () => {
       ['exportConsumers', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/export?limit=1001')],
       ['exportConsumers', 400, 'after must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', () => admin('GET', '/export?after=-x')],
       ['createConsumer', 400, 'plan must be one of free, pro, business, enterprise', () => admin('POST', '/consumers', { plan: 'gold' })],
-      ['createConsumer', 400, 'A consumer named "acme" already exists.', () => admin('POST', '/consumers', { name: 'acme', plan: 'pro' })],
       ['createConsumer', 400, "The enterprise plan needs the consumer's agreed limits (perMinute and perDay).", () => admin('POST', '/consumers', { plan: 'enterprise' })],
       ['createConsumer', 400, 'limits.perDay is required', () => admin('POST', '/consumers', { plan: 'enterprise', limits: { perMinute: 5 } })],
       ['createConsumer', 400, 'expiresAt must be in the future', () => admin('POST', '/consumers', { plan: 'free', expiresAt: '2001-01-01T00:00:00Z' })],
@@ -278,8 +277,6 @@ describe('the admin API\'s OpenAPI document', () => {
       ['revokeKey', 400, 'keyId must be a UUID', () => admin('POST', '/consumers/acme/keys/not-a-uuid/revoke')],
       ['revokeKey', 400, nameRule, badName('POST', `/keys/${unknownKey}/revoke`)],
       ['revokeKey', 400, json, malformed('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
-      ['rotateKey', 400, 'Key <id> was already rotated: its successor is key <id> (rotate that one instead).', () => admin('POST', `/consumers/acme/keys/${rotatedAway}/rotate`, {})],
-      ['rotateKey', 400, 'Key <id> is revoked: issue a new key instead.', () => admin('POST', `/consumers/acme/keys/${revoked}/rotate`, {})],
       ['rotateKey', 400, 'overlapSeconds must be at most 604800', () => admin('POST', `/consumers/acme/keys/${rotatedAway}/rotate`, { overlapSeconds: 604_801 })],
       ['rotateKey', 400, 'keyId must be a UUID', () => admin('POST', '/consumers/acme/keys/not-a-uuid/rotate', {})],
       ['rotateKey', 400, json, malformed('POST', `/consumers/acme/keys/${rotatedAway}/rotate`)],
@@ -290,7 +287,6 @@ describe('the admin API\'s OpenAPI document', () => {
       ['importConsumers', 400, 'consumers is required', () => admin('POST', '/import', {})],
       ['importConsumers', 400, 'consumers takes at most 500 entries per request', () => admin('POST', '/import', { consumers: Array.from({ length: 501 }, (_, i) => ({ name: `many-${i}`, plan: 'free' })) })],
       ['importConsumers', 400, 'consumers.0.keys.0.keyHash must be a SHA-256 hex digest', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: 'nope' }] }] })],
-      ['importConsumers', 400, 'Key petk_AbCd… of "acme" belongs to another consumer.', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }] })],
       ['createAdminToken', 400, 'each scope must be one of consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read, plan-requests:read, plan-requests:write, plan-requests:review', () => admin('POST', '/tokens', { name: 'ci', scopes: ['everything'] })],
       ['createAdminToken', 400, 'expiresAt must be in the future', () => admin('POST', '/tokens', { name: 'ci', scopes: ['consumers:read'], expiresAt: '2001-01-01T00:00:00Z' })],
       ['createAdminToken', 400, json, malformed('POST', '/tokens')],
@@ -303,7 +299,6 @@ describe('the admin API\'s OpenAPI document', () => {
       ['listPlanRequests', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/plan-requests?limit=0')],
       ['listPlanRequests', 400, 'after must be the next of a previous page', () => admin('GET', '/plan-requests?after=x')],
       ['createPlanRequest', 400, 'requestedPlan must be one of free, pro, business, enterprise', () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'gold', expectedVolume: '10' })],
-      ['createPlanRequest', 400, "requestedPlan must differ from the consumer's current plan (free).", () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'free', expectedVolume: '10' })],
       ['createPlanRequest', 400, 'expectedVolume must be at most 200 characters', () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'pro', expectedVolume: 'x'.repeat(201) })],
       ['createPlanRequest', 400, 'message must be at most 2000 characters', () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'pro', expectedVolume: '10', message: 'x'.repeat(2001) })],
       ['createPlanRequest', 400, json, malformed('POST', '/plan-requests')],
@@ -338,23 +333,72 @@ describe('the admin API\'s OpenAPI document', () => {
       ['exportUsage', 400, 'granularity must be one of hour, day', () => admin('GET', '/usage/export?granularity=week')],
       ['getTopConsumers', 400, 'by must be one of requests, rateLimited, serverErrors', () => admin('GET', '/usage/top?by=ok')],
       ['getTopConsumers', 400, 'limit must be an integer between 1 and 100', () => admin('GET', '/usage/top?limit=101')],
-      // Last: it fills acme up to the cap on active keys.
-      ['issueKey', 400, 'A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "acme" has 100; revoke some first.', async () => {
-        let reply = await admin('POST', '/consumers/acme/keys', {});
-        while (reply.status === 201) reply = await admin('POST', '/consumers/acme/keys', {});
-        return reply;
-      }],
     ];
     for (const [id, status, message, request] of badRequests) {
       const reply = await request();
       expectErrorBody(reply, status);
       expect([id, withoutIds((reply.body as Example).message)]).toEqual([id, message]);
-      sent.push([id, status, message]);
+      sent.push([id, status, (reply.body as Example).code, message]);
     }
 
-    // Every documented 400 and 404 example was sent above, and nothing else was.
-    const documented = OPERATIONS.flatMap(([, , id]) => [400, 404].flatMap((status) => examples(id, status).map((e) => [id, status, withoutIds(e.message)])));
-    expect(documented.sort()).toEqual(sent.map(([id, status, message]) => [id, status, message]).sort());
+    // The conflicts: 409, each with a code of its own (issue #35, point 4).
+    const soon = new Date(Date.now() + 1_000).toISOString();
+    const expiring = ((await admin('POST', '/consumers/acme/keys', { expiresAt: soon })).body as { id: string }).id;
+    const pending = ((await admin('GET', '/plan-requests?consumer=other&status=pending')).body as { items: Array<{ id: string }> }).items[0].id;
+    const decide = async (id: string, how: 'approve' | 'decline') => expect((await admin('POST', `/plan-requests/${id}/${how}`, how === 'decline' ? { note: 'no' } : {})).status).toBe(200);
+    const conflicts: Array<[OperationId, string, string, () => Promise<Reply>]> = [
+      ['createConsumer', 'CONSUMER_EXISTS', 'A consumer named "acme" already exists.', () => admin('POST', '/consumers', { name: 'acme', plan: 'pro' })],
+      ['rotateKey', 'KEY_ALREADY_ROTATED', 'Key <id> was already rotated: its successor is key <id> (rotate that one instead).', () => admin('POST', `/consumers/acme/keys/${rotatedAway}/rotate`, {})],
+      ['rotateKey', 'KEY_REVOKED', 'Key <id> is revoked: issue a new key instead.', () => admin('POST', `/consumers/acme/keys/${revoked}/rotate`, {})],
+      ['rotateKey', 'KEY_EXPIRED', 'Key <id> has expired: issue a new key instead.', async () => {
+        while (Date.now() <= Date.parse(soon)) await new Promise((resolve) => setTimeout(resolve, 100));
+        return admin('POST', `/consumers/acme/keys/${expiring}/rotate`, {});
+      }],
+      ['importConsumers', 'KEY_OF_ANOTHER_CONSUMER', 'Key petk_AbCd… of "acme" belongs to another consumer.', () => admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }] })],
+      ['createPlanRequest', 'PLAN_UNCHANGED', "requestedPlan must differ from the consumer's current plan (free).", () => admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'free', expectedVolume: '10' })],
+      ['createPlanRequest', 'PLAN_REQUEST_PENDING', 'Consumer "acme" already has a pending plan request.', async () => {
+        expect((await admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'pro', expectedVolume: '10' })).status).toBe(201);
+        return admin('POST', '/plan-requests', { consumer: 'acme', requestedPlan: 'business', expectedVolume: '10' });
+      }],
+      ['approvePlanRequest', 'PLAN_REQUEST_DECIDED', 'Plan request <id> was already declined.', async () => {
+        await decide(pending, 'decline');
+        return admin('POST', `/plan-requests/${pending}/approve`);
+      }],
+      ['declinePlanRequest', 'PLAN_REQUEST_DECIDED', 'Plan request <id> was already declined.', () => admin('POST', `/plan-requests/${pending}/decline`, { note: 'no' })],
+      ['approvePlanRequest', 'PLAN_REQUEST_DECIDED', 'Plan request <id> was already approved.', async () => {
+        const asked = ((await admin('POST', '/plan-requests', { consumer: 'other', requestedPlan: 'pro', expectedVolume: '10' })).body as { id: string }).id;
+        await decide(asked, 'approve');
+        return admin('POST', `/plan-requests/${asked}/approve`);
+      }],
+      ['declinePlanRequest', 'PLAN_REQUEST_DECIDED', 'Plan request <id> was already approved.', async () => {
+        const approved = ((await admin('GET', '/plan-requests?consumer=other&status=approved')).body as { items: Array<{ id: string }> }).items[0].id;
+        return admin('POST', `/plan-requests/${approved}/decline`, { note: 'no' });
+      }],
+      // Last: they fill acme up to the cap on active keys.
+      ['issueKey', 'KEY_LIMIT_REACHED', 'A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "acme" has 100; revoke some first.', async () => {
+        let reply = await admin('POST', '/consumers/acme/keys', {});
+        while (reply.status === 201) reply = await admin('POST', '/consumers/acme/keys', {});
+        return reply;
+      }],
+      ['rotateKey', 'KEY_LIMIT_REACHED', 'A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "acme" has 100; revoke some first.', async () => {
+        const keys = ((await admin('GET', '/consumers/acme')).body as { keys: Array<{ id: string; state: string; replacedBy: string | null }> }).keys;
+        const active = keys.find((k) => k.state === 'active' && k.replacedBy === null)!;
+        return admin('POST', `/consumers/acme/keys/${active.id}/rotate`, { overlapSeconds: 60 });
+      }],
+      // An import counts the keys it would leave (the rotation and the issue, those already there).
+      ['importConsumers', 'KEY_LIMIT_REACHED', 'A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "acme" has 101; revoke some first.', () =>
+        admin('POST', '/import', { consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashApiKey(generateApiKey()) }] }] })],
+    ];
+    for (const [id, code, message, request] of conflicts) {
+      const reply = await request();
+      expectErrorBody(reply, 409, code);
+      expect([id, withoutIds((reply.body as Example).message)]).toEqual([id, message]);
+      sent.push([id, 409, code, message]);
+    }
+
+    // Every documented 400, 404 and 409 example (its code and message) was sent above, and nothing else was.
+    const documented = OPERATIONS.flatMap(([, , id]) => [400, 404, 409].flatMap((status) => examples(id, status).map((e) => [id, status, e.code, withoutIds(e.message)])));
+    expect(documented.sort()).toEqual([...sent].sort());
   });
 
   it('is the document committed as gateway/admin-openapi.json, but for the relative server', () => {

@@ -31,7 +31,7 @@ function explainedBySerialOrder(firstKey: string, observed: Observed[], finalKey
         case 'issue':
           return reply.status === 201 && search(rest, new Set([...live, (reply.body as { id: string }).id]), firstRevoked, firstRotated);
         case 'rotate':
-          if (firstRevoked || firstRotated) return reply.status === 400 && search(rest, live, firstRevoked, firstRotated);
+          if (firstRevoked || firstRotated) return reply.status === 409 && search(rest, live, firstRevoked, firstRotated);
           return reply.status === 201 && search(rest, new Set([...live, (reply.body as { key: { id: string } }).key.id]), firstRevoked, true);
         case 'revokeAll': {
           const listed = (reply.body as KeyView[]).map((k) => k.id);
@@ -61,7 +61,7 @@ describe('control plane: concurrent changes of one consumer', () => {
 
   const keysOf = async (name: string): Promise<KeyView[]> => ((await adminCall(a, 'GET', `/consumers/${name}`)).body as { keys: KeyView[] }).keys;
 
-  it('20 concurrent rotations of one key leave exactly one successor; the others are refused with 400', async () => {
+  it('20 concurrent rotations of one key leave exactly one successor; the others are refused with 409 KEY_ALREADY_ROTATED', async () => {
     const old = await mintKey(a, 'pro', 'rotate-race');
     const [{ id: keyId }] = await keysOf('rotate-race');
     const replies = await Promise.all(
@@ -70,8 +70,7 @@ describe('control plane: concurrent changes of one consumer', () => {
     const won = replies.filter((r) => r.status === 201);
     expect(won.length).toBe(1);
     for (const lost of replies.filter((r) => r.status !== 201)) {
-      expectErrorBody(lost, 400, 'VALIDATION_FAILED');
-      expect((lost.body as { message: string }).message).toMatch(/already rotated/);
+      expectErrorBody(lost, 409, 'KEY_ALREADY_ROTATED');
     }
     const keys = await keysOf('rotate-race');
     expect(keys).toHaveLength(2);
@@ -81,7 +80,7 @@ describe('control plane: concurrent changes of one consumer', () => {
     for (const key of [successor.key, old]) expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     // Rotating the old key again later is refused the same way: its successor is the key to rotate.
     const again = await adminCall(a, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, {});
-    expectErrorBody(again, 400, 'VALIDATION_FAILED');
+    expectErrorBody(again, 409, 'KEY_ALREADY_ROTATED');
     expect((again.body as { message: string }).message).toContain(successor.id);
   });
 

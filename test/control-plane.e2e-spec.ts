@@ -75,9 +75,9 @@ describe('control plane: consumers and keys behind the admin API', () => {
       if (message) expect((reply.body as { message: string }).message).toContain(message);
     });
 
-    it('refuses a taken name with 400, bad paging and key ids with 400, and an unknown consumer with 404', async () => {
+    it('refuses a taken name with 409 CONSUMER_EXISTS, bad paging and key ids with 400, and an unknown consumer with 404', async () => {
       await mintKey(a, 'free', 'taken');
-      expectErrorBody(await adminCall(a, 'POST', '/consumers', { plan: 'pro', name: 'taken' }), 400, 'VALIDATION_FAILED');
+      expectErrorBody(await adminCall(a, 'POST', '/consumers', { plan: 'pro', name: 'taken' }), 409, 'CONSUMER_EXISTS');
       expectErrorBody(await adminCall(a, 'GET', '/consumers?limit=0'), 400, 'VALIDATION_FAILED');
       expectErrorBody(await adminCall(a, 'GET', '/consumers?limit=abc'), 400, 'VALIDATION_FAILED');
       expectErrorBody(await adminCall(a, 'POST', '/consumers/taken/keys/not-a-uuid/revoke'), 400, 'VALIDATION_FAILED');
@@ -218,7 +218,7 @@ describe('control plane: consumers and keys behind the admin API', () => {
     expect(all.text).not.toContain(key);
     // A hash held by another consumer is refused, and the batch with it.
     const stolen = { consumers: [{ ...file.consumers[0], name: 'thief' }] };
-    expectErrorBody(await adminCall(a, 'POST', '/import', stolen), 400, 'VALIDATION_FAILED');
+    expectErrorBody(await adminCall(a, 'POST', '/import', stolen), 409, 'KEY_OF_ANOTHER_CONSUMER');
     expectErrorBody(await adminCall(a, 'GET', '/consumers/thief'), 404, 'NOT_FOUND');
   });
 

@@ -80,7 +80,7 @@ describe('plan requests', () => {
       decidedBy: null,
       note: null,
     });
-    expectErrorBody(await request(name, 'business'), 409, 'CONFLICT');
+    expectErrorBody(await request(name, 'business'), 409, 'PLAN_REQUEST_PENDING');
     const listed = (await root('GET', `/plan-requests?consumer=${name}&status=pending`)).body as { items: PlanRequest[]; next: string | null };
     expect(listed).toEqual({ items: [created], next: null });
     expect((await audit(name)).map((r) => r.action)).toEqual(['consumer.create', 'plan-request.create']);
@@ -100,8 +100,8 @@ describe('plan requests', () => {
     }
     expect(limit).toBe('300');
     expect((await audit(name)).map((r) => r.action)).toEqual(['consumer.create', 'plan-request.create', 'plan-request.approve', 'consumer.update']);
-    expectErrorBody(await root('POST', `/plan-requests/${id}/approve`), 409, 'CONFLICT');
-    expectErrorBody(await root('POST', `/plan-requests/${id}/decline`, { note: 'too late' }), 409, 'CONFLICT');
+    expectErrorBody(await root('POST', `/plan-requests/${id}/approve`), 409, 'PLAN_REQUEST_DECIDED');
+    expectErrorBody(await root('POST', `/plan-requests/${id}/decline`, { note: 'too late' }), 409, 'PLAN_REQUEST_DECIDED');
     // Decided: the consumer may ask again.
     expect((await request(name, 'business')).status).toBe(201);
   });
@@ -219,12 +219,11 @@ describe('plan requests', () => {
     expect(new Set(seen).size).toBe(seen.length);
   });
 
-  it('refuses bad input with a 400 naming the rule, an unknown consumer or request with a 404', async () => {
+  it('refuses bad input with a 400 naming the rule, the current plan with a 409, an unknown consumer or request with a 404', async () => {
     const { name } = await createConsumer();
     const base = { consumer: name, requestedPlan: 'pro', expectedVolume: '10/day' };
     const cases: Array<[unknown, string]> = [
       [{ ...base, requestedPlan: 'gold' }, 'requestedPlan must be one of free, pro, business, enterprise'],
-      [{ ...base, requestedPlan: 'free' }, "requestedPlan must differ from the consumer's current plan (free)."],
       [{ ...base, expectedVolume: 'x'.repeat(201) }, 'expectedVolume must be at most 200 characters'],
       [{ ...base, expectedVolume: '' }, 'expectedVolume must not be empty'],
       [{ ...base, message: 'x'.repeat(2001) }, 'message must be at most 2000 characters'],
@@ -238,6 +237,10 @@ describe('plan requests', () => {
       expectErrorBody(reply, 400, 'VALIDATION_FAILED');
       expect((reply.body as { message: string }).message).toBe(message);
     }
+    // The plan it is on already: a conflict with its state, not a broken rule.
+    const unchanged = await root('POST', '/plan-requests', { ...base, requestedPlan: 'free' });
+    expectErrorBody(unchanged, 409, 'PLAN_UNCHANGED');
+    expect((unchanged.body as { message: string }).message).toBe("requestedPlan must differ from the consumer's current plan (free).");
     expectErrorBody(await root('POST', '/plan-requests', { ...base, consumer: 'nobody-here' }), 404, 'NOT_FOUND');
     const unknown = '00000000-0000-4000-8000-000000000000';
     expectErrorBody(await root('POST', `/plan-requests/${unknown}/approve`), 404, 'NOT_FOUND');

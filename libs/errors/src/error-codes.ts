@@ -10,7 +10,15 @@ export const ERROR_CODES = {
   CONSUMER_DISABLED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
-  CONFLICT: 409,
+  CONSUMER_EXISTS: 409,
+  KEY_ALREADY_ROTATED: 409,
+  KEY_REVOKED: 409,
+  KEY_EXPIRED: 409,
+  KEY_LIMIT_REACHED: 409,
+  KEY_OF_ANOTHER_CONSUMER: 409,
+  PLAN_UNCHANGED: 409,
+  PLAN_REQUEST_PENDING: 409,
+  PLAN_REQUEST_DECIDED: 409,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   GONE: 410,
@@ -30,10 +38,19 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export const ERROR_CODE_VALUES = Object.keys(ERROR_CODES) as ErrorCode[];
 
 /**
- * Codes only the gateway's admin API sends (a token without the route's scope; a plan request decided twice): the
- * public contract never lists them.
+ * The admin API's conflicts (409): the request is well formed, but the state of what it names refuses it. Each has
+ * a code of its own, so that a client branches on `code`, never on the message.
  */
-export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ['FORBIDDEN', 'CONFLICT'];
+export const CONFLICT_ERROR_CODES = [
+  'CONSUMER_EXISTS', 'KEY_ALREADY_ROTATED', 'KEY_REVOKED', 'KEY_EXPIRED', 'KEY_LIMIT_REACHED', 'KEY_OF_ANOTHER_CONSUMER',
+  'PLAN_UNCHANGED', 'PLAN_REQUEST_PENDING', 'PLAN_REQUEST_DECIDED',
+] as const satisfies readonly ErrorCode[];
+
+/**
+ * Codes only the gateway's admin API sends (a token without the route's scope; the conflicts): the public contract
+ * never lists them.
+ */
+export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ['FORBIDDEN', ...CONFLICT_ERROR_CODES];
 
 /** The codes of the public contract (the committed gateway/openapi.json and the pets service). */
 export const PUBLIC_ERROR_CODE_VALUES = ERROR_CODE_VALUES.filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));

@@ -70,7 +70,7 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
   // The shared Error schema's example message is the public API's (a `limit` rule): this API's is a 404.
   const errorMessage = schemas.Error?.properties?.message as SchemaObject | undefined;
   if (errorMessage) errorMessage.example = notFound()[0];
-  // The shared Error schema lists the public codes; this API also sends the admin-only ones (FORBIDDEN, CONFLICT).
+  // The shared Error schema lists the public codes; this API also sends the admin-only ones (FORBIDDEN, the 409s).
   const errorCode = schemas.Error?.properties?.code as SchemaObject | undefined;
   if (errorCode) {
     errorCode.enum = [...ERROR_CODE_VALUES];

@@ -102,12 +102,13 @@ export const notFound = (...more: string[]): string[] => [`No consumer named "${
 export const NO_SUCH_KEY = `Consumer "${EXAMPLE_CONSUMER}" has no key ${EXAMPLE_KEY_ID}.`;
 
 /**
- * The errors of one admin operation that differ from operation to operation: its 400s (the rules it checks,
- * the refusals it makes) and, on a consumer's routes, its 404s naming the consumer (or key). Each message is
+ * The errors of one admin operation that differ from operation to operation: its 400s (the rules it checks), its
+ * 409s (the conflicts: a code of their own each) and, on a consumer's routes, its 404s naming the consumer (or
+ * key). Each message is
  * one the operation really sends (test/admin-openapi.e2e-spec.ts sends a request for each). A 503 of its own
  * (unban: Redis) replaces the shared one.
  */
-export function AdminErrors(errors: { 400: AdminExample[]; 404?: string[]; 503?: { description: string; examples: AdminExample[] } }): MethodDecorator {
+export function AdminErrors(errors: { 400: AdminExample[]; 404?: string[]; 409?: AdminExample[]; 503?: { description: string; examples: AdminExample[] } }): MethodDecorator {
   const decorators = [
     ApiResponse({ status: 400, description: 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken.', content: errorContent(errors[400]) }),
   ];
@@ -115,6 +116,10 @@ export function AdminErrors(errors: { 400: AdminExample[]; 404?: string[]; 503?:
     decorators.push(
       ApiResponse({ status: 404, description: errors[404].length > 1 ? 'No such consumer, or no such key of it (`NOT_FOUND`).' : 'No such consumer (`NOT_FOUND`).', content: errorContent(errors[404].map((m): AdminExample => ['NOT_FOUND', m])) }),
     );
+  }
+  if (errors[409]) {
+    const codes = [...new Set(errors[409].map(([code]) => `\`${code}\``))].join(', ');
+    decorators.push(ApiResponse({ status: 409, description: `The state of what the request names refuses it (${codes}): nothing was changed.`, content: errorContent(errors[409]) }));
   }
   if (errors[503]) {
     decorators.push(
@@ -129,7 +134,7 @@ export function AdminErrors(errors: { 400: AdminExample[]; 404?: string[]; 503?:
   return applyDecorators(...decorators);
 }
 
-/** A response of one status with its own description and examples (404 of a plan request, 409 of a decision). */
+/** A response of one status with its own description and examples (404 of a plan request). */
 export function AdminErrorResponse(status: number, description: string, examples: AdminExample[]): MethodDecorator {
   return ApiResponse({ status, description, content: errorContent(examples) });
 }

@@ -80,7 +80,8 @@ export class ConsumersAdminController {
   @ApiOperation({ operationId: 'createConsumer', summary: 'Create a consumer and its first key', description: 'The key is in this answer only: only its SHA-256 is stored.' })
   @ApiCreatedResponse({ type: CreatedConsumerResponse, description: 'The consumer and its first key (shown only here).' })
   @AdminErrors({
-    400: [BAD_PLAN, ['VALIDATION_FAILED', `A consumer named "${EXAMPLE_CONSUMER}" already exists.`], NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perDay is required'], IN_THE_PAST, ...MALFORMED_BODY],
+    400: [BAD_PLAN, NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perDay is required'], IN_THE_PAST, ...MALFORMED_BODY],
+    409: [['CONSUMER_EXISTS', `A consumer named "${EXAMPLE_CONSUMER}" already exists.`]],
   })
   async create(@AdminCall() call: AdminRequestContext, @Body() body: CreateConsumerDto): Promise<CreatedConsumerResponse> {
     const { consumer, issued } = await this.store.create(call, { name: body.name, plan: body.plan, limits: body.limits, expiresAt: futureDate(body.expiresAt) });
@@ -134,11 +135,11 @@ export class ConsumersAdminController {
     400: [
       IN_THE_PAST,
       ['VALIDATION_FAILED', 'expiresAt must be an ISO 8601 date-time'],
-      ['VALIDATION_FAILED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`],
       BAD_NAME,
       ...MALFORMED_BODY,
     ],
     404: notFound(),
+    409: [['KEY_LIMIT_REACHED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`]],
   })
   async issue(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Body() body: IssueKeyDto): Promise<IssuedKeyResponse> {
     const issued = await this.store.issueKey(call, name, futureDate(body.expiresAt));
@@ -176,13 +177,17 @@ export class ConsumersAdminController {
   @ApiCreatedResponse({ type: RotatedKeyResponse, description: 'A new key now; the old one expires after the overlap.' })
   @AdminErrors({
     400: [
-      ['VALIDATION_FAILED', `Key ${EXAMPLE_KEY_ID} was already rotated: its successor is key ${EXAMPLE_SUCCESSOR_ID} (rotate that one instead).`],
-      ['VALIDATION_FAILED', `Key ${EXAMPLE_KEY_ID} is revoked: issue a new key instead.`],
       ['VALIDATION_FAILED', `overlapSeconds must be at most ${MAX_OVERLAP_SECONDS}`],
       BAD_KEY_ID,
       ...MALFORMED_BODY,
     ],
     404: notFound(NO_SUCH_KEY),
+    409: [
+      ['KEY_ALREADY_ROTATED', `Key ${EXAMPLE_KEY_ID} was already rotated: its successor is key ${EXAMPLE_SUCCESSOR_ID} (rotate that one instead).`],
+      ['KEY_REVOKED', `Key ${EXAMPLE_KEY_ID} is revoked: issue a new key instead.`],
+      ['KEY_EXPIRED', `Key ${EXAMPLE_KEY_ID} has expired: issue a new key instead.`],
+      ['KEY_LIMIT_REACHED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`],
+    ],
   })
   async rotate(@AdminCall() call: AdminRequestContext, @Param() { name, keyId }: ConsumerKeyParams, @Body() body: RotateKeyDto): Promise<RotatedKeyResponse> {
     const { issued, previous } = await this.store.rotate(call, name, keyId, (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000);
@@ -229,8 +234,11 @@ export class ConsumersAdminController {
       ['VALIDATION_FAILED', 'consumers is required'],
       ['VALIDATION_FAILED', `consumers takes at most ${IMPORT_BATCH_MAX} entries per request`],
       ['VALIDATION_FAILED', 'consumers.0.keys.0.keyHash must be a SHA-256 hex digest'],
-      ['VALIDATION_FAILED', `Key petk_AbCd… of "${EXAMPLE_CONSUMER}" belongs to another consumer.`],
       ...MALFORMED_BODY,
+    ],
+    409: [
+      ['KEY_OF_ANOTHER_CONSUMER', `Key petk_AbCd… of "${EXAMPLE_CONSUMER}" belongs to another consumer.`],
+      ['KEY_LIMIT_REACHED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 101; revoke some first.`],
     ],
   })
   import(@AdminCall() call: AdminRequestContext, @Body() body: ImportConsumersDto): Promise<ImportResponse> {

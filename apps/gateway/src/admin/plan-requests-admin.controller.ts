@@ -22,8 +22,11 @@ import { RequireScope } from './require-scope.decorator';
 
 const BAD_ID: AdminExample = ['VALIDATION_FAILED', 'id must be a UUID'];
 const NO_SUCH_REQUEST = `No plan request ${EXAMPLE_KEY_ID}.`;
-const DECIDED: AdminExample[] = [['CONFLICT', `Plan request ${EXAMPLE_KEY_ID} was already approved.`], ['CONFLICT', `Plan request ${EXAMPLE_KEY_ID} was already declined.`]];
-const DECIDED_DESCRIPTION = 'The request was already decided (`CONFLICT`): of two concurrent decisions, exactly one wins.';
+const DECIDED_DESCRIPTION = 'The request was already decided (`PLAN_REQUEST_DECIDED`): of two concurrent decisions, exactly one wins.';
+const DECIDED: AdminExample[] = [
+  ['PLAN_REQUEST_DECIDED', `Plan request ${EXAMPLE_KEY_ID} was already approved.`],
+  ['PLAN_REQUEST_DECIDED', `Plan request ${EXAMPLE_KEY_ID} was already declined.`],
+];
 
 /** Plan requests (issue #25): the portal records them, an operator approves (the plan changes) or declines them. */
 @ApiTags(ADMIN_TAG)
@@ -56,14 +59,16 @@ export class PlanRequestsAdminController {
   @AdminErrors({
     400: [
       ['VALIDATION_FAILED', `requestedPlan must be one of ${PLAN_NAMES.join(', ')}`],
-      ['VALIDATION_FAILED', "requestedPlan must differ from the consumer's current plan (free)."],
       ['VALIDATION_FAILED', 'expectedVolume must be at most 200 characters'],
       ['VALIDATION_FAILED', 'message must be at most 2000 characters'],
       ...MALFORMED_BODY,
     ],
     404: notFound(),
+    409: [
+      ['PLAN_REQUEST_PENDING', `Consumer "${EXAMPLE_CONSUMER}" already has a pending plan request.`],
+      ['PLAN_UNCHANGED', "requestedPlan must differ from the consumer's current plan (free)."],
+    ],
   })
-  @AdminErrorResponse(409, 'The consumer already has a pending request (`CONFLICT`).', [['CONFLICT', `Consumer "${EXAMPLE_CONSUMER}" already has a pending plan request.`]])
   async create(@AdminCall() call: AdminRequestContext, @Body() body: CreatePlanRequestDto): Promise<PlanRequestResponse> {
     return toPlanRequestResponse(await this.requests.create(call, { ...body, message: body.message ?? '' }));
   }

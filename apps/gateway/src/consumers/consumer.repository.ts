@@ -53,7 +53,7 @@ export class ConsumerRepository {
     return (await this.dataSource.getRepository(ConsumerEntity).count({ take: 1 })) > 0;
   }
 
-  /** Creates a consumer and its first key together; a taken name is a 400 (names are unique in the database). */
+  /** Creates a consumer and its first key together; a taken name is 409 `CONSUMER_EXISTS` (names are unique in the database). */
   async create(context: AdminRequestContext, input: NewConsumer): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
     this.planLimits.check(input.plan, input.limits ?? null);
     const { actor } = context;
@@ -83,7 +83,7 @@ export class ConsumerRepository {
       await this.changes.publish({ keyHashes: [result.issued.record.keyHash], consumerIds: [result.consumer.id] });
       return result;
     } catch (error) {
-      if (isUniqueViolation(error, 'UQ_consumers_name')) throw new ApiError('VALIDATION_FAILED', `A consumer named "${name}" already exists.`);
+      if (isUniqueViolation(error, 'UQ_consumers_name')) throw new ApiError('CONSUMER_EXISTS', `A consumer named "${name}" already exists.`);
       throw error;
     }
   }
@@ -197,11 +197,11 @@ export class ConsumerRepository {
   async rotate(context: AdminRequestContext, name: string, keyId: string, overlapMs: number): Promise<{ issued: IssuedKey; previous: ApiKeyEntity }> {
     const result = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       const old = await this.keyOf(manager, consumer, keyId);
-      if (old.revokedAt !== null) throw new ApiError('VALIDATION_FAILED', `Key ${keyId} is revoked: issue a new key instead.`);
+      if (old.revokedAt !== null) throw new ApiError('KEY_REVOKED', `Key ${keyId} is revoked: issue a new key instead.`);
       if (old.replacedBy !== null) {
-        throw new ApiError('VALIDATION_FAILED', `Key ${keyId} was already rotated: its successor is key ${old.replacedBy} (rotate that one instead).`);
+        throw new ApiError('KEY_ALREADY_ROTATED', `Key ${keyId} was already rotated: its successor is key ${old.replacedBy} (rotate that one instead).`);
       }
-      if (old.expiresAt !== null && old.expiresAt.getTime() <= Date.now()) throw new ApiError('VALIDATION_FAILED', `Key ${keyId} has expired: issue a new key instead.`);
+      if (old.expiresAt !== null && old.expiresAt.getTime() <= Date.now()) throw new ApiError('KEY_EXPIRED', `Key ${keyId} has expired: issue a new key instead.`);
       await manager.query(
         `UPDATE "${this.schema}"."api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", 'infinity'), now() + $2 * interval '1 millisecond') WHERE "id" = $1`,
         [old.id, overlapMs],
@@ -237,7 +237,7 @@ export class ConsumerRepository {
   }
 
   /**
-   * Refuses (400) a change that would leave the consumer more than CONSUMER_MAX_KEYS active keys (neither revoked
+   * Refuses (409 `KEY_LIMIT_REACHED`) a change that would leave the consumer more than CONSUMER_MAX_KEYS active keys (neither revoked
    * nor expired) once `adding` more are added. Run under the consumer's lock, so that concurrent issues cannot pass it.
    */
   async assertRoomForKeys(manager: EntityManager, consumer: ConsumerEntity, adding: number): Promise<void> {
@@ -249,7 +249,7 @@ export class ConsumerRepository {
       .getCount();
     const max = this.config.consumers.maxKeys;
     if (active + adding > max) {
-      throw new ApiError('VALIDATION_FAILED', `A consumer holds at most ${max} active keys (CONSUMER_MAX_KEYS): "${consumer.name}" has ${active}; revoke some first.`);
+      throw new ApiError('KEY_LIMIT_REACHED', `A consumer holds at most ${max} active keys (CONSUMER_MAX_KEYS): "${consumer.name}" has ${active}; revoke some first.`);
     }
   }
 

@@ -165,7 +165,7 @@ export class ConsumersFile {
       .execute();
     if ((inserted.raw as unknown[]).length > 0) return true;
     const existing = await manager.findOneByOrFail(ApiKeyEntity, { keyHash: k.keyHash });
-    if (existing.consumerId !== consumer.id) throw new ApiError('VALIDATION_FAILED', `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`);
+    if (existing.consumerId !== consumer.id) throw new ApiError('KEY_OF_ANOTHER_CONSUMER', `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`);
     if (k.revokedAt === undefined || existing.revokedAt !== null) return false;
     await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: new Date(k.revokedAt) });
     return true;

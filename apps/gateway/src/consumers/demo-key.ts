@@ -26,7 +26,7 @@ export async function mintDemoKeyIfNoConsumers(config: GatewayConfig, store: Con
     // Root, said explicitly: start-up seeding, no admin request behind it (audited without request id or source).
     key = (await store.create(ROOT_CONTEXT, { name: DEMO_CONSUMER, plan: 'free' })).issued.key;
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'VALIDATION_FAILED') return undefined;
+    if (error instanceof ApiError && error.code === 'CONSUMER_EXISTS') return undefined;
     throw error;
   }
   const copy = demoKeyFile(config);

@@ -55,7 +55,7 @@ export class PlanRequests {
         const consumer = await this.consumerNamed(manager, input.consumer);
         assertMayTouch(context.actor, consumer);
         if (input.requestedPlan === consumer.plan) {
-          throw new ApiError('VALIDATION_FAILED', `requestedPlan must differ from the consumer's current plan (${consumer.plan}).`);
+          throw new ApiError('PLAN_UNCHANGED', `requestedPlan must differ from the consumer's current plan (${consumer.plan}).`);
         }
         const request = manager.create(PlanRequestEntity, {
           id: randomUUID(),
@@ -78,7 +78,7 @@ export class PlanRequests {
         return manager.findOneByOrFail(PlanRequestEntity, { id: request.id });
       });
     } catch (error) {
-      if (isUniqueViolation(error, ONE_PENDING)) throw new ApiError('CONFLICT', `Consumer "${input.consumer}" already has a pending plan request.`);
+      if (isUniqueViolation(error, ONE_PENDING)) throw new ApiError('PLAN_REQUEST_PENDING', `Consumer "${input.consumer}" already has a pending plan request.`);
       throw error;
     }
   }
@@ -139,7 +139,7 @@ export class PlanRequests {
   }
 
   private assertPending(request: PlanRequestEntity): void {
-    if (request.status !== 'pending') throw new ApiError('CONFLICT', `Plan request ${request.id} was already ${request.status}.`);
+    if (request.status !== 'pending') throw new ApiError('PLAN_REQUEST_DECIDED', `Plan request ${request.id} was already ${request.status}.`);
   }
 
   private async find(manager: EntityManager, id: string, lock: boolean): Promise<PlanRequestEntity> {

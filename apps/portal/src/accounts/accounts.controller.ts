@@ -162,7 +162,7 @@ export class AccountsController {
       key = (await this.api.createConsumer(name)).key.key;
     } catch (error) {
       // Made by an earlier attempt whose answer was lost: the portal created it, so it may issue a key of it.
-      if (!(error instanceof AdminApiError && error.status === 400 && error.message.includes('already exists'))) throw error;
+      if (!(error instanceof AdminApiError && error.code === 'CONSUMER_EXISTS')) throw error;
       key = (await this.api.issueKey(name)).key;
     }
     await this.accounts.setConsumer(account.id, name);

@@ -125,8 +125,8 @@ export class DashboardController {
     try {
       await this.api.requestPlan(request.account.consumerName, typed.plan, typed.expectedVolume.trim(), typed.message);
     } catch (error) {
-      if (error instanceof AdminApiError && error.status === 409) return render(409, { failed: 'You already have a request waiting for an answer.' });
-      if (error instanceof AdminApiError && error.status === 400) return render(400, { failed: humane(error) });
+      if (error instanceof AdminApiError && error.code === 'PLAN_REQUEST_PENDING') return render(409, { failed: 'You already have a request waiting for an answer.' });
+      if (error instanceof AdminApiError && (error.status === 400 || error.status === 409)) return render(error.status, { failed: humane(error) });
       throw error;
     }
     return this.back(request, response, 'success', 'Your request was sent. Its answer will show on this page.');

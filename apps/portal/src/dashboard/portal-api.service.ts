@@ -63,8 +63,9 @@ export class PortalApi {
       });
       return answer.buckets;
     } catch (error) {
-      // A gateway without the usage-history routes (issue #23) answers "No route for ..."; an unknown consumer, "No consumer named ...".
-      if (error instanceof AdminApiError && error.status === 404 && error.message.startsWith('No route')) return null;
+      // NOT_FOUND: a gateway without the usage-history routes (issue #23). An unknown consumer is NOT_FOUND too, but the
+      // dashboard reads the consumer itself beside this call, and that call fails the page (by code, never by message).
+      if (error instanceof AdminApiError && error.code === 'NOT_FOUND') return null;
       throw error;
     }
   }
