@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +42,7 @@ describe('mintDemoKeyIfNoConsumers', () => {
   it('never mints in production', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'demo-key-'));
     const store = storeWith([]);
-    expect(await mintDemoKeyIfNoConsumers(configIn(dir, { NODE_ENV: 'production', ADMIN_TOKEN: 'x'.repeat(32) }), store)).toBeUndefined();
+    expect(await mintDemoKeyIfNoConsumers(configIn(dir, { NODE_ENV: 'production', ADMIN_TOKEN: randomBytes(32).toString('hex') }), store)).toBeUndefined();
     expect(existsSync(join(dir, 'demo-api-key'))).toBe(false);
     expect(store.created).toEqual([]);
   });
