@@ -35,16 +35,16 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
     for (const spy of spies.splice(0)) spy.mockRestore();
   });
 
-  it('a duplicate consumer name: a 400, one JSON warning naming the statement, no parameters, nothing on the console', async () => {
+  it('a duplicate consumer name: a 409, one JSON warning naming the statement, no parameters, nothing on the console', async () => {
     await mintKey(gateway, 'free', 'dup-secret-name-7f3a');
     const reply = await adminCall(gateway, 'POST', '/consumers', { plan: 'pro', name: 'dup-secret-name-7f3a' });
-    expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+    expectErrorBody(reply, 409, 'CONSUMER_EXISTS');
     expect(consoleLines.filter((line) => /query failed|INSERT INTO/i.test(line))).toEqual([]);
     const logged = lines.map((line) => JSON.parse(line) as { level: number; context?: string; msg: string });
     const failed = logged.filter((entry) => entry.context === 'TypeORM');
     expect(failed).toHaveLength(1);
     expect(failed[0].msg).toMatch(/^Query failed \(23505\): .*INSERT INTO "gateway"\."consumers"/);
-    // A unique violation the app turns into a 400: a warning, not an error.
+    // A unique violation the app turns into a 409: a warning, not an error.
     expect(failed[0].level).toBe(40);
     expect(lines.join('\n')).not.toContain('dup-secret-name-7f3a');
   });
