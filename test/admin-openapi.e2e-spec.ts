@@ -370,6 +370,17 @@ describe('the admin API\'s OpenAPI document', () => {
         await decide(asked, 'approve');
         return admin('POST', `/plan-requests/${asked}/approve`);
       }],
+      ['approvePlanRequest', 'PLAN_REQUEST_STALE', 'Plan request <id> asked to move from free, but the consumer is on business now: decline it, or ask again.', async () => {
+        const stale = 'stale-ask';
+        expect((await admin('POST', '/consumers', { name: stale, plan: 'free' })).status).toBe(201);
+        const asked = ((await admin('POST', '/plan-requests', { consumer: stale, requestedPlan: 'pro', expectedVolume: '10' })).body as { id: string }).id;
+        expect((await admin('PATCH', `/consumers/${stale}`, { plan: 'business' })).status).toBe(200);
+        const reply = await admin('POST', `/plan-requests/${asked}/approve`);
+        // Nothing changed: still on business, the request still pending.
+        expect((await admin('GET', `/consumers/${stale}`)).body).toMatchObject({ plan: 'business' });
+        expect((await admin('GET', `/plan-requests?consumer=${stale}&status=pending`)).body).toMatchObject({ items: [{ id: asked }] });
+        return reply;
+      }],
       ['declinePlanRequest', 'PLAN_REQUEST_DECIDED', 'Plan request <id> was already approved.', async () => {
         const approved = ((await admin('GET', '/plan-requests?consumer=other&status=approved')).body as { items: Array<{ id: string }> }).items[0].id;
         return admin('POST', `/plan-requests/${approved}/decline`, { note: 'no' });

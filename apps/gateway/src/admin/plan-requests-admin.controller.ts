@@ -87,7 +87,10 @@ export class PlanRequestsAdminController {
     400: [BAD_ID, ['VALIDATION_FAILED', 'perDay is required with perMinute'], ['VALIDATION_FAILED', "The enterprise plan needs the consumer's agreed limits (perMinute and perDay)."], ...MALFORMED_BODY],
   })
   @AdminErrorResponse(404, 'No such plan request (`NOT_FOUND`).', [['NOT_FOUND', NO_SUCH_REQUEST]])
-  @AdminErrorResponse(409, DECIDED_DESCRIPTION, DECIDED)
+  @AdminErrorResponse(409, `${DECIDED_DESCRIPTION} Or the consumer is no longer on the plan the request was made from (\`PLAN_REQUEST_STALE\`: an operator moved it since); nothing changed.`, [
+    ...DECIDED,
+    ['PLAN_REQUEST_STALE', `Plan request ${EXAMPLE_KEY_ID} asked to move from free, but the consumer is on business now: decline it, or ask again.`],
+  ])
   async approve(@AdminCall() call: AdminRequestContext, @Param() { id }: PlanRequestParams, @Body() body: ApprovePlanRequestDto): Promise<PlanRequestResponse> {
     const limits = body.perMinute !== undefined && body.perDay !== undefined ? { perMinute: body.perMinute, perDay: body.perDay } : null;
     return toPlanRequestResponse(await this.requests.approve(call, id, limits));

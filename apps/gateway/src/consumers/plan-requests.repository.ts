@@ -110,9 +110,14 @@ export class PlanRequests {
   async approve(context: AdminRequestContext, id: string, limits: Limits | null): Promise<PlanRequestEntity> {
     assertMayReview(context.actor);
     const found = await this.find(this.dataSource.manager, id, false);
-    await this.consumers.update(context, found.consumer, { plan: found.requestedPlan as PlanName, limits }, async (manager) => {
+    await this.consumers.update(context, found.consumer, { plan: found.requestedPlan as PlanName, limits }, async (manager, consumer) => {
       const request = await this.find(manager, id, true);
       this.assertPending(request);
+      // Asked from another plan than the consumer is on now (an operator moved it since): approving would move it
+      // from a plan nobody asked to leave, perhaps down. Decline it, or let the developer ask again.
+      if (consumer.plan !== request.currentPlan) {
+        throw new ApiError('PLAN_REQUEST_STALE', `Plan request ${id} asked to move from ${request.currentPlan}, but the consumer is on ${consumer.plan} now: decline it, or ask again.`);
+      }
       await manager.update(PlanRequestEntity, { id }, { status: 'approved', decidedAt: () => 'now()', decidedBy: context.actor.name });
       await this.audit.record(context, manager, {
         action: 'plan-request.approve',

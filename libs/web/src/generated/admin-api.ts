@@ -595,11 +595,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example No consumer named "acme".
@@ -2581,7 +2581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was already decided (`PLAN_REQUEST_DECIDED`): of two concurrent decisions, exactly one wins. */
+            /** @description The request was already decided (`PLAN_REQUEST_DECIDED`): of two concurrent decisions, exactly one wins. Or the consumer is no longer on the plan the request was made from (`PLAN_REQUEST_STALE`: an operator moved it since); nothing changed. */
             409: {
                 headers: {
                     [name: string]: unknown;
