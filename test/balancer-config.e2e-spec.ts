@@ -17,7 +17,7 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
   const conf = readFileSync(join(ROOT, 'gateway/nginx.conf'), 'utf8');
   const local = conf
     .replace(/^\s*resolver .*;$/m, '')
-    .replace(/server gateway:3000 resolve/, `server 127.0.0.1:${upstreamPort}`)
+    .replace(/server gateway:3000( resolve)?/, `server 127.0.0.1:${upstreamPort}`)
     .replace(/server portal:3003 resolve/, `server 127.0.0.1:${upstreamPort}`)
     .replace(/listen 8080;/, `listen 127.0.0.1:${listenPort};`);
   expect(local).toContain(`server 127.0.0.1:${upstreamPort}`);

@@ -348,7 +348,7 @@ interface Answer {
     const balancer = containers().find((c) => c.service === 'balancer')!;
     const nginxSaid = bad.length === 0 ? [] : run(['docker', 'logs', balancer.id]).stderr.split('\n').filter((line) => /upstream/.test(line)).slice(-20);
     if (process.env.COMPOSE_KILL_STRICT === '0') {
-      // Open (docs/operations.md, "The compose test"): nginx's HTML 504s on a kill are still seen now and then.
+      // Only for investigating a balancer change (docs/operations.md, "The compose test"): 504s counted, not failed.
       // Relaxed, they are counted and printed, and nothing else may fail.
       console.log(`gateway kill: ${bad.length} answers not 200 JSON (COMPOSE_KILL_STRICT=0)\n${nginxSaid.join('\n')}`);
       expect(bad.filter((a) => a.status !== 504)).toEqual([]);
