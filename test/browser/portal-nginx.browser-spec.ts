@@ -44,7 +44,7 @@ const hasNginx = spawnSync('nginx', ['-v']).status === 0;
     const gatewayPort = new URL(gateway.url).port;
     const conf = readFileSync(join(ROOT, 'gateway/nginx.conf'), 'utf8')
       .replace(/^\s*resolver .*;$/m, '')
-      .replace(/server gateway:3000 resolve/, `server 127.0.0.1:${gatewayPort}`)
+      .replace(/server gateway:3000( resolve)?/, `server 127.0.0.1:${gatewayPort}`)
       .replace(/server portal:3003 resolve[^;]*;/, portals.map((p) => `server 127.0.0.1:${new URL(p.url).port};`).join('\n    '))
       .replace(/listen 8080;/, `listen 127.0.0.1:${listenPort};`);
     expect(conf).toContain(`server 127.0.0.1:${new URL(portals[1].url).port};`);
