@@ -65,10 +65,17 @@ function isUnmatched(request: Request): boolean {
 function unmatchedRouteError(expressApp: Express, request: Request): ApiError {
   // originalUrl, not path: inside a handler mounted under a prefix, path is relative to that prefix.
   const path = request.originalUrl.split('?')[0];
-  const allow = allowedMethods(expressApp, path);
+  return unmatchedRoute(request.method, path, allowedMethods(expressApp, path));
+}
+
+/**
+ * The refusal of a request no route takes: 405 with `Allow` when the path has routes (`allow`, sorted), else 404.
+ * One wording for every router that answers it (Express's here, the gateway's /v1 pipeline).
+ */
+export function unmatchedRoute(method: string, path: string, allow: readonly string[]): ApiError {
   return allow.length > 0
-    ? new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}.`, { Allow: allow.join(', ') })
-    : new ApiError('NOT_FOUND', `No route for ${request.method} ${path}.`);
+    ? new ApiError('METHOD_NOT_ALLOWED', `Method ${method} is not allowed on ${path}.`, { Allow: allow.join(', ') })
+    : new ApiError('NOT_FOUND', `No route for ${method} ${path}.`);
 }
 
 /**

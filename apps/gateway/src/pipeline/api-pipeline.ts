@@ -1,4 +1,4 @@
-import { AllExceptionsFilter, ApiError } from '@app/errors';
+import { AllExceptionsFilter, ApiError, unmatchedRoute } from '@app/errors';
 import { HttpAppPipeline } from '@app/platform';
 import { recordEdgeRoute } from '@app/platform/tracing/edge-outcome';
 import { runQuietlyWhenUnsampled } from '@app/platform/tracing/unsampled';
@@ -134,9 +134,8 @@ export class ApiPipeline {
     await this.limits.decide(executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler));
     if (authentication.outcome === 'refused') throw authentication.refusal;
 
-    if (matched.kind === 'not-found') throw new ApiError('NOT_FOUND', `No route for ${exchange.request.method} ${exchange.path}.`);
-    if (matched.kind === 'method-not-allowed') {
-      throw new ApiError('METHOD_NOT_ALLOWED', `Method ${exchange.request.method} is not allowed on ${exchange.path}.`, { Allow: matched.allow.join(', ') });
+    if (matched.kind === 'not-found' || matched.kind === 'method-not-allowed') {
+      throw unmatchedRoute(exchange.request.method, exchange.path, matched.kind === 'not-found' ? [] : matched.allow);
     }
     if (matched.kind === 'undecodable') throw new ApiError('VALIDATION_FAILED', `Failed to decode param '${matched.segment}'`);
 
