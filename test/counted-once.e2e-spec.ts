@@ -164,6 +164,17 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('a preflight does not count against the address either (no key: the anonymous limit)', async () => {
+    const anonymous = () => call(`${gateway.url}/v1/pets`, { headers: { origin: ALLOWED_ORIGIN } });
+    const before = Number((await anonymous()).headers.get('x-ratelimit-remaining'));
+    for (let i = 0; i < 5; i += 1) {
+      const reply = await call(`${gateway.url}/v1/pets`, { method: 'OPTIONS', headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'GET' } });
+      expect(reply.status).toBe(204);
+      expect(reply.headers.get('x-ratelimit-remaining')).toBeNull();
+    }
+    expect(Number((await anonymous()).headers.get('x-ratelimit-remaining'))).toBe(before - 1);
+  });
+
   it('a browser-shaped answer exposes the rate-limit headers to the allowed origin, also on refusals', async () => {
     const key = await mintKey(gateway, 'free');
     const ok = await call(`${gateway.url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } });
