@@ -103,15 +103,17 @@ export class ApiPipeline {
       request.originalUrl = request.url;
       request.baseUrl = '';
       const matched = this.routes.match(request.method, exchange.path);
-      if (matched.kind !== 'not-found') request.route = { path: matched.kind === 'route' ? matched.route.path : matched.template };
+      const template = matched.kind === 'route' ? matched.route.path : matched.kind === 'not-found' ? undefined : matched.template;
+      if (template !== undefined) request.route = { path: template };
       for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
       response.setHeader('cache-control', API_CACHE_CONTROL);
-      if (corsHandler && request.headers.origin !== undefined && (request.method !== 'OPTIONS' || isPreflight(request))) {
-        let preflightAnswered = true;
-        corsHandler(request, response, () => (preflightAnswered = false));
-        if (preflightAnswered) return;
+      if (corsHandler && request.headers.origin !== undefined) {
+        // A preflight is answered by the cors package (204) and ends here; on any other request it only sets the
+        // headers (synchronously, for a list of origins). An OPTIONS that is no preflight gets none: a 405 follows.
+        if (isPreflight(request)) return corsHandler(request, response, noop);
+        if (request.method !== 'OPTIONS') corsHandler(request, response, noop);
       }
-      if (request.route) recordEdgeRoute(request.method, (request.route as { path: string }).path);
+      if (template !== undefined) recordEdgeRoute(request.method, template);
       this.usage.track(exchange, response);
       this.serve(exchange, matched).catch((error: unknown) => this.answerError(express, filter, exchange, error));
     };
