@@ -28,7 +28,9 @@ const layerRules = GATEWAY_LAYERS.flatMap((layer, index) => {
     severity: 'error',
     from: { path: folder(name) },
     to: {
-      path: [...siblings(name), ...higher].map(folder).concat([`${SRC}(main|gateway-app[.]module|create-gateway-app)[.]ts$`]),
+      path: [...siblings(name), ...higher]
+        .map(folder)
+        .concat([`${SRC}(main|gateway-app[.]module|create-gateway-app)[.]ts$`]),
     },
   }));
 });
@@ -36,9 +38,24 @@ const layerRules = GATEWAY_LAYERS.flatMap((layer, index) => {
 module.exports = {
   forbidden: [
     ...layerRules,
-    { name: 'apps-never-import-each-other-gateway', severity: 'error', from: { path: '^apps/gateway/' }, to: { path: '^apps/(?!gateway/)' } },
-    { name: 'apps-never-import-each-other-pets', severity: 'error', from: { path: '^apps/pets/' }, to: { path: '^apps/(?!pets/)' } },
-    { name: 'apps-never-import-each-other-console', severity: 'error', from: { path: '^apps/console/' }, to: { path: '^apps/(?!console/)' } },
+    {
+      name: 'apps-never-import-each-other-gateway',
+      severity: 'error',
+      from: { path: '^apps/gateway/' },
+      to: { path: '^apps/(?!gateway/)' },
+    },
+    {
+      name: 'apps-never-import-each-other-pets',
+      severity: 'error',
+      from: { path: '^apps/pets/' },
+      to: { path: '^apps/(?!pets/)' },
+    },
+    {
+      name: 'apps-never-import-each-other-console',
+      severity: 'error',
+      from: { path: '^apps/console/' },
+      to: { path: '^apps/(?!console/)' },
+    },
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^apps/' } },
     {
       name: 'gateway-no-async-hooks',
@@ -52,7 +69,8 @@ module.exports = {
     },
     {
       name: 'no-file-cycles',
-      comment: 'No two files of the apps or libs import each other, directly or through others (type-only imports aside).',
+      comment:
+        'No two files of the apps or libs import each other, directly or through others (type-only imports aside).',
       severity: 'error',
       from: { path: '^(apps|libs)/' },
       to: { circular: true, dependencyTypesNot: ['type-only'] },

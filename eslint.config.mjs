@@ -5,7 +5,12 @@ import tseslint from 'typescript-eslint';
 const appBoundary = (other, ...more) => ({
   'no-restricted-imports': [
     'error',
-    { patterns: [{ group: [`**/apps/${other}/**`, `**/${other}/src/**`], message: `Apps never import each other (${other}).` }, ...more] },
+    {
+      patterns: [
+        { group: [`**/apps/${other}/**`, `**/${other}/src/**`], message: `Apps never import each other (${other}).` },
+        ...more,
+      ],
+    },
   ],
 });
 
@@ -15,11 +20,23 @@ const appBoundary = (other, ...more) => ({
  */
 const FRAMEWORK_INTERNALS = {
   group: ['@nestjs/*/*', '@nestjs/*/*/**'],
-  message: "A framework's internal path is imported in apps/gateway/src/nest-internals.ts only: import the package's public API, or add it there.",
+  message:
+    "A framework's internal path is imported in apps/gateway/src/nest-internals.ts only: import the package's public API, or add it there.",
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'libs/client/dist/**', 'libs/client/src/generated/**', 'libs/web/src/generated/**', 'node_modules/**', 'coverage/**', '.data/**', 'artifacts/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'libs/client/dist/**',
+      'libs/client/src/generated/**',
+      'libs/web/src/generated/**',
+      'node_modules/**',
+      'coverage/**',
+      '.data/**',
+      'artifacts/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -28,7 +45,10 @@ export default tseslint.config(
     },
   },
   { files: ['apps/pets/**/*.ts'], rules: appBoundary('gateway', FRAMEWORK_INTERNALS) },
-  { files: ['apps/portal/**/*.ts', 'apps/console/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_INTERNALS] }] } },
+  {
+    files: ['apps/portal/**/*.ts', 'apps/console/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_INTERNALS] }] },
+  },
   {
     files: ['apps/gateway/**/*.ts'],
     ignores: ['apps/gateway/src/nest-internals.ts'],
@@ -47,12 +67,30 @@ export default tseslint.config(
   {
     files: ['libs/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/apps/**'], message: 'Libs never import apps.' }, FRAMEWORK_INTERNALS] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/apps/**'], message: 'Libs never import apps.' }, FRAMEWORK_INTERNALS] },
+      ],
     },
   },
   {
     files: ['scripts/**/*.js', 'test/**/*.js', 'bench/**/*.js', 'docker/**/*.js', '*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', fetch: 'readonly', URL: 'readonly', console: 'readonly', setTimeout: 'readonly', Buffer: 'readonly', AbortSignal: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        __dirname: 'readonly',
+        __filename: 'readonly',
+        fetch: 'readonly',
+        URL: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        Buffer: 'readonly',
+        AbortSignal: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -26,7 +26,7 @@ module.exports = {
       displayName: 'e2e',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      
+
       slowTestThreshold: 30,
     },
   ],

@@ -35,7 +35,12 @@ function throughputLoad(key, seconds) {
     (port) =>
       new Promise((resolve, reject) => {
         autocannon(
-          { url: `http://127.0.0.1:${port}/v1/pets?limit=20`, headers: { authorization: `Bearer ${key}` }, connections: 16, duration: seconds },
+          {
+            url: `http://127.0.0.1:${port}/v1/pets?limit=20`,
+            headers: { authorization: `Bearer ${key}` },
+            connections: 16,
+            duration: seconds,
+          },
           (error, result) => (error ? reject(error) : resolve(result)),
         );
       }),
@@ -49,7 +54,9 @@ async function admissionRound(freeKey, loadKey) {
   const started = Date.now();
   const statuses = await Promise.all(
     Array.from({ length: 1_000 }, (_, i) =>
-      fetch(`http://127.0.0.1:${PORTS.gateways[i % 2]}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${freeKey}` } })
+      fetch(`http://127.0.0.1:${PORTS.gateways[i % 2]}/v1/pets?limit=1`, {
+        headers: { authorization: `Bearer ${freeKey}` },
+      })
         .then(async (response) => {
           await response.arrayBuffer();
           return response.status;
@@ -80,7 +87,9 @@ async function flood(port, gatewayPid, unique) {
     while (next < FLOOD) {
       const i = next++;
       const address = unique ? `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` : '192.0.2.1';
-      const response = await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { 'x-forwarded-for': `${padding}${i}, ${address}` } });
+      const response = await fetch(`http://127.0.0.1:${port}/v1/pets`, {
+        headers: { 'x-forwarded-for': `${padding}${i}, ${address}` },
+      });
       await response.arrayBuffer();
     }
   };
@@ -105,7 +114,12 @@ async function flood(port, gatewayPid, unique) {
     }
   } while (cursor !== '0');
   redis.disconnect();
-  return { requests: FLOOD, seconds: +seconds.toFixed(1), gatewayRssMb: { before, after }, redis: { keys, kb: Math.round(bytes / 1024), longestKeyBytes: longest } };
+  return {
+    requests: FLOOD,
+    seconds: +seconds.toFixed(1),
+    gatewayRssMb: { before, after },
+    redis: { keys, kb: Math.round(bytes / 1024), longestKeyBytes: longest },
+  };
 }
 
 async function main() {
@@ -118,7 +132,13 @@ async function main() {
 }
 
 async function run(GATEWAY_DATABASE_URL) {
-  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(PORTS.pets), PGLITE_DATA_DIR: 'memory://', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
+  support.startApp(children, 'pets', PETS_MAIN, {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PETS_PORT: String(PORTS.pets),
+    PGLITE_DATA_DIR: 'memory://',
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
+  });
   const gateways = PORTS.gateways.map((port, i) =>
     support.startApp(children, `gateway ${i + 1}`, GATEWAY_MAIN, {
       NODE_ENV: 'production',
@@ -141,19 +161,31 @@ async function run(GATEWAY_DATABASE_URL) {
   const loadKey = mint('--plan enterprise --name load --rpm 1000000000 --rpd 1000000000');
   const freeKeys = Array.from({ length: ROUNDS }, (_, i) => mint(`--plan free --name admission-${i}`));
 
-  console.log(`\nadmission: 1,000 concurrent requests, fresh Free key, two instances sharing Redis, throughput load on a second key${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
+  console.log(
+    `\nadmission: 1,000 concurrent requests, fresh Free key, two instances sharing Redis, throughput load on a second key${hasTaskset ? '' : ' (taskset missing: not pinned)'}`,
+  );
   const rounds = [];
   for (let i = 0; i < ROUNDS; i += 1) {
     const round = await admissionRound(freeKeys[i], loadKey);
     rounds.push(round);
-    console.log(`  round ${i + 1}: admitted ${round.admitted} / ${round.limit}, 429 ${round.refused429}, other ${round.other}, burst answered in ${round.burstMs} ms, load ${round.loadRps} req/s`);
+    console.log(
+      `  round ${i + 1}: admitted ${round.admitted} / ${round.limit}, 429 ${round.refused429}, other ${round.other}, burst answered in ${round.burstMs} ms, load ${round.loadRps} req/s`,
+    );
   }
-  console.log(`\nflood: ${FLOOD.toLocaleString('en')} keyless requests, unique 8 KB X-Forwarded-For, unique appended IPv4 (TRUST_PROXY=1)`);
+  console.log(
+    `\nflood: ${FLOOD.toLocaleString('en')} keyless requests, unique 8 KB X-Forwarded-For, unique appended IPv4 (TRUST_PROXY=1)`,
+  );
   const memory = await flood(PORTS.gateways[0], gateways[0].pid, true);
-  console.log(`  instance 1, unique addresses:  resident memory ${memory.gatewayRssMb.before} MB -> ${memory.gatewayRssMb.after} MB (${memory.seconds} s)`);
+  console.log(
+    `  instance 1, unique addresses:  resident memory ${memory.gatewayRssMb.before} MB -> ${memory.gatewayRssMb.after} MB (${memory.seconds} s)`,
+  );
   const control = await flood(PORTS.gateways[1], gateways[1].pid, false);
-  console.log(`  instance 2, one address (control): resident memory ${control.gatewayRssMb.before} MB -> ${control.gatewayRssMb.after} MB (${control.seconds} s)`);
-  console.log(`  Redis: ${memory.redis.keys} anonymous keys, ${memory.redis.kb} KB (MEMORY USAGE), longest key ${memory.redis.longestKeyBytes} bytes`);
+  console.log(
+    `  instance 2, one address (control): resident memory ${control.gatewayRssMb.before} MB -> ${control.gatewayRssMb.after} MB (${control.seconds} s)`,
+  );
+  console.log(
+    `  Redis: ${memory.redis.keys} anonymous keys, ${memory.redis.kb} KB (MEMORY USAGE), longest key ${memory.redis.longestKeyBytes} bytes`,
+  );
 
   support.writeResults('admission.json', { date: new Date().toISOString(), rounds, memory, control });
   const redis = new Redis(REDIS_URL);

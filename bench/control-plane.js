@@ -69,7 +69,12 @@ function sampleRss(pid) {
 }
 
 function load(port, keys, duration, connections = 32) {
-  return autocannon({ url: `http://127.0.0.1:${port}/v1/pets?limit=1`, connections, duration, requests: load.requests(keys) });
+  return autocannon({
+    url: `http://127.0.0.1:${port}/v1/pets?limit=1`,
+    connections,
+    duration,
+    requests: load.requests(keys),
+  });
 }
 /** Each request carries the next key of `keys`, round robin. */
 load.requests = (keys) => {
@@ -86,7 +91,10 @@ load.requests = (keys) => {
 
 async function metric(metricsPort, name) {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 }
 
 async function admin(port, method, route, body) {
@@ -153,15 +161,25 @@ async function measure(databaseUrl, db) {
   const phase = async (label) => {
     const peak = sampleRss(a.pid);
     // Warm-up: every active key used once (cached), as in a steady state where these keys are the active ones.
-    await autocannon({ url: `http://127.0.0.1:${PORTS.a}/v1/pets?limit=1`, connections: 32, amount: ACTIVE_KEYS, requests: load.requests(activeKeys) });
+    await autocannon({
+      url: `http://127.0.0.1:${PORTS.a}/v1/pets?limit=1`,
+      connections: 32,
+      amount: ACTIVE_KEYS,
+      requests: load.requests(activeKeys),
+    });
     const run = await load(PORTS.a, activeKeys, DURATION);
     const mb = peak();
-    console.log(`${label}: ${Math.round(run.requests.average)} req/s over ${ACTIVE_KEYS} distinct keys, p99 ${run.latency.p99} ms, non-2xx ${run.non2xx}, gateway peak RSS ${mb} MB`);
+    console.log(
+      `${label}: ${Math.round(run.requests.average)} req/s over ${ACTIVE_KEYS} distinct keys, p99 ${run.latency.p99} ms, non-2xx ${run.non2xx}, gateway peak RSS ${mb} MB`,
+    );
     return { rps: Math.round(run.requests.average), p99: run.latency.p99, non2xx: run.non2xx, rssMb: mb };
   };
   console.log(`seeding ${ACTIVE_KEYS} consumers: ${(await seed(1, ACTIVE_KEYS)).toFixed(1)} s`);
   results.small = await phase(`${ACTIVE_KEYS.toLocaleString()} consumers stored`);
-  if (CONSUMERS > ACTIVE_KEYS) console.log(`seeding up to ${CONSUMERS.toLocaleString()} consumers: ${(await seed(ACTIVE_KEYS + 1, CONSUMERS)).toFixed(1)} s`);
+  if (CONSUMERS > ACTIVE_KEYS)
+    console.log(
+      `seeding up to ${CONSUMERS.toLocaleString()} consumers: ${(await seed(ACTIVE_KEYS + 1, CONSUMERS)).toFixed(1)} s`,
+    );
   await support.stopAndWait(a);
   a = startGateway('a', databaseUrl);
   startGateway('b', databaseUrl);
@@ -178,11 +196,18 @@ async function measure(databaseUrl, db) {
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   const baselineStallMs = (await metric(PORTS.metricsA, 'nodejs_eventloop_lag_max_seconds')) * 1000;
   const creations = [];
-  for (let i = 0; i < 1000; i += 1) creations.push((await admin(PORTS.adminA, 'POST', '/consumers', { plan: 'pro', name: `created-${i}` })).ms);
+  for (let i = 0; i < 1000; i += 1)
+    creations.push((await admin(PORTS.adminA, 'POST', '/consumers', { plan: 'pro', name: `created-${i}` })).ms);
   const stallMs = (await metric(PORTS.metricsA, 'nodejs_eventloop_lag_max_seconds')) * 1000;
   background.stop();
   await background;
-  results.creation = { p50: percentile(creations, 0.5), p99: percentile(creations, 0.99), max: Math.max(...creations), stallMs, baselineStallMs };
+  results.creation = {
+    p50: percentile(creations, 0.5),
+    p99: percentile(creations, 0.99),
+    max: Math.max(...creations),
+    stallMs,
+    baselineStallMs,
+  };
   console.log(
     `1,000 key creations under load: p50 ${results.creation.p50.toFixed(1)} ms, p99 ${results.creation.p99.toFixed(1)} ms; longest event-loop stall of that gateway ` +
       `${stallMs.toFixed(1)} ms (same load, no creations, 10 s: ${baselineStallMs.toFixed(1)} ms)`,
@@ -200,7 +225,8 @@ async function measure(databaseUrl, db) {
       [PORTS.a, PORTS.b].map(async (port) => {
         let status;
         while ((status = (await fetch(`http://127.0.0.1:${port}/v1/pets?limit=1`, { headers: auth })).status) !== 401) {
-          if (performance.now() - started > 10_000) throw new Error(`revocation: instance on port ${port} still answers ${status} after 10 s`);
+          if (performance.now() - started > 10_000)
+            throw new Error(`revocation: instance on port ${port} still answers ${status} after 10 s`);
         }
         return performance.now() - started;
       }),
@@ -208,7 +234,9 @@ async function measure(databaseUrl, db) {
     revoked.push(Math.max(...seen));
   }
   results.revocationMs = Math.max(...revoked);
-  console.log(`revocation refused by both instances after at most ${results.revocationMs.toFixed(1)} ms (5 tries, including the admin call)`);
+  console.log(
+    `revocation refused by both instances after at most ${results.revocationMs.toFixed(1)} ms (5 tries, including the admin call)`,
+  );
 
   // 4. A flood of random well-formed keys from 1,000 addresses: queries per request.
   const before = await metric(PORTS.metricsB, 'gateway_key_store_queries_total');
@@ -219,7 +247,10 @@ async function measure(databaseUrl, db) {
     requests: [
       {
         setupRequest: (request) => {
-          request.headers = { ...request.headers, authorization: `Bearer petk_${randomBytes(32).toString('base64url')}` };
+          request.headers = {
+            ...request.headers,
+            authorization: `Bearer petk_${randomBytes(32).toString('base64url')}`,
+          };
           return request;
         },
       },
@@ -227,12 +258,20 @@ async function measure(databaseUrl, db) {
   });
   const queries = (await metric(PORTS.metricsB, 'gateway_key_store_queries_total')) - before;
   results.flood = { requests: floodRun.requests.total, queries, statuses: floodRun.statusCodeStats };
-  const statuses = JSON.stringify(Object.fromEntries(Object.entries(floodRun.statusCodeStats).map(([k, v]) => [k, v.count])));
-  console.log(`flood of ${floodRun.requests.total} random keys from one address: ${queries} database queries, statuses ${statuses}`);
+  const statuses = JSON.stringify(
+    Object.fromEntries(Object.entries(floodRun.statusCodeStats).map(([k, v]) => [k, v.count])),
+  );
+  console.log(
+    `flood of ${floodRun.requests.total} random keys from one address: ${queries} database queries, statuses ${statuses}`,
+  );
 
   console.log('\nSummary');
-  console.log(`  gateway peak RSS: ${results.small.rssMb} MB (10,000 stored) vs ${results.large.rssMb} MB (${CONSUMERS.toLocaleString()} stored): target < 200 MB and independent of the count`);
-  console.log(`  throughput, 10,000 distinct keys: ${results.small.rps} vs ${results.large.rps} req/s (ratio ${(results.large.rps / results.small.rps).toFixed(2)})`);
+  console.log(
+    `  gateway peak RSS: ${results.small.rssMb} MB (10,000 stored) vs ${results.large.rssMb} MB (${CONSUMERS.toLocaleString()} stored): target < 200 MB and independent of the count`,
+  );
+  console.log(
+    `  throughput, 10,000 distinct keys: ${results.small.rps} vs ${results.large.rps} req/s (ratio ${(results.large.rps / results.small.rps).toFixed(2)})`,
+  );
   console.log(
     `  key creation p99 under load: ${results.creation.p99.toFixed(1)} ms; longest stall ${results.creation.stallMs.toFixed(1)} ms, ` +
       `${results.creation.baselineStallMs.toFixed(1)} ms without creations (target ≤ 20 ms)`,

@@ -95,11 +95,18 @@ async function metric(port, name, labels = '') {
 async function lookupCounts(port) {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const counts = {};
-  for (const m of text.matchAll(/^gateway_key_cache_lookups_total\{[^}]*result="([a-z_]+)"[^}]*\} ([0-9.e+-]+)$/gm)) counts[m[1]] = Number(m[2]);
-  for (const m of text.matchAll(/^gateway_key_store_queries_total\{[^}]*outcome="([a-z_]+)"[^}]*\} ([0-9.e+-]+)$/gm)) counts[`query_${m[1]}`] = Number(m[2]);
+  for (const m of text.matchAll(/^gateway_key_cache_lookups_total\{[^}]*result="([a-z_]+)"[^}]*\} ([0-9.e+-]+)$/gm))
+    counts[m[1]] = Number(m[2]);
+  for (const m of text.matchAll(/^gateway_key_store_queries_total\{[^}]*outcome="([a-z_]+)"[^}]*\} ([0-9.e+-]+)$/gm))
+    counts[`query_${m[1]}`] = Number(m[2]);
   return counts;
 }
-const diff = (after, before) => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+const diff = (after, before) =>
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
 
 async function mint(plan, limits) {
   const response = await fetch(`http://127.0.0.1:${PORTS.adminA}/consumers`, {
@@ -117,10 +124,19 @@ const probeAgent = new http.Agent({ keepAlive: true });
 function get(key, agent = probeAgent) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const request = http.get({ host: '127.0.0.1', port: PORTS.b, path: '/v1/pets?limit=1', agent, headers: { authorization: `Bearer ${key}` } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode, ms: performance.now() - started }));
-    });
+    const request = http.get(
+      {
+        host: '127.0.0.1',
+        port: PORTS.b,
+        path: '/v1/pets?limit=1',
+        agent,
+        headers: { authorization: `Bearer ${key}` },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode, ms: performance.now() - started }));
+      },
+    );
     request.on('error', () => resolve({ status: 'error', ms: performance.now() - started }));
   });
 }
@@ -142,7 +158,13 @@ async function probe(key, ms) {
     await sleep(Math.max(0, next - performance.now()));
   }
   await Promise.all(pending);
-  return { requests: latencies.length, p50: round(percentile(latencies, 0.5)), p99: round(percentile(latencies, 0.99)), max: round(Math.max(...latencies)), others };
+  return {
+    requests: latencies.length,
+    p50: round(percentile(latencies, 0.5)),
+    p99: round(percentile(latencies, 0.99)),
+    max: round(Math.max(...latencies)),
+    others,
+  };
 }
 
 /**
@@ -162,7 +184,9 @@ function flood(connections, socketOptions, forwardedFor, rate) {
   const write = (socket) => {
     const i = sent++;
     const xff = forwardedFor ? `X-Forwarded-For: ${forwardedFor(i)}\r\n` : '';
-    socket.write(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${randomKey()}\r\n${xff}\r\n`);
+    socket.write(
+      `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${randomKey()}\r\n${xff}\r\n`,
+    );
   };
   const ready = (socket) => {
     if (stopped) return socket.end();
@@ -232,7 +256,9 @@ async function phase(label, cachedKey, floodOptions) {
   const countsBefore = await lookupCounts(PORTS.metricsB);
   const cpuBefore = support.cpuMicros(pid);
   const started = performance.now();
-  const load = floodOptions ? flood(ADDRESSES, floodOptions.socket, floodOptions.forwardedFor, floodOptions.rate) : undefined;
+  const load = floodOptions
+    ? flood(ADDRESSES, floodOptions.socket, floodOptions.forwardedFor, floodOptions.rate)
+    : undefined;
   if (load) await sleep(1_000); // the flood at full rate first
   const probing = probe(cachedKey, DURATION_S * 1000);
   const fresh = [];
@@ -251,19 +277,43 @@ async function phase(label, cachedKey, floodOptions) {
   const cpu = support.cpuMicros(pid) - cpuBefore;
   await sleep(200);
   const counts = diff(await lookupCounts(PORTS.metricsB), countsBefore);
-  const queries = Object.entries(counts).filter(([k]) => k.startsWith('query_')).reduce((sum, [, v]) => sum + v, 0);
-  const requests = (floodResult?.responses ?? 0) + quietProbe.requests + Object.values(quietProbe.others).reduce((s, v) => s + v, 0) + fresh.length;
+  const queries = Object.entries(counts)
+    .filter(([k]) => k.startsWith('query_'))
+    .reduce((sum, [, v]) => sum + v, 0);
+  const requests =
+    (floodResult?.responses ?? 0) +
+    quietProbe.requests +
+    Object.values(quietProbe.others).reduce((s, v) => s + v, 0) +
+    fresh.length;
   const result = {
     label,
     seconds: round(seconds),
     flood: floodResult
-      ? { requests: floodResult.responses, perSecond: Math.round(floodResult.responses / seconds), statuses: floodResult.statuses, skipped: floodResult.skipped, rate: floodOptions.rate ?? 'max' }
+      ? {
+          requests: floodResult.responses,
+          perSecond: Math.round(floodResult.responses / seconds),
+          statuses: floodResult.statuses,
+          skipped: floodResult.skipped,
+          rate: floodOptions.rate ?? 'max',
+        }
       : null,
     queries,
     queriesPerSecond: round(queries / seconds),
     queriesPerFloodRequest: floodResult ? round(queries / Math.max(1, floodResult.responses), 5) : null,
     lookups: counts,
-    fresh: fresh.length ? { accepted: fresh.filter((f) => f.status === 200).length, of: fresh.length, statuses: fresh.map((f) => f.status), p99Ms: round(percentile(fresh.map((f) => f.ms), 0.99)) } : null,
+    fresh: fresh.length
+      ? {
+          accepted: fresh.filter((f) => f.status === 200).length,
+          of: fresh.length,
+          statuses: fresh.map((f) => f.status),
+          p99Ms: round(
+            percentile(
+              fresh.map((f) => f.ms),
+              0.99,
+            ),
+          ),
+        }
+      : null,
     cached: quietProbe,
     cpuMicrosPerRequest: Math.round(cpu / Math.max(1, requests)),
   };
@@ -271,11 +321,20 @@ async function phase(label, cachedKey, floodOptions) {
   console.log(`\n${label} (load average ${result.loadAverage})`);
   if (result.flood) {
     const skipped = result.flood.skipped ? `, ${result.flood.skipped} due while every socket was busy (not sent)` : '';
-    console.log(`  flood: ${result.flood.requests} requests, ${result.flood.perSecond} req/s, statuses ${JSON.stringify(result.flood.statuses)}${skipped}`);
+    console.log(
+      `  flood: ${result.flood.requests} requests, ${result.flood.perSecond} req/s, statuses ${JSON.stringify(result.flood.statuses)}${skipped}`,
+    );
   }
-  console.log(`  database queries on B: ${queries} (${result.queriesPerSecond}/s${result.flood ? `, ${result.queriesPerFloodRequest} per flood request` : ''}); key cache ${JSON.stringify(counts)}`);
-  if (result.fresh) console.log(`  fresh keys created on A, first request on B: ${result.fresh.accepted} / ${result.fresh.of} accepted, statuses ${JSON.stringify(result.fresh.statuses)}, p99 ${result.fresh.p99Ms} ms`);
-  console.log(`  cached key at ${RATE} req/s: ${quietProbe.requests} answered 200, p50 ${quietProbe.p50} ms, p99 ${quietProbe.p99} ms, max ${quietProbe.max} ms, others ${JSON.stringify(quietProbe.others)}`);
+  console.log(
+    `  database queries on B: ${queries} (${result.queriesPerSecond}/s${result.flood ? `, ${result.queriesPerFloodRequest} per flood request` : ''}); key cache ${JSON.stringify(counts)}`,
+  );
+  if (result.fresh)
+    console.log(
+      `  fresh keys created on A, first request on B: ${result.fresh.accepted} / ${result.fresh.of} accepted, statuses ${JSON.stringify(result.fresh.statuses)}, p99 ${result.fresh.p99Ms} ms`,
+    );
+  console.log(
+    `  cached key at ${RATE} req/s: ${quietProbe.requests} answered 200, p50 ${quietProbe.p50} ms, p99 ${quietProbe.p99} ms, max ${quietProbe.max} ms, others ${JSON.stringify(quietProbe.others)}`,
+  );
   console.log(`  gateway B CPU per request (all its requests in the phase): ${result.cpuMicrosPerRequest} µs`);
   return result;
 }
@@ -315,7 +374,13 @@ async function main() {
   const database = await support.createRunDatabase(PG_BASE, RUN);
   const { Client } = require('pg');
   const db = new Client({ connectionString: database.url });
-  const results = { date: new Date().toISOString(), keys: KEYS, addresses: ADDRESSES, durationS: DURATION_S, rate: RATE };
+  const results = {
+    date: new Date().toISOString(),
+    keys: KEYS,
+    addresses: ADDRESSES,
+    durationS: DURATION_S,
+    rate: RATE,
+  };
   try {
     support.start(children, 'pets', process.execPath, ['dist/apps/pets/apps/pets/src/main.js'], {
       NODE_OPTIONS: appNodeOptions(),
@@ -345,7 +410,9 @@ async function main() {
         );
       }
       await db.query('ANALYZE gateway.api_keys');
-      console.log(`seeded ${KEYS.toLocaleString('en')} valid keys through SQL in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
+      console.log(
+        `seeded ${KEYS.toLocaleString('en')} valid keys through SQL in ${((performance.now() - seeding) / 1000).toFixed(1)} s`,
+      );
     }
 
     const startedB = performance.now();
@@ -359,7 +426,10 @@ async function main() {
       buildSeconds: round(await metric(PORTS.metricsB, 'gateway_key_filter_rebuild_seconds'), 2),
       complete: await metric(PORTS.metricsB, 'gateway_key_filter_complete'),
     };
-    results.rssAfterStartMb = { a: support.rssMb(children.find((c) => c.name === 'gateway-a').pid), b: support.rssMb(children.find((c) => c.name === 'gateway-b').pid) };
+    results.rssAfterStartMb = {
+      a: support.rssMb(children.find((c) => c.name === 'gateway-a').pid),
+      b: support.rssMb(children.find((c) => c.name === 'gateway-b').pid),
+    };
     console.log(
       `gateway B ready ${results.startMs} ms after its start; key filter: ${results.filter.keys} keys, ${(results.filter.bytes / 1048576).toFixed(2)} MB, ` +
         `built in ${results.filter.buildSeconds} s, complete ${results.filter.complete}; RSS A (filter of 0 keys at start) ${results.rssAfterStartMb.a} MB, B ${results.rssAfterStartMb.b} MB`,
@@ -369,7 +439,11 @@ async function main() {
     // the quiet phase is quiet (a build after start is what the figures above show).
     if (results.filter.bytes > 0) {
       const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline && (await metric(PORTS.metricsB, 'gateway_key_filter_rebuilds_total', 'outcome="ok"')) < 2) await sleep(500);
+      while (
+        Date.now() < deadline &&
+        (await metric(PORTS.metricsB, 'gateway_key_filter_rebuilds_total', 'outcome="ok"')) < 2
+      )
+        await sleep(500);
       results.catchUpBuildSeconds = round(await metric(PORTS.metricsB, 'gateway_key_filter_rebuild_seconds'), 2);
       console.log(`catch-up build of the key filter: ${results.catchUpBuildSeconds} s`);
     }
@@ -378,14 +452,22 @@ async function main() {
 
     // Each flood between two quiet phases: on a shared machine, its p99 is compared with the quiet ones around it.
     results.quiet = [await phase('quiet 1: no flood', cachedKey)];
-    results.socketFlood = await phase(`flood at the highest rate: random keys from ${ADDRESSES} loopback source addresses (localAddress 127.0.1.x)`, cachedKey, {
-      socket: (c) => ({ localAddress: `127.0.${1 + Math.floor(c / 250)}.${1 + (c % 250)}` }),
-    });
+    results.socketFlood = await phase(
+      `flood at the highest rate: random keys from ${ADDRESSES} loopback source addresses (localAddress 127.0.1.x)`,
+      cachedKey,
+      {
+        socket: (c) => ({ localAddress: `127.0.${1 + Math.floor(c / 250)}.${1 + (c % 250)}` }),
+      },
+    );
     results.quiet.push(await phase('quiet 2: no flood', cachedKey));
-    results.forwardedFlood = await phase(`flood at the highest rate through one trusted proxy (TRUST_PROXY=1), a new X-Forwarded-For on every request`, cachedKey, {
-      socket: () => ({}),
-      forwardedFor: (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-    });
+    results.forwardedFlood = await phase(
+      `flood at the highest rate through one trusted proxy (TRUST_PROXY=1), a new X-Forwarded-For on every request`,
+      cachedKey,
+      {
+        socket: () => ({}),
+        forwardedFor: (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      },
+    );
     results.quiet.push(await phase('quiet 3: no flood', cachedKey));
     const fixedRate = FLOOD_RATE || Math.max(100, Math.round(results.socketFlood.flood.perSecond / 2 / 100) * 100);
     results.fixedRateFlood = await phase(

@@ -38,7 +38,11 @@ if (file) {
     observer.observe({ entryTypes: ['gc'] });
     gc = { count: 0, pauseMs: 0, maxMs: 0, byKind: {} };
     timer = setInterval(() => {
-      const line = { at: Date.now(), delay: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) }, gc };
+      const line = {
+        at: Date.now(),
+        delay: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+        gc,
+      };
       appendFileSync(file, `${JSON.stringify(line)}\n`);
       delay.reset();
       gc = { count: 0, pauseMs: 0, maxMs: 0, byKind: {} };

@@ -53,7 +53,16 @@ async function pacedLoad({ url, headers = {}, method = 'GET', body, rate, second
   });
   await pool.close();
   const at = (q) => +percentile(latencies, q).toFixed(2);
-  return { sent: total, ok, errors, p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: +Math.max(...latencies).toFixed(2) };
+  return {
+    sent: total,
+    ok,
+    errors,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    p999: at(0.999),
+    max: +Math.max(...latencies).toFixed(2),
+  };
 }
 
 module.exports = { pacedLoad };

@@ -35,7 +35,13 @@ const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 
 async function onNode(port, ...command) {
-  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -47,7 +53,17 @@ async function onNode(port, ...command) {
 
 async function redisServer(extra = []) {
   const port = await freePort();
-  support.start(children, `redis ${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra]);
+  support.start(children, `redis ${port}`, 'redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...extra,
+  ]);
   await until(`redis-server ${port}`, async () => (await onNode(port, 'PING')) === 'PONG');
   return port;
 }
@@ -56,11 +72,27 @@ async function cluster(dir) {
   const ports = [];
   for (let i = 0; i < 3; i += 1) {
     ports.push(
-      await redisServer(['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${i}.conf`), '--cluster-port', String(await freePort()), '--dir', dir]),
+      await redisServer([
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(dir, `nodes-${i}.conf`),
+        '--cluster-port',
+        String(await freePort()),
+        '--dir',
+        dir,
+      ]),
     );
   }
-  execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
-  for (const port of ports) await until(`cluster node ${port}`, async () => String(await onNode(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'));
+  execFileSync(
+    'redis-cli',
+    ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+    { stdio: 'ignore' },
+  );
+  for (const port of ports)
+    await until(`cluster node ${port}`, async () =>
+      String(await onNode(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
+    );
   return ports;
 }
 
@@ -76,11 +108,18 @@ async function commandStats(ports) {
 }
 
 function load(options) {
-  return new Promise((resolve, reject) => autocannon({ connections: CONNECTIONS, pipelining: 1, ...options }, (error, result) => (error ? reject(error) : resolve(result))));
+  return new Promise((resolve, reject) =>
+    autocannon({ connections: CONNECTIONS, pipelining: 1, ...options }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    ),
+  );
 }
 
 async function measure(label, gatewayPort, key, ports) {
-  const options = { url: `http://127.0.0.1:${gatewayPort}/v1/pets?limit=20`, headers: { authorization: `Bearer ${key}` } };
+  const options = {
+    url: `http://127.0.0.1:${gatewayPort}/v1/pets?limit=20`,
+    headers: { authorization: `Bearer ${key}` },
+  };
   await load({ ...options, duration: 3 });
   const result = await load({ ...options, duration: DURATION });
   const bad = result.non2xx + result.errors + result.timeouts;
@@ -99,7 +138,9 @@ async function measure(label, gatewayPort, key, ports) {
   const insideScript = new Set(['get', 'pttl', 'incr', 'set', 'exists', 'pexpire', 'del']);
   const sent = Object.entries(delta).filter(([name]) => !insideScript.has(name));
   const total = sent.reduce((sum, [, n]) => sum + n, 0);
-  const inside = Object.entries(delta).filter(([name]) => insideScript.has(name)).reduce((sum, [, n]) => sum + n, 0);
+  const inside = Object.entries(delta)
+    .filter(([name]) => insideScript.has(name))
+    .reduce((sum, [, n]) => sum + n, 0);
   const row = {
     label,
     rps: Math.round(result.requests.average),
@@ -136,7 +177,13 @@ async function compareTopologies(databaseUrl, dir) {
   const single = await redisServer();
   const masters = await cluster(dir);
   const petsPort = await freePort();
-  support.startApp(children, 'pets', PETS_MAIN, { NODE_ENV: 'production', LOG_LEVEL: 'warn', PETS_PORT: String(petsPort), PGLITE_DATA_DIR: 'memory://', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef' });
+  support.startApp(children, 'pets', PETS_MAIN, {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PETS_PORT: String(petsPort),
+    PGLITE_DATA_DIR: 'memory://',
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
+  });
   const gateway = async (name, redisEnv) => {
     const [port, adminPort] = [await freePort(), await freePort()];
     support.startApp(children, name, GATEWAY_MAIN, {
@@ -155,15 +202,34 @@ async function compareTopologies(databaseUrl, dir) {
     await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`);
     return { port, adminPort };
   };
-  const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', { REDIS_URL: `redis://127.0.0.1:${single}` });
-  const { port: clusterPort } = await gateway('gateway (cluster)', { REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(',') });
-  const key = support.mintKey({ url: `http://127.0.0.1:${adminPort}`, token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
+  const { port: singlePort, adminPort } = await gateway('gateway (one Redis)', {
+    REDIS_URL: `redis://127.0.0.1:${single}`,
+  });
+  const { port: clusterPort } = await gateway('gateway (cluster)', {
+    REDIS_CLUSTER_NODES: masters.map((p) => `127.0.0.1:${p}`).join(','),
+  });
+  const key = support.mintKey(
+    { url: `http://127.0.0.1:${adminPort}`, token: ADMIN_TOKEN },
+    '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000',
+  );
 
-  console.log(`\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
-  const results = [await measure('gateway, one Redis', singlePort, key, [single]), await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters)];
+  console.log(
+    `\nGET /v1/pets?limit=20, ${CONNECTIONS} connections, ${DURATION} s after a 3 s warm-up${hasTaskset ? '' : ' (taskset missing: not pinned)'}`,
+  );
+  const results = [
+    await measure('gateway, one Redis', singlePort, key, [single]),
+    await measure('gateway, Redis Cluster (3 masters)', clusterPort, key, masters),
+  ];
   const ratio = +(results[1].rps / results[0].rps).toFixed(2);
   console.log(`\ncluster / one Redis throughput: ${ratio}`);
-  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, results, ratio };
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: require('node:os').cpus().length, node: process.version },
+    connections: CONNECTIONS,
+    durationSeconds: DURATION,
+    results,
+    ratio,
+  };
   support.writeResults('redis-topologies.json', report);
 }
 

@@ -29,7 +29,20 @@ const { pacedLoad } = require('./paced-load');
 const { appNodeOptions } = require('../scripts/app-node-options');
 
 const args = process.argv.slice(2);
-const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, PETS_MAIN, GATEWAY_MAIN, sh, ensureLocalServices, waitForHttp, peakRssMb, cpuMicros } = support;
+const {
+  SERVER_CORE,
+  LOAD_CORE,
+  hasTaskset,
+  option,
+  REDIS_URL,
+  PETS_MAIN,
+  GATEWAY_MAIN,
+  sh,
+  ensureLocalServices,
+  waitForHttp,
+  peakRssMb,
+  cpuMicros,
+} = support;
 const DURATION = Number(option(args, '--duration', '8'));
 const ROUNDS = Number(option(args, '--rounds', '9'));
 const FIXED_ROUNDS = Number(option(args, '--fixed-rounds', '4'));
@@ -70,7 +83,9 @@ const start = (name, command, commandArgs, env) => support.start(children, name,
 
 function load(options) {
   return new Promise((resolve, reject) => {
-    autocannon({ connections: CONNECTIONS, pipelining: 1, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ connections: CONNECTIONS, pipelining: 1, ...options }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
   });
 }
 
@@ -83,9 +98,18 @@ async function measure(label, options, pid) {
   await load({ ...options, duration: WARMUP });
   const cpuBefore = pid ? cpuMicros(pid) : 0;
   const result = await load({ ...options, duration: DURATION });
-  const cpuUs = pid && result.requests.total > 0 ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
+  const cpuUs =
+    pid && result.requests.total > 0 ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
   const bad = result.non2xx + result.errors + result.timeouts;
-  const row = { label, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: bad, requests: result.requests.total, cpuUsPerRequest: cpuUs };
+  const row = {
+    label,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: bad,
+    requests: result.requests.total,
+    cpuUsPerRequest: cpuUs,
+  };
   console.log(
     `${label.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${String(row.p50).padStart(4)} ms  p99 ${String(row.p99).padStart(4)} ms` +
       `${cpuUs === undefined ? '' : `  ${String(cpuUs).padStart(5)} µs CPU/req`}${bad ? `  (${bad} non-2xx/errors)` : ''}`,
@@ -95,7 +119,13 @@ async function measure(label, options, pid) {
 
 /** What bench/loop-probe.js wrote (a JSON line a second): event-loop delay and GC pauses over the paced rounds. */
 function probeSummary(file) {
-  const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+  const lines = existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
   const sum = (get) => lines.reduce((total, line) => total + get(line), 0);
   const perSecond = (value) => value / Math.max(lines.length, 1);
   return {
@@ -105,7 +135,12 @@ function probeSummary(file) {
     gcPerSecond: +perSecond(sum((line) => line.gc.count)).toFixed(1),
     gcPauseMsPerSecond: +perSecond(sum((line) => line.gc.pauseMs)).toFixed(2),
     gcLongestPauseMs: +Math.max(0, ...lines.map((line) => line.gc.maxMs)).toFixed(2),
-    gcPauseMsByKind: Object.fromEntries(['minor', 'major', 'incremental', 'weakcb'].map((kind) => [kind, +sum((line) => line.gc.byKind[kind] ?? 0).toFixed(1)])),
+    gcPauseMsByKind: Object.fromEntries(
+      ['minor', 'major', 'incremental', 'weakcb'].map((kind) => [
+        kind,
+        +sum((line) => line.gc.byKind[kind] ?? 0).toFixed(1),
+      ]),
+    ),
   };
 }
 
@@ -117,8 +152,15 @@ function probeSummary(file) {
  */
 async function fixedRate(rate, apps, work, auth) {
   const targets = {
-    directFixed: { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`, label: `    pets direct at ${rate} req/s, paced (p99 reference)` },
-    gatewayFixed: { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth, label: `    gateway at ${rate} req/s, paced` },
+    directFixed: {
+      url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20`,
+      label: `    pets direct at ${rate} req/s, paced (p99 reference)`,
+    },
+    gatewayFixed: {
+      url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`,
+      headers: auth,
+      label: `    gateway at ${rate} req/s, paced`,
+    },
   };
   const seconds = Math.max(2, DURATION / 2);
   for (const target of Object.values(targets)) await pacedLoad({ ...target, rate, seconds: WARMUP });
@@ -132,8 +174,18 @@ async function fixedRate(rate, apps, work, auth) {
   const out = {};
   for (const [key, list] of Object.entries(rounds)) {
     const pick = (field) => +support.median(list.map((one) => one[field])).toFixed(2);
-    out[key] = { p50: pick('p50'), p90: pick('p90'), p99: pick('p99'), p999: pick('p999'), max: Math.max(...list.map((one) => one.max)), errors: list.reduce((sum, one) => sum + one.errors, 0), rounds: list };
-    console.log(`${targets[key].label.padEnd(58)} p50 ${out[key].p50} ms  p90 ${out[key].p90} ms  p99 ${out[key].p99} ms (rounds ${list.map((one) => one.p99).join(', ')})  p99.9 ${out[key].p999} ms  max ${out[key].max} ms${out[key].errors ? `  (${out[key].errors} errors)` : ''}`);
+    out[key] = {
+      p50: pick('p50'),
+      p90: pick('p90'),
+      p99: pick('p99'),
+      p999: pick('p999'),
+      max: Math.max(...list.map((one) => one.max)),
+      errors: list.reduce((sum, one) => sum + one.errors, 0),
+      rounds: list,
+    };
+    console.log(
+      `${targets[key].label.padEnd(58)} p50 ${out[key].p50} ms  p90 ${out[key].p90} ms  p99 ${out[key].p99} ms (rounds ${list.map((one) => one.p99).join(', ')})  p99.9 ${out[key].p999} ms  max ${out[key].max} ms${out[key].errors ? `  (${out[key].errors} errors)` : ''}`,
+    );
   }
   out.fixedRateProbe = {};
   for (const app of Object.keys(apps)) {
@@ -162,8 +214,16 @@ function spread(values) {
 async function round(options, pid, seconds) {
   const cpuBefore = pid ? cpuMicros(pid) : 0;
   const result = await load({ ...options, duration: seconds });
-  const cpuUsPerRequest = pid && result.requests.total > 0 ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
-  return { rps: Math.round(result.requests.total / seconds), p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors + result.timeouts, requests: result.requests.total, cpuUsPerRequest };
+  const cpuUsPerRequest =
+    pid && result.requests.total > 0 ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
+  return {
+    rps: Math.round(result.requests.total / seconds),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+    requests: result.requests.total,
+    cpuUsPerRequest,
+  };
 }
 
 /**
@@ -177,7 +237,9 @@ async function alternate(targets) {
   for (let r = 0; r < ROUNDS; r += 1) {
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) rounds[target.key].push(await round(target.options, target.pid, ROUND_SECONDS));
-    console.log(`    round ${r + 1}/${ROUNDS}: ${targets.map((t) => `${t.key} ${rounds[t.key][r].rps}/s${rounds[t.key][r].cpuUsPerRequest === undefined ? '' : ` ${rounds[t.key][r].cpuUsPerRequest} µs`}`).join(', ')}`);
+    console.log(
+      `    round ${r + 1}/${ROUNDS}: ${targets.map((t) => `${t.key} ${rounds[t.key][r].rps}/s${rounds[t.key][r].cpuUsPerRequest === undefined ? '' : ` ${rounds[t.key][r].cpuUsPerRequest} µs`}`).join(', ')}`,
+    );
   }
   const rows = {};
   for (const target of targets) {
@@ -209,7 +271,9 @@ async function main() {
   ensureLocalServices();
   if (SERVICES_CORE !== undefined) {
     const moved = support.pinServices(SERVICES_CORE);
-    console.log(`PostgreSQL and Redis moved to core ${SERVICES_CORE} for this run (${moved.length} processes; put back at exit)`);
+    console.log(
+      `PostgreSQL and Redis moved to core ${SERVICES_CORE} for this run (${moved.length} processes; put back at exit)`,
+    );
   }
   ensureNginx();
   support.buildUnlessSkipped(args);
@@ -236,24 +300,38 @@ async function main() {
   const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   // The loop probe (bench/loop-probe.js) stays idle until the fixed-rate scenario wakes it.
   const probed = (app) => ({
-    NODE_OPTIONS: appNodeOptions(`--require ${path.join(__dirname, 'loop-probe.js')} ${process.env.BENCH_APP_NODE_OPTIONS ?? ''}`.trim()),
+    NODE_OPTIONS: appNodeOptions(
+      `--require ${path.join(__dirname, 'loop-probe.js')} ${process.env.BENCH_APP_NODE_OPTIONS ?? ''}`.trim(),
+    ),
     BENCH_LOOP_PROBE_FILE: path.join(work, `loop-${app}.jsonl`),
   });
   // BENCH_NODE_ARGS: flags NODE_OPTIONS refuses (--cpu-prof ...), given to both apps on their command line.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const pets = support.startApp(children, 'pets', PETS_MAIN, { ...common, ...probed('pets'), PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET }, { nodeArgs });
-  const gateway = support.startApp(children, 'gateway', GATEWAY_MAIN, {
-    ...common,
-    ...probed('gateway'),
-    PORT: String(PORTS.gateway),
-    HOST: '127.0.0.1',
-    PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: `${RUN}:`,
-    GATEWAY_DATABASE_URL: DATABASE_URL,
-    ADMIN_PORT: String(PORTS.gateway + 10),
-    ADMIN_TOKEN: admin.token,
-  }, { nodeArgs, core: GATEWAY_CORE });
+  const pets = support.startApp(
+    children,
+    'pets',
+    PETS_MAIN,
+    { ...common, ...probed('pets'), PETS_PORT: String(PORTS.pets), DATABASE_URL, CURSOR_SECRET },
+    { nodeArgs },
+  );
+  const gateway = support.startApp(
+    children,
+    'gateway',
+    GATEWAY_MAIN,
+    {
+      ...common,
+      ...probed('gateway'),
+      PORT: String(PORTS.gateway),
+      HOST: '127.0.0.1',
+      PETS_URL: `http://127.0.0.1:${PORTS.pets}`,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `${RUN}:`,
+      GATEWAY_DATABASE_URL: DATABASE_URL,
+      ADMIN_PORT: String(PORTS.gateway + 10),
+      ADMIN_TOKEN: admin.token,
+    },
+    { nodeArgs, core: GATEWAY_CORE },
+  );
   mkdirSync(path.join(work, 'logs'));
   writeFileSync(
     path.join(work, 'nginx.conf'),
@@ -294,7 +372,12 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     const rate = Number(FIXED_ONLY_RATE);
     const fixed = await fixedRate(rate, { pets, gateway }, work, auth);
     console.log(fixedRateLine(`${rate} req/s`, fixed));
-    const placement = { servicesCore: SERVICES_CORE ?? null, gatewayCore: GATEWAY_CORE, appNodeOptions: process.env.BENCH_APP_NODE_OPTIONS ?? '', nodeArgs };
+    const placement = {
+      servicesCore: SERVICES_CORE ?? null,
+      gatewayCore: GATEWAY_CORE,
+      appNodeOptions: process.env.BENCH_APP_NODE_OPTIONS ?? '',
+      nodeArgs,
+    };
     support.writeResults('fixed-rate.json', { date: new Date().toISOString(), rate, ...placement, ...fixed });
     await db.end();
     await database.drop();
@@ -311,10 +394,30 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     Object.assign(
       results,
       await alternate([
-        { key: 'direct', label: '(a) pets direct      GET /pets?limit=20', options: { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` }, pid: pets.pid },
-        { key: 'gateway', label: '(b) gateway          GET /v1/pets?limit=20 (key, Redis)', options: { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth }, pid: gateway.pid },
-        { key: 'peer', label: '(b) peer (fastify)   GET /v1/pets?limit=20 (key, Redis)', options: { url: `http://127.0.0.1:${PORTS.peer}/v1/pets?limit=20`, headers: auth }, pid: peer.pid },
-        { key: 'nginx', label: '(c) nginx -> pets    GET /pets?limit=20', options: { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` }, pid: nginx.pid },
+        {
+          key: 'direct',
+          label: '(a) pets direct      GET /pets?limit=20',
+          options: { url: `http://127.0.0.1:${PORTS.pets}/pets?limit=20` },
+          pid: pets.pid,
+        },
+        {
+          key: 'gateway',
+          label: '(b) gateway          GET /v1/pets?limit=20 (key, Redis)',
+          options: { url: `http://127.0.0.1:${PORTS.gateway}/v1/pets?limit=20`, headers: auth },
+          pid: gateway.pid,
+        },
+        {
+          key: 'peer',
+          label: '(b) peer (fastify)   GET /v1/pets?limit=20 (key, Redis)',
+          options: { url: `http://127.0.0.1:${PORTS.peer}/v1/pets?limit=20`, headers: auth },
+          pid: peer.pid,
+        },
+        {
+          key: 'nginx',
+          label: '(c) nginx -> pets    GET /pets?limit=20',
+          options: { url: `http://127.0.0.1:${PORTS.nginx}/pets?limit=20` },
+          pid: nginx.pid,
+        },
       ]),
     );
     console.log('POST, alternated:');
@@ -333,7 +436,9 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     await db.query('TRUNCATE pets');
     await seed(1_000);
     await db.query('ANALYZE pets');
-    results.list1k = await measure('(e) pets direct      GET /pets?status=available&limit=100, 1,000 rows', { url: listUrl });
+    results.list1k = await measure('(e) pets direct      GET /pets?status=available&limit=100, 1,000 rows', {
+      url: listUrl,
+    });
   }
   console.log('    seeding 1,000,000 rows...');
   if (PAGING_ONLY) await db.query('TRUNCATE pets');
@@ -345,53 +450,84 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   // with the service's own codec and secret, as if 9,000 pages had been followed.
   const { PageCursorCodec } = require('../dist/apps/pets/apps/pets/src/pets/page-cursor.js');
   const codec = new PageCursorCodec(CURSOR_SECRET);
-  const { rows: [deep] } = await db.query('SELECT min(id) AS first FROM pets');
+  const {
+    rows: [deep],
+  } = await db.query('SELECT min(id) AS first FROM pets');
   const deepId = Number(deep.first) + 900_000;
   const pages = {
     all: { first: '/pets?limit=20', deep: `/pets?limit=20&after=${codec.encode({ lastId: deepId, status: null })}` },
-    available: { first: '/pets?status=available&limit=100', deep: `/pets?status=available&limit=100&after=${codec.encode({ lastId: deepId, status: 'available' })}` },
+    available: {
+      first: '/pets?status=available&limit=100',
+      deep: `/pets?status=available&limit=100&after=${codec.encode({ lastId: deepId, status: 'available' })}`,
+    },
   };
   for (const [name, { deep: path }] of Object.entries(pages)) {
     const reply = await fetch(`http://127.0.0.1:${PORTS.pets}${path}`);
     const body = await reply.json();
-    if (reply.status !== 200 || body.length === 0 || body[0].id <= deepId) throw new Error(`deep page ${name}: ${reply.status} ${JSON.stringify(body).slice(0, 200)}`);
+    if (reply.status !== 200 || body.length === 0 || body[0].id <= deepId)
+      throw new Error(`deep page ${name}: ${reply.status} ${JSON.stringify(body).slice(0, 200)}`);
   }
-  results.pageFirst = await measure('(f) pets direct      GET /pets?limit=20, first page, 1M rows', { url: `http://127.0.0.1:${PORTS.pets}${pages.all.first}` });
-  results.pageDeep = await measure('(f) pets direct      same, page after 900,000 rows', { url: `http://127.0.0.1:${PORTS.pets}${pages.all.deep}` });
-  results.pageFirstStatus = await measure('(f) pets direct      ?status=available&limit=100, first page', { url: `http://127.0.0.1:${PORTS.pets}${pages.available.first}` });
-  results.pageDeepStatus = await measure('(f) pets direct      same, page after 900,000 rows', { url: `http://127.0.0.1:${PORTS.pets}${pages.available.deep}` });
-  results.pageDeepGateway = await measure('(f) gateway          GET /v1/pets?limit=20, page after 900,000 rows', { url: `http://127.0.0.1:${PORTS.gateway}/v1${pages.all.deep}`, headers: auth });
+  results.pageFirst = await measure('(f) pets direct      GET /pets?limit=20, first page, 1M rows', {
+    url: `http://127.0.0.1:${PORTS.pets}${pages.all.first}`,
+  });
+  results.pageDeep = await measure('(f) pets direct      same, page after 900,000 rows', {
+    url: `http://127.0.0.1:${PORTS.pets}${pages.all.deep}`,
+  });
+  results.pageFirstStatus = await measure('(f) pets direct      ?status=available&limit=100, first page', {
+    url: `http://127.0.0.1:${PORTS.pets}${pages.available.first}`,
+  });
+  results.pageDeepStatus = await measure('(f) pets direct      same, page after 900,000 rows', {
+    url: `http://127.0.0.1:${PORTS.pets}${pages.available.deep}`,
+  });
+  results.pageDeepGateway = await measure('(f) gateway          GET /v1/pets?limit=20, page after 900,000 rows', {
+    url: `http://127.0.0.1:${PORTS.gateway}/v1${pages.all.deep}`,
+    headers: auth,
+  });
   // The plans PostgreSQL chooses for the deep pages (the same statements the service runs, by hand).
   const plans = {};
   for (const [name, [sql, params]] of Object.entries({
     all: ['SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id ASC LIMIT 21', [deepId]],
-    available: ['SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id ASC LIMIT 101', ['available', deepId]],
+    available: [
+      'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id ASC LIMIT 101',
+      ['available', deepId],
+    ],
   })) {
     const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params);
     plans[name] = rows.map((row) => row['QUERY PLAN']);
     console.log(`\n    EXPLAIN ${sql} (${params.join(', ')})\n      ${plans[name].join('\n      ')}`);
   }
 
-  const memory = { pets: peakRssMb(pets.pid), gateway: peakRssMb(gateway.pid), peer: peakRssMb(peer.pid), nginx: peakRssMb(nginx.pid) };
-  const ratios = PAGING_ONLY ? {} : {
-    gatewayOverDirectThroughput: +(results.gateway.rps / results.direct.rps).toFixed(2),
-    gatewayOverNginxThroughput: +(results.gateway.rps / results.nginx.rps).toFixed(2),
-    gatewayOverPeerGet: +(results.gateway.rps / results.peer.rps).toFixed(2),
-    gatewayOverPeerPost: +(results.post.rps / results.peerPost.rps).toFixed(2),
-    gatewayCpuOverPeerCpu: +(results.gateway.cpuUsPerRequest / results.peer.cpuUsPerRequest).toFixed(2),
-    gatewayCpuOverPeerCpuPost: +(results.post.cpuUsPerRequest / results.peerPost.cpuUsPerRequest).toFixed(2),
-    gatewayCpuOverNginxCpu: +(results.gateway.cpuUsPerRequest / results.nginx.cpuUsPerRequest).toFixed(2),
-    gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
-    list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
-    list1mOver1kThroughput: +(results.list1k.rps / results.list1m.rps).toFixed(2),
+  const memory = {
+    pets: peakRssMb(pets.pid),
+    gateway: peakRssMb(gateway.pid),
+    peer: peakRssMb(peer.pid),
+    nginx: peakRssMb(nginx.pid),
   };
+  const ratios = PAGING_ONLY
+    ? {}
+    : {
+        gatewayOverDirectThroughput: +(results.gateway.rps / results.direct.rps).toFixed(2),
+        gatewayOverNginxThroughput: +(results.gateway.rps / results.nginx.rps).toFixed(2),
+        gatewayOverPeerGet: +(results.gateway.rps / results.peer.rps).toFixed(2),
+        gatewayOverPeerPost: +(results.post.rps / results.peerPost.rps).toFixed(2),
+        gatewayCpuOverPeerCpu: +(results.gateway.cpuUsPerRequest / results.peer.cpuUsPerRequest).toFixed(2),
+        gatewayCpuOverPeerCpuPost: +(results.post.cpuUsPerRequest / results.peerPost.cpuUsPerRequest).toFixed(2),
+        gatewayCpuOverNginxCpu: +(results.gateway.cpuUsPerRequest / results.nginx.cpuUsPerRequest).toFixed(2),
+        gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
+        list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
+        list1mOver1kThroughput: +(results.list1k.rps / results.list1m.rps).toFixed(2),
+      };
   Object.assign(ratios, {
     deepPageOverFirstLatencyP50: +(results.pageDeep.p50 / Math.max(results.pageFirst.p50, 0.01)).toFixed(2),
     deepPageOverFirstThroughput: +(results.pageFirst.rps / results.pageDeep.rps).toFixed(2),
-    deepStatusPageOverFirstLatencyP50: +(results.pageDeepStatus.p50 / Math.max(results.pageFirstStatus.p50, 0.01)).toFixed(2),
+    deepStatusPageOverFirstLatencyP50: +(
+      results.pageDeepStatus.p50 / Math.max(results.pageFirstStatus.p50, 0.01)
+    ).toFixed(2),
     deepStatusPageOverFirstThroughput: +(results.pageFirstStatus.rps / results.pageDeepStatus.rps).toFixed(2),
   });
-  console.log(`\npeak resident memory: pets ${memory.pets} MB, gateway ${memory.gateway} MB, peer ${memory.peer} MB, nginx ${memory.nginx} MB`);
+  console.log(
+    `\npeak resident memory: pets ${memory.pets} MB, gateway ${memory.gateway} MB, peer ${memory.peer} MB, nginx ${memory.nginx} MB`,
+  );
   if (!PAGING_ONLY) {
     const cpu = (row) => `${row.cpuUsPerRequest} µs`;
     console.log(
@@ -402,31 +538,56 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       `CPU per request, gateway next to the peer (medians of ${ROUNDS} rounds): GET ${cpu(results.gateway)} vs ${cpu(results.peer)} (${(results.gateway.cpuUsPerRequest / results.peer.cpuUsPerRequest).toFixed(2)} ×),` +
         ` POST ${cpu(results.post)} vs ${cpu(results.peerPost)} (${(results.post.cpuUsPerRequest / results.peerPost.cpuUsPerRequest).toFixed(2)} ×)`,
     );
-    const spreads = ['direct', 'gateway', 'peer', 'nginx', 'post', 'peerPost'].map((key) => `${key} ${(results[key].rpsSpread * 100).toFixed(1)} %${results[key].cpuSpread === undefined ? '' : ` / ${(results[key].cpuSpread * 100).toFixed(1)} %`}`);
+    const spreads = ['direct', 'gateway', 'peer', 'nginx', 'post', 'peerPost'].map(
+      (key) =>
+        `${key} ${(results[key].rpsSpread * 100).toFixed(1)} %${results[key].cpuSpread === undefined ? '' : ` / ${(results[key].cpuSpread * 100).toFixed(1)} %`}`,
+    );
     console.log(`spread of the rounds (max - min) / median, throughput / CPU per request: ${spreads.join(', ')}`);
     console.log(fixedRateLine(`${results.fixedRate} req/s (half of (b))`, results));
   }
   // The same ratios paired round by round (both targets measured within seconds of each other), then the median:
   // a drift of the machine over the run cancels out of each round's ratio.
-  const paired = PAGING_ONLY ? {} : Object.fromEntries(
-    Object.entries({
-      gatewayOverNginxThroughput: ['gateway', 'nginx', 'rps'],
-      gatewayOverPeerGet: ['gateway', 'peer', 'rps'],
-      gatewayOverPeerPost: ['post', 'peerPost', 'rps'],
-      gatewayCpuOverPeerCpu: ['gateway', 'peer', 'cpuUsPerRequest'],
-      gatewayCpuOverPeerCpuPost: ['post', 'peerPost', 'cpuUsPerRequest'],
-    }).map(([name, [a, b, field]]) => {
-      const perRound = results[a].rounds.map((row, r) => row[field] / results[b].rounds[r][field]);
-      return [name, { median: +support.median(perRound).toFixed(2), spread: spread(perRound), rounds: perRound.map((value) => +value.toFixed(3)) }];
-    }),
-  );
+  const paired = PAGING_ONLY
+    ? {}
+    : Object.fromEntries(
+        Object.entries({
+          gatewayOverNginxThroughput: ['gateway', 'nginx', 'rps'],
+          gatewayOverPeerGet: ['gateway', 'peer', 'rps'],
+          gatewayOverPeerPost: ['post', 'peerPost', 'rps'],
+          gatewayCpuOverPeerCpu: ['gateway', 'peer', 'cpuUsPerRequest'],
+          gatewayCpuOverPeerCpuPost: ['post', 'peerPost', 'cpuUsPerRequest'],
+        }).map(([name, [a, b, field]]) => {
+          const perRound = results[a].rounds.map((row, r) => row[field] / results[b].rounds[r][field]);
+          return [
+            name,
+            {
+              median: +support.median(perRound).toFixed(2),
+              spread: spread(perRound),
+              rounds: perRound.map((value) => +value.toFixed(3)),
+            },
+          ];
+        }),
+      );
   if (!PAGING_ONLY) {
-    console.log('paired ratios (each round\'s ratio, then the median; spread = (max - min) / median):');
-    for (const [name, { median, spread: range }] of Object.entries(paired)) console.log(`  ${name.padEnd(40)} ${median}  (spread ${(range * 100).toFixed(1)} %)`);
+    console.log("paired ratios (each round's ratio, then the median; spread = (max - min) / median):");
+    for (const [name, { median, spread: range }] of Object.entries(paired))
+      console.log(`  ${name.padEnd(40)} ${median}  (spread ${(range * 100).toFixed(1)} %)`);
   }
   console.log('ratios (from the medians):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
-  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version }, connections: CONNECTIONS, durationSeconds: DURATION, rounds: ROUNDS, roundSeconds: ROUND_SECONDS, results, memory, ratios, pairedRatios: paired, plans };
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: require('node:os').cpus().length, node: process.version },
+    connections: CONNECTIONS,
+    durationSeconds: DURATION,
+    rounds: ROUNDS,
+    roundSeconds: ROUND_SECONDS,
+    results,
+    memory,
+    ratios,
+    pairedRatios: paired,
+    plans,
+  };
   support.writeResults('latest.json', report);
   await db.end();
   await database.drop();
@@ -438,7 +599,10 @@ main()
     support.stopAll(children);
     await support.sleep(500);
     if (args.includes('--no-admission') || PAGING_ONLY || FIXED_ONLY_RATE !== undefined) process.exit(0);
-    const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], { stdio: 'inherit', env: process.env });
+    const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], {
+      stdio: 'inherit',
+      env: process.env,
+    });
     process.exit(admission.status ?? 1);
   })
   .catch((error) => {

@@ -18,7 +18,21 @@ const { readFileSync } = require('node:fs');
 const { setInterval, clearInterval } = require('node:timers');
 const support = require('./support');
 
-const { SERVER_CORE, LOAD_CORE, hasTaskset, option, REDIS_URL, median, ensureLocalServices, until, waitForHttp, childPids, commandLine, rssMb, peakRssMb } = support;
+const {
+  SERVER_CORE,
+  LOAD_CORE,
+  hasTaskset,
+  option,
+  REDIS_URL,
+  median,
+  ensureLocalServices,
+  until,
+  waitForHttp,
+  childPids,
+  commandLine,
+  rssMb,
+  peakRssMb,
+} = support;
 const args = process.argv.slice(2);
 const MINUTES = Number(option(args, '--minutes', '10'));
 const RATE = Number(option(args, '--rate', '150'));
@@ -60,7 +74,10 @@ function sideTraffic(freeKey, statuses, until) {
       },
       () => (statuses.error = (statuses.error ?? 0) + 1),
     );
-  const timers = [setInterval(() => ask(freeKey), 60_000 / 75), setInterval(() => ask('pk_unknown_0123456789abcdef0123456789abcdef'), 5_000)];
+  const timers = [
+    setInterval(() => ask(freeKey), 60_000 / 75),
+    setInterval(() => ask('pk_unknown_0123456789abcdef0123456789abcdef'), 5_000),
+  ];
   return new Promise((resolve) =>
     setTimeout(() => {
       timers.forEach(clearInterval);
@@ -80,8 +97,18 @@ function mixedLoad(key, seconds, statuses) {
         duration: seconds,
         requests: [
           { method: 'GET', path: '/v1/pets?limit=20', headers: auth },
-          { method: 'POST', path: '/v1/pets', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Soak', categoryId: 1, status: 'pending' }) },
-          { method: 'GET', path: '/v1/pets/1', headers: auth, setupRequest: (request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * 1000)}` }) },
+          {
+            method: 'POST',
+            path: '/v1/pets',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Soak', categoryId: 1, status: 'pending' }),
+          },
+          {
+            method: 'GET',
+            path: '/v1/pets/1',
+            headers: auth,
+            setupRequest: (request) => ({ ...request, path: `/v1/pets/${1 + Math.floor(Math.random() * 1000)}` }),
+          },
         ],
       },
       (error, result) => (error ? reject(error) : resolve(result)),
@@ -130,8 +157,12 @@ async function soak(DATABASE_URL) {
   const freeKey = mint('--plan free --name soak-free');
   // Flags on the command line, and those start.js passes in NODE_OPTIONS (scripts/app-node-options.js).
   const environment = readFileSync(`/proc/${pids.gateway}/environ`, 'utf8').split('\0');
-  const nodeOptions = (environment.find((entry) => entry.startsWith('NODE_OPTIONS=')) ?? '').slice('NODE_OPTIONS='.length);
-  const flags = [...commandLine(pids.gateway).split(' '), ...nodeOptions.split(' ')].filter((part) => part.startsWith('-'));
+  const nodeOptions = (environment.find((entry) => entry.startsWith('NODE_OPTIONS=')) ?? '').slice(
+    'NODE_OPTIONS='.length,
+  );
+  const flags = [...commandLine(pids.gateway).split(' '), ...nodeOptions.split(' ')].filter((part) =>
+    part.startsWith('-'),
+  );
   console.log(
     `\nsoak: ${MINUTES} min at ${RATE} req/s (${CONNECTIONS} connections; GET list, POST, GET by id) + a Free key at 75/min + an unknown key every 5 s;` +
       ` apps started by scripts/start.js (node flags: ${flags.length ? flags.join(' ') : 'none'}), servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}${hasTaskset ? '' : ' (taskset missing: not pinned)'}`,
@@ -146,9 +177,15 @@ async function soak(DATABASE_URL) {
   const end = started + MINUTES * 60_000;
   const samples = [];
   const sample = () => {
-    const row = { seconds: Math.round((Date.now() - started) / 1000), petsMb: rssMb(pids.pets), gatewayMb: rssMb(pids.gateway) };
+    const row = {
+      seconds: Math.round((Date.now() - started) / 1000),
+      petsMb: rssMb(pids.pets),
+      gatewayMb: rssMb(pids.gateway),
+    };
     samples.push(row);
-    console.log(`${String(row.seconds).padStart(6)} s   pets ${String(row.petsMb).padStart(5)} MB   gateway ${String(row.gatewayMb).padStart(5)} MB`);
+    console.log(
+      `${String(row.seconds).padStart(6)} s   pets ${String(row.petsMb).padStart(5)} MB   gateway ${String(row.gatewayMb).padStart(5)} MB`,
+    );
   };
   console.log('\n  time   resident memory (VmRSS)');
   sample();
@@ -163,10 +200,17 @@ async function soak(DATABASE_URL) {
     const values = samples.map((row) => row[`${app}Mb`]);
     const first = median(values.slice(0, third));
     const last = median(values.slice(-third));
-    growth[app] = { firstThirdMedianMb: first, lastThirdMedianMb: last, growthMb: +(last - first).toFixed(1), peakMb: peakRssMb(pids[app]) };
+    growth[app] = {
+      firstThirdMedianMb: first,
+      lastThirdMedianMb: last,
+      growthMb: +(last - first).toFixed(1),
+      peakMb: peakRssMb(pids[app]),
+    };
   }
   const alive = samples.at(-1).petsMb > 0 && samples.at(-1).gatewayMb > 0;
-  console.log(`\nmain load: ${result.requests.total} responses, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, statuses ${JSON.stringify(statuses)}, errors ${result.errors}`);
+  console.log(
+    `\nmain load: ${result.requests.total} responses, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, statuses ${JSON.stringify(statuses)}, errors ${result.errors}`,
+  );
   console.log(`side traffic (Free key, unknown key) statuses ${JSON.stringify(side)}`);
   for (const [app, g] of Object.entries(growth)) {
     console.log(

@@ -29,7 +29,11 @@ const CLOCK_TICKS = (() => {
 })();
 
 function sh(command, env = {}) {
-  return execSync(command, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  return execSync(command, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).toString();
 }
 
 /** The value after `name` on the command line (`--duration 5`), else `fallback`. */
@@ -59,7 +63,11 @@ function pinLoadGenerator(script, args) {
  */
 function start(children, name, command, commandArgs, env, core = SERVER_CORE) {
   const full = hasTaskset ? ['taskset', ['-c', core, command, ...commandArgs]] : [command, commandArgs];
-  const child = spawn(full[0], full[1], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(full[0], full[1], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   children.push(child);
   return child;
@@ -72,7 +80,11 @@ function start(children, name, command, commandArgs, env, core = SERVER_CORE) {
  * is one the OS picks unless `env` names one: the defaults may be taken (another app, another run).
  */
 function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = [] } = {}) {
-  const defaults = { NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS), METRICS_PORT: '0', PETS_METRICS_PORT: '0' };
+  const defaults = {
+    NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS),
+    METRICS_PORT: '0',
+    PETS_METRICS_PORT: '0',
+  };
   return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core);
 }
 
@@ -87,11 +99,19 @@ function pinServices(core) {
   if (!hasTaskset) return [];
   const pids = ['postgres', 'redis-server'].flatMap((name) => {
     const found = spawnSync('pgrep', ['-x', name]);
-    return found.status === 0 ? found.stdout.toString().trim().split('\n').map((line) => ({ name, pid: line.trim() })) : [];
+    return found.status === 0
+      ? found.stdout
+          .toString()
+          .trim()
+          .split('\n')
+          .map((line) => ({ name, pid: line.trim() }))
+      : [];
   });
   const moved = [];
   for (const one of pids) {
-    const mask = spawnSync('taskset', ['-p', one.pid]).stdout?.toString().match(/mask: ([0-9a-f]+)/)?.[1];
+    const mask = spawnSync('taskset', ['-p', one.pid])
+      .stdout?.toString()
+      .match(/mask: ([0-9a-f]+)/)?.[1];
     if (!mask) continue;
     if (spawnSync('taskset', ['-a', '-p', '-c', String(core), one.pid]).status === 0) moved.push({ ...one, mask });
   }
@@ -142,7 +162,10 @@ function runBench(main, children, signal = 'SIGTERM') {
 
 /** A key minted through a gateway's admin API by the keys CLI (`flags`: its `create` options); the CLI prints it last. */
 function mintKey(admin, flags) {
-  return sh(`node scripts/keys.js create ${flags}`, { ADMIN_URL: admin.url, ADMIN_TOKEN: admin.token }).trim().split('\n').pop();
+  return sh(`node scripts/keys.js create ${flags}`, { ADMIN_URL: admin.url, ADMIN_TOKEN: admin.token })
+    .trim()
+    .split('\n')
+    .pop();
 }
 
 function childPids(pid) {
@@ -240,7 +263,10 @@ async function preparePetsDatabase(databaseUrl, availablePets = 0) {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    await db.query(`INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, $1) AS i`, [availablePets]);
+    await db.query(
+      `INSERT INTO pets (name, category_id, status) SELECT 'Pet ' || i, 1 + i % 10, 'available' FROM generate_series(1, $1) AS i`,
+      [availablePets],
+    );
   } finally {
     await db.end();
   }

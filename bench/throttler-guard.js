@@ -28,13 +28,21 @@ async function main() {
   const { PetsProxyController } = require(path.join(BUILT, 'proxy/pets-proxy.controller.js'));
   const { ExecutionContextHost } = require(require.resolve('@nestjs/core/helpers/execution-context-host.js'));
 
-  const config = loadGatewayConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error', GATEWAY_PGLITE_DATA_DIR: 'memory://', METRICS_PORT: '0' });
+  const config = loadGatewayConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'error',
+    GATEWAY_PGLITE_DATA_DIR: 'memory://',
+    METRICS_PORT: '0',
+  });
   const app = await createGatewayApp({ config, plans: loadPlans(config.plansFile) });
   const guard = app.get(PlanThrottlerGuard);
   const store = app.get(RateLimitStore);
   const consumer = { name: 'bench', plan: 'enterprise', limits: { perMinute: 1e12, perDay: 1e12 } };
   const response = { setHeader() {} };
-  const windows = [{ name: 'minute', limit: 1e12, ttlMs: 60_000 }, { name: 'day', limit: 1e12, ttlMs: 86_400_000 }];
+  const windows = [
+    { name: 'minute', limit: 1e12, ttlMs: 60_000 },
+    { name: 'day', limit: 1e12, ttlMs: 86_400_000 },
+  ];
   const ban = { threshold: 20, durationMs: 600_000, graceMs: 5_000 };
   const guardRounds = [];
   const storeRounds = [];
@@ -42,17 +50,23 @@ async function main() {
     let since = process.cpuUsage();
     for (let i = 0; i < CALLS; i += 1) {
       const request = { consumer, headers: {}, socket: {} };
-      await guard.decide(new ExecutionContextHost([request, response], PetsProxyController, PetsProxyController.prototype.listPets));
+      await guard.decide(
+        new ExecutionContextHost([request, response], PetsProxyController, PetsProxyController.prototype.listPets),
+      );
     }
     guardRounds.push(cpuMicros(since) / CALLS);
     since = process.cpuUsage();
     for (let i = 0; i < CALLS; i += 1) await store.consume('consumer:bench', windows, ban);
     storeRounds.push(cpuMicros(since) / CALLS);
-    console.log(`round ${round + 1}: PlanThrottlerGuard.decide ${guardRounds[round].toFixed(2)} µs, store.consume alone ${storeRounds[round].toFixed(2)} µs`);
+    console.log(
+      `round ${round + 1}: PlanThrottlerGuard.decide ${guardRounds[round].toFixed(2)} µs, store.consume alone ${storeRounds[round].toFixed(2)} µs`,
+    );
   }
   const guardMedian = median(guardRounds);
   const storeMedian = median(storeRounds);
-  console.log(`median: decide ${guardMedian.toFixed(2)} µs per request, of which the store ${storeMedian.toFixed(2)} µs; the guard's own ${(guardMedian - storeMedian).toFixed(2)} µs`);
+  console.log(
+    `median: decide ${guardMedian.toFixed(2)} µs per request, of which the store ${storeMedian.toFixed(2)} µs; the guard's own ${(guardMedian - storeMedian).toFixed(2)} µs`,
+  );
   await app.close();
 }
 

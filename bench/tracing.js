@@ -33,14 +33,23 @@ const children = [];
 /** CPU time (user + system) the processes have used so far, in ms. */
 const cpuMs = (pids) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0) / 1000;
 
-const load = (options) => new Promise((resolve, reject) => autocannon({ connections: CONNECTIONS, ...options }, (e, r) => (e ? reject(e) : resolve(r))));
+const load = (options) =>
+  new Promise((resolve, reject) =>
+    autocannon({ connections: CONNECTIONS, ...options }, (e, r) => (e ? reject(e) : resolve(r))),
+  );
 
 /** Throughput and latency, and the CPU both apps spent per request: the figure least moved by a busy machine. */
 async function measure(options, pids) {
   const cpuBefore = cpuMs(pids);
   const result = await load({ ...options, duration: DURATION });
   const cpuPerRequestMs = +((cpuMs(pids) - cpuBefore) / Math.max(result.requests.total, 1)).toFixed(3);
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, cpuPerRequestMs, errors: result.non2xx + result.errors + result.timeouts };
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuPerRequestMs,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
 }
 
 /** ns per call of the edge's only tracing code on the hot path, with no SDK loaded (the API's no-op). */
@@ -68,22 +77,42 @@ async function main() {
 
 async function run(DATABASE_URL) {
   const receiver = await support.startDroppingOtlpReceiver();
-  const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_TRACES_SAMPLER: 'parentbased_always_on' };
+  const tracingOn = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`,
+    OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+  };
   const tracingOff = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '' };
 
   const MODES = {
     off: tracingOff,
     'off (control)': tracingOff,
     'on, all sampled': tracingOn,
-    'on, 10% sampled': { ...tracingOn, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+    'on, 10% sampled': {
+      ...tracingOn,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+    },
   };
   const gateways = {};
   const admins = [];
   const pids = {};
   for (const [mode, tracing] of Object.entries(MODES)) {
-    const [petsPort, gatewayPort, adminPort] = [await support.freePort(), await support.freePort(), await support.freePort()];
-    const common = { NODE_ENV: 'production', LOG_LEVEL: 'warn', CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef', ...tracing };
-    const pets = support.startApp(children, `pets ${mode}`, PETS_MAIN, { ...common, PETS_PORT: String(petsPort), DATABASE_URL });
+    const [petsPort, gatewayPort, adminPort] = [
+      await support.freePort(),
+      await support.freePort(),
+      await support.freePort(),
+    ];
+    const common = {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
+      ...tracing,
+    };
+    const pets = support.startApp(children, `pets ${mode}`, PETS_MAIN, {
+      ...common,
+      PETS_PORT: String(petsPort),
+      DATABASE_URL,
+    });
     const gateway = support.startApp(children, `gateway ${mode}`, GATEWAY_MAIN, {
       ...common,
       PORT: String(gatewayPort),
@@ -100,7 +129,10 @@ async function run(DATABASE_URL) {
     pids[mode] = [pets.pid, gateway.pid];
   }
   for (const url of Object.values(gateways)) await support.waitForHttp(`${url}/health/ready`);
-  const key = support.mintKey({ url: admins[0], token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
+  const key = support.mintKey(
+    { url: admins[0], token: ADMIN_TOKEN },
+    '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000',
+  );
   const auth = { authorization: `Bearer ${key}` };
   const scenarios = {
     list: (url) => ({ url: `${url}/v1/pets?limit=20`, headers: auth }),
@@ -111,15 +143,20 @@ async function run(DATABASE_URL) {
       body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
     }),
   };
-  console.log(`\n${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per mode and scenario (after ${WARMUP} s warm-up); servers on core 0, load on core 1${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`);
-  for (const url of Object.values(gateways)) for (const scenario of Object.values(scenarios)) await load({ ...scenario(url), duration: WARMUP });
+  console.log(
+    `\n${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per mode and scenario (after ${WARMUP} s warm-up); servers on core 0, load on core 1${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`,
+  );
+  for (const url of Object.values(gateways))
+    for (const scenario of Object.values(scenarios)) await load({ ...scenario(url), duration: WARMUP });
   const rounds = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, scenario] of Object.entries(scenarios)) {
       for (const [mode, url] of Object.entries(gateways)) {
         const row = await measure(scenario(url), pids[mode]);
         ((rounds[mode] ??= {})[name] ??= []).push(row);
-        console.log(`round ${round + 1}  ${mode.padEnd(16)} ${name.padEnd(7)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms  CPU ${row.cpuPerRequestMs.toFixed(2)} ms/req${row.errors ? `  (${row.errors} non-2xx/errors)` : ''}`);
+        console.log(
+          `round ${round + 1}  ${mode.padEnd(16)} ${name.padEnd(7)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms  CPU ${row.cpuPerRequestMs.toFixed(2)} ms/req${row.errors ? `  (${row.errors} non-2xx/errors)` : ''}`,
+        );
       }
     }
   }
@@ -128,12 +165,21 @@ async function run(DATABASE_URL) {
   console.log('\nmedians:');
   for (const [mode, byScenario] of Object.entries(rounds)) {
     for (const [name, rows] of Object.entries(byScenario)) {
-      const row = { rps: median(rows.map((r) => r.rps)), p50: median(rows.map((r) => r.p50)), p99: median(rows.map((r) => r.p99)), cpuPerRequestMs: median(rows.map((r) => r.cpuPerRequestMs)), errors: rows.reduce((n, r) => n + r.errors, 0) };
+      const row = {
+        rps: median(rows.map((r) => r.rps)),
+        p50: median(rows.map((r) => r.p50)),
+        p99: median(rows.map((r) => r.p99)),
+        cpuPerRequestMs: median(rows.map((r) => r.cpuPerRequestMs)),
+        errors: rows.reduce((n, r) => n + r.errors, 0),
+      };
       (results[mode] ??= {})[name] = row;
-      console.log(`  ${mode.padEnd(16)} ${name.padEnd(7)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms  CPU ${row.cpuPerRequestMs.toFixed(2)} ms/req`);
+      console.log(
+        `  ${mode.padEnd(16)} ${name.padEnd(7)} ${String(row.rps).padStart(6)} req/s  p50 ${String(row.p50).padStart(3)} ms  p99 ${String(row.p99).padStart(4)} ms  CPU ${row.cpuPerRequestMs.toFixed(2)} ms/req`,
+      );
     }
   }
-  const ratio = (mode, name, field) => +(results[mode][name][field] / Math.max(results.off[name][field], 0.01)).toFixed(2);
+  const ratio = (mode, name, field) =>
+    +(results[mode][name][field] / Math.max(results.off[name][field], 0.01)).toFixed(2);
   const ratios = {};
   for (const mode of Object.keys(MODES).slice(1)) {
     for (const name of Object.keys(scenarios)) {
@@ -147,7 +193,20 @@ async function run(DATABASE_URL) {
   console.log(`recordEdgeOutcome() with tracing off: ${recordEdgeOutcomeOffNs} ns per call (two calls per request)`);
   console.log('ratios (median against median):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(44)} ${value}`);
-  const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version, loadAverage: require('node:os').loadavg() }, connections: CONNECTIONS, durationSeconds: DURATION, rounds, results, ratios, recordEdgeOutcomeOffNs };
+  const report = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: require('node:os').cpus().length,
+      node: process.version,
+      loadAverage: require('node:os').loadavg(),
+    },
+    connections: CONNECTIONS,
+    durationSeconds: DURATION,
+    rounds,
+    results,
+    ratios,
+    recordEdgeOutcomeOffNs,
+  };
   support.writeResults('tracing.json', report);
 }
 

@@ -41,7 +41,10 @@ const { Client } = require('pg');
 const RUN = `bench_usage_${Date.now()}`;
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
-const load = (options) => new Promise((resolve, reject) => autocannon({ connections: CONNECTIONS, ...options }, (e, r) => (e ? reject(e) : resolve(r))));
+const load = (options) =>
+  new Promise((resolve, reject) =>
+    autocannon({ connections: CONNECTIONS, ...options }, (e, r) => (e ? reject(e) : resolve(r))),
+  );
 const dist = (file) => require(`../dist/apps/gateway/apps/gateway/src/usage/${file}`);
 const { percentile } = support;
 
@@ -70,9 +73,14 @@ async function requestPath(databaseUrl) {
     adminUrl ??= `http://127.0.0.1:${adminPort}`;
     await support.waitForHttp(`${gateways[mode].url}/health/ready`);
   }
-  const key = support.mintKey({ url: adminUrl, token: ADMIN_TOKEN }, '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000');
+  const key = support.mintKey(
+    { url: adminUrl, token: ADMIN_TOKEN },
+    '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000',
+  );
   const scenario = (url) => ({ url: `${url}/v1/pets?limit=20`, headers: { authorization: `Bearer ${key}` } });
-  console.log(`\n1. Request path: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per mode; servers on core 0, load on core 1${hasTaskset ? '' : ' (taskset missing: not pinned)'}`);
+  console.log(
+    `\n1. Request path: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per mode; servers on core 0, load on core 1${hasTaskset ? '' : ' (taskset missing: not pinned)'}`,
+  );
   for (const { url } of Object.values(gateways)) await load({ ...scenario(url), duration: 3 });
   const rows = { off: [], on: [] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -80,9 +88,17 @@ async function requestPath(databaseUrl) {
       const { url, pid } = gateways[mode];
       const before = cpuMicros(pid);
       const result = await load({ ...scenario(url), duration: DURATION });
-      const row = { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, gatewayCpuUsPerRequest: +((cpuMicros(pid) - before) / Math.max(result.requests.total, 1)).toFixed(1), errors: result.non2xx + result.errors };
+      const row = {
+        rps: Math.round(result.requests.average),
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        gatewayCpuUsPerRequest: +((cpuMicros(pid) - before) / Math.max(result.requests.total, 1)).toFixed(1),
+        errors: result.non2xx + result.errors,
+      };
       rows[mode].push(row);
-      console.log(`  round ${round + 1} ${mode.padEnd(4)} ${String(row.rps).padStart(6)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  gateway CPU ${row.gatewayCpuUsPerRequest} µs/req${row.errors ? `  (${row.errors} non-2xx/errors)` : ''}`);
+      console.log(
+        `  round ${round + 1} ${mode.padEnd(4)} ${String(row.rps).padStart(6)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  gateway CPU ${row.gatewayCpuUsPerRequest} µs/req${row.errors ? `  (${row.errors} non-2xx/errors)` : ''}`,
+      );
     }
   }
   const cpu = (mode) => +median(rows[mode].map((r) => r.gatewayCpuUsPerRequest)).toFixed(1);
@@ -95,8 +111,12 @@ async function requestPath(databaseUrl) {
     finishListenerNsPerRequest: recordNs.listener,
     recordShareOfRequestCpu: +(((recordNs.record + recordNs.listener) / 1000 / cpu('off')) * 100).toFixed(2),
   };
-  console.log(`  gateway CPU per request: off ${result.gatewayCpuUsPerRequest.off} µs, on ${result.gatewayCpuUsPerRequest.on} µs (ratio ${result.cpuRatio})`);
-  console.log(`  in a loop: record() ${recordNs.record} ns, once('finish') + emit ${recordNs.listener} ns: ${result.recordShareOfRequestCpu} % of the gateway's CPU per request`);
+  console.log(
+    `  gateway CPU per request: off ${result.gatewayCpuUsPerRequest.off} µs, on ${result.gatewayCpuUsPerRequest.on} µs (ratio ${result.cpuRatio})`,
+  );
+  console.log(
+    `  in a loop: record() ${recordNs.record} ns, once('finish') + emit ${recordNs.listener} ns: ${result.recordShareOfRequestCpu} % of the gateway's CPU per request`,
+  );
   support.stopAll(children);
   await support.stopAllAndWait(children);
   children.length = 0;
@@ -134,8 +154,16 @@ function timeRecorder() {
 async function migrateOnly(databaseUrl) {
   const port = await support.freePort();
   support.startApp(children, 'gateway (migrations)', GATEWAY_MAIN, {
-    NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', PETS_URL: 'http://127.0.0.1:1',
-    GATEWAY_DATABASE_URL: databaseUrl, ADMIN_PORT: String(await support.freePort()), ADMIN_TOKEN, REDIS_URL, REDIS_KEY_PREFIX: `${RUN}:m:`,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PETS_URL: 'http://127.0.0.1:1',
+    GATEWAY_DATABASE_URL: databaseUrl,
+    ADMIN_PORT: String(await support.freePort()),
+    ADMIN_TOKEN,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${RUN}:m:`,
   });
   await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`);
   await support.stopAllAndWait(children);
@@ -188,7 +216,9 @@ async function rowsPerHour(databaseUrl) {
       await source.destroy();
     }
   });
-  const hourlyRows = await withSchema(databaseUrl, async (db) => Number((await db.query('SELECT count(*) AS n FROM gateway.usage_hourly')).rows[0].n));
+  const hourlyRows = await withSchema(databaseUrl, async (db) =>
+    Number((await db.query('SELECT count(*) AS n FROM gateway.usage_hourly')).rows[0].n),
+  );
   const result = {
     requestsPerSecond: 1000,
     consumers: CONSUMERS,
@@ -199,11 +229,22 @@ async function rowsPerHour(databaseUrl) {
     flushMsMedian: +median(flushMs).toFixed(1),
     flushMsP95: +percentile(flushMs, 0.95).toFixed(1),
   };
-  console.log(`\n2. 1,000 req/s over ${CONSUMERS} consumers, flushed every 5 s: ${result.rowsPerFlushMedian} rows per flush (median), ${result.upsertedRowsPerHour} rows upserted per hour per table, ${hourlyRows} distinct hourly rows kept for the hour (${result.flushes} flushes); a flush (both upserts) ${result.flushMsMedian} ms median, ${result.flushMsP95} ms p95`);
+  console.log(
+    `\n2. 1,000 req/s over ${CONSUMERS} consumers, flushed every 5 s: ${result.rowsPerFlushMedian} rows per flush (median), ${result.upsertedRowsPerHour} rows upserted per hour per table, ${hourlyRows} distinct hourly rows kept for the hour (${result.flushes} flushes); a flush (both upserts) ${result.flushMsMedian} ms median, ${result.flushMsP95} ms p95`,
+  );
   return result;
 }
 
-const ADDITIVE = ['requests', 'ok', 'client_errors', 'rate_limited', 'server_errors', 'latency_sum_ms', ...['5', '10', '25', '50', '100', '250', '500', '1000', '2500'].map((b) => `latency_le_${b}ms`), 'latency_over_2500ms'];
+const ADDITIVE = [
+  'requests',
+  'ok',
+  'client_errors',
+  'rate_limited',
+  'server_errors',
+  'latency_sum_ms',
+  ...['5', '10', '25', '50', '100', '250', '500', '1000', '2500'].map((b) => `latency_le_${b}ms`),
+  'latency_over_2500ms',
+];
 
 /** 3. A year of hourly rows for 10,000 consumers, then the history queries the admin routes run. */
 async function historyQuery(databaseUrl) {
@@ -228,7 +269,8 @@ async function historyQuery(databaseUrl) {
     await db.query('ANALYZE gateway.usage_daily');
     const rows = Number((await db.query('SELECT count(*) AS n FROM gateway.usage_hourly')).rows[0].n);
     const dailyRows = Number((await db.query('SELECT count(*) AS n FROM gateway.usage_daily')).rows[0].n);
-    const size = (await db.query(`SELECT pg_size_pretty(pg_total_relation_size('gateway.usage_hourly')) AS s`)).rows[0].s;
+    const size = (await db.query(`SELECT pg_size_pretty(pg_total_relation_size('gateway.usage_hourly')) AS s`)).rows[0]
+      .s;
     const loadSeconds = Math.round((Date.now() - began) / 1000);
     const sums = ADDITIVE.map((c) => `sum("${c}") AS "${c}"`).join(', ');
     const hourly = `SELECT "hour" AS "start", ${sums} FROM gateway.usage_hourly WHERE "hour" >= $1::timestamptz AND "hour" < $2::timestamptz AND "consumer" = $3 GROUP BY "hour" ORDER BY "hour"`;
@@ -242,14 +284,38 @@ async function historyQuery(databaseUrl) {
         await db.query(sql, [new Date(to - spanMs).toISOString(), new Date(to).toISOString(), consumer]);
         times.push(performance.now() - begun);
       }
-      return { p50: +percentile(times, 0.5).toFixed(2), p95: +percentile(times, 0.95).toFixed(2), max: +Math.max(...times).toFixed(2) };
+      return {
+        p50: +percentile(times, 0.5).toFixed(2),
+        p95: +percentile(times, 0.95).toFixed(2),
+        max: +Math.max(...times).toFixed(2),
+      };
     };
     const hourly31 = await time(hourly, 31 * 24 * HOUR);
     const daily400 = await time(daily, 400 * 24 * HOUR);
-    const plan = (await db.query(`EXPLAIN ${hourly.replace(/\$1::timestamptz/, `'${new Date(end - 31 * 24 * HOUR).toISOString()}'::timestamptz`).replace(/\$2::timestamptz/, `'${new Date(end).toISOString()}'::timestamptz`).replace('$3', "'consumer-42'")}`)).rows.map((r) => r['QUERY PLAN']);
-    const result = { density: DENSITY, hourlyRows: rows, dailyRows, hourlyTableSize: size, loadSeconds, hourly31Days: hourly31, daily400Days: daily400, plan };
-    console.log(`\n3. ${rows.toLocaleString('en')} hourly rows (a year, ${CONSUMERS} consumers, density ${DENSITY}; ${size}), ${dailyRows.toLocaleString('en')} daily rows, loaded in ${loadSeconds} s`);
-    console.log(`   31-day hourly history of one consumer: p50 ${hourly31.p50} ms, p95 ${hourly31.p95} ms (max ${hourly31.max}); 400-day daily: p50 ${daily400.p50} ms, p95 ${daily400.p95} ms`);
+    const plan = (
+      await db.query(
+        `EXPLAIN ${hourly
+          .replace(/\$1::timestamptz/, `'${new Date(end - 31 * 24 * HOUR).toISOString()}'::timestamptz`)
+          .replace(/\$2::timestamptz/, `'${new Date(end).toISOString()}'::timestamptz`)
+          .replace('$3', "'consumer-42'")}`,
+      )
+    ).rows.map((r) => r['QUERY PLAN']);
+    const result = {
+      density: DENSITY,
+      hourlyRows: rows,
+      dailyRows,
+      hourlyTableSize: size,
+      loadSeconds,
+      hourly31Days: hourly31,
+      daily400Days: daily400,
+      plan,
+    };
+    console.log(
+      `\n3. ${rows.toLocaleString('en')} hourly rows (a year, ${CONSUMERS} consumers, density ${DENSITY}; ${size}), ${dailyRows.toLocaleString('en')} daily rows, loaded in ${loadSeconds} s`,
+    );
+    console.log(
+      `   31-day hourly history of one consumer: p50 ${hourly31.p50} ms, p95 ${hourly31.p95} ms (max ${hourly31.max}); 400-day daily: p50 ${daily400.p50} ms, p95 ${daily400.p95} ms`,
+    );
     console.log(`   plan: ${plan.slice(0, 3).join(' | ')}`);
     return result;
   });
@@ -280,8 +346,17 @@ async function retention(databaseUrl) {
       deleted += result.rowCount;
       if (result.rowCount < 5000) break;
     }
-    const result = { deleted, statements: times.length, totalSeconds: +((performance.now() - began) / 1000).toFixed(1), statementMsMedian: +median(times).toFixed(1), statementMsP95: +percentile(times, 0.95).toFixed(1), statementMsMax: +Math.max(...times).toFixed(1) };
-    console.log(`\n4. Retention: ${deleted.toLocaleString('en')} rows in ${result.statements} statements of 5,000 (${result.totalSeconds} s without the job's pauses); each statement (its row locks) ${result.statementMsMedian} ms median, ${result.statementMsP95} ms p95, ${result.statementMsMax} ms max`);
+    const result = {
+      deleted,
+      statements: times.length,
+      totalSeconds: +((performance.now() - began) / 1000).toFixed(1),
+      statementMsMedian: +median(times).toFixed(1),
+      statementMsP95: +percentile(times, 0.95).toFixed(1),
+      statementMsMax: +Math.max(...times).toFixed(1),
+    };
+    console.log(
+      `\n4. Retention: ${deleted.toLocaleString('en')} rows in ${result.statements} statements of 5,000 (${result.totalSeconds} s without the job's pauses); each statement (its row locks) ${result.statementMsMedian} ms median, ${result.statementMsP95} ms p95, ${result.statementMsMax} ms max`,
+    );
     return result;
   });
 }
@@ -295,7 +370,18 @@ async function main() {
     const rows = PARTS.includes(2) ? await rowsPerHour(database.url) : undefined;
     const history = PARTS.includes(3) ? await historyQuery(database.url) : undefined;
     const prune = PARTS.includes(4) ? await retention(database.url) : undefined;
-    const report = { date: new Date().toISOString(), machine: { cpus: require('node:os').cpus().length, node: process.version, loadAverage: require('node:os').loadavg() }, requestPath: path, rowsPerHour: rows, history, retention: prune };
+    const report = {
+      date: new Date().toISOString(),
+      machine: {
+        cpus: require('node:os').cpus().length,
+        node: process.version,
+        loadAverage: require('node:os').loadavg(),
+      },
+      requestPath: path,
+      rowsPerHour: rows,
+      history,
+      retention: prune,
+    };
     support.writeResults('usage.json', report);
   });
 }

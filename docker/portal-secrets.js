@@ -31,7 +31,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function tokenStatus(token) {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const answer = await fetch(`${adminUrl}/token`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+      const answer = await fetch(`${adminUrl}/token`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(5000),
+      });
       if (answer.status === 200 || answer.status === 401) return answer.status;
       throw new Error(`GET ${adminUrl}/token answered ${answer.status}`);
     } catch (error) {
@@ -48,16 +51,28 @@ async function main() {
   }
   const kept = read('admin-token');
   if (kept && (await tokenStatus(kept)) === 200) {
-    console.log('portal-secrets: the portal\'s admin token is valid; kept');
+    console.log("portal-secrets: the portal's admin token is valid; kept");
     return;
   }
-  if (!process.env.ADMIN_TOKEN) throw new Error('ADMIN_TOKEN is not set: cannot mint the portal\'s admin token');
+  if (!process.env.ADMIN_TOKEN) throw new Error("ADMIN_TOKEN is not set: cannot mint the portal's admin token");
   await tokenStatus(process.env.ADMIN_TOKEN); // waits for the admin API
-  const output = execFileSync(process.execPath, [keysCli, 'token', 'create', '--for', 'portal', '--name', `portal-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`], {
-    env: { ...process.env, ADMIN_URL: adminUrl },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const output = execFileSync(
+    process.execPath,
+    [
+      keysCli,
+      'token',
+      'create',
+      '--for',
+      'portal',
+      '--name',
+      `portal-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`,
+    ],
+    {
+      env: { ...process.env, ADMIN_URL: adminUrl },
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   const token = output.trim().split('\n').pop();
   writeSecret('admin-token', token);
   console.log(`portal-secrets: ${output.trim().split('\n')[0]}`);

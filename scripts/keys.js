@@ -74,7 +74,8 @@ class UsageError extends Error {}
 
 function positiveInteger(value, flag) {
   if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${flag} must be a positive integer`);
+  if (!/^[1-9][0-9]*$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new UsageError(`${flag} must be a positive integer`);
   return Number(value);
 }
 
@@ -84,7 +85,10 @@ function positiveInteger(value, flag) {
  */
 function developmentAdminUrl(env) {
   try {
-    const url = readFileSync(path.join(path.dirname(env.ADMIN_TOKEN_FILE || '.data/admin-token'), 'admin-url'), 'utf8').trim();
+    const url = readFileSync(
+      path.join(path.dirname(env.ADMIN_TOKEN_FILE || '.data/admin-token'), 'admin-url'),
+      'utf8',
+    ).trim();
     return /^https?:\/\/[^\s]+$/.test(url) ? url : undefined;
   } catch {
     return undefined;
@@ -92,14 +96,19 @@ function developmentAdminUrl(env) {
 }
 
 function adminSettings(env) {
-  const url = (env.ADMIN_URL || developmentAdminUrl(env) || `http://127.0.0.1:${env.ADMIN_PORT || 3002}`).replace(/\/+$/, '');
+  const url = (env.ADMIN_URL || developmentAdminUrl(env) || `http://127.0.0.1:${env.ADMIN_PORT || 3002}`).replace(
+    /\/+$/,
+    '',
+  );
   let token = env.ADMIN_TOKEN;
   if (!token) {
     const file = env.ADMIN_TOKEN_FILE || '.data/admin-token';
     try {
       token = readFileSync(file, 'utf8').trim();
     } catch {
-      throw new Error(`no admin token: set ADMIN_TOKEN (or start the gateway in development once, which writes ${file})`);
+      throw new Error(
+        `no admin token: set ADMIN_TOKEN (or start the gateway in development once, which writes ${file})`,
+      );
     }
   }
   return { url, token };
@@ -115,16 +124,23 @@ async function send(admin, method, route, body, timeoutMs = 30_000) {
   try {
     response = await fetch(`${admin.url}${route}`, {
       method,
-      headers: { authorization: `Bearer ${admin.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${admin.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: globalThis.AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
-    throw new Error(`cannot reach the admin API at ${admin.url} (${error.cause?.code ?? error.message}): is the gateway running? (ADMIN_URL, or the address a development gateway writes to .data/admin-url)`, {
-      cause: error,
-    });
+    throw new Error(
+      `cannot reach the admin API at ${admin.url} (${error.cause?.code ?? error.message}): is the gateway running? (ADMIN_URL, or the address a development gateway writes to .data/admin-url)`,
+      {
+        cause: error,
+      },
+    );
   }
-  if (!response.ok) throw new Error(parseJson(await response.text())?.message ?? `${method} ${route} answered ${response.status}`);
+  if (!response.ok)
+    throw new Error(parseJson(await response.text())?.message ?? `${method} ${route} answered ${response.status}`);
   return response;
 }
 
@@ -149,7 +165,8 @@ function figures(limits) {
 
 /** One line per consumer, as the file-based CLI printed it: name, plan, limits, hint, created, state. */
 function listLine(consumer) {
-  const current = [...consumer.keys].reverse().find((k) => k.state === 'active') ?? consumer.keys[consumer.keys.length - 1];
+  const current =
+    [...consumer.keys].reverse().find((k) => k.state === 'active') ?? consumer.keys[consumer.keys.length - 1];
   let state;
   if (consumer.disabledAt) state = `disabled ${consumer.disabledAt}`;
   else if (current?.state === 'revoked') state = `revoked ${current.revokedAt}`;
@@ -163,7 +180,10 @@ function listLine(consumer) {
 function keyLines(consumer) {
   return consumer.keys
     .filter((k) => k.state === 'active')
-    .map((k) => `  key ${k.id}\t${k.hint}\tactive${k.expiresAt ? ` until ${k.expiresAt}` : ''}${k.replacedBy ? ` (rotated: its successor is key ${k.replacedBy})` : ''}`);
+    .map(
+      (k) =>
+        `  key ${k.id}\t${k.hint}\tactive${k.expiresAt ? ` until ${k.expiresAt}` : ''}${k.replacedBy ? ` (rotated: its successor is key ${k.replacedBy})` : ''}`,
+    );
 }
 
 /**
@@ -177,10 +197,13 @@ async function pickKey(admin, consumerName, keyId) {
   const active = consumer.keys.filter((k) => k.state === 'active');
   if (active.length === 0) throw new UsageError(`"${consumerName}" has no active key`);
   const rotatable = active.filter((k) => !k.replacedBy);
-  if (rotatable.length === 0) throw new UsageError(`"${consumerName}" has no key left to rotate: its active keys were rotated already`);
+  if (rotatable.length === 0)
+    throw new UsageError(`"${consumerName}" has no key left to rotate: its active keys were rotated already`);
   if (rotatable.length > 1) {
     const ids = rotatable.map((k) => `${k.id} (${k.hint}${k.expiresAt ? `, until ${k.expiresAt}` : ''})`).join(', ');
-    throw new UsageError(`"${consumerName}" has ${rotatable.length} active keys: ${ids}. Say which to rotate with --key KEY-ID.`);
+    throw new UsageError(
+      `"${consumerName}" has ${rotatable.length} active keys: ${ids}. Say which to rotate with --key KEY-ID.`,
+    );
   }
   return rotatable[0].id;
 }
@@ -201,7 +224,9 @@ const helpText = (env) => `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n$
 
 /** `--help` for one verb: its usage lines (the verb's own), then where the rest is. */
 function verbHelp(verb, env) {
-  const lines = helpText(env).split('\n').filter((line) => new RegExp(`^  npm run -s keys -- ${verb}( |$)`).test(line));
+  const lines = helpText(env)
+    .split('\n')
+    .filter((line) => new RegExp(`^  npm run -s keys -- ${verb}( |$)`).test(line));
   if (lines.length === 0) return undefined;
   return `Usage:\n${lines.join('\n')}\n\nEvery command: npm run -s keys -- --help`;
 }
@@ -246,12 +271,18 @@ async function runKeysCommand(argv, env, out) {
       const plan = values.plan;
       const plans = readPlans(env);
       if (!plan) throw new UsageError('--plan is needed');
-      if (plans && !Object.hasOwn(plans, plan)) throw new UsageError(`--plan must be one of ${Object.keys(plans).join(', ')}`);
+      if (plans && !Object.hasOwn(plans, plan))
+        throw new UsageError(`--plan must be one of ${Object.keys(plans).join(', ')}`);
       const rpm = positiveInteger(values.rpm, '--rpm');
       const rpd = positiveInteger(values.rpd, '--rpd');
       if ((rpm === undefined) !== (rpd === undefined)) throw new UsageError('--rpm and --rpd go together');
-      if (plans?.[plan] === 'custom' && rpm === undefined) throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
-      const body = { plan, ...(values.name ? { name: values.name } : {}), ...(rpm ? { limits: { perMinute: rpm, perDay: rpd } } : {}) };
+      if (plans?.[plan] === 'custom' && rpm === undefined)
+        throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
+      const body = {
+        plan,
+        ...(values.name ? { name: values.name } : {}),
+        ...(rpm ? { limits: { perMinute: rpm, perDay: rpd } } : {}),
+      };
       if (values.expires) body.expiresAt = values.expires;
       const created = await request(admin(), 'POST', '/consumers', body);
       out(`Created consumer "${created.consumer.name}" on the ${plan} plan. The key is shown only now:`);
@@ -263,7 +294,11 @@ async function runKeysCommand(argv, env, out) {
       let after;
       let count = 0;
       do {
-        const page = await request(settings, 'GET', `/consumers?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`);
+        const page = await request(
+          settings,
+          'GET',
+          `/consumers?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`,
+        );
         for (const consumer of page.items) {
           out(listLine(consumer));
           for (const line of keyLines(consumer)) out(line);
@@ -277,9 +312,16 @@ async function runKeysCommand(argv, env, out) {
     case 'issue': {
       const consumer = rest[0];
       if (!consumer) throw new UsageError('issue needs the consumer name');
-      const issued = await request(admin(), 'POST', `/consumers/${name(consumer)}/keys`, values.expires ? { expiresAt: values.expires } : {});
+      const issued = await request(
+        admin(),
+        'POST',
+        `/consumers/${name(consumer)}/keys`,
+        values.expires ? { expiresAt: values.expires } : {},
+      );
       const until = issued.expiresAt ? `it expires ${issued.expiresAt}` : 'it does not expire';
-      out(`Issued another key to "${consumer}" (key ${issued.id}; ${until}); its other keys keep working. The key is shown only now:`);
+      out(
+        `Issued another key to "${consumer}" (key ${issued.id}; ${until}); its other keys keep working. The key is shown only now:`,
+      );
       out(issued.key);
       return;
     }
@@ -288,7 +330,11 @@ async function runKeysCommand(argv, env, out) {
       const consumer = rest[0];
       if (!consumer) throw new UsageError(`${command} needs the consumer name`);
       await request(admin(), 'POST', `/consumers/${name(consumer)}/${command}`);
-      out(command === 'disable' ? `Disabled "${consumer}": every gateway refuses its keys now (they are kept).` : `Enabled "${consumer}": its active keys work again.`);
+      out(
+        command === 'disable'
+          ? `Disabled "${consumer}": every gateway refuses its keys now (they are kept).`
+          : `Enabled "${consumer}": its active keys work again.`,
+      );
       return;
     }
     case 'plan': {
@@ -296,33 +342,55 @@ async function runKeysCommand(argv, env, out) {
       if (!consumer) throw new UsageError('plan needs the consumer name and the plan');
       const plans = readPlans(env);
       if (!plan) throw new UsageError('plan needs the consumer name and the plan');
-      if (plans && !Object.hasOwn(plans, plan)) throw new UsageError(`PLAN must be one of ${Object.keys(plans).join(', ')}`);
+      if (plans && !Object.hasOwn(plans, plan))
+        throw new UsageError(`PLAN must be one of ${Object.keys(plans).join(', ')}`);
       const rpm = positiveInteger(values.rpm, '--rpm');
       const rpd = positiveInteger(values.rpd, '--rpd');
       if ((rpm === undefined) !== (rpd === undefined)) throw new UsageError('--rpm and --rpd go together');
-      if (plans?.[plan] === 'custom' && rpm === undefined) throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
+      if (plans?.[plan] === 'custom' && rpm === undefined)
+        throw new UsageError(`the ${plan} plan needs its agreed limits: --rpm N --rpd N`);
       // Without --rpm/--rpd, the plan's own limits (the consumer's are cleared).
-      const changed = await request(admin(), 'PATCH', `/consumers/${name(consumer)}`, { plan, limits: rpm ? { perMinute: rpm, perDay: rpd } : null });
-      out(`"${changed.name}" is on the ${changed.plan} plan: ${figures(changed.effectiveLimits)}${changed.limits ? ' (its own limits)' : ''}.`);
+      const changed = await request(admin(), 'PATCH', `/consumers/${name(consumer)}`, {
+        plan,
+        limits: rpm ? { perMinute: rpm, perDay: rpd } : null,
+      });
+      out(
+        `"${changed.name}" is on the ${changed.plan} plan: ${figures(changed.effectiveLimits)}${changed.limits ? ' (its own limits)' : ''}.`,
+      );
       return;
     }
     case 'revoke': {
       const consumer = rest[0];
       if (!consumer) throw new UsageError('revoke needs the consumer name');
-      const route = values.key ? `/consumers/${name(consumer)}/keys/${name(values.key)}/revoke` : `/consumers/${name(consumer)}/revoke`;
+      const route = values.key
+        ? `/consumers/${name(consumer)}/keys/${name(values.key)}/revoke`
+        : `/consumers/${name(consumer)}/revoke`;
       const revoked = await request(admin(), 'POST', route);
-      if (revoked.length === 0) throw new UsageError(`"${consumer}" has no unrevoked key${values.key ? ` ${values.key}` : ''}`);
+      if (revoked.length === 0)
+        throw new UsageError(`"${consumer}" has no unrevoked key${values.key ? ` ${values.key}` : ''}`);
       out(`Revoked ${revoked.length} key(s) of "${consumer}". Every gateway refuses them now.`);
       return;
     }
     case 'rotate': {
       const consumer = rest[0];
       if (!consumer) throw new UsageError('rotate needs the consumer name');
-      const overlap = values.overlap === undefined ? undefined : values.overlap === '0' ? 0 : positiveInteger(values.overlap, '--overlap');
+      const overlap =
+        values.overlap === undefined
+          ? undefined
+          : values.overlap === '0'
+            ? 0
+            : positiveInteger(values.overlap, '--overlap');
       const settings = admin();
       const keyId = await pickKey(settings, consumer, values.key);
-      const rotated = await request(settings, 'POST', `/consumers/${name(consumer)}/keys/${name(keyId)}/rotate`, overlap === undefined ? {} : { overlapSeconds: overlap });
-      out(`Rotated ${rotated.previous.hint} of "${consumer}": it keeps working until ${rotated.previous.expiresAt}. The new key is shown only now:`);
+      const rotated = await request(
+        settings,
+        'POST',
+        `/consumers/${name(consumer)}/keys/${name(keyId)}/rotate`,
+        overlap === undefined ? {} : { overlapSeconds: overlap },
+      );
+      out(
+        `Rotated ${rotated.previous.hint} of "${consumer}": it keeps working until ${rotated.previous.expiresAt}. The new key is shown only now:`,
+      );
       out(rotated.key.key);
       return;
     }
@@ -332,7 +400,8 @@ async function runKeysCommand(argv, env, out) {
       if (!consumer) throw new UsageError('usage needs the consumer name');
       if (values.history) return usageHistory(admin(), consumer, values, out);
       const usage = await request(admin(), 'GET', `/consumers/${name(consumer)}/usage`);
-      for (const w of usage.windows) out(`${w.name}\t${w.used}/${w.limit} used\t${w.remaining} remaining\tresets in ${w.resetSeconds}s`);
+      for (const w of usage.windows)
+        out(`${w.name}\t${w.used}/${w.limit} used\t${w.remaining} remaining\tresets in ${w.resetSeconds}s`);
       out(usage.banned ? `banned for ${usage.banSecondsLeft}s more` : 'not banned');
       return;
     }
@@ -353,7 +422,9 @@ async function runKeysCommand(argv, env, out) {
         const result = await request(settings, 'POST', '/import', { consumers: consumers.slice(i, i + IMPORT_BATCH) });
         for (const field of Object.keys(total)) total[field] += result[field];
       }
-      out(`Imported ${consumers.length} consumer(s) from ${file}: ${total.created} created, ${total.updated} updated, ${total.unchanged} unchanged.`);
+      out(
+        `Imported ${consumers.length} consumer(s) from ${file}: ${total.created} created, ${total.updated} updated, ${total.unchanged} unchanged.`,
+      );
       return;
     }
     case 'export': {
@@ -361,7 +432,11 @@ async function runKeysCommand(argv, env, out) {
       const consumers = [];
       let after;
       do {
-        const page = await request(settings, 'GET', `/export?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`);
+        const page = await request(
+          settings,
+          'GET',
+          `/export?limit=${EXPORT_PAGE}${after ? `&after=${name(after)}` : ''}`,
+        );
         consumers.push(...page.consumers);
         after = page.next;
       } while (after);
@@ -396,12 +471,18 @@ const ms = (value) => (value === null ? '-' : `${value}ms`);
 
 /** One line per bucket (start, answers by outcome, latency), then the totals. */
 async function usageHistory(settings, consumer, values, out) {
-  const history = await request(settings, 'GET', `/consumers/${name(consumer)}/usage/history${usageQuery(values, ['from', 'to', 'granularity'])}`);
+  const history = await request(
+    settings,
+    'GET',
+    `/consumers/${name(consumer)}/usage/history${usageQuery(values, ['from', 'to', 'granularity'])}`,
+  );
   out(`${history.consumer}, by ${history.granularity} (UTC)`);
   out('start\trequests\tok\t4xx\t429\t5xx\tp50\tp95');
   const total = { requests: 0, ok: 0, clientErrors: 0, rateLimited: 0, serverErrors: 0 };
   for (const b of history.buckets) {
-    out(`${b.start}\t${b.requests}\t${b.ok}\t${b.clientErrors}\t${b.rateLimited}\t${b.serverErrors}\t${ms(b.p50Ms)}\t${ms(b.p95Ms)}`);
+    out(
+      `${b.start}\t${b.requests}\t${b.ok}\t${b.clientErrors}\t${b.rateLimited}\t${b.serverErrors}\t${ms(b.p50Ms)}\t${ms(b.p95Ms)}`,
+    );
     for (const field of Object.keys(total)) total[field] += b[field];
   }
   out(`total\t${total.requests}\t${total.ok}\t${total.clientErrors}\t${total.rateLimited}\t${total.serverErrors}`);
@@ -413,7 +494,10 @@ async function usageFleet(settings, values, out) {
     const top = await request(settings, 'GET', `/usage/top${usageQuery(values, ['from', 'to', 'by', 'limit'])}`);
     out(`Top consumers by ${top.by}, ${top.from} to ${top.to} (UTC)`);
     out('consumer\trequests\tok\t4xx\t429\t5xx\tp50\tp95');
-    for (const c of top.consumers) out(`${c.consumer}\t${c.requests}\t${c.ok}\t${c.clientErrors}\t${c.rateLimited}\t${c.serverErrors}\t${ms(c.p50Ms)}\t${ms(c.p95Ms)}`);
+    for (const c of top.consumers)
+      out(
+        `${c.consumer}\t${c.requests}\t${c.ok}\t${c.clientErrors}\t${c.rateLimited}\t${c.serverErrors}\t${ms(c.p50Ms)}\t${ms(c.p95Ms)}`,
+      );
     if (top.consumers.length === 0) out('(no answers in this range)');
     return;
   }
@@ -460,10 +544,27 @@ requester why, on the portal.`;
 
 /** What a job's token holds (docs/admin-tokens.md): `--for portal` is the self-service front end's. */
 const TOKEN_PRESETS = {
-  portal: { scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'plan-requests:read', 'plan-requests:write'], ownConsumersOnly: true, plans: ['free'] },
+  portal: {
+    scopes: [
+      'consumers:read',
+      'consumers:write',
+      'keys:write',
+      'usage:read',
+      'plan-requests:read',
+      'plan-requests:write',
+    ],
+    ownConsumersOnly: true,
+    plans: ['free'],
+  },
 };
 
-const list = (value) => (value ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
+const list = (value) =>
+  value
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+    : undefined;
 
 async function runTokenAuditCommand(argv, env, out) {
   const { positionals, values } = parseArgs({
@@ -499,8 +600,16 @@ async function runTokenAuditCommand(argv, env, out) {
       const pageSize = Math.min(EXPORT_PAGE, limit === undefined ? EXPORT_PAGE : limit - shown);
       const page = await request(settings, 'GET', `/audit?${query}&limit=${pageSize}${after ? `&after=${after}` : ''}`);
       for (const row of page.items) {
-        const target = [row.targetConsumer && `consumer:${row.targetConsumer}`, row.targetKey && `key:${row.targetKey}`, row.targetToken && `token:${row.targetToken}`].filter(Boolean).join(' ');
-        out(`${row.at}\t${row.actorName}${row.actorId ? ` (${row.actorId})` : ''}\t${row.action}\t${target || '-'}\t${row.changes ? JSON.stringify(row.changes) : ''}\t${row.source ?? ''}\t${row.requestId ?? ''}`);
+        const target = [
+          row.targetConsumer && `consumer:${row.targetConsumer}`,
+          row.targetKey && `key:${row.targetKey}`,
+          row.targetToken && `token:${row.targetToken}`,
+        ]
+          .filter(Boolean)
+          .join(' ');
+        out(
+          `${row.at}\t${row.actorName}${row.actorId ? ` (${row.actorId})` : ''}\t${row.action}\t${target || '-'}\t${row.changes ? JSON.stringify(row.changes) : ''}\t${row.source ?? ''}\t${row.requestId ?? ''}`,
+        );
       }
       shown += page.items.length;
       after = page.next;
@@ -511,25 +620,39 @@ async function runTokenAuditCommand(argv, env, out) {
   switch (verb) {
     case 'create': {
       const preset = values.for === undefined ? undefined : TOKEN_PRESETS[values.for];
-      if (values.for !== undefined && !preset) throw new UsageError(`--for must be one of ${Object.keys(TOKEN_PRESETS).join(', ')}`);
+      if (values.for !== undefined && !preset)
+        throw new UsageError(`--for must be one of ${Object.keys(TOKEN_PRESETS).join(', ')}`);
       const name = values.name ?? values.for;
       if (!name) throw new UsageError('token create needs --name NAME (or --for portal)');
       const scopes = list(values.scopes) ?? preset?.scopes;
       if (!scopes || scopes.length === 0) throw new UsageError('token create needs --scopes a,b (or --for portal)');
       const plans = list(values.plans) ?? preset?.plans;
-      const body = { name, scopes, ownConsumersOnly: values.own ?? preset?.ownConsumersOnly ?? false, ...(plans ? { plans } : {}) };
+      const body = {
+        name,
+        scopes,
+        ownConsumersOnly: values.own ?? preset?.ownConsumersOnly ?? false,
+        ...(plans ? { plans } : {}),
+      };
       if (values.expires) body.expiresAt = values.expires;
       const created = await request(settings, 'POST', '/tokens', body);
       const r = created.record;
-      out(`Created admin token "${r.name}" (${r.id}): ${r.scopes.join(', ')}${r.ownConsumersOnly ? ', own consumers only' : ''}${r.plans ? `, plans ${r.plans.join(', ')}` : ''}${r.expiresAt ? `, expires ${r.expiresAt}` : ''}. The token is shown only now:`);
+      out(
+        `Created admin token "${r.name}" (${r.id}): ${r.scopes.join(', ')}${r.ownConsumersOnly ? ', own consumers only' : ''}${r.plans ? `, plans ${r.plans.join(', ')}` : ''}${r.expiresAt ? `, expires ${r.expiresAt}` : ''}. The token is shown only now:`,
+      );
       out(created.token);
       return;
     }
     case 'list': {
       const tokens = await request(settings, 'GET', '/tokens');
       for (const t of tokens) {
-        const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt && Date.parse(t.expiresAt) <= Date.now() ? `expired ${t.expiresAt}` : 'active';
-        out(`${t.id}\t${t.name}\t${t.hint}\t${t.scopes.join(',')}${t.ownConsumersOnly ? '\town' : ''}${t.plans ? `\tplans:${t.plans.join(',')}` : ''}\t${state}\tlast used ${t.lastUsedAt ?? 'never'}`);
+        const state = t.revokedAt
+          ? `revoked ${t.revokedAt}`
+          : t.expiresAt && Date.parse(t.expiresAt) <= Date.now()
+            ? `expired ${t.expiresAt}`
+            : 'active';
+        out(
+          `${t.id}\t${t.name}\t${t.hint}\t${t.scopes.join(',')}${t.ownConsumersOnly ? '\town' : ''}${t.plans ? `\tplans:${t.plans.join(',')}` : ''}\t${state}\tlast used ${t.lastUsedAt ?? 'never'}`,
+        );
       }
       if (tokens.length === 0) out('No admin tokens.');
       return;
@@ -566,7 +689,11 @@ async function runPlanRequestCommand(argv, env, out) {
     let after;
     let shown = 0;
     do {
-      const page = await request(settings, 'GET', `/plan-requests?${query}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      const page = await request(
+        settings,
+        'GET',
+        `/plan-requests?${query}${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+      );
       for (const r of page.items) out(line(r));
       shown += page.items.length;
       after = page.next;
@@ -574,10 +701,17 @@ async function runPlanRequestCommand(argv, env, out) {
     if (shown === 0) out(`No ${values.status ?? 'pending'} plan requests.`);
     return;
   }
-  if (verb !== 'approve' && verb !== 'decline') throw new UsageError(`unknown requests command "${verb}": approve or decline`);
+  if (verb !== 'approve' && verb !== 'decline')
+    throw new UsageError(`unknown requests command "${verb}": approve or decline`);
   if (!id) throw new UsageError(`requests ${verb} needs the request's id (requests lists them)`);
-  if (verb === 'decline' && !values.note) throw new UsageError('requests decline needs --note TEXT: the requester reads it on the portal');
-  const decided = await request(settings, 'POST', `/plan-requests/${encodeURIComponent(id)}/${verb}`, values.note ? { note: values.note } : {});
+  if (verb === 'decline' && !values.note)
+    throw new UsageError('requests decline needs --note TEXT: the requester reads it on the portal');
+  const decided = await request(
+    settings,
+    'POST',
+    `/plan-requests/${encodeURIComponent(id)}/${verb}`,
+    values.note ? { note: values.note } : {},
+  );
   out(`${verb === 'approve' ? 'Approved' : 'Declined'}: ${line(decided)}`);
 }
 
@@ -587,10 +721,15 @@ if (require.main === module) {
   // A reader that stops early (| head) ends the output, not the CLI with a stack trace.
   process.stdout.on('error', (error) => process.exit(error.code === 'EPIPE' ? 0 : 1));
   runKeysCommand(process.argv.slice(2), process.env, (line) => process.stdout.write(`${line}\n`)).catch((error) => {
-    if (error instanceof UsageError || error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (
+      error instanceof UsageError ||
+      error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
+    ) {
       // One line, and where the help is: not the whole usage after every mistake.
       const verb = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
-      const hint = verb && verbHelp(verb, process.env) ? `npm run -s keys -- ${verb} --help` : 'npm run -s keys -- --help';
+      const hint =
+        verb && verbHelp(verb, process.env) ? `npm run -s keys -- ${verb} --help` : 'npm run -s keys -- --help';
       process.stderr.write(`keys: ${error.message}\nSee: ${hint}\n`);
       process.exit(2);
     }

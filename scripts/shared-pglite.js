@@ -19,7 +19,8 @@ const DEFAULT_SHARED_BUFFERS = '16MB';
 
 /** PostgreSQL's own syntax for a memory setting: a number with an optional kB, MB or GB (8 kB pages without). */
 function sharedBuffers(value = DEFAULT_SHARED_BUFFERS) {
-  if (!/^\d+(kB|MB|GB)?$/.test(value)) throw new Error(`PGLITE_SHARED_BUFFERS must look like 16MB (a number and kB, MB or GB), not "${value}"`);
+  if (!/^\d+(kB|MB|GB)?$/.test(value))
+    throw new Error(`PGLITE_SHARED_BUFFERS must look like 16MB (a number and kB, MB or GB), not "${value}"`);
   return value;
 }
 
@@ -38,15 +39,22 @@ async function createInChildProcess(dataDir, startParams) {
   mkdirSync(path.dirname(target), { recursive: true });
   const script = `require('@electric-sql/pglite').PGlite.create(process.argv[1], { startParams: JSON.parse(process.argv[2]) }).then((db) => db.close())`;
   await new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script, staging, JSON.stringify(startParams)], { cwd: path.join(__dirname, '..') }, (error, _stdout, stderr) =>
-      error ? reject(new Error(`creating ${dataDir} failed: ${stderr.trim() || error.message}`)) : resolve(),
+    execFile(
+      process.execPath,
+      ['-e', script, staging, JSON.stringify(startParams)],
+      { cwd: path.join(__dirname, '..') },
+      (error, _stdout, stderr) =>
+        error ? reject(new Error(`creating ${dataDir} failed: ${stderr.trim() || error.message}`)) : resolve(),
     );
   });
   try {
     renameSync(staging, target); // replaces an empty folder; a folder with other files in it is refused
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
-    throw new Error(`${dataDir} holds files but no database (no PG_VERSION): empty it or choose another PGLITE_DATA_DIR (${error.code})`, { cause: error });
+    throw new Error(
+      `${dataDir} holds files but no database (no PG_VERSION): empty it or choose another PGLITE_DATA_DIR (${error.code})`,
+      { cause: error },
+    );
   }
 }
 
@@ -55,7 +63,10 @@ function collectGarbage() {
   vm.runInNewContext('gc')();
 }
 
-async function startSharedPglite(dataDir, { sharedBuffers: buffers = process.env.PGLITE_SHARED_BUFFERS || undefined } = {}) {
+async function startSharedPglite(
+  dataDir,
+  { sharedBuffers: buffers = process.env.PGLITE_SHARED_BUFFERS || undefined } = {},
+) {
   const { PGlite } = require('@electric-sql/pglite');
   const { PgliteWireServer } = require(WIRE_SERVER);
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers(buffers)}`];

@@ -19,25 +19,39 @@ function printStack(stack) {
   const key = execFileSync(process.execPath, [stack.keysCli, 'create', '--plan', 'free'], {
     env: { ...process.env, ADMIN_URL: stack.admin.adminUrl, ADMIN_TOKEN: stack.admin.adminToken },
     timeout: 30_000,
-  }).toString().trim().split('\n').pop();
-  console.log(`\nStack up: ${stack.gateways.length} gateways behind nginx on ${stack.url} (Swagger UI: ${stack.url}/docs)`);
+  })
+    .toString()
+    .trim()
+    .split('\n')
+    .pop();
+  console.log(
+    `\nStack up: ${stack.gateways.length} gateways behind nginx on ${stack.url} (Swagger UI: ${stack.url}/docs)`,
+  );
   console.log(`  pets service  ${stack.pets.url} (metrics on port ${stack.pets.metricsPort})`);
   for (const gateway of stack.gateways) {
-    console.log(`  ${gateway.name.padEnd(12)}  port ${gateway.port}, admin API on port ${gateway.adminPort}, metrics on port ${gateway.metricsPort}`);
+    console.log(
+      `  ${gateway.name.padEnd(12)}  port ${gateway.port}, admin API on port ${gateway.adminPort}, metrics on port ${gateway.metricsPort}`,
+    );
   }
   if (stack.portal) console.log(`  portal        ${stack.portal.url} (developer portal, behind nginx)`);
   console.log(`  database      ${stack.database}`);
-  console.log(`  Redis         ${stack.redis.url ?? 'REDIS_CLUSTER_NODES / REDIS_SENTINELS'}, key prefix ${stack.redis.keyPrefix}`);
+  console.log(
+    `  Redis         ${stack.redis.url ?? 'REDIS_CLUSTER_NODES / REDIS_SENTINELS'}, key prefix ${stack.redis.keyPrefix}`,
+  );
   console.log(`Free-plan key for this stack: ${key}`);
   console.log(`Admin API (loopback only, not behind nginx): ${stack.admin.adminUrl}/docs`);
-  console.log(`Mint more: ADMIN_URL=${stack.admin.adminUrl} ADMIN_TOKEN=${stack.admin.adminToken} npm run -s keys -- create --plan pro`);
+  console.log(
+    `Mint more: ADMIN_URL=${stack.admin.adminUrl} ADMIN_TOKEN=${stack.admin.adminToken} npm run -s keys -- create --plan pro`,
+  );
   console.log('Ctrl-C stops everything.');
 }
 
 if (require.main === module) {
   // A signal during the start abandons it: startStack stops what it had started, then this exits.
   let interrupt;
-  const interrupted = new Promise((resolve) => { interrupt = resolve; });
+  const interrupted = new Promise((resolve) => {
+    interrupt = resolve;
+  });
   let signalled;
   const onSignal = (signal) => {
     signalled = signal;
@@ -57,7 +71,9 @@ if (require.main === module) {
       try {
         printStack(stack);
       } catch (error) {
-        console.error(`stack: the stack is up but minting its first key failed (${String(error.message).split('\n')[0]}); stopping it`);
+        console.error(
+          `stack: the stack is up but minting its first key failed (${String(error.message).split('\n')[0]}); stopping it`,
+        );
         await stack.stop();
         process.exit(1);
       }

@@ -49,8 +49,10 @@ function appEnvironment(databaseEnv, name) {
   }
   // The portal's API reference calls the gateway from the portal's origin (another port): CORS lets it.
   // The in-process counters (no Redis) survive a restart: written at shutdown, read at start.
-  if (name === 'gateway' && !process.env.REDIS_URL && process.env.RATE_LIMIT_STATE_FILE === undefined) env.RATE_LIMIT_STATE_FILE = '.data/rate-limits.json';
-  if (name === 'gateway' && !process.env.CORS_ORIGINS && wantsPortal) env.CORS_ORIGINS = `http://localhost:${portalPort()},http://127.0.0.1:${portalPort()}`;
+  if (name === 'gateway' && !process.env.REDIS_URL && process.env.RATE_LIMIT_STATE_FILE === undefined)
+    env.RATE_LIMIT_STATE_FILE = '.data/rate-limits.json';
+  if (name === 'gateway' && !process.env.CORS_ORIGINS && wantsPortal)
+    env.CORS_ORIGINS = `http://localhost:${portalPort()},http://127.0.0.1:${portalPort()}`;
   // The operator console keeps its sessions in the same database (schema console) and calls the admin API.
   if (name === 'console') {
     env.CONSOLE_DATABASE_URL = process.env.CONSOLE_DATABASE_URL || env.GATEWAY_DATABASE_URL || env.DATABASE_URL;
@@ -72,7 +74,13 @@ async function portalToken() {
   const rootFile = process.env.ADMIN_TOKEN_FILE || '.data/admin-token';
   const file = path.join(path.dirname(rootFile), 'portal-token');
   const works = (token) =>
-    fetch(`${adminUrl()}/plan-requests?limit=1`, { headers: { authorization: `Bearer ${token}` }, signal: globalThis.AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+    fetch(`${adminUrl()}/plan-requests?limit=1`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: globalThis.AbortSignal.timeout(5000),
+    }).then(
+      (r) => r.ok,
+      () => false,
+    );
   if (existsSync(file)) {
     const kept = readFileSync(file, 'utf8').trim();
     if (await works(kept)) return kept;
@@ -134,7 +142,12 @@ async function startSharedDatabase() {
   if (process.env.DATABASE_URL || process.env.GATEWAY_DATABASE_URL) return {};
   const { startSharedPglite } = require(path.join(__dirname, 'shared-pglite.js'));
   sharedDatabase = await startSharedPglite(process.env.PGLITE_DATA_DIR || '.data/pglite');
-  return { DATABASE_URL: sharedDatabase.url, DB_MIGRATE_ON_START: 'true', DB_POOL_SIZE: '4', GATEWAY_DATABASE_URL: sharedDatabase.url };
+  return {
+    DATABASE_URL: sharedDatabase.url,
+    DB_MIGRATE_ON_START: 'true',
+    DB_POOL_SIZE: '4',
+    GATEWAY_DATABASE_URL: sharedDatabase.url,
+  };
 }
 
 function exit(code) {
@@ -152,7 +165,9 @@ const BUILD_OUTPUTS = [...Object.values(ENTRY), path.join(ROOT, 'libs/client/dis
 async function buildIfChanged() {
   const fingerprint = buildInputsFingerprint(ROOT);
   if (process.env.FORCE_BUILD !== 'true' && buildIsCurrent(ROOT, fingerprint, BUILD_OUTPUTS)) {
-    console.log('build   | dist/ is up to date with apps/, libs/ and the configuration: not rebuilt (FORCE_BUILD=true to rebuild)');
+    console.log(
+      'build   | dist/ is up to date with apps/, libs/ and the configuration: not rebuilt (FORCE_BUILD=true to rebuild)',
+    );
     return;
   }
   await runBuild();
@@ -191,7 +206,10 @@ function readinessUrl(name) {
 async function waitUntilReady(names, { quiet = false } = {}) {
   for (const name of names) {
     while (!stopping) {
-      const ok = await fetch(readinessUrl(name), { signal: globalThis.AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+      const ok = await fetch(readinessUrl(name), { signal: globalThis.AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -202,11 +220,20 @@ async function waitUntilReady(names, { quiet = false } = {}) {
   if (names.includes('gateway')) {
     parts.push(`gateway on http://localhost:${port}/v1, Swagger UI on http://localhost:${port}/docs`);
     parts.push(`admin API (private) on http://127.0.0.1:${process.env.ADMIN_PORT || 3002}/docs`);
-    if (!process.env.REDIS_URL) parts.push(`rate-limit counters in-process, kept across restarts in ${process.env.RATE_LIMIT_STATE_FILE || '.data/rate-limits.json'}`);
+    if (!process.env.REDIS_URL)
+      parts.push(
+        `rate-limit counters in-process, kept across restarts in ${process.env.RATE_LIMIT_STATE_FILE || '.data/rate-limits.json'}`,
+      );
   }
   if (names.includes('pets')) parts.push(`pets service on http://127.0.0.1:${process.env.PETS_PORT || 3001}`);
-  if (names.includes('portal')) parts.push(`developer portal on ${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}/`);
-  if (names.includes('console')) parts.push(`operator console (private) on http://${process.env.CONSOLE_HOST || '127.0.0.1'}:${process.env.CONSOLE_PORT || 3004}`);
+  if (names.includes('portal'))
+    parts.push(
+      `developer portal on ${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}/`,
+    );
+  if (names.includes('console'))
+    parts.push(
+      `operator console (private) on http://${process.env.CONSOLE_HOST || '127.0.0.1'}:${process.env.CONSOLE_PORT || 3004}`,
+    );
   process.stdout.write(`\nReady: ${parts.join('; ')}\n\n`);
 }
 
@@ -225,7 +252,10 @@ async function main() {
   if (stopping) return;
   wantsPortal = names.includes('portal');
   const spawnApp = (name, extraEnv = {}) => {
-    const child = spawn(process.execPath, [ENTRY[name]], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...appEnvironment(databaseEnv, name), ...extraEnv } });
+    const child = spawn(process.execPath, [ENTRY[name]], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...appEnvironment(databaseEnv, name), ...extraEnv },
+    });
     children.set(name, child);
     prefixLines(name, child.stdout, process.stdout);
     prefixLines(name, child.stderr, process.stderr);
@@ -240,7 +270,10 @@ async function main() {
   for (const name of names) if (name !== 'portal') spawnApp(name);
   // The portal starts once the gateway's admin API answers: it needs a token made there.
   if (wantsPortal) {
-    await waitUntilReady(names.filter((name) => name === 'gateway'), { quiet: true });
+    await waitUntilReady(
+      names.filter((name) => name === 'gateway'),
+      { quiet: true },
+    );
     if (stopping) return;
     try {
       spawnApp('portal', { PORTAL_ADMIN_TOKEN: await portalToken() });

@@ -50,7 +50,9 @@ async function maintenanceQuery(serverUrl, statement) {
 async function createThrowawayDatabase(serverUrl, prefix) {
   const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
   if (!/^[a-z][a-z0-9_]*$/.test(prefix) || name.length > MAX_NAME_LENGTH) {
-    throw new Error(`throwaway database prefix "${prefix}": lower-case letters, digits and _, and short enough for ${MAX_NAME_LENGTH} characters in all`);
+    throw new Error(
+      `throwaway database prefix "${prefix}": lower-case letters, digits and _, and short enough for ${MAX_NAME_LENGTH} characters in all`,
+    );
   }
   await maintenanceQuery(serverUrl, `CREATE DATABASE "${name}"`);
   return {

@@ -16,7 +16,31 @@ function random(seed: number): () => number {
 }
 
 /** Awkward characters: NUL and other controls, separators, surrogates (lone ones too), non-characters, emoji, RTL. */
-const AWKWARD = ['\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\u00a0', '\u2028', '\ud800', '\udfff', '\ufeff', '\uffff', '😀', '\u202e', '%', '/', '\\', '"', "'", '..', ' ', '\n', 'é', '日本'];
+const AWKWARD = [
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u2028',
+  '\ud800',
+  '\udfff',
+  '\ufeff',
+  '\uffff',
+  '😀',
+  '\u202e',
+  '%',
+  '/',
+  '\\',
+  '"',
+  "'",
+  '..',
+  ' ',
+  '\n',
+  'é',
+  '日本',
+];
 
 class Fuzz {
   private readonly next: () => number;
@@ -39,7 +63,14 @@ class Fuzz {
     let out = '';
     for (let i = 0; i < length; i += 1) {
       const kind = this.int(4);
-      out += kind === 0 ? this.pick(AWKWARD) : kind === 1 ? String.fromCharCode(this.int(0x10000)) : kind === 2 ? String.fromCodePoint(this.int(0x110000)) : 'abc-_.'[this.int(6)];
+      out +=
+        kind === 0
+          ? this.pick(AWKWARD)
+          : kind === 1
+            ? String.fromCharCode(this.int(0x10000))
+            : kind === 2
+              ? String.fromCodePoint(this.int(0x110000))
+              : 'abc-_.'[this.int(6)];
     }
     return out;
   }
@@ -64,16 +95,36 @@ class Fuzz {
       case 2:
         return this.pick([0, -1, 1, 0.5, 1e21, -1e21, 2 ** 53, 2 ** 31, 7 * 86_400 + 1, Number.MAX_VALUE]);
       case 3:
-        return this.pick(['2030-01-01T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '2030-02-30T00:00:00Z', '2030-01-01', '+275760-09-13T00:00:00Z']);
+        return this.pick([
+          '2030-01-01T00:00:00Z',
+          '0000-01-01T00:00:00Z',
+          '9999-12-31T23:59:59.999Z',
+          '2030-02-30T00:00:00Z',
+          '2030-01-01',
+          '+275760-09-13T00:00:00Z',
+        ]);
       case 4:
-        return this.pick(['free', 'pro', 'enterprise', '__proto__', 'constructor', hashApiKey(generateApiKey()), '0'.repeat(64)]);
+        return this.pick([
+          'free',
+          'pro',
+          'enterprise',
+          '__proto__',
+          'constructor',
+          hashApiKey(generateApiKey()),
+          '0'.repeat(64),
+        ]);
       case 5:
       case 6:
         return this.text();
       case 7:
         return Array.from({ length: this.int(3) }, () => this.value(depth + 1));
       default:
-        return Object.fromEntries(Array.from({ length: this.int(3) }, () => [this.pick(['name', 'plan', 'keyHash', '__proto__', 'limits', this.text()]), this.value(depth + 1)]));
+        return Object.fromEntries(
+          Array.from({ length: this.int(3) }, () => [
+            this.pick(['name', 'plan', 'keyHash', '__proto__', 'limits', this.text()]),
+            this.value(depth + 1),
+          ]),
+        );
     }
   }
 }
@@ -113,8 +164,23 @@ describe('admin API input', () => {
 
   it('refuses a NUL in an imported key hint with 400', async () => {
     // The full form (valid on every version): only the hint is wrong.
-    const entry = { name: 'nul-hint', plan: 'free', keyHash: hashApiKey(generateApiKey()), keyHint: 'petk_\u0000', createdAt: '2026-01-01T00:00:00Z' };
-    for (const consumers of [[entry], [{ ...entry, keyHint: 'petk_ok', keys: [{ keyHash: entry.keyHash, keyHint: 'petk_\u0000', createdAt: entry.createdAt }] }]]) {
+    const entry = {
+      name: 'nul-hint',
+      plan: 'free',
+      keyHash: hashApiKey(generateApiKey()),
+      keyHint: 'petk_\u0000',
+      createdAt: '2026-01-01T00:00:00Z',
+    };
+    for (const consumers of [
+      [entry],
+      [
+        {
+          ...entry,
+          keyHint: 'petk_ok',
+          keys: [{ keyHash: entry.keyHash, keyHint: 'petk_\u0000', createdAt: entry.createdAt }],
+        },
+      ],
+    ]) {
       const reply = await admin('POST', '/import', { consumers });
       expectErrorBody(reply, 400, 'VALIDATION_FAILED');
       expect((reply.body as { message: string }).message).toMatch(/keyHint/);
@@ -126,7 +192,11 @@ describe('admin API input', () => {
     ['an object nested 100,000 deep', `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`],
     ['consumers nested 100,000 deep', `{"consumers":${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
   ])('refuses %s with 400', async (_case, text) => {
-    for (const [method, path] of [['POST', '/import'], ['POST', '/consumers'], ['PATCH', '/consumers/x']]) {
+    for (const [method, path] of [
+      ['POST', '/import'],
+      ['POST', '/consumers'],
+      ['PATCH', '/consumers/x'],
+    ]) {
       const reply = await admin(method, path, text);
       expectErrorBody(reply, 400);
     }
@@ -161,9 +231,23 @@ describe('admin API input', () => {
     const keyId = ((await admin('GET', '/consumers/fuzz-target')).body as { keys: Array<{ id: string }> }).keys[0].id;
     const keyHash = hashApiKey(generateApiKey());
     // Each route with a valid form of its input; one part at a time is replaced by something random.
-    const routes: Array<{ method: string; path: (name: string, id: string) => string; body?: Record<string, unknown>; query?: Record<string, string> }> = [
+    const routes: Array<{
+      method: string;
+      path: (name: string, id: string) => string;
+      body?: Record<string, unknown>;
+      query?: Record<string, string>;
+    }> = [
       { method: 'GET', path: () => '/consumers', query: { limit: '10', after: 'a' } },
-      { method: 'POST', path: () => '/consumers', body: { name: 'fuzz-new', plan: 'enterprise', limits: { perMinute: 5, perDay: 50 }, expiresAt: '2099-01-01T00:00:00Z' } },
+      {
+        method: 'POST',
+        path: () => '/consumers',
+        body: {
+          name: 'fuzz-new',
+          plan: 'enterprise',
+          limits: { perMinute: 5, perDay: 50 },
+          expiresAt: '2099-01-01T00:00:00Z',
+        },
+      },
       { method: 'GET', path: (n) => `/consumers/${n}` },
       { method: 'PATCH', path: (n) => `/consumers/${n}`, body: { plan: 'pro', limits: { perMinute: 5, perDay: 50 } } },
       { method: 'POST', path: (n) => `/consumers/${n}/disable` },
@@ -188,7 +272,15 @@ describe('admin API input', () => {
               createdAt: '2026-01-01T00:00:00Z',
               revokedAt: '2026-02-01T00:00:00Z',
               disabledAt: '2026-03-01T00:00:00Z',
-              keys: [{ keyHash, keyHint: 'petk_abcd…', createdAt: '2026-01-01T00:00:00Z', expiresAt: '2099-01-01T00:00:00Z', revokedAt: '2026-02-01T00:00:00Z' }],
+              keys: [
+                {
+                  keyHash,
+                  keyHint: 'petk_abcd…',
+                  createdAt: '2026-01-01T00:00:00Z',
+                  expiresAt: '2099-01-01T00:00:00Z',
+                  revokedAt: '2026-02-01T00:00:00Z',
+                },
+              ],
             },
           ],
         },
@@ -202,12 +294,15 @@ describe('admin API input', () => {
         `${route.path(name, id)}${query ? `?${new URLSearchParams(query).toString()}` : ''}`;
       const out: Array<() => { path: string; body?: unknown }> = [];
       if (route.path('N', 'I').includes('N')) out.push(() => ({ path: plain(fuzz.segment()), body: route.body }));
-      if (route.path('N', 'I').includes('I')) out.push(() => ({ path: plain('fuzz-target', fuzz.segment()), body: route.body }));
+      if (route.path('N', 'I').includes('I'))
+        out.push(() => ({ path: plain('fuzz-target', fuzz.segment()), body: route.body }));
       for (const field of Object.keys(route.query ?? {})) {
         out.push(() => ({ path: `${route.path('fuzz-target', keyId)}?${field}=${fuzz.segment()}`, body: route.body }));
       }
       const fieldPaths = (value: unknown, at: string[] = []): string[][] =>
-        value && typeof value === 'object' ? Object.entries(value).flatMap(([k, v]) => [[...at, k], ...fieldPaths(v, [...at, k])]) : [];
+        value && typeof value === 'object'
+          ? Object.entries(value).flatMap(([k, v]) => [[...at, k], ...fieldPaths(v, [...at, k])])
+          : [];
       for (const at of fieldPaths(route.body)) {
         out.push(() => {
           const body = structuredClone(route.body) as Record<string, unknown>;
@@ -229,8 +324,14 @@ describe('admin API input', () => {
           const { path, body } = variant();
           const reply: Reply = await adminCall(gateway, route.method, path, body);
           sent += 1;
-          const shaped = reply.status < 400 || (typeof (reply.body as { code?: unknown })?.code === 'string' && (reply.body as { status?: unknown }).status === reply.status);
-          if (reply.status >= 500 || !shaped) failures.push(`${route.method} ${path} ${JSON.stringify(body)?.slice(0, 300)} → ${reply.status} ${reply.text.slice(0, 200)}`);
+          const shaped =
+            reply.status < 400 ||
+            (typeof (reply.body as { code?: unknown })?.code === 'string' &&
+              (reply.body as { status?: unknown }).status === reply.status);
+          if (reply.status >= 500 || !shaped)
+            failures.push(
+              `${route.method} ${path} ${JSON.stringify(body)?.slice(0, 300)} → ${reply.status} ${reply.text.slice(0, 200)}`,
+            );
         }
       }
     }
@@ -240,7 +341,9 @@ describe('admin API input', () => {
 
   describe('keys per consumer (CONSUMER_MAX_KEYS, 5 here)', () => {
     const activeKeys = async (name: string) =>
-      ((await admin('GET', `/consumers/${name}`)).body as { keys: Array<{ state: string }> }).keys.filter((k) => k.state === 'active').length;
+      ((await admin('GET', `/consumers/${name}`)).body as { keys: Array<{ state: string }> }).keys.filter(
+        (k) => k.state === 'active',
+      ).length;
 
     it('issues keys up to the cap, then refuses with 409 KEY_LIMIT_REACHED; concurrent issues never pass it', async () => {
       await mintKey(gateway, 'pro', 'capped');
@@ -253,11 +356,17 @@ describe('admin API input', () => {
       expect(await activeKeys('capped')).toBe(5);
       // A rotation with an overlap would make six: refused; without an overlap the old key stops at once: allowed.
       const keyId = ((await admin('GET', '/consumers/capped')).body as { keys: Array<{ id: string }> }).keys[0].id;
-      expectErrorBody(await admin('POST', `/consumers/capped/keys/${keyId}/rotate`, { overlapSeconds: 60 }), 409, 'KEY_LIMIT_REACHED');
+      expectErrorBody(
+        await admin('POST', `/consumers/capped/keys/${keyId}/rotate`, { overlapSeconds: 60 }),
+        409,
+        'KEY_LIMIT_REACHED',
+      );
       expect((await admin('POST', `/consumers/capped/keys/${keyId}/rotate`, { overlapSeconds: 0 })).status).toBe(201);
       expect(await activeKeys('capped')).toBe(5);
       // Revoking makes room again.
-      const active = ((await admin('GET', '/consumers/capped')).body as { keys: Array<{ id: string; state: string }> }).keys.find((k) => k.state === 'active')!;
+      const active = (
+        (await admin('GET', '/consumers/capped')).body as { keys: Array<{ id: string; state: string }> }
+      ).keys.find((k) => k.state === 'active')!;
       expect((await admin('POST', `/consumers/capped/keys/${active.id}/revoke`)).status).toBe(200);
       expect((await admin('POST', '/consumers/capped/keys', {})).status).toBe(201);
     });
@@ -269,14 +378,30 @@ describe('admin API input', () => {
       expect((reply.body as { message: string }).message).toMatch(/at most 5 active keys/);
       expectErrorBody(await admin('GET', '/consumers/imported-capped'), 404, 'NOT_FOUND');
       // The same consumer listed twice in one batch adds up.
-      const twice = { consumers: [{ name: 'imported-capped', plan: 'free', keys: keys.slice(0, 3) }, { name: 'imported-capped', plan: 'free', keys: keys.slice(3) }] };
+      const twice = {
+        consumers: [
+          { name: 'imported-capped', plan: 'free', keys: keys.slice(0, 3) },
+          { name: 'imported-capped', plan: 'free', keys: keys.slice(3) },
+        ],
+      };
       expectErrorBody(await admin('POST', '/import', twice), 409, 'KEY_LIMIT_REACHED');
       // Revoked keys are history, not credentials: they do not count.
       const history = keys.map((k) => ({ ...k, revokedAt: '2026-01-01T00:00:00Z' }));
-      expect((await admin('POST', '/import', { consumers: [{ name: 'imported-capped', plan: 'free', keys: history }] })).status).toBe(200);
+      expect(
+        (await admin('POST', '/import', { consumers: [{ name: 'imported-capped', plan: 'free', keys: history }] }))
+          .status,
+      ).toBe(200);
       const working = generateApiKey();
-      expect((await admin('POST', '/import', { consumers: [{ name: 'imported-capped', plan: 'free', keys: [{ keyHash: hashApiKey(working) }] }] })).status).toBe(200);
-      expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${working}` } })).status).toBe(200);
+      expect(
+        (
+          await admin('POST', '/import', {
+            consumers: [{ name: 'imported-capped', plan: 'free', keys: [{ keyHash: hashApiKey(working) }] }],
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${working}` } })).status,
+      ).toBe(200);
     });
   });
 });

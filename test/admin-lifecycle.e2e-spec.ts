@@ -1,6 +1,12 @@
 import { AuditLog } from '../apps/gateway/src/consumers/audit-log';
 import { UsageService } from '../apps/gateway/src/usage/usage.service';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  startGateway,
+} from './support/gateway';
 
 /** Every hook the gateway's providers have: each must run once per process, whichever app it is reached from. */
 const HOOKED = [
@@ -39,18 +45,21 @@ describe('the gateway and its admin API in one process', () => {
   const count = (name: string) => calls.get(name)!.mock.calls.length;
 
   it('runs each start-up hook once, and starts one retention timer per job', async () => {
-    for (const [type] of HOOKED) expect([type.name, count(`${type.name}.onApplicationBootstrap`)]).toEqual([type.name, 1]);
+    for (const [type] of HOOKED)
+      expect([type.name, count(`${type.name}.onApplicationBootstrap`)]).toEqual([type.name, 1]);
     // The audit log's and the usage history's hourly retention: one each.
     expect(intervals.mock.calls.filter(([, ms]) => ms === RETENTION_EVERY_MS)).toHaveLength(2);
     // The admin API works with the gateway's instances.
     expect((await adminCall(gateway!, 'GET', '/audit')).status).toBe(200);
   });
 
-  it('leaves the gateway\'s hooks to the gateway when the admin port closes, and runs each shutdown hook once', async () => {
+  it("leaves the gateway's hooks to the gateway when the admin port closes, and runs each shutdown hook once", async () => {
     await gateway!.admin.close();
-    for (const [type] of HOOKED) expect([type.name, count(`${type.name}.onApplicationShutdown`)]).toEqual([type.name, 0]);
+    for (const [type] of HOOKED)
+      expect([type.name, count(`${type.name}.onApplicationShutdown`)]).toEqual([type.name, 0]);
     await gateway!.app.close();
-    for (const [type] of HOOKED) expect([type.name, count(`${type.name}.onApplicationShutdown`)]).toEqual([type.name, 1]);
+    for (const [type] of HOOKED)
+      expect([type.name, count(`${type.name}.onApplicationShutdown`)]).toEqual([type.name, 1]);
     gateway = undefined;
   });
 });

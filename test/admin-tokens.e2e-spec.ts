@@ -8,7 +8,13 @@ import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { ADMIN_SCOPES, AdminScope } from '../apps/gateway/src/consumers/admin-scopes';
 import { hashAdminToken } from '../apps/gateway/src/consumers/admin-tokens.repository';
 import { AuditLog, DENIED_PER_MINUTE } from '../apps/gateway/src/consumers/audit-log';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -31,7 +37,8 @@ describe('admin tokens and the audit log', () => {
   const secrets: string[] = [];
 
   const root = (method: string, path: string, body?: unknown) => adminCall(a, method, path, body);
-  const as = (token: string, method: string, path: string, body?: unknown, gateway: GatewayUnderTest = a) => adminCall(gateway, method, path, body, token);
+  const as = (token: string, method: string, path: string, body?: unknown, gateway: GatewayUnderTest = a) =>
+    adminCall(gateway, method, path, body, token);
 
   async function createToken(body: Record<string, unknown>): Promise<{ token: string; id: string }> {
     const reply = await root('POST', '/tokens', body);
@@ -51,7 +58,11 @@ describe('admin tokens and the audit log', () => {
 
   /** A pending plan request of a new consumer: its id. */
   async function planRequest(): Promise<string> {
-    const reply = await root('POST', '/plan-requests', { consumer: (await createConsumer()).name, requestedPlan: 'pro', expectedVolume: '10 a day' });
+    const reply = await root('POST', '/plan-requests', {
+      consumer: (await createConsumer()).name,
+      requestedPlan: 'pro',
+      expectedVolume: '10 a day',
+    });
     expect(reply.status).toBe(201);
     return (reply.body as { id: string }).id;
   }
@@ -103,31 +114,85 @@ describe('admin tokens and the audit log', () => {
     expectErrorBody(await refused(reader.token, 'free', 'req-no-scope'), 403, 'FORBIDDEN');
     expectErrorBody(await refused(freeOnly.token, 'pro', 'req-not-pro'), 403, 'FORBIDDEN');
     const fromLoopback = expect.stringMatching(/127\.0\.0\.1/);
-    expect((await settledAdminAuditEntrys(`actor=${reader.id}`, 1)).map((r) => [r.action, r.changes?.route?.after, r.requestId, r.source])).toEqual([
-      ['auth.forbidden', 'POST /consumers', 'req-no-scope', fromLoopback],
-    ]);
-    expect((await settledAdminAuditEntrys(`actor=${freeOnly.id}`, 1)).map((r) => [r.action, r.changes?.reason?.after, r.requestId, r.source])).toEqual([
-      ['auth.forbidden', expect.stringContaining('not pro'), 'req-not-pro', fromLoopback],
-    ]);
+    expect(
+      (await settledAdminAuditEntrys(`actor=${reader.id}`, 1)).map((r) => [
+        r.action,
+        r.changes?.route?.after,
+        r.requestId,
+        r.source,
+      ]),
+    ).toEqual([['auth.forbidden', 'POST /consumers', 'req-no-scope', fromLoopback]]);
+    expect(
+      (await settledAdminAuditEntrys(`actor=${freeOnly.id}`, 1)).map((r) => [
+        r.action,
+        r.changes?.reason?.after,
+        r.requestId,
+        r.source,
+      ]),
+    ).toEqual([['auth.forbidden', expect.stringContaining('not pro'), 'req-not-pro', fromLoopback]]);
     const before = (await auditRows('actor=anonymous')).length;
-    for (let i = 0; i < DENIED_PER_MINUTE + 10; i += 1) expectErrorBody(await adminCall(b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
-    const rows = await settledAdminAuditEntrys('actor=anonymous&action=auth.unauthorized', before + DENIED_PER_MINUTE - 2);
+    for (let i = 0; i < DENIED_PER_MINUTE + 10; i += 1)
+      expectErrorBody(await adminCall(b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
+    const rows = await settledAdminAuditEntrys(
+      'actor=anonymous&action=auth.unauthorized',
+      before + DENIED_PER_MINUTE - 2,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await auditRows('actor=anonymous&action=auth.unauthorized')).length - before).toBe(DENIED_PER_MINUTE - 2);
     expect(rows[rows.length - 1].source).toMatch(/127\.0\.0\.1/);
   });
 
   describe('route × scope matrix', () => {
-    type Route = { method: string; path: string; scope: AdminScope | 'any'; prepare: () => Promise<{ path: string; body?: unknown }> };
+    type Route = {
+      method: string;
+      path: string;
+      scope: AdminScope | 'any';
+      prepare: () => Promise<{ path: string; body?: unknown }>;
+    };
     const routes: Route[] = [
       { method: 'GET', path: '/consumers', scope: 'consumers:read', prepare: async () => ({ path: '/consumers' }) },
-      { method: 'POST', path: '/consumers', scope: 'consumers:write', prepare: async () => ({ path: '/consumers', body: { plan: 'free' } }) },
-      { method: 'GET', path: '/consumers/{name}', scope: 'consumers:read', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}` }) },
-      { method: 'PATCH', path: '/consumers/{name}', scope: 'consumers:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}`, body: { plan: 'pro' } }) },
-      { method: 'POST', path: '/consumers/{name}/disable', scope: 'consumers:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/disable` }) },
-      { method: 'POST', path: '/consumers/{name}/enable', scope: 'consumers:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/enable` }) },
-      { method: 'POST', path: '/consumers/{name}/keys', scope: 'keys:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/keys`, body: {} }) },
-      { method: 'POST', path: '/consumers/{name}/revoke', scope: 'keys:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/revoke` }) },
+      {
+        method: 'POST',
+        path: '/consumers',
+        scope: 'consumers:write',
+        prepare: async () => ({ path: '/consumers', body: { plan: 'free' } }),
+      },
+      {
+        method: 'GET',
+        path: '/consumers/{name}',
+        scope: 'consumers:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}` }),
+      },
+      {
+        method: 'PATCH',
+        path: '/consumers/{name}',
+        scope: 'consumers:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}`, body: { plan: 'pro' } }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/disable',
+        scope: 'consumers:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/disable` }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/enable',
+        scope: 'consumers:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/enable` }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/keys',
+        scope: 'keys:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/keys`, body: {} }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/revoke',
+        scope: 'keys:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/revoke` }),
+      },
       {
         method: 'POST',
         path: '/consumers/{name}/keys/{keyId}/revoke',
@@ -146,71 +211,142 @@ describe('admin tokens and the audit log', () => {
           return { path: `/consumers/${c.name}/keys/${c.keyId}/rotate`, body: {} };
         },
       },
-      { method: 'GET', path: '/consumers/{name}/usage', scope: 'usage:read', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/usage` }) },
-      { method: 'POST', path: '/consumers/{name}/unban', scope: 'consumers:write', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/unban` }) },
-      { method: 'POST', path: '/import', scope: 'import', prepare: async () => ({ path: '/import', body: { consumers: [] } }) },
+      {
+        method: 'GET',
+        path: '/consumers/{name}/usage',
+        scope: 'usage:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/usage` }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/unban',
+        scope: 'consumers:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/unban` }),
+      },
+      {
+        method: 'POST',
+        path: '/import',
+        scope: 'import',
+        prepare: async () => ({ path: '/import', body: { consumers: [] } }),
+      },
       { method: 'GET', path: '/export', scope: 'export', prepare: async () => ({ path: '/export' }) },
-      { method: 'POST', path: '/tokens', scope: 'tokens:admin', prepare: async () => ({ path: '/tokens', body: { name: unique('t'), scopes: ['tokens:admin'] } }) },
+      {
+        method: 'POST',
+        path: '/tokens',
+        scope: 'tokens:admin',
+        prepare: async () => ({ path: '/tokens', body: { name: unique('t'), scopes: ['tokens:admin'] } }),
+      },
       { method: 'GET', path: '/tokens', scope: 'tokens:admin', prepare: async () => ({ path: '/tokens' }) },
       {
         method: 'POST',
         path: '/tokens/{id}/revoke',
         scope: 'tokens:admin',
-        prepare: async () => ({ path: `/tokens/${(await createToken({ name: unique('t'), scopes: ['audit:read'] })).id}/revoke` }),
+        prepare: async () => ({
+          path: `/tokens/${(await createToken({ name: unique('t'), scopes: ['audit:read'] })).id}/revoke`,
+        }),
       },
       { method: 'GET', path: '/audit', scope: 'audit:read', prepare: async () => ({ path: '/audit' }) },
-      { method: 'GET', path: '/consumers/{name}/usage/history', scope: 'usage:read', prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/usage/history` }) },
-      { method: 'GET', path: '/usage/history', scope: 'usage:read', prepare: async () => ({ path: '/usage/history?granularity=day' }) },
+      {
+        method: 'GET',
+        path: '/consumers/{name}/usage/history',
+        scope: 'usage:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/usage/history` }),
+      },
+      {
+        method: 'GET',
+        path: '/usage/history',
+        scope: 'usage:read',
+        prepare: async () => ({ path: '/usage/history?granularity=day' }),
+      },
       { method: 'GET', path: '/usage/top', scope: 'usage:read', prepare: async () => ({ path: '/usage/top' }) },
       { method: 'GET', path: '/usage/export', scope: 'usage:read', prepare: async () => ({ path: '/usage/export' }) },
-      { method: 'GET', path: '/plan-requests', scope: 'plan-requests:read', prepare: async () => ({ path: '/plan-requests' }) },
+      {
+        method: 'GET',
+        path: '/plan-requests',
+        scope: 'plan-requests:read',
+        prepare: async () => ({ path: '/plan-requests' }),
+      },
       {
         method: 'POST',
         path: '/plan-requests',
         scope: 'plan-requests:write',
-        prepare: async () => ({ path: '/plan-requests', body: { consumer: (await createConsumer()).name, requestedPlan: 'pro', expectedVolume: '10 a day' } }),
+        prepare: async () => ({
+          path: '/plan-requests',
+          body: { consumer: (await createConsumer()).name, requestedPlan: 'pro', expectedVolume: '10 a day' },
+        }),
       },
-      { method: 'POST', path: '/plan-requests/{id}/approve', scope: 'plan-requests:review', prepare: async () => ({ path: `/plan-requests/${await planRequest()}/approve` }) },
-      { method: 'POST', path: '/plan-requests/{id}/decline', scope: 'plan-requests:review', prepare: async () => ({ path: `/plan-requests/${await planRequest()}/decline`, body: { note: 'no' } }) },
+      {
+        method: 'POST',
+        path: '/plan-requests/{id}/approve',
+        scope: 'plan-requests:review',
+        prepare: async () => ({ path: `/plan-requests/${await planRequest()}/approve` }),
+      },
+      {
+        method: 'POST',
+        path: '/plan-requests/{id}/decline',
+        scope: 'plan-requests:review',
+        prepare: async () => ({ path: `/plan-requests/${await planRequest()}/decline`, body: { note: 'no' } }),
+      },
       // @AnyValidToken: every valid token, whatever its scopes (issue #26).
       { method: 'GET', path: '/token', scope: 'any', prepare: async () => ({ path: '/token' }) },
     ];
 
     it('covers every route of the admin API, each declaring its scope in the OpenAPI document', async () => {
-      const doc = (await root('GET', '/docs-json')).body as { paths: Record<string, Record<string, { 'x-required-scope'?: string; description?: string }>> };
+      const doc = (await root('GET', '/docs-json')).body as {
+        paths: Record<string, Record<string, { 'x-required-scope'?: string; description?: string }>>;
+      };
       const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
-        Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, scope: op['x-required-scope'], description: op.description })),
+        Object.entries(item).map(([method, op]) => ({
+          method: method.toUpperCase(),
+          path,
+          scope: op['x-required-scope'],
+          description: op.description,
+        })),
       );
       const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
       expect(documented.map(key).sort()).toEqual(routes.map(key).sort());
       for (const op of documented) {
         const route = routes.find((r) => key(r) === key(op))!;
         expect(op.scope).toBe(route.scope);
-        expect(op.description).toContain(route.scope === 'any' ? 'Any valid token' : `Required scope: \`${route.scope}\``);
+        expect(op.description).toContain(
+          route.scope === 'any' ? 'Any valid token' : `Required scope: \`${route.scope}\``,
+        );
       }
     });
 
-    it.each(ADMIN_SCOPES.map((scope) => [scope]))('a token holding only %s: 2xx on its routes, 403 FORBIDDEN on every other', async (scope) => {
-      const { token } = await createToken({ name: unique(scope.replace(':', '-')), scopes: [scope] });
-      for (const route of routes) {
-        const { path, body } = await route.prepare();
-        const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
-        if (route.scope === scope || route.scope === 'any') {
-          expect(reply.status >= 200 && reply.status < 300 ? 'ok' : `${route.method} ${path}: ${reply.status} ${reply.text}`).toBe('ok');
-          const created = reply.body as { key?: { key?: string }; token?: string };
-          if (typeof created?.key?.key === 'string') secrets.push(created.key.key);
-          if (typeof created?.token === 'string') secrets.push(created.token);
-        } else {
-          expectErrorBody(reply, 403, 'FORBIDDEN');
+    it.each(ADMIN_SCOPES.map((scope) => [scope]))(
+      'a token holding only %s: 2xx on its routes, 403 FORBIDDEN on every other',
+      async (scope) => {
+        const { token } = await createToken({ name: unique(scope.replace(':', '-')), scopes: [scope] });
+        for (const route of routes) {
+          const { path, body } = await route.prepare();
+          const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
+          if (route.scope === scope || route.scope === 'any') {
+            expect(
+              reply.status >= 200 && reply.status < 300
+                ? 'ok'
+                : `${route.method} ${path}: ${reply.status} ${reply.text}`,
+            ).toBe('ok');
+            const created = reply.body as { key?: { key?: string }; token?: string };
+            if (typeof created?.key?.key === 'string') secrets.push(created.key.key);
+            if (typeof created?.token === 'string') secrets.push(created.token);
+          } else {
+            expectErrorBody(reply, 403, 'FORBIDDEN');
+          }
         }
-      }
-    });
+      },
+    );
   });
 
   describe('the portal token: own consumers only, free plan only', () => {
     let portal: { token: string; id: string };
     beforeAll(async () => {
-      portal = await createToken({ name: unique('portal'), scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read'], ownConsumersOnly: true, plans: ['free'] });
+      portal = await createToken({
+        name: unique('portal'),
+        scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read'],
+        ownConsumersOnly: true,
+        plans: ['free'],
+      });
     });
 
     it('creates Free consumers and manages their keys, never a Pro one', async () => {
@@ -219,13 +355,24 @@ describe('admin tokens and the audit log', () => {
       const { consumer, key } = mine.body as { consumer: { name: string }; key: { key: string; id: string } };
       secrets.push(key.key);
       expect((await as(portal.token, 'POST', `/consumers/${consumer.name}/keys`, {})).status).toBe(201);
-      expect((await as(portal.token, 'POST', `/consumers/${consumer.name}/keys/${key.id}/rotate`, {})).status).toBe(201);
+      expect((await as(portal.token, 'POST', `/consumers/${consumer.name}/keys/${key.id}/rotate`, {})).status).toBe(
+        201,
+      );
       expect((await as(portal.token, 'GET', `/consumers/${consumer.name}/usage`)).status).toBe(200);
       expect((await as(portal.token, 'GET', `/consumers/${consumer.name}/usage/history`)).status).toBe(200);
       // The fleet's figures are every consumer's: not for a token restricted to its own.
-      for (const path of ['/usage/history', '/usage/top', '/usage/export']) expectErrorBody(await as(portal.token, 'GET', path), 403, 'FORBIDDEN');
-      expectErrorBody(await as(portal.token, 'POST', '/consumers', { name: unique('pro'), plan: 'pro' }), 403, 'FORBIDDEN');
-      expectErrorBody(await as(portal.token, 'PATCH', `/consumers/${consumer.name}`, { plan: 'pro' }), 403, 'FORBIDDEN');
+      for (const path of ['/usage/history', '/usage/top', '/usage/export'])
+        expectErrorBody(await as(portal.token, 'GET', path), 403, 'FORBIDDEN');
+      expectErrorBody(
+        await as(portal.token, 'POST', '/consumers', { name: unique('pro'), plan: 'pro' }),
+        403,
+        'FORBIDDEN',
+      );
+      expectErrorBody(
+        await as(portal.token, 'PATCH', `/consumers/${consumer.name}`, { plan: 'pro' }),
+        403,
+        'FORBIDDEN',
+      );
       expect((await root('GET', `/consumers/${consumer.name}`)).body).toMatchObject({ plan: 'free' });
     });
 
@@ -243,15 +390,27 @@ describe('admin tokens and the audit log', () => {
         ['GET', `/consumers/${other.name}/usage/history`],
         ['POST', `/consumers/${other.name}/unban`],
       ] as Array<[string, string, unknown?]>) {
-        expectErrorBody(await as(portal.token, method, path, body ?? (method === 'GET' ? undefined : {})), 403, 'FORBIDDEN');
+        expectErrorBody(
+          await as(portal.token, method, path, body ?? (method === 'GET' ? undefined : {})),
+          403,
+          'FORBIDDEN',
+        );
       }
-      const consumer = (await root('GET', `/consumers/${other.name}`)).body as { disabled?: boolean; keys: Array<{ revokedAt: string | null }> };
+      const consumer = (await root('GET', `/consumers/${other.name}`)).body as {
+        disabled?: boolean;
+        keys: Array<{ revokedAt: string | null }>;
+      };
       expect(consumer.keys).toHaveLength(1);
       expect(consumer.keys[0].revokedAt).toBeNull();
-      const listed = (await as(portal.token, 'GET', '/consumers?limit=1000')).body as { items: Array<{ name: string }> };
+      const listed = (await as(portal.token, 'GET', '/consumers?limit=1000')).body as {
+        items: Array<{ name: string }>;
+      };
       expect(listed.items.length).toBeGreaterThan(0);
       expect(listed.items.map((c) => c.name)).not.toContain(other.name);
-      const { rows } = await sql.query(`SELECT count(*)::int AS n FROM "${a.config.consumers.schema}"."consumers" WHERE "created_by_token" = $1`, [portal.id]);
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS n FROM "${a.config.consumers.schema}"."consumers" WHERE "created_by_token" = $1`,
+        [portal.id],
+      );
       expect(listed.items).toHaveLength(rows[0].n);
     });
   });
@@ -276,18 +435,44 @@ describe('admin tokens and the audit log', () => {
 
     it('an expired token is refused by every instance within 1 s of its expiry', async () => {
       const expiresAt = new Date(Date.now() + 1500);
-      const t = await createToken({ name: unique('ci'), scopes: ['consumers:read'], expiresAt: expiresAt.toISOString() });
+      const t = await createToken({
+        name: unique('ci'),
+        scopes: ['consumers:read'],
+        expiresAt: expiresAt.toISOString(),
+      });
       expect((await as(t.token, 'GET', '/consumers', undefined, a)).status).toBe(200);
       expect((await as(t.token, 'GET', '/consumers', undefined, b)).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now()));
-      for (const gateway of [a, b]) expect(await within(() => as(t.token, 'GET', '/consumers', undefined, gateway), 1000)).toBeLessThanOrEqual(1000);
+      for (const gateway of [a, b])
+        expect(await within(() => as(t.token, 'GET', '/consumers', undefined, gateway), 1000)).toBeLessThanOrEqual(
+          1000,
+        );
     });
 
     it('GET /token answers the calling token\'s own record; root is "root" with every scope; a revoked token gets 401', async () => {
       const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
-      const t = await createToken({ name: unique('whoami'), scopes: ['consumers:read', 'usage:read'], plans: ['free'], expiresAt });
-      expect((await as(t.token, 'GET', '/token')).body).toEqual({ id: t.id, name: expect.stringMatching(/^whoami/), scopes: ['consumers:read', 'usage:read'], ownConsumersOnly: false, plans: ['free'], expiresAt });
-      expect((await root('GET', '/token')).body).toEqual({ id: null, name: 'root', scopes: [...ADMIN_SCOPES], ownConsumersOnly: false, plans: null, expiresAt: null });
+      const t = await createToken({
+        name: unique('whoami'),
+        scopes: ['consumers:read', 'usage:read'],
+        plans: ['free'],
+        expiresAt,
+      });
+      expect((await as(t.token, 'GET', '/token')).body).toEqual({
+        id: t.id,
+        name: expect.stringMatching(/^whoami/),
+        scopes: ['consumers:read', 'usage:read'],
+        ownConsumersOnly: false,
+        plans: ['free'],
+        expiresAt,
+      });
+      expect((await root('GET', '/token')).body).toEqual({
+        id: null,
+        name: 'root',
+        scopes: [...ADMIN_SCOPES],
+        ownConsumersOnly: false,
+        plans: null,
+        expiresAt: null,
+      });
       expect((await root('POST', `/tokens/${t.id}/revoke`)).status).toBe(200);
       expect(await within(() => as(t.token, 'GET', '/token'), 1000)).toBeLessThanOrEqual(1000);
       expectErrorBody(await as(t.token, 'GET', '/token'), 401, 'UNAUTHORIZED');
@@ -299,7 +484,11 @@ describe('admin tokens and the audit log', () => {
       const granted = await as(admin.token, 'POST', '/tokens', { name: unique('granted'), scopes: ['consumers:read'] });
       expect(granted.status).toBe(201);
       secrets.push((granted.body as { token: string }).token);
-      expectErrorBody(await as(admin.token, 'POST', '/tokens', { name: unique('escalated'), scopes: ['consumers:write'] }), 403, 'FORBIDDEN');
+      expectErrorBody(
+        await as(admin.token, 'POST', '/tokens', { name: unique('escalated'), scopes: ['consumers:write'] }),
+        403,
+        'FORBIDDEN',
+      );
     });
 
     it('lists tokens without their secrets, with last use', async () => {
@@ -319,13 +508,19 @@ describe('admin tokens and the audit log', () => {
     const requestId = `req-${randomBytes(4).toString('hex')}`;
     const created = await call(`${a.adminUrl}/consumers`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json', 'x-request-id': requestId },
+      headers: {
+        authorization: `Bearer ${session.token}`,
+        'content-type': 'application/json',
+        'x-request-id': requestId,
+      },
       body: JSON.stringify({ name, plan: 'free' }),
     });
     expect(created.status).toBe(201);
     const first = (created.body as { key: { key: string; id: string } }).key;
     secrets.push(first.key);
-    const rotated = await as(session.token, 'POST', `/consumers/${name}/keys/${first.id}/rotate`, { overlapSeconds: 60 });
+    const rotated = await as(session.token, 'POST', `/consumers/${name}/keys/${first.id}/rotate`, {
+      overlapSeconds: 60,
+    });
     const second = (rotated.body as { key: { key: string; id: string } }).key;
     secrets.push(second.key);
     expect((await as(session.token, 'POST', `/consumers/${name}/keys/${first.id}/revoke`)).status).toBe(200);
@@ -333,7 +528,13 @@ describe('admin tokens and the audit log', () => {
     const imported = unique('imported');
     const importedKey = `petk_${randomBytes(32).toString('base64url')}`;
     secrets.push(importedKey);
-    expect((await as(session.token, 'POST', '/import', { consumers: [{ name: imported, plan: 'business', keyHash: hashApiKey(importedKey) }] })).status).toBe(200);
+    expect(
+      (
+        await as(session.token, 'POST', '/import', {
+          consumers: [{ name: imported, plan: 'business', keyHash: hashApiKey(importedKey) }],
+        })
+      ).status,
+    ).toBe(200);
 
     const rows = await auditRows(`actor=${session.id}`);
     expect(rows.map((r) => [r.action, r.targetConsumer, r.targetKey])).toEqual([
@@ -343,22 +544,37 @@ describe('admin tokens and the audit log', () => {
       ['consumer.update', name, null],
       ['import.create', imported, null],
     ]);
-    expect(rows.every((r) => r.actorName.startsWith('session-') && r.actorId === session.id && /127\.0\.0\.1/.test(r.source ?? ''))).toBe(true);
+    expect(
+      rows.every(
+        (r) => r.actorName.startsWith('session-') && r.actorId === session.id && /127\.0\.0\.1/.test(r.source ?? ''),
+      ),
+    ).toBe(true);
     expect(rows[0].requestId).toBe(requestId);
     expect(rows[1].changes?.replacedBy).toEqual({ before: null, after: second.id });
     expect(rows[3].changes).toEqual({ plan: { before: 'free', after: 'pro' } });
     expect(rows[4].changes?.plan).toEqual({ before: null, after: 'business' });
     // Filters: by target and by action, and paging.
-    expect((await auditRows(`target=${name}`)).map((r) => r.action)).toEqual(['consumer.create', 'key.rotate', 'key.revoke', 'consumer.update']);
+    expect((await auditRows(`target=${name}`)).map((r) => r.action)).toEqual([
+      'consumer.create',
+      'key.rotate',
+      'key.revoke',
+      'consumer.update',
+    ]);
     expect((await auditRows(`actor=${session.id}&action=key.rotate`)).map((r) => r.targetKey)).toEqual([first.id]);
-    const page1 = (await root('GET', `/audit?actor=${session.id}&limit=2`)).body as { items: AdminAuditEntry[]; next: string };
-    const page2 = (await root('GET', `/audit?actor=${session.id}&limit=2&after=${page1.next}`)).body as { items: AdminAuditEntry[] };
+    const page1 = (await root('GET', `/audit?actor=${session.id}&limit=2`)).body as {
+      items: AdminAuditEntry[];
+      next: string;
+    };
+    const page2 = (await root('GET', `/audit?actor=${session.id}&limit=2&after=${page1.next}`)).body as {
+      items: AdminAuditEntry[];
+    };
     expect([...page1.items, ...page2.items].map((r) => r.action)).toEqual(rows.slice(0, 4).map((r) => r.action));
   });
 
   it('order=desc: the newest first, paged to older rows (after = after in that order); order=asc as before', async () => {
     const { name } = await createConsumer();
-    for (const plan of ['pro', 'business', 'free', 'pro', 'business', 'free']) expect((await root('PATCH', `/consumers/${name}`, { plan })).status).toBe(200);
+    for (const plan of ['pro', 'business', 'free', 'pro', 'business', 'free'])
+      expect((await root('PATCH', `/consumers/${name}`, { plan })).status).toBe(200);
     const oldestFirst = await auditRows(`target=${name}`);
     expect(oldestFirst).toHaveLength(7);
     const pages: AdminAuditEntry[][] = [];
@@ -374,7 +590,9 @@ describe('admin tokens and the audit log', () => {
     expect(pages.flat().map((r) => r.id)).toEqual([...oldestFirst].reverse().map((r) => r.id));
     expect(pages[0][0].changes).toEqual({ plan: { before: 'business', after: 'free' } });
     // The same `after` in ascending order continues forward from that row.
-    const forward = (await root('GET', `/audit?target=${name}&order=asc&after=${oldestFirst[3].id}`)).body as { items: AdminAuditEntry[] };
+    const forward = (await root('GET', `/audit?target=${name}&order=asc&after=${oldestFirst[3].id}`)).body as {
+      items: AdminAuditEntry[];
+    };
     expect(forward.items.map((r) => r.id)).toEqual(oldestFirst.slice(4).map((r) => r.id));
     expectErrorBody(await root('GET', '/audit?order=newest'), 400, 'VALIDATION_FAILED');
   });
@@ -387,78 +605,145 @@ describe('admin tokens and the audit log', () => {
       `CREATE FUNCTION "${schema}".audit_fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
         `IF NEW.target_consumer IN ('${doomed}', '${victim.name}') THEN RAISE EXCEPTION 'audit insert refused (test)'; END IF; RETURN NEW; END $$`,
     );
-    await sql.query(`CREATE TRIGGER audit_fail BEFORE INSERT ON "${schema}"."audit_log" FOR EACH ROW EXECUTE FUNCTION "${schema}".audit_fail()`);
+    await sql.query(
+      `CREATE TRIGGER audit_fail BEFORE INSERT ON "${schema}"."audit_log" FOR EACH ROW EXECUTE FUNCTION "${schema}".audit_fail()`,
+    );
     try {
       expectErrorBody(await root('POST', '/consumers', { name: doomed, plan: 'free' }), 500, 'INTERNAL_ERROR');
       expectErrorBody(await root('PATCH', `/consumers/${victim.name}`, { plan: 'pro' }), 500, 'INTERNAL_ERROR');
-      expectErrorBody(await root('POST', `/consumers/${victim.name}/keys/${victim.keyId}/revoke`), 500, 'INTERNAL_ERROR');
+      expectErrorBody(
+        await root('POST', `/consumers/${victim.name}/keys/${victim.keyId}/revoke`),
+        500,
+        'INTERNAL_ERROR',
+      );
     } finally {
       await sql.query(`DROP TRIGGER audit_fail ON "${schema}"."audit_log"`);
       await sql.query(`DROP FUNCTION "${schema}".audit_fail()`);
     }
     expect((await sql.query(`SELECT 1 FROM "${schema}"."consumers" WHERE name = $1`, [doomed])).rowCount).toBe(0);
-    const consumer = (await root('GET', `/consumers/${victim.name}`)).body as { plan: string; keys: Array<{ revokedAt: string | null }> };
+    const consumer = (await root('GET', `/consumers/${victim.name}`)).body as {
+      plan: string;
+      keys: Array<{ revokedAt: string | null }>;
+    };
     expect(consumer.plan).toBe('free');
     expect(consumer.keys[0].revokedAt).toBeNull();
-    expect((await sql.query(`SELECT 1 FROM "${schema}"."audit_log" WHERE target_consumer IN ($1, $2) AND action <> 'consumer.create'`, [doomed, victim.name])).rowCount).toBe(0);
+    expect(
+      (
+        await sql.query(
+          `SELECT 1 FROM "${schema}"."audit_log" WHERE target_consumer IN ($1, $2) AND action <> 'consumer.create'`,
+          [doomed, victim.name],
+        )
+      ).rowCount,
+    ).toBe(0);
   });
 
   it('CLI: token create --for portal, token list, token revoke, audit', async () => {
     const keys = async (token: string, ...args: string[]) =>
-      (await run(process.execPath, [KEYS_CLI, ...args], { env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: token } })).stdout.trim().split('\n');
+      (
+        await run(process.execPath, [KEYS_CLI, ...args], {
+          env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: token },
+        })
+      ).stdout
+        .trim()
+        .split('\n');
     const name = unique('portal-cli');
     const created = await keys(a.adminToken, 'token', 'create', '--for', 'portal', '--name', name);
     const token = created[created.length - 1];
     secrets.push(token);
     expect(token).toMatch(/^adm_[A-Za-z0-9_-]{43}$/);
-    expect(created[0]).toContain('consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, own consumers only, plans free');
+    expect(created[0]).toContain(
+      'consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, own consumers only, plans free',
+    );
     const made = await keys(token, 'create', '--plan', 'free');
     secrets.push(made[made.length - 1]);
-    await expect(keys(token, 'create', '--plan', 'pro')).rejects.toMatchObject({ stderr: expect.stringContaining('plans free, not pro') });
+    await expect(keys(token, 'create', '--plan', 'pro')).rejects.toMatchObject({
+      stderr: expect.stringContaining('plans free, not pro'),
+    });
     const listed = (await keys(a.adminToken, 'token', 'list')).find((line) => line.includes(`\t${name}\t`))!;
     expect(listed).toMatch(/\tactive\t/);
     expect(listed).not.toContain(token);
     const id = listed.split('\t')[0];
-    const custom = await keys(a.adminToken, 'token', 'create', '--name', unique('oncall'), '--scopes', 'consumers:read,usage:read,audit:read', '--expires', new Date(Date.now() + 86_400_000).toISOString());
+    const custom = await keys(
+      a.adminToken,
+      'token',
+      'create',
+      '--name',
+      unique('oncall'),
+      '--scopes',
+      'consumers:read,usage:read,audit:read',
+      '--expires',
+      new Date(Date.now() + 86_400_000).toISOString(),
+    );
     secrets.push(custom[custom.length - 1]);
     expect((await keys(a.adminToken, 'token', 'revoke', id))[0]).toContain('Revoked admin token');
     const audit = await keys(a.adminToken, 'audit', '--actor', id);
     // The refused pro consumer is recorded too unless this source's refusals quota for the minute is spent (the matrix spends it).
-    expect(audit.map((line) => line.split('\t')[2]).filter((action) => action !== 'auth.forbidden')).toEqual(['consumer.create']);
+    expect(audit.map((line) => line.split('\t')[2]).filter((action) => action !== 'auth.forbidden')).toEqual([
+      'consumer.create',
+    ]);
     // Newest first by default, as the console shows it; --order asc for the oldest first.
-    expect((await keys(a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual(['token.revoke', 'token.create']);
-    expect((await keys(a.adminToken, 'audit', '--target', id, '--order', 'asc')).map((line) => line.split('\t')[2])).toEqual(['token.create', 'token.revoke']);
+    expect((await keys(a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual([
+      'token.revoke',
+      'token.create',
+    ]);
+    expect(
+      (await keys(a.adminToken, 'audit', '--target', id, '--order', 'asc')).map((line) => line.split('\t')[2]),
+    ).toEqual(['token.create', 'token.revoke']);
   });
 
   it('CLI help: --help and -h overall and per verb exit 0; a mistake is one line and a hint, exit 2; every scope is listed', async () => {
-    const cli = (...args: string[]) => run(process.execPath, [KEYS_CLI, ...args], { env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken } });
+    const cli = (...args: string[]) =>
+      run(process.execPath, [KEYS_CLI, ...args], {
+        env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+      });
     for (const help of [['--help'], ['-h'], ['help'], []]) {
       const { stdout } = await cli(...help);
-      for (const verb of ['create', 'rotate', 'usage', 'token create', 'audit', 'requests approve', 'requests decline']) expect([help, stdout.includes(`npm run -s keys -- ${verb}`)]).toEqual([help, true]);
+      for (const verb of ['create', 'rotate', 'usage', 'token create', 'audit', 'requests approve', 'requests decline'])
+        expect([help, stdout.includes(`npm run -s keys -- ${verb}`)]).toEqual([help, true]);
       // The scopes the gateway accepts, all of them (read from the committed admin API document).
       for (const scope of ADMIN_SCOPES) expect(stdout).toContain(scope);
     }
     const rotate = (await cli('rotate', '--help')).stdout.trim().split('\n');
-    expect(rotate.filter((line) => line.startsWith('  npm run -s keys --'))).toEqual(['  npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]']);
-    const mistake = await cli('create', '--bogus').then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect(rotate.filter((line) => line.startsWith('  npm run -s keys --'))).toEqual([
+      '  npm run -s keys -- rotate NAME [--key KEY-ID] [--overlap SECONDS]',
+    ]);
+    const mistake = await cli('create', '--bogus').then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(mistake?.code).toBe(2);
-    expect(mistake?.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^keys: Unknown option '--bogus'/), 'See: npm run -s keys -- create --help']);
-    const order = await cli('audit', '--order', 'sideways').then(() => undefined, (error: { code: number; stderr: string }) => error);
-    expect(order?.stderr.trim().split('\n')).toEqual(['keys: --order must be desc (newest first) or asc', 'See: npm run -s keys -- audit --help']);
+    expect(mistake?.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^keys: Unknown option '--bogus'/),
+      'See: npm run -s keys -- create --help',
+    ]);
+    const order = await cli('audit', '--order', 'sideways').then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(order?.stderr.trim().split('\n')).toEqual([
+      'keys: --order must be desc (newest first) or asc',
+      'See: npm run -s keys -- audit --help',
+    ]);
   });
 
   it('retention: prune() deletes the rows older than AUDIT_RETENTION_DAYS and keeps the others', async () => {
     const schema = a.config.consumers.schema;
     expect(a.config.admin.auditRetentionDays).toBe(730);
-    await sql.query(`INSERT INTO "${schema}"."audit_log" (at, actor_name, action) VALUES (now() - interval '731 days', 'root', 'old.row'), (now() - interval '729 days', 'root', 'kept.row')`);
+    await sql.query(
+      `INSERT INTO "${schema}"."audit_log" (at, actor_name, action) VALUES (now() - interval '731 days', 'root', 'old.row'), (now() - interval '729 days', 'root', 'kept.row')`,
+    );
     expect(await a.app.get(AuditLog).prune()).toBe(1);
-    const { rows } = await sql.query(`SELECT action FROM "${schema}"."audit_log" WHERE action IN ('old.row', 'kept.row')`);
+    const { rows } = await sql.query(
+      `SELECT action FROM "${schema}"."audit_log" WHERE action IN ('old.row', 'kept.row')`,
+    );
     expect(rows.map((r: { action: string }) => r.action)).toEqual(['kept.row']);
   });
 
   it('holds no secret: no key, token or hash of one issued in this file appears in the audit log', async () => {
     expect(secrets.length).toBeGreaterThan(20);
-    const { rows } = await sql.query(`SELECT string_agg(t::text, ' ') AS text FROM "${a.config.consumers.schema}"."audit_log" t`);
+    const { rows } = await sql.query(
+      `SELECT string_agg(t::text, ' ') AS text FROM "${a.config.consumers.schema}"."audit_log" t`,
+    );
     const text: string = rows[0].text;
     expect(text.length).toBeGreaterThan(1000);
     for (const secret of secrets) {

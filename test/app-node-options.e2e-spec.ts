@@ -15,7 +15,7 @@ describe('default Node flags of the apps', () => {
     expect(APP_NODE_OPTIONS).toMatch(/--max-old-space-size=\d+/);
   });
 
-  it('puts the user\'s NODE_OPTIONS after ours, so that theirs wins', () => {
+  it("puts the user's NODE_OPTIONS after ours, so that theirs wins", () => {
     expect(appNodeOptions('--max-old-space-size=256')).toBe(`${APP_NODE_OPTIONS} --max-old-space-size=256`);
     expect(appNodeOptions('')).toBe(APP_NODE_OPTIONS);
   });

@@ -46,13 +46,21 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
     const upstreamPort = (upstream.address() as { port: number }).port;
     const listenPort = await freePort();
     writeFileSync(join(dir, 'nginx.conf'), localNginxConf(upstreamPort, listenPort));
-    nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;`], { stdio: 'ignore' });
+    nginx = spawn(
+      'nginx',
+      ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;`],
+      { stdio: 'ignore' },
+    );
     url = `http://127.0.0.1:${listenPort}`;
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const up = await fetch(`${url}/v1/pets`).then(() => true, () => false);
+      const up = await fetch(`${url}/v1/pets`).then(
+        () => true,
+        () => false,
+      );
       if (up) break;
-      if (Date.now() > deadline) throw new Error(`nginx did not start: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
+      if (Date.now() > deadline)
+        throw new Error(`nginx did not start: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   });
@@ -66,15 +74,23 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('passes the client\'s Host on as Host only, never as X-Forwarded-Host, and adds X-Forwarded-For', async () => {
+  it("passes the client's Host on as Host only, never as X-Forwarded-Host, and adds X-Forwarded-For", async () => {
     received.length = 0;
     const { request } = await import('node:http');
     const { hostname, port } = new URL(url);
     await new Promise<void>((resolve, reject) => {
-      const sent = request({ host: hostname, port, path: '/v1/pets?limit=1', headers: { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example' } }, (reply) => {
-        reply.resume();
-        reply.on('end', resolve);
-      });
+      const sent = request(
+        {
+          host: hostname,
+          port,
+          path: '/v1/pets?limit=1',
+          headers: { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example' },
+        },
+        (reply) => {
+          reply.resume();
+          reply.on('end', resolve);
+        },
+      );
       sent.on('error', reject);
       sent.end();
     });
@@ -85,18 +101,28 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
     expect(headers.host).toBe('evil.example');
   });
 
-  it('sets X-Forwarded-For to the address it saw, never appending to the client\'s own', async () => {
+  it("sets X-Forwarded-For to the address it saw, never appending to the client's own", async () => {
     received.length = 0;
-    await fetch(`${url}/v1/pets?limit=1`, { headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.1' } }).then((r) => r.text());
+    await fetch(`${url}/v1/pets?limit=1`, { headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.1' } }).then((r) =>
+      r.text(),
+    );
     expect(received.map((headers) => headers['x-forwarded-for'])).toEqual(['127.0.0.1']);
   });
 
-  it('refuses a body over 16 KiB with the gateway\'s JSON Error body, never nginx\'s page, and forwards nothing', async () => {
+  it("refuses a body over 16 KiB with the gateway's JSON Error body, never nginx's page, and forwards nothing", async () => {
     received.length = 0;
-    const answer = await fetch(`${url}/v1/pets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(16 * 1024 + 1) });
+    const answer = await fetch(`${url}/v1/pets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(16 * 1024 + 1),
+    });
     expect(answer.status).toBe(413);
     expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await answer.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the limit of 16384 bytes.', status: 413 });
+    expect(await answer.json()).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: 'The request body exceeds the limit of 16384 bytes.',
+      status: 413,
+    });
     expect(received).toHaveLength(0);
   });
 });

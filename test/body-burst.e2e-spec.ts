@@ -1,4 +1,10 @@
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { openSocket, RawReply, readReply } from './support/raw-http';
@@ -76,14 +82,18 @@ describe('request bodies under a burst at two gateway instances', () => {
 
     // What the pets service holds: each sent animal once, with the name as sent; nothing of the oversized bodies.
     const stored: Array<{ name: string; categoryId: number }> = [];
-    for (let url: string | undefined = `${pets.url}/pets?limit=100`; url; ) {
+    for (let url: string | undefined = `${pets.url}/pets?limit=100`; url;) {
       const page = await call(url);
       stored.push(...(page.body as Array<{ name: string; categoryId: number }>));
       const next = /<([^>]+)>;\s*rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
       url = next ? new URL(next, pets.url).toString() : undefined;
     }
-    const ours = stored.filter((pet) => pet.name.startsWith(`Burst ${run} `)).map(({ name, categoryId }) => ({ name, categoryId }));
-    expect(ours.sort((a, b) => a.name.localeCompare(b.name))).toEqual([...sent].sort((a, b) => a.name.localeCompare(b.name)));
+    const ours = stored
+      .filter((pet) => pet.name.startsWith(`Burst ${run} `))
+      .map(({ name, categoryId }) => ({ name, categoryId }));
+    expect(ours.sort((a, b) => a.name.localeCompare(b.name))).toEqual(
+      [...sent].sort((a, b) => a.name.localeCompare(b.name)),
+    );
     expect(stored.some((pet) => pet.name.startsWith('Too big'))).toBe(false);
   });
 });

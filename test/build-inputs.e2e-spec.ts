@@ -48,8 +48,14 @@ describe('npm start: is the build up to date?', () => {
   });
 
   it.each([
-    ['a source is edited', (root: string) => writeFileSync(join(root, 'apps/pets/src/main.ts'), 'export const a = 10;\n')],
-    ['a source is only touched', (root: string) => utimesSync(join(root, 'libs/errors/src/index.ts'), new Date(), new Date(Date.now() + 5000))],
+    [
+      'a source is edited',
+      (root: string) => writeFileSync(join(root, 'apps/pets/src/main.ts'), 'export const a = 10;\n'),
+    ],
+    [
+      'a source is only touched',
+      (root: string) => utimesSync(join(root, 'libs/errors/src/index.ts'), new Date(), new Date(Date.now() + 5000)),
+    ],
     ['a source is added', (root: string) => writeFileSync(join(root, 'libs/errors/src/more.ts'), 'export {};\n')],
     ['a source is removed', (root: string) => rmSync(join(root, 'libs/errors/src/index.ts'))],
     ['an app tsconfig changes', (root: string) => writeFileSync(join(root, 'apps/pets/tsconfig.app.json'), '{"x":1}')],
@@ -62,9 +68,19 @@ describe('npm start: is the build up to date?', () => {
   });
 
   it.each([
-    ['a spec changes', (root: string) => writeFileSync(join(root, 'apps/pets/src/main.spec.ts'), 'it("still works", () => undefined);\n')],
-    ['an output is rewritten', (root: string) => writeFileSync(join(root, 'libs/client/dist/index.js'), 'exports.c = 30;\n')],
-    ['a package is installed under a folder it walks', (root: string) => mkdirSync(join(root, 'libs/client/node_modules/x'), { recursive: true })],
+    [
+      'a spec changes',
+      (root: string) =>
+        writeFileSync(join(root, 'apps/pets/src/main.spec.ts'), 'it("still works", () => undefined);\n'),
+    ],
+    [
+      'an output is rewritten',
+      (root: string) => writeFileSync(join(root, 'libs/client/dist/index.js'), 'exports.c = 30;\n'),
+    ],
+    [
+      'a package is installed under a folder it walks',
+      (root: string) => mkdirSync(join(root, 'libs/client/node_modules/x'), { recursive: true }),
+    ],
   ])('does not build when only %s', (_what, change) => {
     recordBuild(root, buildInputsFingerprint(root));
     change(root);

@@ -34,7 +34,7 @@ describe('animals client: walking every animal through the gateway', () => {
     await pets?.close();
   });
 
-  it('reads every animal of a status once, in id order, past the Free plan\'s 60 a minute, while adding some', async () => {
+  it("reads every animal of a status once, in id order, past the Free plan's 60 a minute, while adding some", async () => {
     const sleeps: number[] = [];
     const client = new PetsClient({
       baseUrl: `${gateway.url}/v1`,

@@ -28,13 +28,24 @@ describe('animals client against the real gateway', () => {
 
   it('creates, lists and fetches pets, warning once about the deprecated getPet', async () => {
     const notices: DeprecationNotice[] = [];
-    const client = new PetsClient({ baseUrl: `${gateway.url}/v1`, apiKey: freeKey, onDeprecation: (n) => notices.push(n) });
+    const client = new PetsClient({
+      baseUrl: `${gateway.url}/v1`,
+      apiKey: freeKey,
+      onDeprecation: (n) => notices.push(n),
+    });
     const created = await client.createPet({ name: 'Client Rex', categoryId: 2, status: 'available' });
     expect(created).toEqual({ id: created.id, name: 'Client Rex', categoryId: 2, status: 'available' });
     expect(await client.listPets({ status: 'available', limit: 5 })).toContainEqual(created);
     expect(await client.getPet(created.id)).toEqual(created);
     await client.getPet(created.id);
-    expect(notices).toEqual([{ operation: 'getPet', deprecation: expect.stringMatching(/^@\d+$/), sunset: 'Thu, 05 Dec 2030 00:00:00 GMT', link: '</v1/pets>; rel="successor-version"' }]);
+    expect(notices).toEqual([
+      {
+        operation: 'getPet',
+        deprecation: expect.stringMatching(/^@\d+$/),
+        sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+        link: '</v1/pets>; rel="successor-version"',
+      },
+    ]);
     expect(client.rateLimit).toMatchObject({ limit: 60 });
   });
 

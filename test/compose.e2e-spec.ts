@@ -10,21 +10,40 @@ const hasComposeV2 = spawnSync('docker', ['compose', 'version'], { stdio: 'ignor
 
 function compose(args: string[], env: Record<string, string>, command = ['docker-compose']) {
   const { INTERNAL_SECRET: _unset, ADMIN_TOKEN: _unsetToo, CURSOR_SECRET: _unsetEither, ...rest } = process.env;
-  return spawnSync(command[0], [...command.slice(1), '-f', 'docker-compose.yml', ...args], { cwd: ROOT, env: { ...rest, ...env }, encoding: 'utf8' });
+  return spawnSync(command[0], [...command.slice(1), '-f', 'docker-compose.yml', ...args], {
+    cwd: ROOT,
+    env: { ...rest, ...env },
+    encoding: 'utf8',
+  });
 }
 
 /** What a Compose makes of each service: its environment and command (the YAML `config` prints, read by PyYAML). */
-function resolved(command: string[], env: Record<string, string>): Record<string, { environment: Record<string, string>; command: unknown }> {
+function resolved(
+  command: string[],
+  env: Record<string, string>,
+): Record<string, { environment: Record<string, string>; command: unknown }> {
   const run = compose(['--profile', 'cluster', '--profile', 'tracing', 'config'], env, command);
   if (run.status !== 0) throw new Error(run.stderr);
-  const toJson = spawnSync('/usr/bin/python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], { input: run.stdout, encoding: 'utf8' });
+  const toJson = spawnSync(
+    '/usr/bin/python3',
+    ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'],
+    { input: run.stdout, encoding: 'utf8' },
+  );
   if (toJson.status !== 0) throw new Error(toJson.stderr);
-  const services = JSON.parse(toJson.stdout).services as Record<string, { environment?: Record<string, unknown>; command?: unknown }>;
+  const services = JSON.parse(toJson.stdout).services as Record<
+    string,
+    { environment?: Record<string, unknown>; command?: unknown }
+  >;
   return Object.fromEntries(
     Object.entries(services).map(([name, service]) => [
       name,
       // 1.29 prints a value as YAML reads it, v2 as a string: compared as strings.
-      { environment: Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)])), command: service.command ?? null },
+      {
+        environment: Object.fromEntries(
+          Object.entries(service.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)]),
+        ),
+        command: service.command ?? null,
+      },
     ]),
   );
 }
@@ -40,7 +59,11 @@ function replicas(env: Record<string, string>): Record<string, number> {
     "details = config.find('.', ['docker-compose.yml'], Environment.from_env_file('.'))",
     "print(json.dumps({s['name']: Project.get_service_scale(None, s) for s in config.load(details).services}))",
   ].join('\n');
-  const run = spawnSync('/usr/bin/python3', ['-c', script], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const run = spawnSync('/usr/bin/python3', ['-c', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(run.stderr);
   return JSON.parse(run.stdout) as Record<string, number>;
 }
@@ -59,7 +82,10 @@ function replicas(env: Record<string, string>): Record<string, number> {
   });
 
   it('refuses to start without ADMIN_TOKEN, saying how to set one', () => {
-    const run = compose(['config', '-q'], { INTERNAL_SECRET: secret.INTERNAL_SECRET, CURSOR_SECRET: secret.CURSOR_SECRET });
+    const run = compose(['config', '-q'], {
+      INTERNAL_SECRET: secret.INTERNAL_SECRET,
+      CURSOR_SECRET: secret.CURSOR_SECRET,
+    });
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain('set ADMIN_TOKEN to a random token of 32+ characters');
   });
@@ -70,7 +96,7 @@ function replicas(env: Record<string, string>): Record<string, number> {
     expect(run.stderr).toContain('set CURSOR_SECRET to a random secret of 32+ characters');
   });
 
-  it('keeps Redis\'s data on a named volume', () => {
+  it("keeps Redis's data on a named volume", () => {
     const run = compose(['config'], secret);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/redis-data:\/data/);
@@ -88,12 +114,12 @@ function replicas(env: Record<string, string>): Record<string, number> {
     expect(replicas({ ...secret, GATEWAY_REPLICAS: '3' }).gateway).toBe(3);
   });
 
-  it('nests no variable in another\'s default (docker-compose 1.29 misreads ${A:-${B}})', () => {
+  it("nests no variable in another's default (docker-compose 1.29 misreads ${A:-${B}})", () => {
     const text = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
     expect(text.match(/\$\{[^}]*\$\{/g)).toBeNull();
   });
 
-  it('gives the portal a mail server, the gateways\' admin API on the compose network, and links without stray braces', () => {
+  it("gives the portal a mail server, the gateways' admin API on the compose network, and links without stray braces", () => {
     const services = resolved(['docker-compose'], { ...secret, BALANCER_PORT: '9090' });
     expect(services.migrate.environment.CURSOR_SECRET).toBe(secret.CURSOR_SECRET);
     expect(services.gateway.environment).toMatchObject({ ADMIN_HOST: '0.0.0.0', ADMIN_PORT: '3002', TRUST_PROXY: '1' });
@@ -104,12 +130,19 @@ function replicas(env: Record<string, string>): Record<string, number> {
       PORTAL_API_URL: 'http://localhost:8080/v1',
       PORTAL_TRUST_PROXY: '1',
     });
-    for (const service of Object.values(services)) for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
+    for (const service of Object.values(services))
+      for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
   });
 
-  (hasComposeV2 ? it : it.skip)('is read alike by Compose v2 and docker-compose 1.29: every service\'s environment and command', () => {
-    for (const env of [secret, { ...secret, BALANCER_PORT: '9090', PORTAL_PUBLIC_URL: 'http://localhost:9090', REDIS_URL: '' }]) {
-      expect(resolved(['docker', 'compose'], env)).toEqual(resolved(['docker-compose'], env));
-    }
-  });
+  (hasComposeV2 ? it : it.skip)(
+    "is read alike by Compose v2 and docker-compose 1.29: every service's environment and command",
+    () => {
+      for (const env of [
+        secret,
+        { ...secret, BALANCER_PORT: '9090', PORTAL_PUBLIC_URL: 'http://localhost:9090', REDIS_URL: '' },
+      ]) {
+        expect(resolved(['docker', 'compose'], env)).toEqual(resolved(['docker-compose'], env));
+      }
+    },
+  );
 });

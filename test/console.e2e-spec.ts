@@ -12,7 +12,10 @@ describe('operator console (HTTP)', () => {
   let console_: ConsoleUnderTest;
   const unique = (stem: string) => `${stem}-${Math.random().toString(36).slice(2, 8)}`;
 
-  async function createToken(scopes: string[], name = unique('op')): Promise<{ token: string; id: string; name: string }> {
+  async function createToken(
+    scopes: string[],
+    name = unique('op'),
+  ): Promise<{ token: string; id: string; name: string }> {
     const reply = await adminCall(gateway, 'POST', '/tokens', { name, scopes });
     expect(reply.status).toBe(201);
     const body = reply.body as { token: string; record: { id: string } };
@@ -86,13 +89,21 @@ describe('operator console (HTTP)', () => {
     const writer = await createToken(['consumers:read', 'consumers:write', 'keys:write', 'usage:read']);
     const client = new ConsoleClient(console_.url);
     await client.signIn(writer.token);
-    const refused = await client.request('POST', '/consumers/acme-http/plan', { plan: 'pro', perMinute: '', perDay: '' });
+    const refused = await client.request('POST', '/consumers/acme-http/plan', {
+      plan: 'pro',
+      perMinute: '',
+      perDay: '',
+    });
     expect(refused.status).toBe(403);
     expect(refused.text).toContain('Form expired');
     expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe('free');
     const refusedSignOut = await client.request('POST', '/sign-out', { _csrf: 'forged' });
     expect(refusedSignOut.status).toBe(403);
-    const saved = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', { plan: 'pro', perMinute: '', perDay: '' });
+    const saved = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', {
+      plan: 'pro',
+      perMinute: '',
+      perDay: '',
+    });
     expect([saved.status, saved.location]).toEqual([303, '/consumers/acme-http']);
     expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe('pro');
     const signedOut = await client.submit('/', '/sign-out');
@@ -114,19 +125,36 @@ describe('operator console (HTTP)', () => {
   });
 
   it('creates a token shown once, revokes it; issues a key shown once; disables and enables; decides plan requests', async () => {
-    const admin = await createToken(['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'audit:read', 'tokens:admin', 'plan-requests:read', 'plan-requests:review']);
+    const admin = await createToken([
+      'consumers:read',
+      'consumers:write',
+      'keys:write',
+      'usage:read',
+      'audit:read',
+      'tokens:admin',
+      'plan-requests:read',
+      'plan-requests:review',
+    ]);
     const client = new ConsoleClient(console_.url);
     await client.signIn(admin.token);
 
-    const created = await client.submit('/tokens', '/tokens', { name: 'made-in-console', scopes: ['consumers:read', 'audit:read'] });
+    const created = await client.submit('/tokens', '/tokens', {
+      name: 'made-in-console',
+      scopes: ['consumers:read', 'audit:read'],
+    });
     expect(created.status).toBe(201);
     const shown = /data-testid="new-token">([^<]+)</.exec(created.text)![1];
-    expect((await adminCall(gateway, 'GET', '/token', undefined, shown)).body).toMatchObject({ name: 'made-in-console', scopes: ['consumers:read', 'audit:read'] });
+    expect((await adminCall(gateway, 'GET', '/token', undefined, shown)).body).toMatchObject({
+      name: 'made-in-console',
+      scopes: ['consumers:read', 'audit:read'],
+    });
     expect((await client.request('GET', '/tokens')).text).not.toContain(shown);
     const escalation = await client.submit('/tokens', '/tokens', { name: 'too-much', scopes: ['import'] });
     expect(escalation.status).toBe(403);
     expect(escalation.text).toContain('value="too-much"');
-    const id = ((await adminCall(gateway, 'GET', '/tokens')).body as Array<{ id: string; name: string }>).find((t) => t.name === 'made-in-console')!.id;
+    const id = ((await adminCall(gateway, 'GET', '/tokens')).body as Array<{ id: string; name: string }>).find(
+      (t) => t.name === 'made-in-console',
+    )!.id;
     expect((await client.submit(`/tokens/${id}/revoke`, `/tokens/${id}/revoke`)).location).toBe('/tokens');
     expect((await client.request('GET', '/tokens')).text).toContain('Token &quot;made-in-console&quot; is revoked.');
 
@@ -134,24 +162,39 @@ describe('operator console (HTTP)', () => {
     expect(issued.status).toBe(201);
     expect(issued.text).toMatch(/data-testid="new-key">petk_/);
     await client.submit('/consumers/acme-http', '/consumers/acme-http/disable');
-    expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null }).disabledAt).not.toBeNull();
+    expect(
+      ((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null }).disabledAt,
+    ).not.toBeNull();
     const disabledPage = await client.request('GET', '/consumers/acme-http');
     expect(disabledPage.text).toContain('is disabled');
     expect(disabledPage.text).toContain('>Enable</button>');
     await client.submit('/consumers/acme-http', '/consumers/acme-http/enable');
-    expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null }).disabledAt).toBeNull();
+    expect(
+      ((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null }).disabledAt,
+    ).toBeNull();
 
     // A refusal of the admin API shows next to the form, in its words, with what was typed kept.
-    const refused = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', { plan: 'enterprise', perMinute: '', perDay: '' });
+    const refused = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', {
+      plan: 'enterprise',
+      perMinute: '',
+      perDay: '',
+    });
     expect(refused.status).toBe(400);
     expect(refused.text).toMatch(/<p class="error-text" id="plan-error" role="alert">[^<]*limits/);
     expect(refused.text).toContain('<option value="enterprise" selected>');
-    const badNumber = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', { plan: 'pro', perMinute: '0', perDay: 'lots' });
+    const badNumber = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', {
+      plan: 'pro',
+      perMinute: '0',
+      perDay: 'lots',
+    });
     expect(badNumber.status).toBe(400);
     expect(badNumber.text).toMatch(/id="plan-error" role="alert">[^<]*perMinute must be at least 1/);
     expect(badNumber.text).toContain('value="lots"');
     // An admin API refusal of an action without fields (a flash): revoking an unknown key.
-    const unknownKey = await client.submit('/consumers/acme-http', '/consumers/acme-http/keys/00000000-0000-4000-8000-000000000000/revoke');
+    const unknownKey = await client.submit(
+      '/consumers/acme-http',
+      '/consumers/acme-http/keys/00000000-0000-4000-8000-000000000000/revoke',
+    );
     expect(unknownKey.location).toBe('/consumers/acme-http');
     expect((await client.request('GET', '/consumers/acme-http')).text).toMatch(/flash-error[^>]*>[^<]*NOT_FOUND/);
 
@@ -160,13 +203,24 @@ describe('operator console (HTTP)', () => {
       ['plan-no', 'decline', { note: 'Please tell us more about the traffic.' }],
     ] as const) {
       expect((await adminCall(gateway, 'POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
-      const asked = await adminCall(gateway, 'POST', '/plan-requests', { consumer: name, requestedPlan: 'pro', expectedVolume: '5,000 a day' });
+      const asked = await adminCall(gateway, 'POST', '/plan-requests', {
+        consumer: name,
+        requestedPlan: 'pro',
+        expectedVolume: '5,000 a day',
+      });
       const requestId = (asked.body as { id: string }).id;
-      expect((await client.submit('/plan-requests', `/plan-requests/${requestId}/${decision}`, form)).location).toBe('/plan-requests');
+      expect((await client.submit('/plan-requests', `/plan-requests/${requestId}/${decision}`, form)).location).toBe(
+        '/plan-requests',
+      );
     }
     expect(((await adminCall(gateway, 'GET', '/consumers/plan-up')).body as { plan: string }).plan).toBe('pro');
-    const declined = (await adminCall(gateway, 'GET', '/plan-requests?status=declined')).body as { items: Array<{ consumer: string; note: string; decidedBy: string }> };
-    expect(declined.items.find((r) => r.consumer === 'plan-no')).toMatchObject({ note: 'Please tell us more about the traffic.', decidedBy: admin.name });
+    const declined = (await adminCall(gateway, 'GET', '/plan-requests?status=declined')).body as {
+      items: Array<{ consumer: string; note: string; decidedBy: string }>;
+    };
+    expect(declined.items.find((r) => r.consumer === 'plan-no')).toMatchObject({
+      note: 'Please tell us more about the traffic.',
+      decidedBy: admin.name,
+    });
   });
 
   it('says so, with a 503 page, when the admin API cannot be reached (never a stack trace)', async () => {

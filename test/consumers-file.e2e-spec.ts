@@ -3,7 +3,8 @@ import { adminCall, GatewayUnderTest, mintKey, startGateway } from './support/ga
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
-const pass = (gateway: GatewayUnderTest, key: string) => call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+const pass = (gateway: GatewayUnderTest, key: string) =>
+  call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
 
 interface ConsumerView {
   name: string;
@@ -35,7 +36,8 @@ describe('consumers file (import / export)', () => {
     await pets?.close();
   });
 
-  const get = async (gateway: GatewayUnderTest, name: string) => (await adminCall(gateway, 'GET', `/consumers/${name}`)).body as ConsumerView;
+  const get = async (gateway: GatewayUnderTest, name: string) =>
+    (await adminCall(gateway, 'GET', `/consumers/${name}`)).body as ConsumerView;
 
   it('imports the minimal form: name, plan and a key hash', async () => {
     const key = generateApiKey();
@@ -60,7 +62,15 @@ describe('consumers file (import / export)', () => {
           name: 'listed',
           plan: 'enterprise',
           limits: { perMinute: 100, perDay: 1000 },
-          keys: [{ keyHash: hashApiKey(first) }, { keyHash: hashApiKey(second), keyHint: keyHint(second), createdAt: '2026-01-01T00:00:00.000Z', expiresAt: '2099-01-01T00:00:00.000Z' }],
+          keys: [
+            { keyHash: hashApiKey(first) },
+            {
+              keyHash: hashApiKey(second),
+              keyHint: keyHint(second),
+              createdAt: '2026-01-01T00:00:00.000Z',
+              expiresAt: '2099-01-01T00:00:00.000Z',
+            },
+          ],
         },
         { name: 'keyless', plan: 'free' },
       ],
@@ -69,8 +79,13 @@ describe('consumers file (import / export)', () => {
     expect(await pass(source, first)).toBe(200);
     expect(await pass(source, second)).toBe(200);
     const listed = await get(source, 'listed');
-    expect(listed.keys.map((k) => k.hint).sort()).toEqual([keyHint(second), `sha256:${hashApiKey(first).slice(0, 8)}`].sort());
-    expect(listed.keys.find((k) => k.hint === keyHint(second))).toMatchObject({ createdAt: '2026-01-01T00:00:00.000Z', expiresAt: '2099-01-01T00:00:00.000Z' });
+    expect(listed.keys.map((k) => k.hint).sort()).toEqual(
+      [keyHint(second), `sha256:${hashApiKey(first).slice(0, 8)}`].sort(),
+    );
+    expect(listed.keys.find((k) => k.hint === keyHint(second))).toMatchObject({
+      createdAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2099-01-01T00:00:00.000Z',
+    });
     expect((await get(source, 'keyless')).keys).toEqual([]);
     expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 2 });
   });
@@ -79,7 +94,13 @@ describe('consumers file (import / export)', () => {
     const [one, two] = [generateApiKey(), generateApiKey()];
     const file = {
       consumers: [
-        { name: 'full-single', plan: 'business', keyHash: hashApiKey(one), keyHint: keyHint(one), createdAt: '2026-01-01T00:00:00.000Z' },
+        {
+          name: 'full-single',
+          plan: 'business',
+          keyHash: hashApiKey(one),
+          keyHint: keyHint(one),
+          createdAt: '2026-01-01T00:00:00.000Z',
+        },
         {
           name: 'full-both',
           plan: 'free',
@@ -98,7 +119,13 @@ describe('consumers file (import / export)', () => {
 
   it('takes the same new file imported five times at once: every import answers 200, each consumer is made once', async () => {
     const file = {
-      consumers: Array.from({ length: 3 }, (_, i) => ({ name: `together-${i}`, plan: 'free', createdAt: '2026-01-01T00:00:00.000Z', keyHash: hashApiKey(generateApiKey()), keyHint: `petk_t${i}` })),
+      consumers: Array.from({ length: 3 }, (_, i) => ({
+        name: `together-${i}`,
+        plan: 'free',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        keyHash: hashApiKey(generateApiKey()),
+        keyHint: `petk_t${i}`,
+      })),
     };
     const replies = await Promise.all(Array.from({ length: 5 }, () => adminCall(source, 'POST', '/import', file)));
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
@@ -124,21 +151,39 @@ describe('consumers file (import / export)', () => {
     expect((await adminCall(source, 'POST', '/consumers/was-revoked/revoke')).status).toBe(200);
     await mintKey(source, 'business', 'was-rotated');
     const [{ id }] = (await get(source, 'was-rotated')).keys as unknown as Array<{ id: string }>;
-    expect((await adminCall(source, 'POST', `/consumers/was-rotated/keys/${id}/rotate`, { overlapSeconds: 600 })).status).toBe(201);
+    expect(
+      (await adminCall(source, 'POST', `/consumers/was-rotated/keys/${id}/rotate`, { overlapSeconds: 600 })).status,
+    ).toBe(201);
 
-    const exported = (await adminCall(source, 'GET', '/export?limit=1000')).body as { consumers: Array<Record<string, unknown>>; next: string | null };
+    const exported = (await adminCall(source, 'GET', '/export?limit=1000')).body as {
+      consumers: Array<Record<string, unknown>>;
+      next: string | null;
+    };
     expect(exported.next).toBeNull();
     expect(exported.consumers.find((c) => c.name === 'was-disabled')).toMatchObject({ disabledAt: expect.any(String) });
-    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({ created: exported.consumers.length });
+    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
+      created: exported.consumers.length,
+    });
 
     // The target now holds the same consumers: the same export, state for state.
     const again = (await adminCall(target, 'GET', '/export?limit=1000')).body as { consumers: unknown[] };
     expect(again.consumers).toEqual(exported.consumers);
     expect((await get(target, 'was-disabled')).disabledAt).toBe((await get(source, 'was-disabled')).disabledAt);
     expect((await get(target, 'keyless')).keys).toEqual([]);
-    expectErrorBody(await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }), 401, 'CONSUMER_DISABLED');
-    expectErrorBody(await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${revokedKey}` } }), 401, 'UNAUTHORIZED');
+    expectErrorBody(
+      await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }),
+      401,
+      'CONSUMER_DISABLED',
+    );
+    expectErrorBody(
+      await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${revokedKey}` } }),
+      401,
+      'UNAUTHORIZED',
+    );
     // Importing the export again changes nothing; it never enables a consumer disabled since (nor revives a key).
-    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({ created: 0, updated: 0 });
+    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
+      created: 0,
+      updated: 0,
+    });
   });
 });

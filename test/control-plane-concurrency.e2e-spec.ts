@@ -10,10 +10,7 @@ interface KeyView {
 }
 
 /** One admin change sent in a race, and what it answered. */
-type Observed =
-  | { op: 'issue'; reply: Reply }
-  | { op: 'rotate'; reply: Reply }
-  | { op: 'revokeAll'; reply: Reply };
+type Observed = { op: 'issue'; reply: Reply } | { op: 'rotate'; reply: Reply } | { op: 'revokeAll'; reply: Reply };
 
 /**
  * Whether the answers and the final keys are those of SOME serial order of the changes (what a per-consumer lock
@@ -29,10 +26,17 @@ function explainedBySerialOrder(firstKey: string, observed: Observed[], finalKey
       const { reply } = candidate;
       switch (candidate.op) {
         case 'issue':
-          return reply.status === 201 && search(rest, new Set([...live, (reply.body as { id: string }).id]), firstRevoked, firstRotated);
+          return (
+            reply.status === 201 &&
+            search(rest, new Set([...live, (reply.body as { id: string }).id]), firstRevoked, firstRotated)
+          );
         case 'rotate':
-          if (firstRevoked || firstRotated) return reply.status === 409 && search(rest, live, firstRevoked, firstRotated);
-          return reply.status === 201 && search(rest, new Set([...live, (reply.body as { key: { id: string } }).key.id]), firstRevoked, true);
+          if (firstRevoked || firstRotated)
+            return reply.status === 409 && search(rest, live, firstRevoked, firstRotated);
+          return (
+            reply.status === 201 &&
+            search(rest, new Set([...live, (reply.body as { key: { id: string } }).key.id]), firstRevoked, true)
+          );
         case 'revokeAll': {
           const listed = (reply.body as KeyView[]).map((k) => k.id);
           const same = reply.status === 200 && listed.length === live.size && listed.every((id) => live.has(id));
@@ -59,13 +63,16 @@ describe('control plane: concurrent changes of one consumer', () => {
   });
   afterAll(() => fleet?.close());
 
-  const keysOf = async (name: string): Promise<KeyView[]> => ((await adminCall(a, 'GET', `/consumers/${name}`)).body as { keys: KeyView[] }).keys;
+  const keysOf = async (name: string): Promise<KeyView[]> =>
+    ((await adminCall(a, 'GET', `/consumers/${name}`)).body as { keys: KeyView[] }).keys;
 
   it('20 concurrent rotations of one key leave exactly one successor; the others are refused with 409 KEY_ALREADY_ROTATED', async () => {
     const old = await mintKey(a, 'pro', 'rotate-race');
     const [{ id: keyId }] = await keysOf('rotate-race');
     const replies = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => adminCall(i % 2 ? a : b, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, { overlapSeconds: 600 })),
+      Array.from({ length: 20 }, (_, i) =>
+        adminCall(i % 2 ? a : b, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, { overlapSeconds: 600 }),
+      ),
     );
     const won = replies.filter((r) => r.status === 201);
     expect(won.length).toBe(1);
@@ -77,7 +84,8 @@ describe('control plane: concurrent changes of one consumer', () => {
     const successor = (won[0].body as { key: { id: string; key: string } }).key;
     expect(keys.map((k) => k.id).sort()).toEqual([keyId, successor.id].sort());
     // The one new key works, and the old one during its overlap.
-    for (const key of [successor.key, old]) expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+    for (const key of [successor.key, old])
+      expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     // Rotating the old key again later is refused the same way: its successor is the key to rotate.
     const again = await adminCall(a, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, {});
     expectErrorBody(again, 409, 'KEY_ALREADY_ROTATED');
@@ -98,7 +106,9 @@ describe('control plane: concurrent changes of one consumer', () => {
             op === 'issue'
               ? await adminCall(gateway, 'POST', `/consumers/${name}/keys`, {})
               : op === 'rotate'
-                ? await adminCall(gateway, 'POST', `/consumers/${name}/keys/${firstKey}/rotate`, { overlapSeconds: 600 })
+                ? await adminCall(gateway, 'POST', `/consumers/${name}/keys/${firstKey}/rotate`, {
+                    overlapSeconds: 600,
+                  })
                 : await adminCall(gateway, 'POST', `/consumers/${name}/revoke`);
           return { op, reply } as Observed;
         }),
@@ -106,7 +116,9 @@ describe('control plane: concurrent changes of one consumer', () => {
       for (const { reply } of observed) expect(reply.status).toBeLessThan(500);
       const finalKeys = await keysOf(name);
       if (!explainedBySerialOrder(firstKey, observed, finalKeys)) {
-        unexplained.push(`${name}: ${observed.map((o) => `${o.op} ${o.reply.status}`).join(', ')}; final ${finalKeys.map((k) => k.state).join(', ')}`);
+        unexplained.push(
+          `${name}: ${observed.map((o) => `${o.op} ${o.reply.status}`).join(', ')}; final ${finalKeys.map((k) => k.state).join(', ')}`,
+        );
       }
       // What revoke-all answered is revoked for good: none of its keys is still accepted.
       const revokeAll = observed.find((o) => o.op === 'revokeAll')!.reply.body as KeyView[];

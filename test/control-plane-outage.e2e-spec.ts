@@ -1,7 +1,14 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PgliteWireServer } from '@app/database';
 import { maintenanceQuery } from '../scripts/throwaway-database';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -61,7 +68,11 @@ describe('control plane while the consumers database is unreachable', () => {
     pets = await startPetsService();
     database = await interruptibleDatabase();
     // A short TTL, so that the cached key is past it (stale) while the database is away.
-    gateway = await startGateway({ petsUrl: pets.url, database, env: { KEY_CACHE_TTL_MS: '200', KEY_NEGATIVE_CACHE_TTL_MS: '200' } });
+    gateway = await startGateway({
+      petsUrl: pets.url,
+      database,
+      env: { KEY_CACHE_TTL_MS: '200', KEY_NEGATIVE_CACHE_TTL_MS: '200' },
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -72,12 +83,16 @@ describe('control plane while the consumers database is unreachable', () => {
   it('serves cached keys, answers 503 for keys it cannot check, and recovers when the database returns', async () => {
     const known = await mintKey(gateway, 'business', 'known');
     const unseen = await mintKey(gateway, 'business', 'unseen');
-    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${known}` } })).status).toBe(200);
+    expect(
+      (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${known}` } })).status,
+    ).toBe(200);
 
     await database.cut();
     await new Promise((resolve) => setTimeout(resolve, 400));
     for (let i = 0; i < 5; i += 1) {
-      expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${known}` } })).status).toBe(200);
+      expect(
+        (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${known}` } })).status,
+      ).toBe(200);
     }
     const refused = await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${unseen}` } });
     expectErrorBody(refused, 503, 'SERVICE_UNAVAILABLE');
@@ -89,7 +104,8 @@ describe('control plane while the consumers database is unreachable', () => {
     const deadline = Date.now() + 10_000;
     let status = 0;
     while (Date.now() < deadline && status !== 200) {
-      status = (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${unseen}` } })).status;
+      status = (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${unseen}` } }))
+        .status;
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(status).toBe(200);

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { KeyCache } from '../apps/gateway/src/consumers/key-cache.service';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
@@ -24,7 +31,11 @@ async function timed(request: () => Promise<Reply>): Promise<{ reply: Reply; ms:
   return { reply, ms: Date.now() - started };
 }
 
-async function until(probe: () => Promise<Reply>, ok: (reply: Reply) => boolean, timeoutMs: number): Promise<{ reply: Reply; afterMs: number }> {
+async function until(
+  probe: () => Promise<Reply>,
+  ok: (reply: Reply) => boolean,
+  timeoutMs: number,
+): Promise<{ reply: Reply; afterMs: number }> {
   const started = Date.now();
   let reply = await probe();
   while (!ok(reply) && Date.now() - started < timeoutMs) {
@@ -101,13 +112,20 @@ async function until(probe: () => Promise<Reply>, ok: (reply: Reply) => boolean,
       expect(usage.ms).toBeLessThan(ANSWER_BOUND_MS);
       // Instance A applied its own change before answering, Redis or not (asked directly: a /v1 request would
       // wait on the frozen rate-limit store).
-      expect(await a.app.get(KeyCache).authenticate(hashApiKey(revoked))).toEqual({ outcome: 'invalid', reason: 'revoked' });
+      expect(await a.app.get(KeyCache).authenticate(hashApiKey(revoked))).toEqual({
+        outcome: 'invalid',
+        reason: 'revoked',
+      });
     } finally {
       await resumed;
     }
 
     // B still had the key cached as valid; it must refuse it soon after Redis answers again, long before its TTL.
-    const { reply, afterMs } = await until(() => call(`${b.url}/v1/pets?limit=1`, withKey(revoked)), (r) => r.status === 401, 15_000);
+    const { reply, afterMs } = await until(
+      () => call(`${b.url}/v1/pets?limit=1`, withKey(revoked)),
+      (r) => r.status === 401,
+      15_000,
+    );
     console.log(`B refused the revoked key ${Date.now() - resumedAt} ms after Redis resumed`);
     expectErrorBody(reply, 401, 'UNAUTHORIZED');
     expect(afterMs).toBeLessThan(CATCH_UP_BOUND_MS);

@@ -18,7 +18,11 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
 
   beforeAll(async () => {
     pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url, env: { LOG_LEVEL: 'warn' }, logDestination: { write: (line: string) => void lines.push(line) } });
+    gateway = await startGateway({
+      petsUrl: pets.url,
+      env: { LOG_LEVEL: 'warn' },
+      logDestination: { write: (line: string) => void lines.push(line) },
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -28,7 +32,11 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
     consoleLines = [];
     lines.length = 0;
     for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-      spies.push(jest.spyOn(console, method).mockImplementation((...args: unknown[]) => void consoleLines.push(args.map(String).join(' '))));
+      spies.push(
+        jest
+          .spyOn(console, method)
+          .mockImplementation((...args: unknown[]) => void consoleLines.push(args.map(String).join(' '))),
+      );
     }
   });
   afterEach(() => {
@@ -66,8 +74,12 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
     expect(consoleLines.filter((line) => /query failed|INSERT INTO/i.test(line))).toEqual([]);
     expect(consoleLines.join('\n')).not.toContain('Secret-Animal-41c9');
     // In this one test process Nest's logger is the last app's (the gateway's): the pets line lands there.
-    const failed = lines.map((line) => JSON.parse(line) as { context?: string; msg: string }).filter((entry) => entry.context === 'TypeORM');
-    expect(failed.map((entry) => entry.msg)).toEqual([expect.stringMatching(/^Query failed \(42P01\): INSERT INTO "pets"/)]);
+    const failed = lines
+      .map((line) => JSON.parse(line) as { context?: string; msg: string })
+      .filter((entry) => entry.context === 'TypeORM');
+    expect(failed.map((entry) => entry.msg)).toEqual([
+      expect.stringMatching(/^Query failed \(42P01\): INSERT INTO "pets"/),
+    ]);
     expect(lines.join('\n')).not.toContain('Secret-Animal-41c9');
   });
 

@@ -21,8 +21,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   beforeAll(async () => {
     pg = await OwnPostgres.create();
     pets = await createPetsApp({
-      port: 0, host: '127.0.0.1', databaseUrl: pg.url, pgliteDataDir: 'memory://', migrateOnStart: true, poolSize: 4,
-      logLevel: 'error', metrics: { port: 0, host: '127.0.0.1' }, shutdownGraceMs: 2000,
+      port: 0,
+      host: '127.0.0.1',
+      databaseUrl: pg.url,
+      pgliteDataDir: 'memory://',
+      migrateOnStart: true,
+      poolSize: 4,
+      logLevel: 'error',
+      metrics: { port: 0, host: '127.0.0.1' },
+      shutdownGraceMs: 2000,
     });
     await pets.listen(0, '127.0.0.1');
     petsUrl = `http://127.0.0.1:${(pets.getHttpServer().address() as { port: number }).port}`;
@@ -42,9 +49,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     let running = true;
     const worker = async (i: number) => {
       while (running) {
-        const reply = i % 4 === 0
-          ? await call(`${gateway.url}/v1/pets?limit=1`, { headers: auth() })
-          : await postJson(`${gateway.url}/v1/pets`, { name: `Load ${i}`, categoryId: 1 }, auth());
+        const reply =
+          i % 4 === 0
+            ? await call(`${gateway.url}/v1/pets?limit=1`, { headers: auth() })
+            : await postJson(`${gateway.url}/v1/pets`, { name: `Load ${i}`, categoryId: 1 }, auth());
         replies.push({ method: i % 4 === 0 ? 'GET' : 'POST', reply });
       }
     };

@@ -3,7 +3,13 @@ import { call, expectErrorBody, postJson, received, Reply } from './support/http
 import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
 
-const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy'];
+const RATE_HEADERS = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit',
+  'ratelimit-policy',
+];
 
 const remainingOf = (reply: Reply) => Number(reply.headers.get('x-ratelimit-remaining'));
 
@@ -74,7 +80,11 @@ describe('edge admission: every /v1 answer is authenticated first, counted once 
       const large = await postJson(url('/v1/pets'), { name: 'x', categoryId: 1, pad: 'y'.repeat(20_000) }, auth());
       expectErrorBody(large, 413, 'PAYLOAD_TOO_LARGE');
       remaining = expectCountedOnce(large, remaining);
-      const text = await call(url('/v1/pets'), { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'Rex' });
+      const text = await call(url('/v1/pets'), {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'text/plain' },
+        body: 'Rex',
+      });
       expectErrorBody(text, 415, 'UNSUPPORTED_MEDIA_TYPE');
       remaining = expectCountedOnce(text, remaining);
     });
@@ -109,7 +119,7 @@ describe('edge admission: every /v1 answer is authenticated first, counted once 
       ['GET', '/v1/pets/%FF'],
       ['GET', '/v1/unknown'],
       ['DELETE', '/v1/pets'],
-    ])('%s %s is 401 with the anonymous limit\'s headers, counted', async (method, path) => {
+    ])("%s %s is 401 with the anonymous limit's headers, counted", async (method, path) => {
       const before = await call(url('/v1/pets'));
       expectErrorBody(before, 401, 'UNAUTHORIZED');
       const reply = await call(url(path), { method });

@@ -42,7 +42,9 @@ describe('the edge, at the protocol level', () => {
       Buffer.concat([
         Buffer.from(
           `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
-            Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
+            Object.entries(headers)
+              .map(([name, value]) => `${name}: ${value}\r\n`)
+              .join('') +
             `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
         ),
         Buffer.from(body),
@@ -51,7 +53,10 @@ describe('the edge, at the protocol level', () => {
 
   describe('errors of the HTTP parser', () => {
     it('answers a 64 KB query string with 431 HEADERS_TOO_LARGE and the Error body, then closes', async () => {
-      const reply = await rawRequest(gateway.url, `GET /v1/pets?x=${'a'.repeat(64 * 1024)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      const reply = await rawRequest(
+        gateway.url,
+        `GET /v1/pets?x=${'a'.repeat(64 * 1024)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+      );
       expectRawError(reply, 431, 'HEADERS_TOO_LARGE');
       expect(reply.closed).toBe(true);
     });
@@ -101,8 +106,16 @@ describe('the edge, at the protocol level', () => {
 
   describe('bodies', () => {
     it('refuses Content-Encoding: gzip on a body that is not compressed with 400, not 500', async () => {
-      expectRawError(await post('{"name":"Rex","categoryId":1}', { 'Content-Encoding': 'gzip' }), 400, 'MALFORMED_REQUEST');
-      expectRawError(await post('{"name":"Rex","categoryId":1}', { 'Content-Encoding': 'br' }), 400, 'MALFORMED_REQUEST');
+      expectRawError(
+        await post('{"name":"Rex","categoryId":1}', { 'Content-Encoding': 'gzip' }),
+        400,
+        'MALFORMED_REQUEST',
+      );
+      expectRawError(
+        await post('{"name":"Rex","categoryId":1}', { 'Content-Encoding': 'br' }),
+        400,
+        'MALFORMED_REQUEST',
+      );
     });
 
     it('accepts a body that is really gzip-compressed', async () => {
@@ -112,7 +125,11 @@ describe('the edge, at the protocol level', () => {
     });
 
     it('refuses invalid UTF-8 in a JSON body rather than storing U+FFFD', async () => {
-      const body = Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xff, 0xfe]), Buffer.from('x","categoryId":1}')]);
+      const body = Buffer.concat([
+        Buffer.from('{"name":"R'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('x","categoryId":1}'),
+      ]);
       const reply = await post(body, {});
       expectRawError(reply, 400, 'MALFORMED_JSON');
       expect((reply.json as { message: string }).message).toBe('The request body is not valid UTF-8.');
@@ -156,7 +173,9 @@ describe('the edge, at the protocol level', () => {
     it('does the same on the pets service itself', async () => {
       const socket = await openSocket(pets.url);
       const reply = readReply(socket, 3000);
-      socket.write('POST /pets HTTP/1.1\r\nHost: pets\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n');
+      socket.write(
+        'POST /pets HTTP/1.1\r\nHost: pets\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n',
+      );
       expectRawError(await reply, 413, 'PAYLOAD_TOO_LARGE');
       socket.destroy();
     });

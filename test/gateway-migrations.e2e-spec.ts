@@ -19,7 +19,10 @@ describe('gateway migrations', () => {
   beforeAll(async () => {
     database = await createGatewayTestDatabase();
     endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
-    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', ENTITIES), logging: false }).initialize();
+    source = await new DataSource({
+      ...dataSourceOptions(endpoint, 2, 'gateway', ENTITIES),
+      logging: false,
+    }).initialize();
   });
   afterAll(async () => {
     if (source?.isInitialized) await source.destroy();
@@ -40,7 +43,16 @@ describe('gateway migrations', () => {
     const tables: Array<{ table_name: string }> = await source.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'gateway' ORDER BY table_name`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['admin_tokens', 'api_keys', 'audit_log', 'consumers', 'migrations', 'plan_requests', 'usage_daily', 'usage_hourly']);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      'admin_tokens',
+      'api_keys',
+      'audit_log',
+      'consumers',
+      'migrations',
+      'plan_requests',
+      'usage_daily',
+      'usage_hourly',
+    ]);
   });
 
   it('are not applied twice', async () => {
@@ -64,7 +76,13 @@ describe('gateway migrations', () => {
     try {
       await Promise.all([a.initialize(), b.initialize()]);
       const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
-      expect(results.flat()).toEqual(['CreateConsumers1763942400000', 'AddKeySuccessor1764547200000', 'AddAdminTokensAndAudit1795514162797', 'AddPlanRequests1795531276417', 'CreateUsageHistory1795600000000']);
+      expect(results.flat()).toEqual([
+        'CreateConsumers1763942400000',
+        'AddKeySuccessor1764547200000',
+        'AddAdminTokensAndAudit1795514162797',
+        'AddPlanRequests1795531276417',
+        'CreateUsageHistory1795600000000',
+      ]);
     } finally {
       await a.destroy();
       await b.destroy();

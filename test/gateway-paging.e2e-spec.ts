@@ -1,7 +1,13 @@
 import { request as httpRequest } from 'node:http';
 import { PAGE_CURSOR } from '@app/contract';
 import { DataSource } from 'typeorm';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, received, Reply } from './support/http';
 import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -18,7 +24,11 @@ function nextLink(link: string | null): string | undefined {
 }
 
 /** A GET with headers fetch() will not send as given (Host), straight to the gateway's socket. */
-function rawGet(origin: string, path: string, headers: Record<string, string>): Promise<{ status: number; link: string | null }> {
+function rawGet(
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; link: string | null }> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: hostname, port, path, headers }, (res) => {
@@ -53,7 +63,11 @@ describe('gateway: paging GET /v1/pets', () => {
     database = await createGatewayTestDatabase();
     direct = await startGateway({ petsUrl: pets.url, database });
     behindBalancer = await startGateway({ petsUrl: pets.url, database, env: { TRUST_PROXY: 'loopback' } });
-    withOrigin = await startGateway({ petsUrl: pets.url, database, env: { TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN } });
+    withOrigin = await startGateway({
+      petsUrl: pets.url,
+      database,
+      env: { TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN },
+    });
     key = await mintKey(direct, 'business', 'paging');
   });
   afterAll(async () => {
@@ -95,11 +109,16 @@ describe('gateway: paging GET /v1/pets', () => {
   });
 
   it('links under PUBLIC_ORIGIN when it is configured, whatever Host and X-Forwarded-* say', async () => {
-    const forged: Array<Record<string, string>> = [{}, { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }];
+    const forged: Array<Record<string, string>> = [
+      {},
+      { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' },
+    ];
     for (const headers of forged) {
       const reply = await rawGet(withOrigin.url, '/v1/pets?limit=5&status=sold', { ...auth(), ...headers });
       expect(reply.status).toBe(200);
-      expect(nextLink(reply.link)).toMatch(/^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&status=sold&after=[A-Za-z0-9_-]+$/);
+      expect(nextLink(reply.link)).toMatch(
+        /^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&status=sold&after=[A-Za-z0-9_-]+$/,
+      );
     }
   });
 
@@ -117,25 +136,33 @@ describe('gateway: paging GET /v1/pets', () => {
     }
   });
 
-  it('passes the pets service\'s 400 for a bad cursor through, with the Error body', async () => {
+  it("passes the pets service's 400 for a bad cursor through, with the Error body", async () => {
     const first = await call(`${direct.url}/v1/pets?limit=2&status=pending`, { headers: auth() });
     const after = new URL(nextLink(first.headers.get('link'))!, direct.url).searchParams.get('after')!;
     const foreign = await call(`${direct.url}/v1/pets?limit=2&status=sold&after=${after}`, { headers: auth() });
     expectErrorBody(foreign, 400, 'VALIDATION_FAILED');
-    const truncated = await call(`${direct.url}/v1/pets?limit=2&status=pending&after=${after.slice(0, -1)}`, { headers: auth() });
+    const truncated = await call(`${direct.url}/v1/pets?limit=2&status=pending&after=${after.slice(0, -1)}`, {
+      headers: auth(),
+    });
     expectErrorBody(truncated, 400, 'VALIDATION_FAILED');
     expectErrorBody(await call(`${direct.url}/v1/pets?after=`, { headers: auth() }), 400, 'VALIDATION_FAILED');
   });
 
-  it('leaves the deprecated getPet\'s successor link as it is', async () => {
+  it("leaves the deprecated getPet's successor link as it is", async () => {
     const reply = await call(`${direct.url}/v1/pets/1`, { headers: auth() });
     expect(reply.status).toBe(200);
     expect(reply.headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
   });
 
   it('documents after (its shape from the contract) and the optional Link of listPets', async () => {
-    type Op = { description: string; parameters: Array<{ name: string }>; responses: Record<string, { headers: Record<string, unknown> }> };
-    const doc = (await (await fetch(`${direct.url}/docs-json`)).json()) as { paths: Record<string, Record<string, Op>> };
+    type Op = {
+      description: string;
+      parameters: Array<{ name: string }>;
+      responses: Record<string, { headers: Record<string, unknown> }>;
+    };
+    const doc = (await (await fetch(`${direct.url}/docs-json`)).json()) as {
+      paths: Record<string, Record<string, Op>>;
+    };
     const list = doc.paths['/pets'].get;
     expect(list.parameters.find((p) => p.name === 'after')).toMatchObject({
       in: 'query',

@@ -2,12 +2,26 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { GET_PET_DEPRECATION } from '@app/contract';
 import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
-import { adminCall, createGatewayTestDatabase, FakeClock, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  FakeClock,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, postJson, received, Reply } from './support/http';
 import { checkReceived, OpenApiContract } from './support/openapi-contract';
 import { RunningPets, startPetsService } from './support/pets-service';
 
-const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy'];
+const RATE_HEADERS = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit',
+  'ratelimit-policy',
+];
 
 function expectRateHeaders(reply: Reply): void {
   for (const name of RATE_HEADERS) expect(reply.headers.get(name)).not.toBeNull();
@@ -54,14 +68,18 @@ describe('gateway', () => {
       expect(fetched.body).toEqual(created.body);
     });
 
-    it('passes the pets service\'s errors through unchanged', async () => {
+    it("passes the pets service's errors through unchanged", async () => {
       const invalid = await postJson(url('/v1/pets'), { name: 'Rex' }, auth());
       expectErrorBody(invalid, 400, 'VALIDATION_FAILED');
       expect((invalid.body as { message: string }).message).toBe('categoryId is required');
       expectErrorBody(await call(url('/v1/pets?limit=101'), { headers: auth() }), 400, 'VALIDATION_FAILED');
       expectErrorBody(await call(url('/v1/pets/9007199254740990'), { headers: auth() }), 404, 'NOT_FOUND');
       expectErrorBody(await postJson(url('/v1/pets'), '{"name":', auth()), 400, 'MALFORMED_JSON');
-      const text = await call(url('/v1/pets'), { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'Rex' });
+      const text = await call(url('/v1/pets'), {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'text/plain' },
+        body: 'Rex',
+      });
       expectErrorBody(text, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
@@ -99,12 +117,19 @@ describe('gateway', () => {
       let seen: Record<string, string | string[] | undefined> = {};
       const echo = await listen((req, res) => {
         seen = req.headers;
-        res.writeHead(200, { 'content-type': 'application/json', connection: 'close', 'x-internal': 'secret' }).end('[]');
+        res
+          .writeHead(200, { 'content-type': 'application/json', connection: 'close', 'x-internal': 'secret' })
+          .end('[]');
       });
       const edge = await startGateway({ petsUrl: echo.origin, database });
       try {
         const reply = await call(`${edge.url}/v1/pets`, {
-          headers: { ...auth(), 'x-consumer-name': 'forged', 'x-consumer-plan': 'enterprise', 'x-request-id': 'to-the-upstream-1' },
+          headers: {
+            ...auth(),
+            'x-consumer-name': 'forged',
+            'x-consumer-plan': 'enterprise',
+            'x-request-id': 'to-the-upstream-1',
+          },
         });
         expect(seen['x-request-id']).toBe('to-the-upstream-1');
         expect(reply.status).toBe(200);
@@ -164,12 +189,28 @@ describe('gateway', () => {
     it.each([
       ['no Authorization header', {}, 'Bearer realm="petstore"'],
       ['an empty bearer', { authorization: 'Bearer ' }, 'Bearer realm="petstore", error="invalid_request"'],
-      ['another scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, 'Bearer realm="petstore", error="invalid_request"'],
+      [
+        'another scheme',
+        { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+        'Bearer realm="petstore", error="invalid_request"',
+      ],
       ['a malformed key', { authorization: 'Bearer not-a-key' }, 'Bearer realm="petstore", error="invalid_token"'],
-      ['an unknown key', { authorization: 'Bearer petk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, 'Bearer realm="petstore", error="invalid_token"'],
+      [
+        'an unknown key',
+        { authorization: 'Bearer petk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+        'Bearer realm="petstore", error="invalid_token"',
+      ],
     ])('answers 401 with WWW-Authenticate for %s', async (_case, headers, challenge) => {
-      for (const [method, path] of [['GET', '/v1/pets'], ['POST', '/v1/pets'], ['GET', '/v1/pets/1']]) {
-        const reply = await call(url(path), { method, headers: { ...headers, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      for (const [method, path] of [
+        ['GET', '/v1/pets'],
+        ['POST', '/v1/pets'],
+        ['GET', '/v1/pets/1'],
+      ]) {
+        const reply = await call(url(path), {
+          method,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: method === 'POST' ? '{}' : undefined,
+        });
         expectErrorBody(reply, 401, 'UNAUTHORIZED');
         expect(reply.headers.get('www-authenticate')).toBe(challenge);
       }
@@ -186,7 +227,11 @@ describe('gateway', () => {
       const fresh = await mintKey(gateway, 'free', 'late-comer');
       expect((await call(url('/v1/pets?limit=1'), { headers: { authorization: `Bearer ${fresh}` } })).status).toBe(200);
       expect((await adminCall(gateway, 'POST', '/consumers/late-comer/revoke')).status).toBe(200);
-      expectErrorBody(await call(url('/v1/pets?limit=1'), { headers: { authorization: `Bearer ${fresh}` } }), 401, 'UNAUTHORIZED');
+      expectErrorBody(
+        await call(url('/v1/pets?limit=1'), { headers: { authorization: `Bearer ${fresh}` } }),
+        401,
+        'UNAUTHORIZED',
+      );
     });
   });
 

@@ -24,7 +24,10 @@ describe('graceful shutdown', () => {
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     database = await createGatewayTestDatabase();
     port = await freePort();
-    const admin = { adminUrl: `http://127.0.0.1:${await freePort()}`, adminToken: 'graceful-shutdown-admin-token-0123456789' };
+    const admin = {
+      adminUrl: `http://127.0.0.1:${await freePort()}`,
+      adminToken: 'graceful-shutdown-admin-token-0123456789',
+    };
     gateway = spawnBuiltGateway({
       PORT: String(port),
       PETS_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,

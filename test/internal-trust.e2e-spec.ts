@@ -22,12 +22,20 @@ describe('internal trust between the gateway and the pets service', () => {
 
   it('refuses direct requests without the secret, or with a wrong one, with 401', async () => {
     expectErrorBody(await call(`${pets.url}/pets`), 401, 'UNAUTHORIZED');
-    expectErrorBody(await call(`${pets.url}/pets`, { headers: { 'x-internal-secret': 'guess-guess-guess-guess' } }), 401, 'UNAUTHORIZED');
+    expectErrorBody(
+      await call(`${pets.url}/pets`, { headers: { 'x-internal-secret': 'guess-guess-guess-guess' } }),
+      401,
+      'UNAUTHORIZED',
+    );
     expectErrorBody(await postJson(`${pets.url}/pets`, { name: 'Sneaky', categoryId: 1 }), 401, 'UNAUTHORIZED');
   });
 
   it('serves the gateway, which sends the secret', async () => {
-    const created = await postJson(`${gateway.url}/v1/pets`, { name: 'Trusted', categoryId: 1 }, { authorization: `Bearer ${key}` });
+    const created = await postJson(
+      `${gateway.url}/v1/pets`,
+      { name: 'Trusted', categoryId: 1 },
+      { authorization: `Bearer ${key}` },
+    );
     expect(created.status).toBe(201);
     const listed = await call(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
     expect((listed.body as Array<{ name: string }>).map((pet) => pet.name)).toEqual(['Trusted']);

@@ -4,7 +4,14 @@ import { AppMetrics } from '@app/platform';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { KeyCache } from '../apps/gateway/src/consumers/key-cache.service';
 import { KeyLookupRepository } from '../apps/gateway/src/consumers/key-lookup.repository';
-import { createGatewayTestDatabase, FakeClock, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  FakeClock,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -34,7 +41,10 @@ function flood(gateways: GatewayUnderTest[], workers = 40) {
   const worker = async (w: number) => {
     while (!stopped) {
       const i = sent++;
-      const reply = await fetch(`${gateways[w % gateways.length].url}/v1/pets?limit=1`, withKey(generateApiKey(), `198.51.100.${i % ADDRESSES}`));
+      const reply = await fetch(
+        `${gateways[w % gateways.length].url}/v1/pets?limit=1`,
+        withKey(generateApiKey(), `198.51.100.${i % ADDRESSES}`),
+      );
       await reply.arrayBuffer();
       statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
     }
@@ -89,13 +99,16 @@ describe('a flood of random keys does not shut new customers out', () => {
 
   it('accepts every fresh valid key at once during the flood; only false positives reach the database', async () => {
     // Ten keys issued before the flood, ten during it; each used first on the instance that did not issue it.
-    const before = await Promise.all(Array.from({ length: 10 }, (_, i) => mintKey(i % 2 ? b : a, 'pro').then((key) => ({ key, on: i % 2 ? a : b }))));
+    const before = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => mintKey(i % 2 ? b : a, 'pro').then((key) => ({ key, on: i % 2 ? a : b }))),
+    );
     const queriesBefore = [await storeQueries(a), await storeQueries(b)];
     const started = Date.now();
     const load = flood([a, b]);
     await pause(1_500);
     const statuses: number[] = [];
-    for (const { key, on } of before) statuses.push((await call(`${on.url}/v1/pets?limit=1`, withKey(key, '192.0.2.1'))).status);
+    for (const { key, on } of before)
+      statuses.push((await call(`${on.url}/v1/pets?limit=1`, withKey(key, '192.0.2.1'))).status);
     for (let i = 0; i < 10; i += 1) {
       const key = await mintKey(i % 2 ? b : a, 'pro');
       statuses.push((await call(`${(i % 2 ? a : b).url}/v1/pets?limit=1`, withKey(key, '192.0.2.1'))).status);
@@ -122,8 +135,12 @@ describe('a flood of random keys does not shut new customers out', () => {
     await sql.connect();
     try {
       await sql.query(`UPDATE "gateway"."api_keys" SET revoked_at = now() WHERE key_hash = $1`, [hashApiKey(revoked)]);
-      await sql.query(`UPDATE "gateway"."api_keys" SET expires_at = now() - interval '1 second' WHERE key_hash = $1`, [hashApiKey(expiring)]);
-      const all = (await sql.query<{ key_hash: string }>(`SELECT key_hash FROM "gateway"."api_keys"`)).rows.map((r) => r.key_hash);
+      await sql.query(`UPDATE "gateway"."api_keys" SET expires_at = now() - interval '1 second' WHERE key_hash = $1`, [
+        hashApiKey(expiring),
+      ]);
+      const all = (await sql.query<{ key_hash: string }>(`SELECT key_hash FROM "gateway"."api_keys"`)).rows.map(
+        (r) => r.key_hash,
+      );
       const repository = a.app.get(KeyLookupRepository);
       const paged: string[] = [];
       for await (const page of repository.validKeyHashPages(7)) {
@@ -140,7 +157,7 @@ describe('a flood of random keys does not shut new customers out', () => {
     }
   });
 
-  it('accepts on instance B, at once, a key issued on instance A: the change put it in B\'s filter', async () => {
+  it("accepts on instance B, at once, a key issued on instance A: the change put it in B's filter", async () => {
     const cacheB = b.app.get(KeyCache);
     // From a fresh build: the count is then exactly the valid keys, and a rebuild that lands during the test (the
     // catch-up build 10 s after start, on a slow machine) cannot move it except by the new key. Without it, the
@@ -170,7 +187,13 @@ describe('cached keys under a flood: never trusted past the TTL', () => {
     const database = await createGatewayTestDatabase();
     const clock = new FakeClock();
     const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}ttl-${randomBytes(4).toString('hex')}:`;
-    const gateway = await startGateway({ petsUrl: pets.url, database, clock, keyPrefix, env: { TRUST_PROXY: 'loopback', KEY_LOOKUPS_PER_SECOND: '1' } });
+    const gateway = await startGateway({
+      petsUrl: pets.url,
+      database,
+      clock,
+      keyPrefix,
+      env: { TRUST_PROXY: 'loopback', KEY_LOOKUPS_PER_SECOND: '1' },
+    });
     const sql = new Client({ connectionString: database.url });
     try {
       await sql.connect();
@@ -186,7 +209,9 @@ describe('cached keys under a flood: never trusted past the TTL', () => {
       const load = flood([gateway], 20);
       // Fresh keys spend the whole lookup budget (1 a second) at the same time.
       const fresh = await Promise.all(Array.from({ length: 12 }, () => mintKey(gateway, 'pro')));
-      const freshStatuses = await Promise.all(fresh.map((k) => call(`${gateway.url}/v1/pets?limit=1`, withKey(k)).then((r) => r.status)));
+      const freshStatuses = await Promise.all(
+        fresh.map((k) => call(`${gateway.url}/v1/pets?limit=1`, withKey(k)).then((r) => r.status)),
+      );
       const replies = [];
       for (let i = 0; i < 5; i += 1) replies.push(await call(`${gateway.url}/v1/pets?limit=1`, withKey(key)));
       await load.stop(); // before any assertion: a failed one must not leave the flood running
@@ -201,10 +226,16 @@ describe('cached keys under a flood: never trusted past the TTL', () => {
 });
 
 describe('a valid key from an address banned for anonymous requests', () => {
-  it('is the consumer\'s; a key not in the filter from that address gets the ban\'s 429', async () => {
+  it("is the consumer's; a key not in the filter from that address gets the ban's 429", async () => {
     const gateway = await startGateway({
       petsUrl: pets.url,
-      env: { TRUST_PROXY: 'loopback', ANON_RATE_LIMIT_PER_MINUTE: '5', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0', KEY_LOOKUPS_PER_SECOND: '100' },
+      env: {
+        TRUST_PROXY: 'loopback',
+        ANON_RATE_LIMIT_PER_MINUTE: '5',
+        BAN_THRESHOLD: '3',
+        BAN_GRACE_MS: '0',
+        KEY_LOOKUPS_PER_SECOND: '100',
+      },
     });
     try {
       const address = '203.0.113.9';
@@ -217,13 +248,19 @@ describe('a valid key from an address banned for anonymous requests', () => {
       expectErrorBody(last, 429, 'KEY_BANNED');
       // None of its keys was in the filter: the guessing cost no query but the one a second (1 % of a budget of
       // 100) that hashes not in the filter may still take.
-      expect((await storeQueries(gateway)) - queriesBefore).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 1000) + 1);
+      expect((await storeQueries(gateway)) - queriesBefore).toBeLessThanOrEqual(
+        Math.ceil((Date.now() - started) / 1000) + 1,
+      );
 
       const key = await mintKey(gateway, 'pro');
       const reply = await call(`${gateway.url}/v1/pets?limit=1`, withKey(key, address));
       expect(reply.status).toBe(200);
       expect(reply.headers.get('x-ratelimit-limit')).toBe('300');
-      expectErrorBody(await call(`${gateway.url}/v1/pets?limit=1`, withKey(generateApiKey(), address)), 429, 'KEY_BANNED');
+      expectErrorBody(
+        await call(`${gateway.url}/v1/pets?limit=1`, withKey(generateApiKey(), address)),
+        429,
+        'KEY_BANNED',
+      );
     } finally {
       await gateway.close();
     }

@@ -35,18 +35,39 @@ const spawned: ChildProcess[] = [];
 
 /** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
 async function start(command: string, args: string[]): Promise<Started> {
-  const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort(), portal: await freePort(), console: await freePort() };
+  const ports = {
+    gateway: await freePort(),
+    pets: await freePort(),
+    admin: await freePort(),
+    portal: await freePort(),
+    console: await freePort(),
+  };
   const tokenFile = join(mkdtempSync(join(tmpdir(), 'petstore-start-')), 'admin-token');
   const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,
-      PORT: String(ports.gateway), HOST: '127.0.0.1', PETS_PORT: String(ports.pets), METRICS_PORT: '0', PETS_METRICS_PORT: '0',
-      PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: String(ports.admin), ADMIN_TOKEN_FILE: tokenFile, PORTAL_PORT: String(ports.portal),
+      PORT: String(ports.gateway),
+      HOST: '127.0.0.1',
+      PETS_PORT: String(ports.pets),
+      METRICS_PORT: '0',
+      PETS_METRICS_PORT: '0',
+      PGLITE_DATA_DIR: 'memory://',
+      ADMIN_PORT: String(ports.admin),
+      ADMIN_TOKEN_FILE: tokenFile,
+      PORTAL_PORT: String(ports.portal),
       GATEWAY_DATABASE_URL: '',
-      CONSOLE_PORT: String(ports.console), CONSOLE_SESSION_SECRET_FILE: join(dirname(tokenFile), 'console-session-secret'), CONSOLE_DATABASE_URL: '', ADMIN_URL: '',
+      CONSOLE_PORT: String(ports.console),
+      CONSOLE_SESSION_SECRET_FILE: join(dirname(tokenFile), 'console-session-secret'),
+      CONSOLE_DATABASE_URL: '',
+      ADMIN_URL: '',
       RATE_LIMIT_STATE_FILE: join(dirname(tokenFile), 'rate-limits.json'),
-      DEMO_KEY: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', REDIS_URL: '', SHUTDOWN_GRACE_MS: '2000',
+      DEMO_KEY: 'false',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'development',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      SHUTDOWN_GRACE_MS: '2000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own, so that a failed test can stop npm, the script and both apps at once.
@@ -110,23 +131,41 @@ describe('npm start', () => {
     // wrote its address beside the admin token (ADMIN_TOKEN_FILE's folder, .data/ by default).
     const urlFile = join(dirname(started.tokenFile), 'admin-url');
     expect(readFileSync(urlFile, 'utf8').trim()).toBe(`http://127.0.0.1:${started.ports.admin}`);
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !['ADMIN_URL', 'ADMIN_PORT', 'ADMIN_TOKEN'].includes(name)));
-    const keys = (...args: string[]) => promisify(execFile)(process.execPath, ['scripts/keys.js', ...args], { cwd: ROOT, env: { ...env, ADMIN_TOKEN_FILE: started.tokenFile } });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !['ADMIN_URL', 'ADMIN_PORT', 'ADMIN_TOKEN'].includes(name)),
+    );
+    const keys = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['scripts/keys.js', ...args], {
+        cwd: ROOT,
+        env: { ...env, ADMIN_TOKEN_FILE: started.tokenFile },
+      });
     expect((await keys('list')).stdout).toBe('No consumers.\n');
 
     started.process.kill('SIGTERM');
     await started.exited;
-    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console], 15_000)).toBe(true);
+    expect(
+      await portsReleased(
+        [started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console],
+        15_000,
+      ),
+    ).toBe(true);
     // Gone with the gateway: the CLI does not send the token to whatever takes the port next.
     expect(existsSync(urlFile)).toBe(false);
     // The in-process counters were written as the gateway stopped, for the next start to resume.
-    expect(JSON.parse(readFileSync(join(dirname(started.tokenFile), 'rate-limits.json'), 'utf8'))).toMatchObject({ version: 1 });
+    expect(JSON.parse(readFileSync(join(dirname(started.tokenFile), 'rate-limits.json'), 'utf8'))).toMatchObject({
+      version: 1,
+    });
   }, 300_000);
 
   it('stops both apps on SIGINT to the start script itself', async () => {
     const started = await start(process.execPath, ['scripts/start.js']);
     started.process.kill('SIGINT');
     expect(await started.exited).toBe(0);
-    expect(await portsReleased([started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console], 15_000)).toBe(true);
+    expect(
+      await portsReleased(
+        [started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console],
+        15_000,
+      ),
+    ).toBe(true);
   }, 120_000);
 });

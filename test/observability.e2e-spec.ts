@@ -27,7 +27,9 @@ describe('logs and metrics', () => {
   const metricsOf = async (port: number | undefined) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 
   it('logs one JSON line per request with id, method, route, status, duration and consumer, never the key', async () => {
-    await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-observed-1' } });
+    await call(`${gateway.url}/v1/pets?limit=1`, {
+      headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-observed-1' },
+    });
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const entry = entries.find((e) => (e.req as { id?: string } | undefined)?.id === 'trace-observed-1');
     expect(entry).toMatchObject({

@@ -7,10 +7,19 @@ interface Operation {
   description?: string;
   security: Array<Record<string, string[]>>;
   'x-stability'?: string;
-  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }>;
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }
+  >;
   parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;
 }
-type Schema = { required?: string[]; properties: Record<string, Record<string, unknown>>; enum?: string[]; type?: string; items?: unknown };
+type Schema = {
+  required?: string[];
+  properties: Record<string, Record<string, unknown>>;
+  enum?: string[];
+  type?: string;
+  items?: unknown;
+};
 
 /** The served OpenAPI document says what the spec says (parts 1, 2, 4, 5, 7, 8 and 9). */
 describe('the OpenAPI document', () => {
@@ -34,7 +43,11 @@ describe('the OpenAPI document', () => {
 
   it('is version 1.0.0, with a relative /v1 server first, then production and staging ending in /v1', () => {
     expect(doc.info.version).toBe('1.0.0');
-    expect(doc.servers.map((s) => s.url)).toEqual(['/v1', 'https://api.petstore.example.com/v1', 'https://staging-api.petstore.example.com/v1']);
+    expect(doc.servers.map((s) => s.url)).toEqual([
+      '/v1',
+      'https://api.petstore.example.com/v1',
+      'https://staging-api.petstore.example.com/v1',
+    ]);
   });
 
   it('has the three operations, tagged animals, each behind the bearer scheme, with a stability', () => {
@@ -60,29 +73,45 @@ describe('the OpenAPI document', () => {
   /** Follows a local $ref (responses and headers are shared components). */
   const resolve = <T>(value: T | { $ref: string }): T =>
     '$ref' in (value as object)
-      ? ((value as { $ref: string }).$ref.slice(2).split('/').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], doc) as T)
+      ? ((value as { $ref: string }).$ref
+          .slice(2)
+          .split('/')
+          .reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], doc) as T)
       : (value as T);
   type Example = { code: string; status: number };
-  type Response = Operation['responses'][string] & { content?: Record<string, { schema: { $ref?: string }; example?: Example; examples?: Record<string, { value: Example }> }> };
+  type Response = Operation['responses'][string] & {
+    content?: Record<
+      string,
+      { schema: { $ref?: string }; example?: Example; examples?: Record<string, { value: Example }> }
+    >;
+  };
   const response = (o: Operation, status: string) => resolve<Response>(o.responses[status]);
 
   it('documents every status the gateway can answer, and 429 with Retry-After and rate-limit headers on every counted answer', () => {
     const everywhere = ['400', '401', '408', '429', '431', '500', '502', '503', '504'];
     expect(Object.keys(op('/pets', 'get').responses).sort()).toEqual(['200', ...everywhere].sort());
     expect(Object.keys(op('/pets', 'post').responses).sort()).toEqual(['201', '413', '415', ...everywhere].sort());
-    expect(Object.keys(op('/pets/{petId}', 'get').responses).sort()).toEqual(['200', '404', '410', ...everywhere].sort());
+    expect(Object.keys(op('/pets/{petId}', 'get').responses).sort()).toEqual(
+      ['200', '404', '410', ...everywhere].sort(),
+    );
     for (const o of all()) {
       expect(response(o, '429').headers).toHaveProperty('Retry-After');
       for (const status of Object.keys(o.responses)) {
         const documented = response(o, status);
         // 408 and 431 are answered by the HTTP parser, before a request is counted.
         if (status !== '408' && status !== '431') {
-          expect(Object.keys(documented.headers ?? {})).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
+          expect(Object.keys(documented.headers ?? {})).toEqual(
+            expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+          );
         }
-        expect(documented.content?.['application/json']?.schema.$ref).toMatch(/#\/components\/schemas\/(Pet|Pets|Error)$/);
+        expect(documented.content?.['application/json']?.schema.$ref).toMatch(
+          /#\/components\/schemas\/(Pet|Pets|Error)$/,
+        );
       }
     }
-    expect(response(op('/pets', 'get'), '200').content!['application/json'].schema.$ref).toBe('#/components/schemas/Pets');
+    expect(response(op('/pets', 'get'), '200').content!['application/json'].schema.$ref).toBe(
+      '#/components/schemas/Pets',
+    );
   });
 
   it('gives each error status its own examples, with the codes it is really sent with', () => {
@@ -105,12 +134,18 @@ describe('the OpenAPI document', () => {
   it('gives each operation 400 examples that operation can give: a body rule for createPet, query rules for listPets, petId for getPet', () => {
     const messages = (o: Operation) => {
       const media = response(o, '400').content!['application/json'];
-      return (media.example ? [media.example] : Object.values(media.examples!).map((e) => e.value)) as Array<Example & { message: string }>;
+      return (media.example ? [media.example] : Object.values(media.examples!).map((e) => e.value)) as Array<
+        Example & { message: string }
+      >;
     };
     const query = /^(limit|status|after) |query parameter/;
     const body = /^(name|categoryId) |field|JSON/;
     const createPet = messages(op('/pets', 'post'));
-    expect(createPet[0]).toEqual({ code: 'VALIDATION_FAILED', status: 400, message: expect.stringMatching(/^(name|categoryId) /) });
+    expect(createPet[0]).toEqual({
+      code: 'VALIDATION_FAILED',
+      status: 400,
+      message: expect.stringMatching(/^(name|categoryId) /),
+    });
     expect(createPet.filter((e) => query.test(e.message) || e.message.includes('petId'))).toEqual([]);
     const listPets = messages(op('/pets', 'get'));
     expect(listPets[0].message).toMatch(query);
@@ -120,15 +155,19 @@ describe('the OpenAPI document', () => {
     expect(getPet.filter((e) => query.test(e.message) || body.test(e.message))).toEqual([]);
   });
 
-  it('gives createPet\'s 201 the Location of the new animal', () => {
-    const headers = response(op('/pets', 'post'), '201').headers as Record<string, { required?: boolean; schema?: unknown }>;
+  it("gives createPet's 201 the Location of the new animal", () => {
+    const headers = response(op('/pets', 'post'), '201').headers as Record<
+      string,
+      { required?: boolean; schema?: unknown }
+    >;
     expect(headers.Location).toMatchObject({ required: true, schema: { type: 'string' } });
   });
 
   it('tells client generators the truth: opaque keys, required rate-limit headers, closed NewPet, plain PetStatus refs', () => {
     expect(doc.components.securitySchemes.bearer).not.toHaveProperty('bearerFormat');
     const headers = (doc.components as unknown as { headers: Record<string, { required?: boolean }> }).headers;
-    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(headers[name].required).toBe(true);
+    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+      expect(headers[name].required).toBe(true);
     expect((doc.components.schemas.NewPet as { additionalProperties?: boolean }).additionalProperties).toBe(false);
     expect(doc.components.schemas.NewPet.properties.status).toEqual({ $ref: '#/components/schemas/PetStatus' });
     expect(doc.components.schemas.Pet.properties.status).toEqual({ $ref: '#/components/schemas/PetStatus' });
@@ -148,8 +187,20 @@ describe('the OpenAPI document', () => {
 
   it('describes limit (1..100, default 20) and status as query parameters, petId as an int64 path parameter', () => {
     const parameters = op('/pets', 'get').parameters!;
-    expect(parameters.find((p) => p.name === 'limit')).toMatchObject({ in: 'query', required: false, schema: { minimum: 1, maximum: 100, default: 20 } });
-    expect(parameters.find((p) => p.name === 'status')).toMatchObject({ in: 'query', required: false, schema: { $ref: '#/components/schemas/PetStatus' } });
-    expect(op('/pets/{petId}', 'get').parameters!.find((p) => p.name === 'petId')).toMatchObject({ in: 'path', required: true, schema: { format: 'int64' } });
+    expect(parameters.find((p) => p.name === 'limit')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { minimum: 1, maximum: 100, default: 20 },
+    });
+    expect(parameters.find((p) => p.name === 'status')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { $ref: '#/components/schemas/PetStatus' },
+    });
+    expect(op('/pets/{petId}', 'get').parameters!.find((p) => p.name === 'petId')).toMatchObject({
+      in: 'path',
+      required: true,
+      schema: { format: 'int64' },
+    });
   });
 });

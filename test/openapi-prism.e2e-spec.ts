@@ -53,20 +53,32 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
   const json = (apiKey = key) => ({ ...auth(apiKey), 'content-type': 'application/json' });
 
   it('catches a response that breaks the document (the check is real)', async () => {
-    const answer = await send(`${doctored.url}/pets`, { method: 'POST', headers: json(), body: JSON.stringify({ name: 'Rex', categoryId: 1 }) });
+    const answer = await send(`${doctored.url}/pets`, {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
     expect(JSON.stringify(answer.body)).toContain('stoplight.io/prism/errors#VIOLATIONS');
   });
 
   it('lets every successful answer through: listPets, createPet, getPet (deprecated, with its headers)', async () => {
-    const created = await send(`${strict.url}/pets`, { method: 'POST', headers: json(), body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }) });
+    const created = await send(`${strict.url}/pets`, {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }),
+    });
     expectFromUpstream(created, 201);
     expectFromUpstream(await send(`${strict.url}/pets?limit=5&status=available`, { headers: auth() }), 200);
-    expectFromUpstream(await send(`${strict.url}/pets/${(created.body as { id: number }).id}`, { headers: auth() }), 200);
+    expectFromUpstream(
+      await send(`${strict.url}/pets/${(created.body as { id: number }).id}`, { headers: auth() }),
+      200,
+    );
   });
 
   it('lets the error answers of valid requests through: 404, 429', async () => {
     expectFromUpstream(await send(`${strict.url}/pets/987654321`, { headers: auth() }), 404, 'NOT_FOUND');
-    for (let i = 0; i < 2; i += 1) expectFromUpstream(await send(`${strict.url}/pets?limit=1`, { headers: auth(limitedKey) }), 200);
+    for (let i = 0; i < 2; i += 1)
+      expectFromUpstream(await send(`${strict.url}/pets?limit=1`, { headers: auth(limitedKey) }), 200);
     const limited = await send(`${strict.url}/pets?limit=1`, { headers: auth(limitedKey) });
     expectFromUpstream(limited, 429, 'RATE_LIMITED');
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -76,7 +88,11 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
     const answers = [
       await send(`${reporting.url}/pets?limit=0`, { headers: auth() }),
       await send(`${reporting.url}/pets`),
-      await send(`${reporting.url}/pets`, { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'Rex' }),
+      await send(`${reporting.url}/pets`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'text/plain' },
+        body: 'Rex',
+      }),
     ];
     expect(answers.map((a) => a.status)).toEqual([400, 401, 415]);
     for (const answer of answers) expect(responseViolations(answer)).toEqual([]);

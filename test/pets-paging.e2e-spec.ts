@@ -58,10 +58,12 @@ describe('pets service: paging GET /pets', () => {
 
   let inserted = 0;
   const insert = (status?: string) =>
-    postJson(url('/pets'), { name: `Added ${(inserted += 1)}`, categoryId: 1, ...(status ? { status } : {}) }).then((reply) => {
-      expect(reply.status).toBe(201);
-      return reply.body as Pet;
-    });
+    postJson(url('/pets'), { name: `Added ${(inserted += 1)}`, categoryId: 1, ...(status ? { status } : {}) }).then(
+      (reply) => {
+        expect(reply.status).toBe(201);
+        return reply.body as Pet;
+      },
+    );
 
   beforeAll(async () => {
     pets = await startPetsService();
@@ -145,7 +147,7 @@ describe('pets service: paging GET /pets', () => {
     expect([...(first.body as Pet[]), ...(wider.body as Pet[])]).toEqual(direct.body);
   });
 
-  it('signs with CURSOR_SECRET: another deployment\'s cursors are refused, its own followed', async () => {
+  it("signs with CURSOR_SECRET: another deployment's cursors are refused, its own followed", async () => {
     const other = await startPetsService({ cursorSecret: 'a-production-secret-of-32-characters!' });
     try {
       await postJson(`${other.url}/pets`, { name: 'One', categoryId: 1 });
@@ -165,7 +167,9 @@ describe('pets service: paging GET /pets', () => {
     let soldCursor: string;
     let allCursor: string;
     beforeAll(async () => {
-      soldCursor = new URL(nextLink(await call(url('/pets?status=sold&limit=2')))!, pets.url).searchParams.get('after')!;
+      soldCursor = new URL(nextLink(await call(url('/pets?status=sold&limit=2')))!, pets.url).searchParams.get(
+        'after',
+      )!;
       allCursor = new URL(nextLink(await call(url('/pets?limit=2')))!, pets.url).searchParams.get('after')!;
     });
 
@@ -179,12 +183,32 @@ describe('pets service: paging GET /pets', () => {
       ['truncated', () => `/pets?status=sold&after=${soldCursor.slice(0, -2)}`, 'after is not a valid cursor'],
       ['cut to one character', () => `/pets?after=${allCursor.slice(0, 1)}`, 'after is not a valid cursor'],
       ['made up', () => '/pets?after=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'after is not a valid cursor'],
-      ['signed with another secret', () => `/pets?after=${new PageCursorCodec('x'.repeat(40)).encode({ lastId: 5, status: null })}`, 'after is not a valid cursor'],
-      ['for status=sold, used with status=pending', () => `/pets?status=pending&after=${soldCursor}`, 'after belongs to the listing of status=sold'],
-      ['for status=sold, used without status', () => `/pets?after=${soldCursor}`, 'after belongs to the listing of status=sold'],
-      ['for every status, used with status=sold', () => `/pets?status=sold&after=${allCursor}`, 'after belongs to the listing of every status'],
+      [
+        'signed with another secret',
+        () => `/pets?after=${new PageCursorCodec('x'.repeat(40)).encode({ lastId: 5, status: null })}`,
+        'after is not a valid cursor',
+      ],
+      [
+        'for status=sold, used with status=pending',
+        () => `/pets?status=pending&after=${soldCursor}`,
+        'after belongs to the listing of status=sold',
+      ],
+      [
+        'for status=sold, used without status',
+        () => `/pets?after=${soldCursor}`,
+        'after belongs to the listing of status=sold',
+      ],
+      [
+        'for every status, used with status=sold',
+        () => `/pets?status=sold&after=${allCursor}`,
+        'after belongs to the listing of every status',
+      ],
       ['empty', () => '/pets?after=', 'after must be the cursor of a Link rel="next"'],
-      ['with characters outside base64url', () => `/pets?after=${encodeURIComponent(`${allCursor}+/=`)}`, 'after must be the cursor'],
+      [
+        'with characters outside base64url',
+        () => `/pets?after=${encodeURIComponent(`${allCursor}+/=`)}`,
+        'after must be the cursor',
+      ],
       ['longer than 128 characters', () => `/pets?after=${'A'.repeat(129)}`, 'after must be the cursor'],
       ['repeated', () => `/pets?after=${allCursor}&after=${allCursor}`, 'after must be the cursor'],
     ])('%s', async (_case, path, message) => {

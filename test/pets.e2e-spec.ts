@@ -61,18 +61,38 @@ describe('pets service', () => {
       ['name with a C1 control', { name: 'Re\u0085x', categoryId: 1 }, 'control characters'],
       ['name with a lone surrogate', { name: 'Re\ud800x', categoryId: 1 }, 'well-formed Unicode'],
       ['name too long', { name: 'x'.repeat(101), categoryId: 1 }, 'name must be 1 to 100 characters long'],
-      ['categoryId as a string', { name: 'Rex', categoryId: '1' }, 'categoryId must be an integer from 1 to 9007199254740991'],
+      [
+        'categoryId as a string',
+        { name: 'Rex', categoryId: '1' },
+        'categoryId must be an integer from 1 to 9007199254740991',
+      ],
       ['categoryId a fraction', { name: 'Rex', categoryId: 1.5 }, 'categoryId must be an integer'],
       ['categoryId boolean', { name: 'Rex', categoryId: true }, 'categoryId must be an integer'],
       ['categoryId zero', { name: 'Rex', categoryId: 0 }, 'categoryId must be an integer from 1'],
       ['categoryId negative', { name: 'Rex', categoryId: -5 }, 'categoryId must be an integer from 1'],
       ['categoryId above 2^53-1', { name: 'Rex', categoryId: 9007199254740992 }, 'categoryId must be an integer'],
-      ['status unknown', { name: 'Rex', categoryId: 1, status: 'adopted' }, 'status must be one of: available, pending, sold'],
+      [
+        'status unknown',
+        { name: 'Rex', categoryId: 1, status: 'adopted' },
+        'status must be one of: available, pending, sold',
+      ],
       ['status null', { name: 'Rex', categoryId: 1, status: null }, 'status must not be null'],
       ['status wrong case', { name: 'Rex', categoryId: 1, status: 'Available' }, 'status must be one of'],
-      ['an unknown field', { name: 'Rex', categoryId: 1, colour: 'brown' }, 'unknown field `colour`: allowed fields are name, categoryId, status'],
-      ['a typo of a field', { name: 'Rex', categoryID: 1 }, 'unknown field `categoryID`: allowed fields are name, categoryId, status'],
-      ['an id sent by the client', { id: 5, name: 'Rex', categoryId: 1 }, 'unknown field `id`: allowed fields are name, categoryId, status'],
+      [
+        'an unknown field',
+        { name: 'Rex', categoryId: 1, colour: 'brown' },
+        'unknown field `colour`: allowed fields are name, categoryId, status',
+      ],
+      [
+        'a typo of a field',
+        { name: 'Rex', categoryID: 1 },
+        'unknown field `categoryID`: allowed fields are name, categoryId, status',
+      ],
+      [
+        'an id sent by the client',
+        { id: 5, name: 'Rex', categoryId: 1 },
+        'unknown field `id`: allowed fields are name, categoryId, status',
+      ],
     ])('refuses %s with 400 naming the field and the rule', async (_case, payload, message) => {
       const reply = await create(payload);
       expectErrorBody(reply, 400, 'VALIDATION_FAILED');
@@ -100,10 +120,26 @@ describe('pets service', () => {
     });
 
     it.each([
-      ['__proto__', '{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}', 'unknown field `__proto__`: allowed fields are name, categoryId, status'],
-      ['constructor', '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"admin":true}}}', 'unknown field `constructor`: allowed fields are name, categoryId, status'],
-      ['deeply nested values', `{"name":"Rex","categoryId":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'nested too deeply'],
-      ['a deeply nested known field', `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"categoryId":1}`, 'nested too deeply'],
+      [
+        '__proto__',
+        '{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}',
+        'unknown field `__proto__`: allowed fields are name, categoryId, status',
+      ],
+      [
+        'constructor',
+        '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"admin":true}}}',
+        'unknown field `constructor`: allowed fields are name, categoryId, status',
+      ],
+      [
+        'deeply nested values',
+        `{"name":"Rex","categoryId":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+        'nested too deeply',
+      ],
+      [
+        'a deeply nested known field',
+        `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"categoryId":1}`,
+        'nested too deeply',
+      ],
     ])('refuses a body with %s with 400, never a 500', async (_case, raw, message) => {
       const reply = await postJson(url('/pets'), raw);
       expectErrorBody(reply, 400, 'VALIDATION_FAILED');
@@ -121,7 +157,11 @@ describe('pets service', () => {
     });
 
     it('refuses a body that is not JSON with 415', async () => {
-      const reply = await call(url('/pets'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'Rex' });
+      const reply = await call(url('/pets'), {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'Rex',
+      });
       expectErrorBody(reply, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
@@ -203,7 +243,11 @@ describe('pets service: GET /pets', () => {
     const statuses = ['available', 'pending', 'sold', undefined];
     for (let i = 0; i < 30; i += 1) {
       const status = statuses[i % statuses.length];
-      const reply = await postJson(url('/pets'), { name: `Pet ${i}`, categoryId: 1 + (i % 3), ...(status ? { status } : {}) });
+      const reply = await postJson(url('/pets'), {
+        name: `Pet ${i}`,
+        categoryId: 1 + (i % 3),
+        ...(status ? { status } : {}),
+      });
       created.push(reply.body as { id: number; status?: string });
     }
   });
@@ -232,7 +276,12 @@ describe('pets service: GET /pets', () => {
 
   it('applies limit after the status filter', async () => {
     const reply = await call(url('/pets?status=sold&limit=2'));
-    expect(ids(reply)).toEqual(created.filter((pet) => pet.status === 'sold').slice(0, 2).map((pet) => pet.id));
+    expect(ids(reply)).toEqual(
+      created
+        .filter((pet) => pet.status === 'sold')
+        .slice(0, 2)
+        .map((pet) => pet.id),
+    );
   });
 
   it('lists pets without a status without a status field', async () => {

@@ -3,7 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AdminPlanRequest } from '@app/web';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -34,7 +40,9 @@ describe('plan requests', () => {
 
   async function createConsumer(plan = 'free', token?: string): Promise<{ name: string; key: string }> {
     const name = unique('c');
-    const reply = token ? await as(token, 'POST', '/consumers', { name, plan }) : await root('POST', '/consumers', { name, plan });
+    const reply = token
+      ? await as(token, 'POST', '/consumers', { name, plan })
+      : await root('POST', '/consumers', { name, plan });
     expect(reply.status).toBe(201);
     return { name, key: (reply.body as { key: { key: string } }).key.key };
   }
@@ -45,7 +53,11 @@ describe('plan requests', () => {
   }
 
   async function audit(consumer: string): Promise<Array<{ action: string; actorName: string }>> {
-    return ((await root('GET', `/audit?target=${consumer}&limit=1000`)).body as { items: Array<{ action: string; actorName: string }> }).items;
+    return (
+      (await root('GET', `/audit?target=${consumer}&limit=1000`)).body as {
+        items: Array<{ action: string; actorName: string }>;
+      }
+    ).items;
   }
 
   beforeAll(async () => {
@@ -81,7 +93,10 @@ describe('plan requests', () => {
       note: null,
     });
     expectErrorBody(await request(name, 'business'), 409, 'PLAN_REQUEST_PENDING');
-    const listed = (await root('GET', `/plan-requests?consumer=${name}&status=pending`)).body as { items: PlanRequest[]; next: string | null };
+    const listed = (await root('GET', `/plan-requests?consumer=${name}&status=pending`)).body as {
+      items: PlanRequest[];
+      next: string | null;
+    };
     expect(listed).toEqual({ items: [created], next: null });
     expect((await audit(name)).map((r) => r.action)).toEqual(['consumer.create', 'plan-request.create']);
   });
@@ -95,13 +110,22 @@ describe('plan requests', () => {
     expect(approved.body).toMatchObject({ status: 'approved', decidedBy: 'root', decidedAt: expect.any(String) });
     expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({ plan: 'pro', limits: null });
     let limit: string | null = null;
-    for (const deadline = Date.now() + 2000; Date.now() < deadline && limit !== '300'; ) {
+    for (const deadline = Date.now() + 2000; Date.now() < deadline && limit !== '300';) {
       limit = (await call(`${b.url}/v1/pets?limit=1`, withKey(key))).headers.get('x-ratelimit-limit');
     }
     expect(limit).toBe('300');
-    expect((await audit(name)).map((r) => r.action)).toEqual(['consumer.create', 'plan-request.create', 'plan-request.approve', 'consumer.update']);
+    expect((await audit(name)).map((r) => r.action)).toEqual([
+      'consumer.create',
+      'plan-request.create',
+      'plan-request.approve',
+      'consumer.update',
+    ]);
     expectErrorBody(await root('POST', `/plan-requests/${id}/approve`), 409, 'PLAN_REQUEST_DECIDED');
-    expectErrorBody(await root('POST', `/plan-requests/${id}/decline`, { note: 'too late' }), 409, 'PLAN_REQUEST_DECIDED');
+    expectErrorBody(
+      await root('POST', `/plan-requests/${id}/decline`, { note: 'too late' }),
+      409,
+      'PLAN_REQUEST_DECIDED',
+    );
     // Decided: the consumer may ask again.
     expect((await request(name, 'business')).status).toBe(201);
   });
@@ -114,16 +138,25 @@ describe('plan requests', () => {
     expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({ plan: 'free' });
     const approved = await root('POST', `/plan-requests/${id}/approve`, { perMinute: 5000, perDay: 2_000_000 });
     expect(approved.status).toBe(200);
-    expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({ plan: 'enterprise', limits: { perMinute: 5000, perDay: 2_000_000 } });
+    expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({
+      plan: 'enterprise',
+      limits: { perMinute: 5000, perDay: 2_000_000 },
+    });
   });
 
   it('declines with a note the requester can read; the plan stays', async () => {
     const reviewer = await createToken({ name: unique('reviewer'), scopes: ['plan-requests:review'] });
     const { name } = await createConsumer();
     const { id } = (await request(name)).body as PlanRequest;
-    const declined = await as(reviewer.token, 'POST', `/plan-requests/${id}/decline`, { note: 'Pro needs a company address.' });
+    const declined = await as(reviewer.token, 'POST', `/plan-requests/${id}/decline`, {
+      note: 'Pro needs a company address.',
+    });
     expect(declined.status).toBe(200);
-    expect(declined.body).toMatchObject({ status: 'declined', note: 'Pro needs a company address.', decidedBy: reviewer.name });
+    expect(declined.body).toMatchObject({
+      status: 'declined',
+      note: 'Pro needs a company address.',
+      decidedBy: reviewer.name,
+    });
     expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({ plan: 'free' });
     expect((await audit(name)).map((r) => [r.action, r.actorName])).toEqual([
       ['consumer.create', 'root'],
@@ -144,14 +177,23 @@ describe('plan requests', () => {
       ]);
       expect(replies.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
       const winner = replies.find((r) => r.status === 200)!.body as PlanRequest;
-      expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({ plan: winner.status === 'approved' ? 'pro' : 'free' });
-      const decisions = (await audit(name)).filter((r) => r.action.startsWith('plan-request.') && r.action !== 'plan-request.create');
+      expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({
+        plan: winner.status === 'approved' ? 'pro' : 'free',
+      });
+      const decisions = (await audit(name)).filter(
+        (r) => r.action.startsWith('plan-request.') && r.action !== 'plan-request.create',
+      );
       expect(decisions).toHaveLength(1);
     }
   });
 
   it('lets an own-consumers token (the portal) ask and read only for its own consumers, and never decide', async () => {
-    const portal = await createToken({ name: unique('portal'), scopes: ['consumers:write', 'plan-requests:read', 'plan-requests:write', 'plan-requests:review'], ownConsumersOnly: true, plans: ['free'] });
+    const portal = await createToken({
+      name: unique('portal'),
+      scopes: ['consumers:write', 'plan-requests:read', 'plan-requests:write', 'plan-requests:review'],
+      ownConsumersOnly: true,
+      plans: ['free'],
+    });
     const mine = await createConsumer('free', portal.token);
     const other = await createConsumer('free');
     const created = await request(mine.name, 'pro', portal.token);
@@ -164,15 +206,28 @@ describe('plan requests', () => {
     expectErrorBody(await as(portal.token, 'GET', `/plan-requests?consumer=${other.name}`), 403, 'FORBIDDEN');
     for (const target of [id, othersId]) {
       expectErrorBody(await as(portal.token, 'POST', `/plan-requests/${target}/approve`), 403, 'FORBIDDEN');
-      expectErrorBody(await as(portal.token, 'POST', `/plan-requests/${target}/decline`, { note: 'x' }), 403, 'FORBIDDEN');
+      expectErrorBody(
+        await as(portal.token, 'POST', `/plan-requests/${target}/decline`, { note: 'x' }),
+        403,
+        'FORBIDDEN',
+      );
     }
-    expect(((await root('GET', `/plan-requests?consumer=${mine.name}`)).body as { items: PlanRequest[] }).items[0].status).toBe('pending');
+    expect(
+      ((await root('GET', `/plan-requests?consumer=${mine.name}`)).body as { items: PlanRequest[] }).items[0].status,
+    ).toBe('pending');
   });
 
   it('leaves an approved consumer to the own-consumers token that created it: it reads it and its keys, never raises its limits', async () => {
     const portal = await createToken({
       name: unique('portal'),
-      scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'plan-requests:read', 'plan-requests:write'],
+      scopes: [
+        'consumers:read',
+        'consumers:write',
+        'keys:write',
+        'usage:read',
+        'plan-requests:read',
+        'plan-requests:write',
+      ],
       ownConsumersOnly: true,
       plans: ['free'],
     });
@@ -182,26 +237,55 @@ describe('plan requests', () => {
     expect((await as(portal.token, 'GET', `/consumers/${mine.name}`)).body).toMatchObject({ plan: 'pro' });
     expect((await as(portal.token, 'GET', `/consumers/${mine.name}/usage`)).status).toBe(200);
     expect((await as(portal.token, 'POST', `/consumers/${mine.name}/keys`, {})).status).toBe(201);
-    expect(((await as(portal.token, 'GET', '/consumers?limit=1000')).body as { items: Array<{ name: string }> }).items.map((c) => c.name)).toContain(mine.name);
-    expect(((await as(portal.token, 'GET', `/plan-requests?consumer=${mine.name}`)).body as { items: PlanRequest[] }).items[0].status).toBe('approved');
-    expectErrorBody(await as(portal.token, 'PATCH', `/consumers/${mine.name}`, { limits: { perMinute: 100000, perDay: 1000000 } }), 403, 'FORBIDDEN');
+    expect(
+      ((await as(portal.token, 'GET', '/consumers?limit=1000')).body as { items: Array<{ name: string }> }).items.map(
+        (c) => c.name,
+      ),
+    ).toContain(mine.name);
+    expect(
+      ((await as(portal.token, 'GET', `/plan-requests?consumer=${mine.name}`)).body as { items: PlanRequest[] })
+        .items[0].status,
+    ).toBe('approved');
+    expectErrorBody(
+      await as(portal.token, 'PATCH', `/consumers/${mine.name}`, { limits: { perMinute: 100000, perDay: 1000000 } }),
+      403,
+      'FORBIDDEN',
+    );
   });
 
   it('CLI: lists the pending requests, approves one, declines another with its note', async () => {
     const cli = async (...args: string[]) =>
-      (await promisify(execFile)(process.execPath, [join(__dirname, '../scripts/keys.js'), 'requests', ...args], { env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken } })).stdout.trim().split('\n');
+      (
+        await promisify(execFile)(process.execPath, [join(__dirname, '../scripts/keys.js'), 'requests', ...args], {
+          env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+        })
+      ).stdout
+        .trim()
+        .split('\n');
     const [first, second] = [await createConsumer(), await createConsumer()];
     const one = (await request(first.name)).body as PlanRequest;
     const two = (await request(second.name, 'business')).body as PlanRequest;
     const pending = await cli('--consumer', first.name);
     expect(pending).toEqual([expect.stringMatching(new RegExp(`^${one.id}\t${first.name}\tfree -> pro\tpending\t`))]);
-    expect((await cli('approve', one.id))[0]).toMatch(new RegExp(`^Approved: ${one.id}\t${first.name}\tfree -> pro\tapproved`));
+    expect((await cli('approve', one.id))[0]).toMatch(
+      new RegExp(`^Approved: ${one.id}\t${first.name}\tfree -> pro\tapproved`),
+    );
     expect((await root('GET', `/consumers/${first.name}`)).body).toMatchObject({ plan: 'pro' });
-    const refused = await cli('decline', two.id).then(() => undefined, (error: { code: number; stderr: string }) => error);
-    expect([refused?.code, refused?.stderr.split('\n')[0]]).toEqual([2, 'keys: requests decline needs --note TEXT: the requester reads it on the portal']);
-    expect((await cli('decline', two.id, '--note', 'Business needs a contract.'))[0]).toContain('note: Business needs a contract.');
+    const refused = await cli('decline', two.id).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect([refused?.code, refused?.stderr.split('\n')[0]]).toEqual([
+      2,
+      'keys: requests decline needs --note TEXT: the requester reads it on the portal',
+    ]);
+    expect((await cli('decline', two.id, '--note', 'Business needs a contract.'))[0]).toContain(
+      'note: Business needs a contract.',
+    );
     expect(await cli('--consumer', second.name)).toEqual(['No pending plan requests.']);
-    expect((await cli('--status', 'declined', '--consumer', second.name))[0]).toContain(`${two.id}\t${second.name}\tfree -> business\tdeclined`);
+    expect((await cli('--status', 'declined', '--consumer', second.name))[0]).toContain(
+      `${two.id}\t${second.name}\tfree -> business\tdeclined`,
+    );
   });
 
   it('pages oldest first', async () => {
@@ -210,7 +294,8 @@ describe('plan requests', () => {
     const seen: string[] = [];
     let after: string | null = null;
     do {
-      const page = (await root('GET', `/plan-requests?status=pending&limit=2${after ? `&after=${after}` : ''}`)).body as { items: PlanRequest[]; next: string | null };
+      const page = (await root('GET', `/plan-requests?status=pending&limit=2${after ? `&after=${after}` : ''}`))
+        .body as { items: PlanRequest[]; next: string | null };
       expect(page.items.length).toBeLessThanOrEqual(2);
       seen.push(...page.items.map((r) => r.consumer));
       after = page.next;
@@ -228,7 +313,10 @@ describe('plan requests', () => {
       [{ ...base, expectedVolume: '' }, 'expectedVolume must not be empty'],
       [{ ...base, message: 'x'.repeat(2001) }, 'message must be at most 2000 characters'],
       [{ ...base, message: 'a\u0000b' }, 'message must not contain NUL characters'],
-      [{ ...base, consumer: '-bad' }, 'consumer must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit'],
+      [
+        { ...base, consumer: '-bad' },
+        'consumer must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+      ],
       [{ ...base, extra: 1 }, 'property extra should not exist'],
       [{ consumer: name, requestedPlan: 'pro' }, 'expectedVolume is required'],
     ];
@@ -240,7 +328,9 @@ describe('plan requests', () => {
     // The plan it is on already: a conflict with its state, not a broken rule.
     const unchanged = await root('POST', '/plan-requests', { ...base, requestedPlan: 'free' });
     expectErrorBody(unchanged, 409, 'PLAN_UNCHANGED');
-    expect((unchanged.body as { message: string }).message).toBe("requestedPlan must differ from the consumer's current plan (free).");
+    expect((unchanged.body as { message: string }).message).toBe(
+      "requestedPlan must differ from the consumer's current plan (free).",
+    );
     expectErrorBody(await root('POST', '/plan-requests', { ...base, consumer: 'nobody-here' }), 404, 'NOT_FOUND');
     const unknown = '00000000-0000-4000-8000-000000000000';
     expectErrorBody(await root('POST', `/plan-requests/${unknown}/approve`), 404, 'NOT_FOUND');

@@ -45,18 +45,21 @@ describe('PlanThrottlerGuard (ThrottlerGuard keyed by plan)', () => {
 
   const keys = new Map<string, string>();
   const keyOf = async (consumer: string) => {
-    if (!keys.has(consumer)) keys.set(consumer, await mintKey(gateway, 'enterprise', consumer, { perMinute: 3, perDay: 100 }));
+    if (!keys.has(consumer))
+      keys.set(consumer, await mintKey(gateway, 'enterprise', consumer, { perMinute: 3, perDay: 100 }));
     return keys.get(consumer)!;
   };
   const as = async (consumer: string | undefined, path: string) =>
-    call(`${gateway.url}/v1/t/${path}`, { headers: consumer ? { authorization: `Bearer ${await keyOf(consumer)}` } : {} });
+    call(`${gateway.url}/v1/t/${path}`, {
+      headers: consumer ? { authorization: `Bearer ${await keyOf(consumer)}` } : {},
+    });
   const statuses = async (consumer: string | undefined, path: string, n: number) => {
     const seen: number[] = [];
     for (let i = 0; i < n; i += 1) seen.push((await as(consumer, path)).status);
     return seen;
   };
 
-  it('is a ThrottlerGuard, and its storage is the project\'s rate-limit store', () => {
+  it("is a ThrottlerGuard, and its storage is the project's rate-limit store", () => {
     const guard = gateway.app.get(PlanThrottlerGuard);
     expect(guard).toBeInstanceOf(ThrottlerGuard);
     expect((guard as unknown as { storageService: unknown }).storageService).toBe(gateway.app.get(RateLimitStore));

@@ -26,7 +26,13 @@ describe('portal migrations', () => {
     const database: GatewayTestDatabase = await createGatewayTestDatabase();
     let portal: PortalDatabase | undefined;
     try {
-      portal = await openPortalDatabase(loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: 'adm_unused-by-the-database', PORTAL_DATABASE_URL: database.url }));
+      portal = await openPortalDatabase(
+        loadPortalConfig({
+          NODE_ENV: 'test',
+          PORTAL_ADMIN_TOKEN: 'adm_unused-by-the-database',
+          PORTAL_DATABASE_URL: database.url,
+        }),
+      );
       expect(await tablesOf(portal)).toEqual(PORTAL_TABLES);
       expect(await pendingSchemaChanges(portal)).toEqual([]);
     } finally {
@@ -37,19 +43,27 @@ describe('portal migrations', () => {
 
   it('run on an embedded PGlite of its own (no PORTAL_DATABASE_URL), once, and keep accounts across a restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'portal-pglite-'));
-    const config = loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: 'adm_unused-by-the-database', PORTAL_PGLITE_DATA_DIR: dataDir });
+    const config = loadPortalConfig({
+      NODE_ENV: 'test',
+      PORTAL_ADMIN_TOKEN: 'adm_unused-by-the-database',
+      PORTAL_PGLITE_DATA_DIR: dataDir,
+    });
     try {
       const first = await openPortalDatabase(config);
       try {
         expect(await tablesOf(first)).toEqual(PORTAL_TABLES);
         expect(await pendingSchemaChanges(first)).toEqual([]);
-        await first.dataSource.query(`INSERT INTO "portal"."accounts" ("id", "email", "password_hash") VALUES (gen_random_uuid(), 'kept@example.com', 'x')`);
+        await first.dataSource.query(
+          `INSERT INTO "portal"."accounts" ("id", "email", "password_hash") VALUES (gen_random_uuid(), 'kept@example.com', 'x')`,
+        );
       } finally {
         await first.close();
       }
       const second = await openPortalDatabase(config);
       try {
-        const applied: Array<{ name: string }> = await second.dataSource.query(`SELECT name FROM "portal"."migrations"`);
+        const applied: Array<{ name: string }> = await second.dataSource.query(
+          `SELECT name FROM "portal"."migrations"`,
+        );
         expect(applied.map((row) => row.name)).toEqual(['CreateAccounts1795532000000']);
         const kept: Array<{ email: string }> = await second.dataSource.query(`SELECT email FROM "portal"."accounts"`);
         expect(kept.map((row) => row.email)).toEqual(['kept@example.com']);

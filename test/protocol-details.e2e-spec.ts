@@ -37,13 +37,17 @@ describe('protocol details', () => {
   it('names an unknown body field and lists the allowed ones', async () => {
     const reply = await postJson(`${gateway.url}/v1/pets`, { name: 'Rex', categoryId: 1, color: 'brown' }, auth());
     expectErrorBody(reply, 400, 'VALIDATION_FAILED');
-    expect((reply.body as { message: string }).message).toBe('unknown field `color`: allowed fields are name, categoryId, status');
+    expect((reply.body as { message: string }).message).toBe(
+      'unknown field `color`: allowed fields are name, categoryId, status',
+    );
   });
 
   it('names an unknown query parameter and lists the allowed ones', async () => {
     const reply = await call(`${gateway.url}/v1/pets?colour=brown`, { headers: auth() });
     expectErrorBody(reply, 400, 'VALIDATION_FAILED');
-    expect((reply.body as { message: string }).message).toBe('unknown query parameter `colour`: allowed query parameters are limit, status, after');
+    expect((reply.body as { message: string }).message).toBe(
+      'unknown query parameter `colour`: allowed query parameters are limit, status, after',
+    );
   });
 
   it('answers HEAD with the headers GET would have, Content-Length included, and no body', async () => {

@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -72,7 +78,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     await burst(keys.persistent, 61);
     await sleep(5_100); // BAN_GRACE_MS: from now on refusals are strikes
     const codes: string[] = [];
-    for (let i = 0; i < 22; i += 1) codes.push(((await call(`${gateways[i % 2].url}/v1/pets?limit=1`, as(keys.persistent))).body as { code: string }).code);
+    for (let i = 0; i < 22; i += 1)
+      codes.push(
+        ((await call(`${gateways[i % 2].url}/v1/pets?limit=1`, as(keys.persistent))).body as { code: string }).code,
+      );
     // Strikes 1 to 20 (BAN_THRESHOLD) are tolerated; the 21st bans.
     expect(codes).toEqual([...Array(20).fill('RATE_LIMITED'), 'KEY_BANNED', 'KEY_BANNED']);
     for (const gateway of gateways) {
@@ -84,7 +93,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       expect(retryAfter).toBeLessThanOrEqual(601);
       expect(banned.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(banned.headers.get('ratelimit')).toBe(`"minute";r=0;t=${retryAfter}, "day";r=0;t=${retryAfter}`);
-      expect(Math.abs(Number(banned.headers.get('x-ratelimit-reset')) - (Date.now() / 1000 + retryAfter))).toBeLessThanOrEqual(1.5);
+      expect(
+        Math.abs(Number(banned.headers.get('x-ratelimit-reset')) - (Date.now() / 1000 + retryAfter)),
+      ).toBeLessThanOrEqual(1.5);
     }
   });
 
@@ -93,7 +104,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
     let loading = true;
     const load = (async () => {
-      while (loading) await Promise.all(Array.from({ length: 50 }, (_, i) => call(`${gateways[i % 2].url}/v1/pets?limit=1`, as(keys.load))));
+      while (loading)
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) => call(`${gateways[i % 2].url}/v1/pets?limit=1`, as(keys.load))),
+        );
     })();
     try {
       await sleep(300);
@@ -119,7 +133,10 @@ describe('rate limits while Redis is unreachable', () => {
   beforeAll(async () => {
     pets = await startPetsService();
     // Port 1 on loopback: nothing listens there, connections are refused at once.
-    gateway = await startGateway({ petsUrl: pets.url, env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_COMMAND_TIMEOUT_MS: '100' } });
+    gateway = await startGateway({
+      petsUrl: pets.url,
+      env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_COMMAND_TIMEOUT_MS: '100' },
+    });
     key = await mintKey(gateway, 'enterprise', 'degraded', { perMinute: 3, perDay: 100 });
   });
   afterAll(async () => {
@@ -130,7 +147,10 @@ describe('rate limits while Redis is unreachable', () => {
   it('keeps serving promptly on in-process counters, still enforcing the limits, and says so in readiness', async () => {
     const started = Date.now();
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i += 1) statuses.push((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status);
+    for (let i = 0; i < 4; i += 1)
+      statuses.push(
+        (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status,
+      );
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(Date.now() - started).toBeLessThan(5_000);
     const ready = await call(`${gateway.url}/health/ready`);

@@ -6,7 +6,8 @@ import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const ANON_LIMIT = 30;
-const keyless = (url: string, forwardedFor: string) => call(`${url}/v1/pets`, { headers: { 'x-forwarded-for': forwardedFor } });
+const keyless = (url: string, forwardedFor: string) =>
+  call(`${url}/v1/pets`, { headers: { 'x-forwarded-for': forwardedFor } });
 const statuses = (replies: Reply[]) => replies.map((r) => r.status);
 
 /**
@@ -46,14 +47,17 @@ describe('anonymous limits behind a trusted proxy', () => {
     const first = await keyless(gateway.url, '192.0.2.1, 203.0.113.10');
     const again = await keyless(gateway.url, '192.0.2.2, 203.0.113.10');
     expect([first.status, again.status]).toEqual([401, 401]);
-    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(
+      Number(first.headers.get('x-ratelimit-remaining')) - 1,
+    );
     const other = await keyless(gateway.url, '203.0.113.11');
     expect(other.headers.get('x-ratelimit-remaining')).toBe(String(ANON_LIMIT - 1));
   });
 
   it('counts garbage X-Forwarded-For values against the socket address, not as addresses of their own', async () => {
     const replies: Reply[] = [];
-    for (let i = 0; i < ANON_LIMIT + 5; i += 1) replies.push(await keyless(gateway.url, i % 2 ? `not-an-ip-${i}` : `${'x'.repeat(4000)}${i}`));
+    for (let i = 0; i < ANON_LIMIT + 5; i += 1)
+      replies.push(await keyless(gateway.url, i % 2 ? `not-an-ip-${i}` : `${'x'.repeat(4000)}${i}`));
     // The first test spent 127.0.0.1's quota through the proxy: every garbage request lands on that same tracker.
     for (const reply of replies) expectErrorBody(reply, 429);
   });
@@ -73,16 +77,19 @@ describe('anonymous limits behind a trusted proxy', () => {
   });
 
   // Only with REDIS_URL: the embedded run has no Redis keys (its in-process bound is the test above).
-  (process.env.REDIS_URL ? it : it.skip)('with Redis, stores anonymous trackers under short key names, whatever the header sent', async () => {
-    const { keyPrefix } = gateway.config.redis!;
-    const redis = new Redis(process.env.REDIS_URL!);
-    try {
-      const names = await redis.keys(`${keyPrefix}rl:{anonymous:*`);
-      expect(names.length).toBeGreaterThan(500);
-      const longest = Math.max(...names.map((name) => name.length - keyPrefix.length));
-      expect(longest).toBeLessThanOrEqual('rl:{anonymous:255.255.255.255}:strikes'.length);
-    } finally {
-      redis.disconnect();
-    }
-  });
+  (process.env.REDIS_URL ? it : it.skip)(
+    'with Redis, stores anonymous trackers under short key names, whatever the header sent',
+    async () => {
+      const { keyPrefix } = gateway.config.redis!;
+      const redis = new Redis(process.env.REDIS_URL!);
+      try {
+        const names = await redis.keys(`${keyPrefix}rl:{anonymous:*`);
+        expect(names.length).toBeGreaterThan(500);
+        const longest = Math.max(...names.map((name) => name.length - keyPrefix.length));
+        expect(longest).toBeLessThanOrEqual('rl:{anonymous:255.255.255.255}:strikes'.length);
+      } finally {
+        redis.disconnect();
+      }
+    },
+  );
 });

@@ -1,6 +1,12 @@
 import { AppMetrics } from '@app/platform';
 import { until } from '../scripts/wait';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
@@ -37,9 +43,21 @@ async function metric(gateway: GatewayUnderTest, name: string, labels = ''): Pro
     redis = await OwnRedisServer.start();
     pets = await startPetsService();
     database = await createGatewayTestDatabase();
-    const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500', BAN_THRESHOLD: '2', BAN_GRACE_MS: '0', LOG_LEVEL: 'warn' };
+    const env = {
+      REDIS_URL: redis.url,
+      REDIS_COMMAND_TIMEOUT_MS: '500',
+      BAN_THRESHOLD: '2',
+      BAN_GRACE_MS: '0',
+      LOG_LEVEL: 'warn',
+    };
     const gateway = (keyPrefix: string, extra: Record<string, string> = {}) =>
-      startGateway({ petsUrl: pets.url, database, keyPrefix, env: { ...env, ...extra }, logDestination: { write: (line: string) => lines.push(line) } });
+      startGateway({
+        petsUrl: pets.url,
+        database,
+        keyPrefix,
+        env: { ...env, ...extra },
+        logDestination: { write: (line: string) => lines.push(line) },
+      });
     open = [await gateway('outage-open:'), await gateway('outage-open:')];
     closed = await gateway('outage-closed:', { RATE_LIMIT_FAILURE_MODE: 'closed' });
     for (const name of ['late', 'counted', 'banned', 'closed', 'after']) {
@@ -126,7 +144,8 @@ async function metric(gateway: GatewayUnderTest, name: string, labels = ''): Pro
 
   it('when Redis is back, every instance counts in Redis again, shared', async () => {
     await redis.start(); // empty: no persistence
-    for (const gateway of [...open, closed]) await until('ready again', async () => (await call(`${gateway.url}/health/ready`)).status === 200, 15_000);
+    for (const gateway of [...open, closed])
+      await until('ready again', async () => (await call(`${gateway.url}/health/ready`)).status === 200, 15_000);
     const [a, b] = open;
     expect(remaining(await get(a, keys.after))).toBe(4);
     expect(remaining(await get(b, keys.after))).toBe(3);

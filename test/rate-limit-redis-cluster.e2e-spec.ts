@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { createRedisConnection } from '../apps/gateway/src/redis/redis-connection';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -87,20 +93,35 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
         const slots = await Promise.all(names.map((name) => client.cluster('KEYSLOT', name)));
         names.forEach((name, i) => {
           const tracker = /rl:\{([^}]+)\}:/.exec(name)![1];
-          byTracker.set(tracker, [...(byTracker.get(tracker) ?? []), { name, port: node.port, slot: Number(slots[i]) }]);
+          byTracker.set(tracker, [
+            ...(byTracker.get(tracker) ?? []),
+            { name, port: node.port, slot: Number(slots[i]) },
+          ]);
         });
       } finally {
         client.disconnect();
       }
     }
-    const suffixes = new Set([...byTracker.values()].flat().map((key) => key.name.slice(key.name.lastIndexOf('}:') + 2)));
+    const suffixes = new Set(
+      [...byTracker.values()].flat().map((key) => key.name.slice(key.name.lastIndexOf('}:') + 2)),
+    );
     expect([...suffixes].sort()).toEqual(['ban', 'grace', 'strikes', 'w:day', 'w:minute']);
     for (const [, trackerKeys] of byTracker) {
       expect(new Set(trackerKeys.map((key) => key.slot)).size).toBe(1);
       expect(new Set(trackerKeys.map((key) => key.port)).size).toBe(1);
     }
-    expect(byTracker.get('consumer:limited')!.map((key) => key.name.split('}:')[1]).sort()).toEqual(['grace', 'strikes', 'w:day', 'w:minute']);
-    expect(byTracker.get('consumer:banned')!.map((key) => key.name.split('}:')[1]).sort()).toEqual(['ban', 'w:day', 'w:minute']);
+    expect(
+      byTracker
+        .get('consumer:limited')!
+        .map((key) => key.name.split('}:')[1])
+        .sort(),
+    ).toEqual(['grace', 'strikes', 'w:day', 'w:minute']);
+    expect(
+      byTracker
+        .get('consumer:banned')!
+        .map((key) => key.name.split('}:')[1])
+        .sort(),
+    ).toEqual(['ban', 'w:day', 'w:minute']);
     // 15 trackers on 3 masters: the counters are sharded, not piled on one node.
     const masters = new Set([...byTracker.values()].map((trackerKeys) => trackerKeys[0].port));
     expect(masters.size).toBeGreaterThanOrEqual(2);
@@ -110,7 +131,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const subscriber: Redis | Cluster = createRedisConnection(gateways[0].config.redis!.connection, 'subscriber');
     subscriber.on('error', () => undefined);
     try {
-      const heard = new Promise<string>((resolve) => subscriber.on('message', (_channel: string, message: string) => resolve(message)));
+      const heard = new Promise<string>((resolve) =>
+        subscriber.on('message', (_channel: string, message: string) => resolve(message)),
+      );
       await subscriber.subscribe(`${keyPrefix}changes`);
       await inspector.publish(`${keyPrefix}changes`, 'consumer revoked'); // PUBLISH reaches every node of a cluster
       expect(await heard).toBe('consumer revoked');

@@ -1,7 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -15,7 +21,13 @@ describe('in-process rate-limit counters across a restart', () => {
   let database: GatewayTestDatabase;
   let gateway: GatewayUnderTest | undefined;
   const stateFile = join(mkdtempSync(join(tmpdir(), 'petstore-counters-')), 'rate-limits.json');
-  const start = () => startGateway({ petsUrl: pets.url, database, env: { RATE_LIMIT_STATE_FILE: stateFile, BAN_GRACE_MS: '0', BAN_THRESHOLD: '2' }, adjust: (config) => (config.redis = undefined) });
+  const start = () =>
+    startGateway({
+      petsUrl: pets.url,
+      database,
+      env: { RATE_LIMIT_STATE_FILE: stateFile, BAN_GRACE_MS: '0', BAN_THRESHOLD: '2' },
+      adjust: (config) => (config.redis = undefined),
+    });
   const get = (key: string) => call(`${gateway!.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
 
   beforeAll(async () => {

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { createRedisConnection } from '../apps/gateway/src/redis/redis-connection';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -40,7 +46,10 @@ interface Sample {
   /** The status of /health/ready and, when it is 200, what it says of Redis (a 503 carries the Error body only). */
   const readiness = async (gateway: GatewayUnderTest) => {
     const reply = await call(`${gateway.url}/health/ready`);
-    return { status: reply.status, redis: (reply.body as { details?: { redis?: { status?: string } } } | undefined)?.details?.redis?.status };
+    return {
+      status: reply.status,
+      redis: (reply.body as { details?: { redis?: { status?: string } } } | undefined)?.details?.redis?.status,
+    };
   };
 
   beforeAll(async () => {
@@ -91,7 +100,13 @@ interface Sample {
         while (loading) {
           const at = Date.now();
           const reply = await get(next++, keys.load);
-          samples.push({ at, ms: Date.now() - at, status: reply.status, code: (reply.body as { code?: string } | undefined)?.code, retryAfter: reply.headers.get('retry-after') });
+          samples.push({
+            at,
+            ms: Date.now() - at,
+            status: reply.status,
+            code: (reply.body as { code?: string } | undefined)?.code,
+            retryAfter: reply.headers.get('retry-after'),
+          });
         }
       }),
     );
@@ -121,7 +136,8 @@ interface Sample {
         const deadline = Date.now() + 15_000;
         let last = await readiness(gateway);
         while (last.redis !== 'up') {
-          if (Date.now() > deadline) throw new Error(`a gateway did not see Redis again after the failover: ${JSON.stringify(last)}`);
+          if (Date.now() > deadline)
+            throw new Error(`a gateway did not see Redis again after the failover: ${JSON.stringify(last)}`);
           last = await readiness(gateway);
           await sleep(100);
         }
@@ -139,7 +155,9 @@ interface Sample {
     }
 
     // Never an answer other than the documented ones: 200, 429, and 503 SERVICE_UNAVAILABLE with Retry-After.
-    expect([...new Set(samples.map((s) => s.status))].filter((status) => ![200, 429, 503].includes(status))).toEqual([]);
+    expect([...new Set(samples.map((s) => s.status))].filter((status) => ![200, 429, 503].includes(status))).toEqual(
+      [],
+    );
     for (const s of samples.filter((sample) => sample.status === 503)) {
       expect(s.code).toBe('SERVICE_UNAVAILABLE');
       expect(Number(s.retryAfter)).toBeGreaterThanOrEqual(1);
@@ -181,7 +199,8 @@ interface Sample {
     const deadline = Date.now() + 15_000;
     // Published on the promoted primary until the subscriber, resubscribed by ioredis after reconnecting, hears one.
     while (!heard.includes('after-failover')) {
-      if (Date.now() > deadline) throw new Error(`the subscriber heard nothing after the failover (status ${subscriber.status})`);
+      if (Date.now() > deadline)
+        throw new Error(`the subscriber heard nothing after the failover (status ${subscriber.status})`);
       await command(primary, 'PUBLISH', `${keyPrefix}changes`, 'after-failover');
       await sleep(200);
     }

@@ -84,7 +84,13 @@ describe('rate limits', () => {
     expect(reply.headers.get('ratelimit')).toMatch(/^"minute";r=59;t=\d+, "day";r=999;t=\d+$/);
     // Only our headers: none of the throttler's per-throttler ones.
     const names = [...reply.headers.keys()];
-    expect(names.filter((n) => /ratelimit/i.test(n)).sort()).toEqual(['ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
+    expect(names.filter((n) => /ratelimit/i.test(n)).sort()).toEqual([
+      'ratelimit',
+      'ratelimit-policy',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+    ]);
   });
 
   it('counts one consumer once across all operations, and never two keys together', async () => {
@@ -132,7 +138,8 @@ describe('rate limits', () => {
     const key = keys.ban;
     expect((await call(url('/v1/pets?limit=1'), as(key))).status).toBe(200);
     const codes: string[] = [];
-    for (let i = 0; i < 6; i += 1) codes.push(((await call(url('/v1/pets?limit=1'), as(key))).body as { code: string }).code);
+    for (let i = 0; i < 6; i += 1)
+      codes.push(((await call(url('/v1/pets?limit=1'), as(key))).body as { code: string }).code);
     // BAN_GRACE_MS=0, BAN_THRESHOLD=3: the first 429 is no strike, strikes 1 to 3 are tolerated, strike 4 bans.
     expect(codes).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED', 'KEY_BANNED']);
     const banned = await call(url('/v1/pets?limit=1'), as(key));
@@ -155,7 +162,8 @@ describe('rate limits', () => {
 
   it('throttles requests without a valid key per client address, with headers on the 401s', async () => {
     const replies: Reply[] = [];
-    for (let i = 0; i < 5; i += 1) replies.push(await call(url('/v1/pets'), { headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
+    for (let i = 0; i < 5; i += 1)
+      replies.push(await call(url('/v1/pets'), { headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
     expect(replies.slice(0, 4).map((r) => r.status)).toEqual([401, 401, 401, 401]);
     expect(replies.slice(0, 4).map(remaining)).toEqual([3, 2, 1, 0]);
     // X-Forwarded-For is ignored: the proxy is not configured as trusted, so all five came from one address.
@@ -176,7 +184,13 @@ describe('rate limits', () => {
     clock.reset();
     expect([...statuses.keys()].sort()).toEqual([200, 201, 400, 404, 410]);
     for (const reply of statuses.values()) {
-      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy']) {
+      for (const name of [
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+        'ratelimit',
+        'ratelimit-policy',
+      ]) {
         expect([reply.status, name, reply.headers.get(name) !== null]).toEqual([reply.status, name, true]);
       }
     }

@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
@@ -68,7 +74,8 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const list = (gateway: GatewayUnderTest, key: string): Promise<Reply> => call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+  const list = (gateway: GatewayUnderTest, key: string): Promise<Reply> =>
+    call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
 
   it('keeps a ban for the rest of its length and a count where it was', async () => {
     // A key of 3 a minute sends on after its 429s: with BAN_GRACE_MS=0 and BAN_THRESHOLD=2 its third strike bans it.
@@ -78,7 +85,16 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
       const reply = await list(before, banned);
       codes.push(reply.status === 200 ? '200' : (reply.body as { code: string }).code);
     }
-    expect(codes).toEqual(['200', '200', '200', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED', 'KEY_BANNED']);
+    expect(codes).toEqual([
+      '200',
+      '200',
+      '200',
+      'RATE_LIMITED',
+      'RATE_LIMITED',
+      'RATE_LIMITED',
+      'KEY_BANNED',
+      'KEY_BANNED',
+    ]);
     // A key of 10 a minute that has sent 4.
     const counted = await mintKey(before, 'enterprise', 'persist-counted', { perMinute: 10, perDay: 1000 });
     for (let i = 0; i < 4; i += 1) expect((await list(before, counted)).status).toBe(200);

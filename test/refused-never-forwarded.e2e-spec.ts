@@ -21,9 +21,17 @@ async function startRecordingUpstream(): Promise<{ url: string; requests: Record
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('latin1') });
+      requests.push({
+        method: request.method ?? '',
+        url: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('latin1'),
+      });
       const body = JSON.stringify({ id: requests.length, name: 'Rex', categoryId: 1 });
-      response.writeHead(request.method === 'POST' ? 201 : 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      response.writeHead(request.method === 'POST' ? 201 : 200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+      });
       response.end(body);
     });
   });
@@ -72,7 +80,10 @@ describe('a request refused before forwarding never reaches the pets service', (
   async function admittedAfter(delayMs: number, send: () => Promise<void>): Promise<void> {
     if (delayMs === 0) return send();
     const authenticate = ApiKeyAuthenticator.prototype.authenticate;
-    const late = jest.spyOn(ApiKeyAuthenticator.prototype, 'authenticate').mockImplementation(async function (this: ApiKeyAuthenticator, header) {
+    const late = jest.spyOn(ApiKeyAuthenticator.prototype, 'authenticate').mockImplementation(async function (
+      this: ApiKeyAuthenticator,
+      header,
+    ) {
       await sleep(delayMs);
       return authenticate.call(this, header);
     });
@@ -90,28 +101,51 @@ describe('a request refused before forwarding never reaches the pets service', (
   /** Broken framings: the headers that announce the body, and the bytes that follow them. */
   const broken: Array<[string, string, string]> = [
     ['Transfer-Encoding: xchunked', 'Transfer-Encoding: xchunked\r\n', '{"name":"Rex","categoryId":1}'],
-    ['an overflowing chunk size', 'Transfer-Encoding: chunked\r\n', 'ffffffffffffffffffff\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n'],
+    [
+      'an overflowing chunk size',
+      'Transfer-Encoding: chunked\r\n',
+      'ffffffffffffffffffff\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n',
+    ],
     ['a chunk without its CRLF', 'Transfer-Encoding: chunked\r\n', '1e\r\n{"name":"Rex","categoryId":1}XX0\r\n\r\n'],
-    ['a bad chunk-size character', 'Transfer-Encoding: chunked\r\n', 'zz\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n'],
-    ['a chunk size with a bad character after valid digits', 'Transfer-Encoding: chunked\r\n', '1g\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n'],
+    [
+      'a bad chunk-size character',
+      'Transfer-Encoding: chunked\r\n',
+      'zz\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n',
+    ],
+    [
+      'a chunk size with a bad character after valid digits',
+      'Transfer-Encoding: chunked\r\n',
+      '1g\r\n{"name":"Rex","categoryId":1}\r\n0\r\n\r\n',
+    ],
   ];
 
-  for (const [path, via] of [['/v1/pets', 'the plain path'], ['/v1/pets/', 'a trailing slash']] as const) {
+  for (const [path, via] of [
+    ['/v1/pets', 'the plain path'],
+    ['/v1/pets/', 'a trailing slash'],
+  ] as const) {
     describe(via, () => {
       it('forwards a well-formed chunked POST (the recording upstream sees it), also when admitted late', async () => {
         for (const delayMs of [0, 300]) {
           await admittedAfter(delayMs, async () => {
             const before = upstream.requests.length;
             const body = '{"name":"Rex","categoryId":1}';
-            const reply = await rawRequest(gateway.url, `${head(path, 'Transfer-Encoding: chunked\r\nConnection: close\r\n')}${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+            const reply = await rawRequest(
+              gateway.url,
+              `${head(path, 'Transfer-Encoding: chunked\r\nConnection: close\r\n')}${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+            );
             expect(reply.status).toBe(201);
-            expect(upstream.requests.slice(before)).toEqual([expect.objectContaining({ method: 'POST', url: path.slice('/v1'.length), body })]);
+            expect(upstream.requests.slice(before)).toEqual([
+              expect.objectContaining({ method: 'POST', url: path.slice('/v1'.length), body }),
+            ]);
           });
         }
       });
 
       for (const [name, framing, bytes] of broken) {
-        for (const [admission, delayMs] of [['', 0], [', admitted late (a slow Redis)', 300]] as const) {
+        for (const [admission, delayMs] of [
+          ['', 0],
+          [', admitted late (a slow Redis)', 300],
+        ] as const) {
           it(`answers ${name} with 400 MALFORMED_REQUEST and forwards nothing${admission}`, async () => {
             await admittedAfter(delayMs, async () => {
               const before = upstream.requests.length;

@@ -1,13 +1,34 @@
 import { GET_PET_DEPRECATION } from '@app/contract';
-import { createGatewayTestDatabase, FakeClock, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  FakeClock,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 /** Headers whose values are the same for two requests of one consumer in one window (not the date, id or counts). */
 const STABLE_HEADERS = [
-  'content-type', 'content-length', 'content-security-policy', 'strict-transport-security', 'x-content-type-options',
-  'x-frame-options', 'referrer-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy',
-  'deprecation', 'sunset', 'link', 'x-ratelimit-limit', 'ratelimit-policy', 'www-authenticate', 'allow', 'cache-control',
+  'content-type',
+  'content-length',
+  'content-security-policy',
+  'strict-transport-security',
+  'x-content-type-options',
+  'x-frame-options',
+  'referrer-policy',
+  'cross-origin-opener-policy',
+  'cross-origin-resource-policy',
+  'deprecation',
+  'sunset',
+  'link',
+  'x-ratelimit-limit',
+  'ratelimit-policy',
+  'www-authenticate',
+  'allow',
+  'cache-control',
 ];
 
 /**
@@ -60,17 +81,30 @@ describe('one operation, any form of its request: the same answer', () => {
   const encodedId = () => `%3${String(petId)[0]}${String(petId).slice(1)}`;
 
   it('lists alike (and HEAD too)', async () => {
-    const [fast, slow] = await both('/v1/pets?limit=2&status=available', '/v1/pets/?limit=2&status=available', { headers: auth() });
+    const [fast, slow] = await both('/v1/pets?limit=2&status=available', '/v1/pets/?limit=2&status=available', {
+      headers: auth(),
+    });
     expect(fast.status).toBe(200);
     expectAlike(fast, slow);
-    const [fastHead, slowHead] = await both('/v1/pets?limit=2', '/v1/PETS?limit=2', { method: 'HEAD', headers: auth() });
+    const [fastHead, slowHead] = await both('/v1/pets?limit=2', '/v1/PETS?limit=2', {
+      method: 'HEAD',
+      headers: auth(),
+    });
     expect(fastHead.status).toBe(200);
     expectAlike(fastHead, slowHead);
   });
 
   it('creates alike, and refuses an invalid body alike', async () => {
-    const post = (body: string) => ({ method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
-    const [fast, slow] = await both('/v1/pets', '/v1/pets/', post(JSON.stringify({ name: 'Twin', categoryId: 1, status: 'pending' })));
+    const post = (body: string) => ({
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body,
+    });
+    const [fast, slow] = await both(
+      '/v1/pets',
+      '/v1/pets/',
+      post(JSON.stringify({ name: 'Twin', categoryId: 1, status: 'pending' })),
+    );
     expect(fast.status).toBe(201);
     expect(slow.status).toBe(201);
     const strip = (reply: Reply) => ({ ...(reply.body as object), id: 0 });
@@ -107,19 +141,27 @@ describe('one operation, any form of its request: the same answer', () => {
     for (const [plain, viaRouter, init] of [
       ['/v1/pets?limit=1', '/v1/pets/?limit=1', { headers: auth() }],
       ['/v1/pets?limit=1', '/v1/PETS?limit=1', { method: 'HEAD', headers: auth() }],
-      ['/v1/pets', '/v1/pets/', { method: 'POST', headers: json, body: JSON.stringify({ name: 'Stored', categoryId: 1 }) }],
+      [
+        '/v1/pets',
+        '/v1/pets/',
+        { method: 'POST', headers: json, body: JSON.stringify({ name: 'Stored', categoryId: 1 }) },
+      ],
       ['/v1/pets', '/v1/pets/', { method: 'POST', headers: json, body: '{"name":' }],
       [`/v1/pets/${petId}`, `/v1/pets/${encodedId()}`, { headers: auth() }],
       ['/v1/pets', '/v1/pets/', {}],
     ] as Array<[string, string, RequestInit]>) {
       const [fast, slow] = await both(plain, viaRouter, init);
-      replies.push([`${init.method ?? 'GET'} ${plain} ${fast.status}`, fast], [`${init.method ?? 'GET'} ${viaRouter} ${slow.status}`, slow]);
+      replies.push(
+        [`${init.method ?? 'GET'} ${plain} ${fast.status}`, fast],
+        [`${init.method ?? 'GET'} ${viaRouter} ${slow.status}`, slow],
+      );
     }
     // Answers no route gives: no such path, wrong method.
     replies.push(['GET /v1/nothing', await call(`${gateway.url}/v1/nothing`, { headers: auth() })]);
     replies.push(['DELETE /v1/pets', await call(`${gateway.url}/v1/pets`, { method: 'DELETE', headers: auth() })]);
     expect(new Set(replies.map(([, reply]) => reply.status))).toEqual(new Set([200, 201, 400, 401, 404, 405]));
-    for (const [what, reply] of replies) expect([what, reply.headers.get('cache-control')]).toEqual([what, 'private, no-store']);
+    for (const [what, reply] of replies)
+      expect([what, reply.headers.get('cache-control')]).toEqual([what, 'private, no-store']);
     // Health keeps its own (no-cache, no-store, must-revalidate).
     expect((await call(`${gateway.url}/health/live`)).headers.get('cache-control')).not.toBe('private, no-store');
   });

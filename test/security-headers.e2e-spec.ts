@@ -1,4 +1,10 @@
-import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
@@ -37,20 +43,30 @@ describe('security headers and CORS', () => {
   });
 
   it('keeps CORS off unless origins are configured', async () => {
-    const reply = await call(`${closed.url}/v1/pets`, { headers: { authorization: `Bearer ${key}`, origin: 'https://app.example.org' } });
+    const reply = await call(`${closed.url}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}`, origin: 'https://app.example.org' },
+    });
     expect(reply.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('allows the configured origin, exposing the rate-limit headers, and no other', async () => {
     const preflight = await call(`${open.url}/v1/pets`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      headers: {
+        origin: 'https://app.example.org',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.org');
-    const reply = await call(`${open.url}/v1/pets`, { headers: { authorization: `Bearer ${key}`, origin: 'https://app.example.org' } });
+    const reply = await call(`${open.url}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}`, origin: 'https://app.example.org' },
+    });
     expect(reply.headers.get('access-control-expose-headers')).toContain('X-RateLimit-Remaining');
-    const other = await call(`${open.url}/v1/pets`, { headers: { authorization: `Bearer ${key}`, origin: 'https://evil.example.net' } });
+    const other = await call(`${open.url}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}`, origin: 'https://evil.example.net' },
+    });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

@@ -1,13 +1,25 @@
 import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
 import { connect, createServer, Server, Socket } from 'node:net';
 import {
-  buildAppsIfMissing, databasesLeftBy, dropDatabasesLeftBy, exitWithin, hasNginx, killLeftovers, leftoverProcesses, portsInUse, freeStackPorts,
-  runStackCli, StackRun,
+  buildAppsIfMissing,
+  databasesLeftBy,
+  dropDatabasesLeftBy,
+  exitWithin,
+  hasNginx,
+  killLeftovers,
+  leftoverProcesses,
+  portsInUse,
+  freeStackPorts,
+  runStackCli,
+  StackRun,
 } from './support/stack';
 
 /** The lines the CLI wrote about itself (the apps' own output aside). */
 function stackLines(run: StackRun): string[] {
-  return run.output().split('\n').filter((line) => line.startsWith('stack:'));
+  return run
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('stack:'));
 }
 
 /** A server that accepts connections and never says a word. */
@@ -75,7 +87,9 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
       const run = start(ports.env);
       const { code, ms } = await exitWithin(run, 45_000);
       expect(code).toBe(1);
-      expect(stackLines(run)).toEqual([`stack: STACK_PORT: port ${ports.nginx} (nginx, the stack's entry) is already in use on 127.0.0.1: set STACK_PORT to a free port`]);
+      expect(stackLines(run)).toEqual([
+        `stack: STACK_PORT: port ${ports.nginx} (nginx, the stack's entry) is already in use on 127.0.0.1: set STACK_PORT to a free port`,
+      ]);
       expect(ms).toBeLessThan(5000);
       expect(leftoverProcesses(run)).toEqual([]);
       expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
@@ -91,7 +105,9 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
       const run = start({ ...ports.env, STACK_READY_TIMEOUT_MS: '10000' });
       const { code, ms } = await exitWithin(run, 45_000);
       expect(code).toBe(1);
-      expect(stackLines(run)).toEqual([expect.stringMatching(new RegExp(`^stack: STACK_PORT: port ${ports.nginx} .* already in use`))]);
+      expect(stackLines(run)).toEqual([
+        expect.stringMatching(new RegExp(`^stack: STACK_PORT: port ${ports.nginx} .* already in use`)),
+      ]);
       expect(ms).toBeLessThan(10_000);
       expect(leftoverProcesses(run)).toEqual([]);
     } finally {
@@ -110,7 +126,11 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
       expect(code).toBe(1);
       const lines = stackLines(run);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^stack: nginx exited \\(code 1\\) during the start, .*bind\\(\\) to 127\\.0\\.0\\.1:${ports.nginx} failed.*; stopped everything it had started \\(pets, gateway-1, portal, nginx\\)$`));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^stack: nginx exited \\(code 1\\) during the start, .*bind\\(\\) to 127\\.0\\.0\\.1:${ports.nginx} failed.*; stopped everything it had started \\(pets, gateway-1, portal, nginx\\)$`,
+        ),
+      );
       expect(leftoverProcesses(run)).toEqual([]);
       expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
       expect(await databasesLeftBy(run)).toEqual([]);
@@ -131,7 +151,9 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
       const lines = stackLines(run);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
-        new RegExp(`^stack: gateway-1 \\(port ${ports.gateway(1).port}, STACK_GATEWAY_PORT_BASE\\) was not ready within 8 s: GET http://127\\.0\\.0\\.1:${ports.gateway(1).port}/health/ready (answered 503|failed \\(ECONNREFUSED\\)|got no answer within \\d+ ms) \\(STACK_READY_TIMEOUT_MS sets the wait\\); stopped everything it had started \\(pets, gateway-1\\)$`),
+        new RegExp(
+          `^stack: gateway-1 \\(port ${ports.gateway(1).port}, STACK_GATEWAY_PORT_BASE\\) was not ready within 8 s: GET http://127\\.0\\.0\\.1:${ports.gateway(1).port}/health/ready (answered 503|failed \\(ECONNREFUSED\\)|got no answer within \\d+ ms) \\(STACK_READY_TIMEOUT_MS sets the wait\\); stopped everything it had started \\(pets, gateway-1\\)$`,
+        ),
       );
       // The pets service's start, the gateway's 8 s and the stop: well under the old fixed 30 s wait.
       expect(ms).toBeLessThan(25_000);

@@ -3,7 +3,16 @@ import { createServer } from 'node:net';
 import { Client } from 'pg';
 import { canRunOwnPostgres, OwnPostgres } from './support/own-postgres';
 import {
-  buildAppsIfMissing, dropDatabasesLeftBy, exitWithin, hasNginx, killLeftovers, leftoverProcesses, portsInUse, freeStackPorts, runStackCli, StackRun,
+  buildAppsIfMissing,
+  dropDatabasesLeftBy,
+  exitWithin,
+  hasNginx,
+  killLeftovers,
+  leftoverProcesses,
+  portsInUse,
+  freeStackPorts,
+  runStackCli,
+  StackRun,
 } from './support/stack';
 
 async function status(url: string, headers: Record<string, string> = {}): Promise<number> {
@@ -25,7 +34,7 @@ async function databaseNames(serverUrl: string): Promise<string[]> {
  * have to override, and needs no `test` database on its PostgreSQL server. docs/stack.md lists the variables.
  * Needs nginx and Redis, like test/stack.e2e-spec.ts (CI runs both in its Redis pass).
  */
-(hasNginx && process.env.REDIS_URL ? describe : describe.skip)('the stack\'s variables', () => {
+(hasNginx && process.env.REDIS_URL ? describe : describe.skip)("the stack's variables", () => {
   const runs: StackRun[] = [];
   const start = (env: Record<string, string | undefined>) => {
     const run = runStackCli(env);
@@ -64,10 +73,14 @@ async function databaseNames(serverUrl: string): Promise<string[]> {
       const gateway = ports.gateway(instance);
       expect(await status(local(gateway.port, '/health/ready'))).toBe(200);
       // ADMIN_TOKEN from the environment is the admin APIs' token.
-      expect(await status(local(gateway.adminPort, '/consumers?limit=1'), { authorization: `Bearer ${adminToken}` })).toBe(200);
+      expect(
+        await status(local(gateway.adminPort, '/consumers?limit=1'), { authorization: `Bearer ${adminToken}` }),
+      ).toBe(200);
       expect(await status(local(gateway.metricsPort, '/metrics'))).toBe(200);
     }
-    const redisKeys = execFileSync('redis-cli', ['-u', process.env.REDIS_URL!, '--scan', '--pattern', `${prefix}*`]).toString().trim();
+    const redisKeys = execFileSync('redis-cli', ['-u', process.env.REDIS_URL!, '--scan', '--pattern', `${prefix}*`])
+      .toString()
+      .trim();
     expect(redisKeys).not.toBe('');
 
     await stop(run);
@@ -86,7 +99,11 @@ async function databaseNames(serverUrl: string): Promise<string[]> {
     expect(code).toBe(1);
     const lines = run.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0].startsWith(`stack: ${name} is set (${value}), but the stack sets it for each app it starts: unset it and use ${instead}`)).toBe(true);
+    expect(
+      lines[0].startsWith(
+        `stack: ${name} is set (${value}), but the stack sets it for each app it starts: unset it and use ${instead}`,
+      ),
+    ).toBe(true);
     expect(leftoverProcesses(run)).toEqual([]);
   });
 
@@ -107,25 +124,36 @@ async function databaseNames(serverUrl: string): Promise<string[]> {
     }
   });
 
-  (canRunOwnPostgres ? it : it.skip)('creates and drops its database through the server\'s postgres database: no `test` database needed', async () => {
-    // A server of its own, as initdb makes it: postgres, template0 and template1, no `test`.
-    const server = await OwnPostgres.create();
-    try {
-      expect(await databaseNames(server.url)).not.toContain('test');
-      const ports = await freeStackPorts(2);
-      const run = start({ ...ports.env, GATEWAY_INSTANCES: '1', DATABASE_URL: undefined, STACK_POSTGRES_URL: server.url });
-      await run.waitFor(/Ctrl-C stops everything/, 90_000);
-      const database = /database +(stack_\d+_\d+), created through (\S+)/.exec(run.output());
-      expect(database?.[2]).toBe(server.url);
-      expect(await databaseNames(server.url)).toContain(database![1]);
-      // Consumers and pets live there: the key minted at start works through nginx.
-      const key = /Free-plan key for this stack: (\S+)/.exec(run.output())![1];
-      expect(await status(`http://127.0.0.1:${ports.nginx}/v1/pets?limit=1`, { authorization: `Bearer ${key}` })).toBe(200);
+  (canRunOwnPostgres ? it : it.skip)(
+    "creates and drops its database through the server's postgres database: no `test` database needed",
+    async () => {
+      // A server of its own, as initdb makes it: postgres, template0 and template1, no `test`.
+      const server = await OwnPostgres.create();
+      try {
+        expect(await databaseNames(server.url)).not.toContain('test');
+        const ports = await freeStackPorts(2);
+        const run = start({
+          ...ports.env,
+          GATEWAY_INSTANCES: '1',
+          DATABASE_URL: undefined,
+          STACK_POSTGRES_URL: server.url,
+        });
+        await run.waitFor(/Ctrl-C stops everything/, 90_000);
+        const database = /database +(stack_\d+_\d+), created through (\S+)/.exec(run.output());
+        expect(database?.[2]).toBe(server.url);
+        expect(await databaseNames(server.url)).toContain(database![1]);
+        // Consumers and pets live there: the key minted at start works through nginx.
+        const key = /Free-plan key for this stack: (\S+)/.exec(run.output())![1];
+        expect(
+          await status(`http://127.0.0.1:${ports.nginx}/v1/pets?limit=1`, { authorization: `Bearer ${key}` }),
+        ).toBe(200);
 
-      await stop(run);
-      expect(await databaseNames(server.url)).not.toContain(database![1]);
-    } finally {
-      server.destroy();
-    }
-  }, 150_000);
+        await stop(run);
+        expect(await databaseNames(server.url)).not.toContain(database![1]);
+      } finally {
+        server.destroy();
+      }
+    },
+    150_000,
+  );
 });

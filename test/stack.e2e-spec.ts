@@ -9,7 +9,12 @@ import { buildAppsIfMissing, freeStackPorts, hasNginx } from './support/stack';
 const { startStack } = require('../scripts/stack.js') as {
   startStack(options: object): Promise<{
     url: string;
-    gateways: Array<{ port: number; metricsPort: number; adminPort: number; process: import('node:child_process').ChildProcess }>;
+    gateways: Array<{
+      port: number;
+      metricsPort: number;
+      adminPort: number;
+      process: import('node:child_process').ChildProcess;
+    }>;
     admin: { adminUrl: string; adminToken: string };
     dir: string;
     stop(): Promise<void>;
@@ -18,7 +23,10 @@ const { startStack } = require('../scripts/stack.js') as {
 
 async function requestsServed(metricsPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  return [...text.matchAll(/^http_requests_total\{method="GET",route="\/v1\/pets",[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...text.matchAll(/^http_requests_total\{method="GET",route="\/v1\/pets",[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 }
 
 /**
@@ -36,7 +44,12 @@ async function requestsServed(metricsPort: number): Promise<number> {
     dir = mkdtempSync(join(tmpdir(), 'petstore-stack-'));
     const ports = await freeStackPorts(2);
     stack = await startStack({
-      env: { ...ports.env, GATEWAY_INSTANCES: '2', STACK_DIR: dir, REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}:` },
+      env: {
+        ...ports.env,
+        GATEWAY_INSTANCES: '2',
+        STACK_DIR: dir,
+        REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-${Date.now()}:`,
+      },
     });
     // Unique names: with DATABASE_URL set, the stack's consumers live in that (long-lived) database.
     const run = Date.now().toString(36);
@@ -74,7 +87,9 @@ async function requestsServed(metricsPort: number): Promise<number> {
 
   it('spreads requests over both gateway instances', async () => {
     for (let i = 0; i < 20; i += 1) {
-      const reply = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${businessKey}` } });
+      const reply = await fetch(`${stack.url}/v1/pets?limit=1`, {
+        headers: { authorization: `Bearer ${businessKey}` },
+      });
       expect(reply.status).toBe(200);
     }
     const served = await Promise.all(stack.gateways.map((g) => requestsServed(g.metricsPort)));
@@ -85,23 +100,31 @@ async function requestsServed(metricsPort: number): Promise<number> {
   it('holds a Free key to 60 requests a minute across the instances', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 70; i += 1) {
-      statuses.push((await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${freeKey}` } })).status);
+      statuses.push(
+        (await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${freeKey}` } })).status,
+      );
     }
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
     expect(statuses.slice(60)).toEqual(Array(10).fill(429));
   });
 
-  it('links the next page under the balancer\'s origin, and the link works through it', async () => {
+  it("links the next page under the balancer's origin, and the link works through it", async () => {
     const auth = { authorization: `Bearer ${businessKey}`, 'content-type': 'application/json' };
     for (let i = 0; i < 3; i += 1) {
-      await fetch(`${stack.url}/v1/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `Stack ${i}`, categoryId: 1 }) });
+      await fetch(`${stack.url}/v1/pets`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ name: `Stack ${i}`, categoryId: 1 }),
+      });
     }
     const first = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: auth });
     const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1];
     expect(next).toMatch(new RegExp(`^${stack.url}/v1/pets\\?limit=1&after=[A-Za-z0-9_-]+$`));
     const second = await fetch(next!, { headers: auth });
     expect(second.status).toBe(200);
-    expect(((await second.json()) as Array<{ id: number }>)[0].id).toBeGreaterThan(((await first.json()) as Array<{ id: number }>)[0].id);
+    expect(((await second.json()) as Array<{ id: number }>)[0].id).toBeGreaterThan(
+      ((await first.json()) as Array<{ id: number }>)[0].id,
+    );
   });
 
   it('answers every POST sent on upstream connections left idle for longer than 5 s (keep-alive race)', async () => {
@@ -116,7 +139,10 @@ async function requestsServed(metricsPort: number): Promise<number> {
             method: 'POST',
             headers: { authorization: `Bearer ${businessKey}`, 'content-type': 'application/json' },
             body: JSON.stringify({ name: `Idle ${i}`, categoryId: 1 }),
-          }).then((r) => r.status, () => -1),
+          }).then(
+            (r) => r.status,
+            () => -1,
+          ),
         ),
       );
       statuses.push(...replies);
@@ -132,7 +158,9 @@ async function requestsServed(metricsPort: number): Promise<number> {
   }, 90_000);
 
   it('has each gateway keep an idle connection open longer than nginx does', async () => {
-    const nginxIdleSeconds = Number(/keepalive_timeout (\d+)s;/.exec(readFileSync(join(dir, 'nginx.conf'), 'utf8'))![1]);
+    const nginxIdleSeconds = Number(
+      /keepalive_timeout (\d+)s;/.exec(readFileSync(join(dir, 'nginx.conf'), 'utf8'))![1],
+    );
     const gateway = `http://127.0.0.1:${stack.gateways[1].port}`;
     const socket = await openSocket(gateway);
     const request = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${businessKey}\r\n\r\n`;
@@ -156,7 +184,9 @@ async function requestsServed(metricsPort: number): Promise<number> {
     const worker = async () => {
       while (sent < 300) {
         sent += 1;
-        const status = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${businessKey}` } }).then(
+        const status = await fetch(`${stack.url}/v1/pets?limit=1`, {
+          headers: { authorization: `Bearer ${businessKey}` },
+        }).then(
           (r) => r.status,
           () => -1,
         );

@@ -7,13 +7,21 @@ import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 
 const ROOT = join(__dirname, '..');
-const MAIN = { pets: join(ROOT, 'dist/apps/pets/apps/pets/src/main.js'), gateway: join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js') };
+const MAIN = {
+  pets: join(ROOT, 'dist/apps/pets/apps/pets/src/main.js'),
+  gateway: join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js'),
+};
 
 /**
  * What a spawned gateway needs besides the variable under test: a throwaway consumers database of its own (never
  * the embedded one under .data/), its admin API on a free port, and a token (else it would create .data/admin-token).
  */
-const GATEWAY_ENV = { GATEWAY_PGLITE_DATA_DIR: 'memory://', ADMIN_PORT: '0', ADMIN_TOKEN: 'startup-test-admin-token-0123456789abcdef', DEMO_KEY: 'false' };
+const GATEWAY_ENV = {
+  GATEWAY_PGLITE_DATA_DIR: 'memory://',
+  ADMIN_PORT: '0',
+  ADMIN_TOKEN: 'startup-test-admin-token-0123456789abcdef',
+  DEMO_KEY: 'false',
+};
 
 async function occupyPort(): Promise<{ server: Server; port: number }> {
   const server = createServer();
@@ -24,7 +32,11 @@ async function occupyPort(): Promise<{ server: Server; port: number }> {
 /** Runs a built app until it exits; resolves with its exit code and what it printed on stderr. */
 function runApp(app: keyof typeof MAIN, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN[app]], { cwd: ROOT, env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN[app]], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
@@ -66,14 +78,24 @@ describe('start-up refusals', () => {
 
   it('stops the gateway with one line naming PORT when its port is taken', async () => {
     const { code, stderr } = await runApp('gateway', {
-      ...GATEWAY_ENV, PORT: String(taken.port), HOST: '127.0.0.1', METRICS_PORT: '0', PETS_URL: pets.url,
+      ...GATEWAY_ENV,
+      PORT: String(taken.port),
+      HOST: '127.0.0.1',
+      METRICS_PORT: '0',
+      PETS_URL: pets.url,
     });
     expect(code).toBe(1);
-    expect(stderr.trim().split('\n')).toEqual([`PORT=${taken.port} on 127.0.0.1 is already in use (EADDRINUSE): set PORT to a free port`]);
+    expect(stderr.trim().split('\n')).toEqual([
+      `PORT=${taken.port} on 127.0.0.1 is already in use (EADDRINUSE): set PORT to a free port`,
+    ]);
   });
 
   it('stops the pets service with one line naming PETS_METRICS_PORT when its metrics port is taken', async () => {
-    const { code, stderr } = await runApp('pets', { PETS_PORT: '0', PETS_METRICS_PORT: String(taken.port), PGLITE_DATA_DIR: 'memory://' });
+    const { code, stderr } = await runApp('pets', {
+      PETS_PORT: '0',
+      PETS_METRICS_PORT: String(taken.port),
+      PGLITE_DATA_DIR: 'memory://',
+    });
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual([
       `PETS_METRICS_PORT=${taken.port} on 127.0.0.1 is already in use (EADDRINUSE): set PETS_METRICS_PORT to a free port`,
@@ -82,7 +104,11 @@ describe('start-up refusals', () => {
 
   it('refuses a published placeholder secret in production without printing it', async () => {
     const { code, stderr } = await runApp('pets', {
-      NODE_ENV: 'production', INTERNAL_SECRET: 'change-me-internal-secret', PETS_PORT: '0', PETS_METRICS_PORT: '0', PGLITE_DATA_DIR: 'memory://',
+      NODE_ENV: 'production',
+      INTERNAL_SECRET: 'change-me-internal-secret',
+      PETS_PORT: '0',
+      PETS_METRICS_PORT: '0',
+      PGLITE_DATA_DIR: 'memory://',
     });
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual([
@@ -91,7 +117,12 @@ describe('start-up refusals', () => {
   });
 
   it('refuses to start the pets service in production without CURSOR_SECRET, with one line', async () => {
-    const { code, stderr } = await runApp('pets', { NODE_ENV: 'production', PETS_PORT: '0', PETS_METRICS_PORT: '0', PGLITE_DATA_DIR: 'memory://' });
+    const { code, stderr } = await runApp('pets', {
+      NODE_ENV: 'production',
+      PETS_PORT: '0',
+      PETS_METRICS_PORT: '0',
+      PGLITE_DATA_DIR: 'memory://',
+    });
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual([
       'Invalid configuration: CURSOR_SECRET must be set in production (32+ characters, the same on every pets instance, e.g. openssl rand -hex 32): without it paging cursors are signed with a key published in the source',
@@ -102,6 +133,8 @@ describe('start-up refusals', () => {
     const { code, stderr } = await runApp('gateway', { ...GATEWAY_ENV, INTERNAL_SECRET: 'short-secret-15' });
     expect(code).toBe(1);
     expect(stderr).not.toContain('short-secret-15');
-    expect(stderr.trim()).toBe('Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)');
+    expect(stderr.trim()).toBe(
+      'Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)',
+    );
   });
 });

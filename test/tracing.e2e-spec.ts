@@ -16,7 +16,12 @@ import { createTestDatabase, TestDatabase } from './support/pets-service';
 const ROOT = join(__dirname, '..');
 const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.js');
 const PETS_MAIN = join(ROOT, 'dist/apps/pets/apps/pets/src/main.js');
-const BUILT = [GATEWAY_MAIN, PETS_MAIN, join(ROOT, 'dist/apps/gateway/libs/platform/src/tracing/start-tracing.js'), join(ROOT, 'dist/apps/pets/libs/platform/src/tracing/start-tracing.js')];
+const BUILT = [
+  GATEWAY_MAIN,
+  PETS_MAIN,
+  join(ROOT, 'dist/apps/gateway/libs/platform/src/tracing/start-tracing.js'),
+  join(ROOT, 'dist/apps/pets/libs/platform/src/tracing/start-tracing.js'),
+];
 
 const INTERNAL_SECRET = `internal-${randomBytes(12).toString('hex')}`;
 const ADMIN_TOKEN = `admin-${randomBytes(24).toString('hex')}`;
@@ -33,7 +38,11 @@ interface RunningApp {
 }
 
 async function startApp(main: string, port: number, env: Record<string, string>): Promise<RunningApp> {
-  const child = spawn(process.execPath, [main], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [main], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const logs: Record<string, unknown>[] = [];
   let rest = '';
   let output = '';
@@ -47,7 +56,13 @@ async function startApp(main: string, port: number, env: Record<string, string>)
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${main} exited ${child.exitCode}: ${output}`);
-    if (await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)) return { process: child, url, logs };
+    if (
+      await fetch(`${url}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { process: child, url, logs };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill('SIGKILL');
@@ -56,7 +71,9 @@ async function startApp(main: string, port: number, env: Record<string, string>)
 
 /** The pets service's environment for the test database: its fresh database on DATABASE_URL's server, else PGlite. */
 function petsDatabaseEnv({ config }: TestDatabase): Record<string, string> {
-  return config.databaseUrl ? { DATABASE_URL: config.databaseUrl, DB_MIGRATE_ON_START: 'true' } : { PGLITE_DATA_DIR: config.pgliteDataDir, DATABASE_URL: '' };
+  return config.databaseUrl
+    ? { DATABASE_URL: config.databaseUrl, DB_MIGRATE_ON_START: 'true' }
+    : { PGLITE_DATA_DIR: config.pgliteDataDir, DATABASE_URL: '' };
 }
 
 describe('tracing (OpenTelemetry)', () => {
@@ -91,8 +108,20 @@ describe('tracing (OpenTelemetry)', () => {
     };
     database = await createTestDatabase();
     consumers = await createGatewayTestDatabase();
-    const [petsPort, gatewayPort, trustingPort, adminPort, trustingAdminPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    pets = await startApp(PETS_MAIN, petsPort, { ...tracing, ...petsDatabaseEnv(database), PETS_PORT: String(petsPort), PETS_HOST: '127.0.0.1', PETS_METRICS_PORT: '0' });
+    const [petsPort, gatewayPort, trustingPort, adminPort, trustingAdminPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
+    pets = await startApp(PETS_MAIN, petsPort, {
+      ...tracing,
+      ...petsDatabaseEnv(database),
+      PETS_PORT: String(petsPort),
+      PETS_HOST: '127.0.0.1',
+      PETS_METRICS_PORT: '0',
+    });
     gatewayEnv = {
       ...tracing,
       HOST: '127.0.0.1',
@@ -105,7 +134,11 @@ describe('tracing (OpenTelemetry)', () => {
       REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,
     };
     // One after the other: the first creates the consumers schema in the shared database.
-    gateway = await startApp(GATEWAY_MAIN, gatewayPort, { ...gatewayEnv, PORT: String(gatewayPort), ADMIN_PORT: String(adminPort) });
+    gateway = await startApp(GATEWAY_MAIN, gatewayPort, {
+      ...gatewayEnv,
+      PORT: String(gatewayPort),
+      ADMIN_PORT: String(adminPort),
+    });
     // This one holds its spans (a batch delay of ten minutes) until it exits: the flush on exit is tested too.
     trustingGateway = await startApp(GATEWAY_MAIN, trustingPort, {
       ...gatewayEnv,
@@ -127,16 +160,27 @@ describe('tracing (OpenTelemetry)', () => {
   });
 
   /** Sends a request with a request id of its own, and finds its trace through the gateway's log line. */
-  async function send(app: RunningApp, path: string, init: RequestInit = {}): Promise<{ status: number; traceId: string; serverSpanId: string }> {
+  async function send(
+    app: RunningApp,
+    path: string,
+    init: RequestInit = {},
+  ): Promise<{ status: number; traceId: string; serverSpanId: string }> {
     const requestId = randomBytes(8).toString('hex');
-    const response = await fetch(`${app.url}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-request-id': requestId } });
+    const response = await fetch(`${app.url}${path}`, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), 'x-request-id': requestId },
+    });
     await response.arrayBuffer();
-    const line = await receiver.waitFor(() => app.logs.find((entry) => (entry.req as { id?: string } | undefined)?.id === requestId));
+    const line = await receiver.waitFor(() =>
+      app.logs.find((entry) => (entry.req as { id?: string } | undefined)?.id === requestId),
+    );
     return { status: response.status, traceId: String(line.trace_id), serverSpanId: String(line.span_id) };
   }
 
   const serverSpanOf = (traceId: string, service: string) =>
-    receiver.waitFor((spans) => spans.find((s) => s.traceId === traceId && s.service === service && s.kind === SPAN_KIND.SERVER));
+    receiver.waitFor((spans) =>
+      spans.find((s) => s.traceId === traceId && s.service === service && s.kind === SPAN_KIND.SERVER),
+    );
 
   const createPet = (app: RunningApp, headers: Record<string, string> = {}) =>
     send(app, '/v1/pets', {
@@ -151,7 +195,9 @@ describe('tracing (OpenTelemetry)', () => {
 
     const spans = await receiver.waitFor((all) => {
       const trace = all.filter((s) => s.traceId === traceId);
-      const done = trace.some((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER) && trace.some((s) => /^INSERT INTO "pets"/.test(String(sqlOf(s))));
+      const done =
+        trace.some((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER) &&
+        trace.some((s) => /^INSERT INTO "pets"/.test(String(sqlOf(s))));
       return done && trace;
     });
     const byId = new Map(spans.map((s) => [s.spanId, s]));
@@ -169,7 +215,9 @@ describe('tracing (OpenTelemetry)', () => {
       'petstore.rate_limit.outcome': 'allowed',
     });
 
-    const hop = spans.find((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.CLIENT && s.scope.includes('undici'))!;
+    const hop = spans.find(
+      (s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.CLIENT && s.scope.includes('undici'),
+    )!;
     expect(hop).toBeDefined();
     expect(hop.parentSpanId).toBe(edge.spanId);
 
@@ -189,23 +237,32 @@ describe('tracing (OpenTelemetry)', () => {
     expect(ancestors).toEqual(expect.arrayContaining([handler.spanId, petsServer.spanId, hop.spanId, edge.spanId]));
 
     // The pets service's log line of this request carries the same trace.
-    const petsLine = await receiver.waitFor(() => pets.logs.find((entry) => entry.trace_id === traceId && (entry.res as { status?: number } | undefined)?.status === 201));
+    const petsLine = await receiver.waitFor(() =>
+      pets.logs.find(
+        (entry) => entry.trace_id === traceId && (entry.res as { status?: number } | undefined)?.status === 201,
+      ),
+    );
     expect(petsLine.span_id).toBe(petsServer.spanId);
   });
 
   // Without REDIS_URL the counters are in-process and there is no Redis call to trace (CI runs this file both ways).
-  (process.env.REDIS_URL ? it : it.skip)("the same trace holds the rate-limit script's Redis call, a child of the gateway server span", async () => {
-    const { status, traceId, serverSpanId } = await createPet(gateway);
-    expect(status).toBe(201);
-    const trace = await receiver.waitFor((spans) => {
-      const found = spans.filter((s) => s.traceId === traceId);
-      return found.some((s) => s.scope.includes('ioredis')) && found.some((s) => s.service === 'petstore-pets') && found;
-    });
-    const redis = trace.find((s) => s.scope.includes('ioredis'))!;
-    expect(redis.service).toBe('petstore-gateway');
-    expect(redis.kind).toBe(SPAN_KIND.CLIENT);
-    expect(redis.parentSpanId).toBe(serverSpanId);
-  });
+  (process.env.REDIS_URL ? it : it.skip)(
+    "the same trace holds the rate-limit script's Redis call, a child of the gateway server span",
+    async () => {
+      const { status, traceId, serverSpanId } = await createPet(gateway);
+      expect(status).toBe(201);
+      const trace = await receiver.waitFor((spans) => {
+        const found = spans.filter((s) => s.traceId === traceId);
+        return (
+          found.some((s) => s.scope.includes('ioredis')) && found.some((s) => s.service === 'petstore-pets') && found
+        );
+      });
+      const redis = trace.find((s) => s.scope.includes('ioredis'))!;
+      expect(redis.service).toBe('petstore-gateway');
+      expect(redis.kind).toBe(SPAN_KIND.CLIENT);
+      expect(redis.parentSpanId).toBe(serverSpanId);
+    },
+  );
 
   it('with tracing off, nothing of the SDK is loaded: only the API, whose calls are no-ops', () => {
     const tracingDir = join(ROOT, 'dist/apps/gateway/libs/platform/src/tracing');
@@ -214,20 +271,30 @@ describe('tracing (OpenTelemetry)', () => {
         const packageOf = (file) => { const at = file.lastIndexOf('node_modules/@opentelemetry/'); return at < 0 ? undefined : file.slice(at + 13).split('/').slice(0, 2).join('/'); };
         const packages = new Set(Object.keys(require.cache).map(packageOf).filter(Boolean));
         process.stdout.write(JSON.stringify([...packages].sort())); process.exit(0);`;
-      const output = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', ...env } });
+      const output = execFileSync(process.execPath, ['-e', script], {
+        cwd: ROOT,
+        env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', ...env },
+      });
       return JSON.parse(output.toString()) as string[];
     };
     expect(loadedBy({})).toEqual(['@opentelemetry/api']);
-    expect(loadedBy({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toEqual(expect.arrayContaining(['@opentelemetry/sdk-node', '@opentelemetry/instrumentation-http']));
+    expect(loadedBy({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toEqual(
+      expect.arrayContaining(['@opentelemetry/sdk-node', '@opentelemetry/instrumentation-http']),
+    );
   });
 
   it('a bad OTEL_TRUST_INCOMING_TRACEPARENT stops the gateway at start-up with one line', async () => {
-    const child = spawn(process.execPath, [GATEWAY_MAIN], { cwd: ROOT, env: { ...process.env, OTEL_TRUST_INCOMING_TRACEPARENT: 'yes', PORT: '0' } });
+    const child = spawn(process.execPath, [GATEWAY_MAIN], {
+      cwd: ROOT,
+      env: { ...process.env, OTEL_TRUST_INCOMING_TRACEPARENT: 'yes', PORT: '0' },
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe('Invalid configuration: OTEL_TRUST_INCOMING_TRACEPARENT must be true or false (got "yes")');
+    expect(stderr.trim()).toBe(
+      'Invalid configuration: OTEL_TRUST_INCOMING_TRACEPARENT must be true or false (got "yes")',
+    );
   });
 
   it('a 429 is a trace with the refusal recorded on the server span', async () => {
@@ -261,7 +328,10 @@ describe('tracing (OpenTelemetry)', () => {
   });
 
   it("does not continue a client's traceparent by default: a new trace, still propagated to the pets service", async () => {
-    const { status, traceId, serverSpanId } = await createPet(gateway, { traceparent: CLIENT_TRACEPARENT, baggage: 'tenant=evil' });
+    const { status, traceId, serverSpanId } = await createPet(gateway, {
+      traceparent: CLIENT_TRACEPARENT,
+      baggage: 'tenant=evil',
+    });
     expect(status).toBe(201);
     expect(traceId).not.toBe(CLIENT_TRACE_ID);
     const edge = await serverSpanOf(traceId, 'petstore-gateway');
@@ -282,7 +352,9 @@ describe('tracing (OpenTelemetry)', () => {
     const exited = new Promise<number | null>((resolve) => trustingGateway.process.once('exit', resolve));
     trustingGateway.process.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const edge = receiver.trace(CLIENT_TRACE_ID).find((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER);
+    const edge = receiver
+      .trace(CLIENT_TRACE_ID)
+      .find((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER);
     expect(edge?.parentSpanId).toBe(CLIENT_SPAN_ID);
   });
 
@@ -300,12 +372,17 @@ describe('tracing (OpenTelemetry)', () => {
     try {
       const before = receiver.spans.length;
       expect((await createPet(unsampled)).status).toBe(201);
-      expect((await send(unsampled, '/v1/pets?limit=2', { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect((await send(unsampled, '/v1/pets?limit=2', { headers: { authorization: `Bearer ${key}` } })).status).toBe(
+        200,
+      );
       expect((await send(unsampled, '/v1/pets?limit=2')).status).toBe(401); // an error answer of the fast path
       // Each request's log line still names its trace, flagged as not sampled (00): there is nothing to look up.
-      const requestLines = unsampled.logs.filter((entry) => String((entry.req as { path?: string } | undefined)?.path).startsWith('/v1/'));
+      const requestLines = unsampled.logs.filter((entry) =>
+        String((entry.req as { path?: string } | undefined)?.path).startsWith('/v1/'),
+      );
       expect(requestLines).toHaveLength(3);
-      for (const line of requestLines) expect(line).toMatchObject({ trace_id: expect.stringMatching(/^[0-9a-f]{32}$/), trace_flags: '00' });
+      for (const line of requestLines)
+        expect(line).toMatchObject({ trace_id: expect.stringMatching(/^[0-9a-f]{32}$/), trace_flags: '00' });
       // A sampled request after them, then ten times the batch delay: what either service exported for the
       // unsampled ones would be in by then.
       const sampled = await createPet(gateway);
@@ -320,9 +397,13 @@ describe('tracing (OpenTelemetry)', () => {
   it('no span carries a key, an Authorization header, the internal secret or the admin token', async () => {
     // Every request above is in: at least the traces of five gateway requests and their pets spans, and the two
     // admin API calls that minted the keys (the admin token went in their Authorization header).
-    const gatewayServerSpans = receiver.spans.filter((s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER);
+    const gatewayServerSpans = receiver.spans.filter(
+      (s) => s.service === 'petstore-gateway' && s.kind === SPAN_KIND.SERVER,
+    );
     // Requests the admission refuses before routing (401, 429) carry the route of its mount, `/v1`.
-    expect(gatewayServerSpans.filter((s) => String(s.attributes['http.route']).startsWith('/v1')).length).toBeGreaterThanOrEqual(5);
+    expect(
+      gatewayServerSpans.filter((s) => String(s.attributes['http.route']).startsWith('/v1')).length,
+    ).toBeGreaterThanOrEqual(5);
     expect(gatewayServerSpans.filter((s) => s.attributes['http.route'] === '/consumers')).toHaveLength(2);
     expect(receiver.spans.some((s) => s.service === 'petstore-pets')).toBe(true);
     const secrets = [key, limitedKey, INTERNAL_SECRET, ADMIN_TOKEN, 'Bearer', 'petk_'];

@@ -45,7 +45,12 @@ describe('unban', () => {
     // Banned on instance B (its own counters, or the shared ones).
     const refusedFirst = await refusalsUntilBanned(b, key);
     expect(refusedFirst).toBe(THRESHOLD + 1);
-    for (let i = 0; i < 10; i += 1) expectErrorBody(await call(`${b.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }), 429, 'KEY_BANNED');
+    for (let i = 0; i < 10; i += 1)
+      expectErrorBody(
+        await call(`${b.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }),
+        429,
+        'KEY_BANNED',
+      );
     // One ban, eleven KEY_BANNED answers: the metric says one.
     expect((await metric(b, 'rate_limit_bans_total', 'plan="enterprise"')) - bansBefore).toBe(1);
     const usageBefore = (await adminCall(b, 'GET', '/consumers/unbanned/usage')).body as { banned: boolean };
@@ -75,7 +80,11 @@ describe('unban', () => {
     expect((await call(`${b.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     // The window's first refusal, then THRESHOLD strikes: one more would ban.
     for (let i = 0; i < THRESHOLD + 1; i += 1) {
-      expectErrorBody(await call(`${b.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }), 429, 'RATE_LIMITED');
+      expectErrorBody(
+        await call(`${b.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }),
+        429,
+        'RATE_LIMITED',
+      );
     }
     expect((await adminCall(b, 'POST', '/consumers/striking/unban')).status).toBe(200);
     expect(await refusalsUntilBanned(b, key)).toBe(THRESHOLD + 1);
@@ -87,9 +96,13 @@ describe('unban', () => {
     const reply = await adminCall(a, 'POST', '/consumers/never-banned/unban');
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ banned: false });
-    const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, '../scripts/keys.js'), 'unban', 'never-banned'], {
-      env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(__dirname, '../scripts/keys.js'), 'unban', 'never-banned'],
+      {
+        env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+      },
+    );
     expect(stdout).toContain('Unbanned "never-banned"');
   });
 });

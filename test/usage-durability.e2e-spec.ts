@@ -15,7 +15,9 @@ async function recorded(url: string): Promise<number> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ n: string | null }>('SELECT sum("requests")::text AS n FROM "gateway"."usage_hourly" WHERE "consumer" <> \'*\'');
+    const { rows } = await client.query<{ n: string | null }>(
+      'SELECT sum("requests")::text AS n FROM "gateway"."usage_hourly" WHERE "consumer" <> \'*\'',
+    );
     return Number(rows[0].n ?? 0);
   } finally {
     await client.end();

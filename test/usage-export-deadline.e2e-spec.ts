@@ -1,6 +1,13 @@
 import { Socket } from 'node:net';
 import { Client } from 'pg';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -22,7 +29,9 @@ const FRESH_KEY_WITHIN_MS = 3000;
 /** Resolves with `promise`'s value, or rejects after `ms` (a hung gateway fails the test, with what hung). */
 function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -63,7 +72,11 @@ describe('usage exports whose clients stop reading (issue #36)', () => {
     pets = await startPetsService();
     database = await createGatewayTestDatabase();
     // The default pool of four connections (GATEWAY_DB_POOL_SIZE), as in the issue; four exports allowed at once.
-    gateway = await startGateway({ petsUrl: pets.url, database, env: { USAGE_EXPORT_CONCURRENCY: '4', USAGE_EXPORT_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) } });
+    gateway = await startGateway({
+      petsUrl: pets.url,
+      database,
+      env: { USAGE_EXPORT_CONCURRENCY: '4', USAGE_EXPORT_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) },
+    });
     client = new Client({ connectionString: database.url });
     await client.connect();
     const schema = gateway.config.consumers.schema;
@@ -95,24 +108,48 @@ describe('usage exports whose clients stop reading (issue #36)', () => {
     // A key minted before the stall and never used: this instance has not looked it up yet. Another key warms up
     // the path to the pets service first, so that the time measured below is the lookup's, not a first request's.
     const freshKey = await mintKey(gateway, 'pro');
-    const [warm, warmMs] = await timed(call(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${await mintKey(gateway, 'pro')}` } }));
+    const [warm, warmMs] = await timed(
+      call(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${await mintKey(gateway, 'pro')}` } }),
+    );
     expect(warm.status).toBe(200);
-    if (process.env.EXPORT_TEST_FIGURES) console.log(`another fresh key before the stall ${warm.status} in ${warmMs.toFixed(0)} ms`);
+    if (process.env.EXPORT_TEST_FIGURES)
+      console.log(`another fresh key before the stall ${warm.status} in ${warmMs.toFixed(0)} ms`);
 
     // On the old code, on the embedded engine, the second export never began: the first one's transaction held it.
-    const sockets = await within(30_000, 'four exports begin', Promise.all(Array.from({ length: 4 }, () => stalledExport())));
+    const sockets = await within(
+      30_000,
+      'four exports begin',
+      Promise.all(Array.from({ length: 4 }, () => stalledExport())),
+    );
     const stalledAt = performance.now();
     // The gateway fills the socket buffers, then waits on clients that read nothing.
     await pause(500);
 
-    const [fresh, freshMs] = await timed(within(15_000, 'a fresh key on /v1', call(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${freshKey}` } })));
+    const [fresh, freshMs] = await timed(
+      within(
+        15_000,
+        'a fresh key on /v1',
+        call(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${freshKey}` } }),
+      ),
+    );
     if (process.env.EXPORT_TEST_FIGURES) console.log(`fresh key ${fresh.status} in ${freshMs.toFixed(0)} ms`);
     expect({ status: fresh.status, within: freshMs < FRESH_KEY_WITHIN_MS }).toEqual({ status: 200, within: true });
 
-    const [consumers, consumersMs] = await timed(within(15_000, 'GET /consumers', adminCall(gateway, 'GET', '/consumers')));
-    const [history, historyMs] = await timed(within(15_000, 'GET /usage/history', adminCall(gateway, 'GET', '/usage/history?granularity=day')));
-    if (process.env.EXPORT_TEST_FIGURES) console.log(`admin ${consumers.status} in ${consumersMs.toFixed(0)} ms, ${history.status} in ${historyMs.toFixed(0)} ms`);
-    expect({ consumers: consumers.status, history: history.status, within: Math.max(consumersMs, historyMs) < FRESH_KEY_WITHIN_MS }).toEqual({ consumers: 200, history: 200, within: true });
+    const [consumers, consumersMs] = await timed(
+      within(15_000, 'GET /consumers', adminCall(gateway, 'GET', '/consumers')),
+    );
+    const [history, historyMs] = await timed(
+      within(15_000, 'GET /usage/history', adminCall(gateway, 'GET', '/usage/history?granularity=day')),
+    );
+    if (process.env.EXPORT_TEST_FIGURES)
+      console.log(
+        `admin ${consumers.status} in ${consumersMs.toFixed(0)} ms, ${history.status} in ${historyMs.toFixed(0)} ms`,
+      );
+    expect({
+      consumers: consumers.status,
+      history: history.status,
+      within: Math.max(consumersMs, historyMs) < FRESH_KEY_WITHIN_MS,
+    }).toEqual({ consumers: 200, history: 200, within: true });
     const ready = await within(15_000, 'GET /health/ready', call(`${gateway.url}/health/ready`));
     expect(ready.status).toBe(200);
 
@@ -137,7 +174,10 @@ describe('usage exports whose clients stop reading (issue #36)', () => {
       expect(text.endsWith('\r\n0\r\n\r\n')).toBe(false);
     }
     if (process.env.DATABASE_URL) {
-      const open = await client.query<{ n: string }>(`SELECT count(*) AS "n" FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [EXPORT_APPLICATION_NAME]);
+      const open = await client.query<{ n: string }>(
+        `SELECT count(*) AS "n" FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+        [EXPORT_APPLICATION_NAME],
+      );
       expect(Number(open.rows[0].n)).toBe(0);
     }
 

@@ -4,7 +4,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
@@ -136,7 +143,8 @@ describe('usage history', () => {
     for (let i = 0; i < 4; i += 1) await send(b, beta, '/v1/pets', betaKey);
     // Without a key, then guessing keys: 401s, the anonymous limit's 429s, and a ban.
     for (let i = 0; i < 10; i += 1) await send(a, ANONYMOUS, '/v1/pets');
-    for (let i = 0; i < 5; i += 1) await send(b, ANONYMOUS, '/v1/pets', `petk_${randomBytes(24).toString('base64url')}`);
+    for (let i = 0; i < 5; i += 1)
+      await send(b, ANONYMOUS, '/v1/pets', `petk_${randomBytes(24).toString('base64url')}`);
     // The pets service stops: 503.
     await pets.close();
     petsStopped = true;
@@ -155,14 +163,20 @@ describe('usage history', () => {
     b = await start('200');
 
     expect(sumBuckets(await adminCall(a, 'GET', `/consumers/${alpha}/usage/history`))).toEqual(seen.of(alpha));
-    expect(sumBuckets(await adminCall(b, 'GET', `/consumers/${beta}/usage/history?granularity=day`))).toEqual(seen.of(beta));
+    expect(sumBuckets(await adminCall(b, 'GET', `/consumers/${beta}/usage/history?granularity=day`))).toEqual(
+      seen.of(beta),
+    );
     expect(sumBuckets(await adminCall(b, 'GET', '/usage/history'))).toEqual(seen.total());
     expect(sumBuckets(await adminCall(b, 'GET', '/usage/history?granularity=day'))).toEqual(seen.total());
   }, 60_000);
 
   it('lists every bucket of the range in time order, empty ones included, with latency percentiles', async () => {
     const reply = await adminCall(a, 'GET', `/consumers/${alpha}/usage/history`);
-    const body = reply.body as { consumer: string; granularity: string; buckets: Array<{ start: string; requests: number; p50Ms: number | null; p95Ms: number | null }> };
+    const body = reply.body as {
+      consumer: string;
+      granularity: string;
+      buckets: Array<{ start: string; requests: number; p50Ms: number | null; p95Ms: number | null }>;
+    };
     expect(body.consumer).toBe(alpha);
     expect(body.granularity).toBe('hour');
     expect(body.buckets).toHaveLength(24);
@@ -182,13 +196,17 @@ describe('usage history', () => {
     expect(ranked.map((r) => r.consumer)).toEqual([alpha, beta]);
     expect(ranked[0]).toMatchObject(seen.of(alpha));
     const limited = await adminCall(a, 'GET', '/usage/top?by=rateLimited&limit=1');
-    expect((limited.body as { consumers: Array<{ consumer: string }> }).consumers.map((r) => r.consumer)).toEqual([alpha]);
+    expect((limited.body as { consumers: Array<{ consumer: string }> }).consumers.map((r) => r.consumer)).toEqual([
+      alpha,
+    ]);
 
     const csv = await adminCall(a, 'GET', '/usage/export');
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const rows = sumCsv(csv.text);
-    expect(rows.get(alpha)).toEqual(sumBuckets(await adminCall(a, 'GET', `/consumers/${alpha}/usage/history?granularity=day`)));
+    expect(rows.get(alpha)).toEqual(
+      sumBuckets(await adminCall(a, 'GET', `/consumers/${alpha}/usage/history?granularity=day`)),
+    );
     expect(rows.get(beta)).toEqual(seen.of(beta));
     expect(rows.get(ANONYMOUS)).toEqual(seen.of(ANONYMOUS));
     const hourly = sumCsv((await adminCall(a, 'GET', '/usage/export?granularity=hour')).text);
@@ -197,14 +215,24 @@ describe('usage history', () => {
 
   it('answers the CLI: usage NAME --history, usage --top, usage --export FILE', async () => {
     const keys = async (...args: string[]) =>
-      (await promisify(execFile)(process.execPath, [join(__dirname, '../scripts/keys.js'), ...args], { env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken } })).stdout.trim().split('\n');
+      (
+        await promisify(execFile)(process.execPath, [join(__dirname, '../scripts/keys.js'), ...args], {
+          env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+        })
+      ).stdout
+        .trim()
+        .split('\n');
     const a1 = seen.of(alpha);
     const history = await keys('usage', alpha, '--history', '--granularity', 'day');
     expect(history[0]).toBe(`${alpha}, by day (UTC)`);
     expect(history).toHaveLength(2 + 30 + 1);
-    expect(history[history.length - 1]).toBe(['total', a1.requests, a1.ok, a1.clientErrors, a1.rateLimited, a1.serverErrors].join('\t'));
+    expect(history[history.length - 1]).toBe(
+      ['total', a1.requests, a1.ok, a1.clientErrors, a1.rateLimited, a1.serverErrors].join('\t'),
+    );
     const top = await keys('usage', '--top', '--by', 'requests', '--limit', '1');
-    expect(top.slice(2).map((line) => line.split('\t').slice(0, 6))).toEqual([[alpha, a1.requests, a1.ok, a1.clientErrors, a1.rateLimited, a1.serverErrors].map(String)]);
+    expect(top.slice(2).map((line) => line.split('\t').slice(0, 6))).toEqual([
+      [alpha, a1.requests, a1.ok, a1.clientErrors, a1.rateLimited, a1.serverErrors].map(String),
+    ]);
     const dir = mkdtempSync(join(tmpdir(), 'usage-export-'));
     try {
       const file = join(dir, 'usage.csv');
@@ -254,14 +282,29 @@ describe('usage history', () => {
   describe('the range', () => {
     const hourAgo = new Date(Date.now() - (Date.now() % 3_600_000) - 3_600_000).toISOString();
     const cases: Array<[string, string]> = [
-      ['?from=2026-11-01T00:30:00Z', 'from must be at the start of an hour (such as 2026-11-01T13:00:00Z) with granularity=hour'],
-      ['?granularity=day&from=2026-11-01T01:00:00Z', 'from must be at the start of a UTC day (such as 2026-11-01T00:00:00Z) with granularity=day'],
+      [
+        '?from=2026-11-01T00:30:00Z',
+        'from must be at the start of an hour (such as 2026-11-01T13:00:00Z) with granularity=hour',
+      ],
+      [
+        '?granularity=day&from=2026-11-01T01:00:00Z',
+        'from must be at the start of a UTC day (such as 2026-11-01T00:00:00Z) with granularity=day',
+      ],
       ['?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z', 'from must be before to'],
       ['?from=2026-11-01T00:00:00Z&to=2026-11-01T00:00:00Z', 'from must be before to'],
-      ['?from=2026-10-01T00:00:00Z&to=2026-11-01T01:00:00Z', 'A call covers at most 31 days of hours (744 buckets): narrow from and to, or use granularity=day'],
-      ['?granularity=day&from=2025-01-01&to=2026-02-06', 'A call covers at most 400 days of days (400 buckets): narrow from and to, or use granularity=day'],
+      [
+        '?from=2026-10-01T00:00:00Z&to=2026-11-01T01:00:00Z',
+        'A call covers at most 31 days of hours (744 buckets): narrow from and to, or use granularity=day',
+      ],
+      [
+        '?granularity=day&from=2025-01-01&to=2026-02-06',
+        'A call covers at most 400 days of days (400 buckets): narrow from and to, or use granularity=day',
+      ],
       ['?from=yesterday', 'from must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date'],
-      ['?to=2026-11-01T00:00:00', 'to must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date'],
+      [
+        '?to=2026-11-01T00:00:00',
+        'to must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date',
+      ],
       ['?from=2026-02-30', 'from is not a real date'],
       ['?granularity=week', 'granularity must be one of hour, day'],
     ];
@@ -294,13 +337,22 @@ describe('usage history', () => {
     });
 
     it('shows a restricted token its own consumers only, and never the fleet', async () => {
-      const created = await adminCall(a, 'POST', '/tokens', { name: 'portal-usage', scopes: ['usage:read', 'consumers:write'], ownConsumersOnly: true });
+      const created = await adminCall(a, 'POST', '/tokens', {
+        name: 'portal-usage',
+        scopes: ['usage:read', 'consumers:write'],
+        ownConsumersOnly: true,
+      });
       const token = (created.body as { token: string }).token;
       const own = `own-${randomBytes(3).toString('hex')}`;
       expect((await adminCall(a, 'POST', '/consumers', { name: own, plan: 'free' }, token)).status).toBe(201);
       expect((await adminCall(a, 'GET', `/consumers/${own}/usage/history`, undefined, token)).status).toBe(200);
-      expectErrorBody(await adminCall(a, 'GET', `/consumers/${alpha}/usage/history`, undefined, token), 403, 'FORBIDDEN');
-      for (const path of ['/usage/history', '/usage/top', '/usage/export']) expectErrorBody(await adminCall(a, 'GET', path, undefined, token), 403, 'FORBIDDEN');
+      expectErrorBody(
+        await adminCall(a, 'GET', `/consumers/${alpha}/usage/history`, undefined, token),
+        403,
+        'FORBIDDEN',
+      );
+      for (const path of ['/usage/history', '/usage/top', '/usage/export'])
+        expectErrorBody(await adminCall(a, 'GET', path, undefined, token), 403, 'FORBIDDEN');
     });
   });
 });

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { startTwoInstances, TwoInstances } from './support/fleet';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  mintKey,
+  startGateway,
+} from './support/gateway';
 import { metric } from './support/gateway-metrics';
 import { call } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
@@ -15,7 +22,9 @@ const DAY_MS = 86_400_000;
 /** Resolves with `promise`'s value, or rejects after `ms` (a hung gateway fails the test instead of its timeout). */
 function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -55,7 +64,9 @@ describe('usage history under load', () => {
       const today = Date.now() - (Date.now() % DAY_MS);
       const from = new Date(today - 200 * DAY_MS).toISOString();
       const socket = await openSocket(gateway.adminUrl);
-      socket.write(`GET /usage/export?granularity=day&from=${from}&to=${new Date(today).toISOString()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.adminToken}\r\n\r\n`);
+      socket.write(
+        `GET /usage/export?granularity=day&from=${from}&to=${new Date(today).toISOString()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.adminToken}\r\n\r\n`,
+      );
       // The first page arrives; then the client reads nothing while the gateway fills the buffers, and goes away.
       await new Promise((resolve) => socket.once('data', resolve));
       socket.pause();
@@ -65,7 +76,13 @@ describe('usage history under load', () => {
       expect((await within(5000, 'GET /consumers', adminCall(gateway, 'GET', '/consumers'))).status).toBe(200);
       if (process.env.DATABASE_URL) {
         const idle = async () =>
-          Number((await client.query<{ n: string }>(`SELECT count(*) AS "n" FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`)).rows[0].n);
+          Number(
+            (
+              await client.query<{ n: string }>(
+                `SELECT count(*) AS "n" FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+              )
+            ).rows[0].n,
+          );
         const deadline = Date.now() + 5000;
         while ((await idle()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
         expect(await idle()).toBe(0);
@@ -88,8 +105,12 @@ describe('usage history under load', () => {
       // write that locked rows in its batch's order would deadlock (PostgreSQL then aborts one, after
       // deadlock_timeout). On the embedded engine, which runs one transaction at a time, it holds trivially.
       const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 48 * 3_600_000;
-      const names = Array.from({ length: 400 }, (_, i) => `lock-${String(i).padStart(3, '0')}-${randomBytes(2).toString('hex')}`);
-      const batch = (order: string[]): UsageBucket[] => order.map((consumer) => ({ hour, consumer, keyId: `${consumer}-key`, ...emptyCounts(), requests: 1 }));
+      const names = Array.from(
+        { length: 400 },
+        (_, i) => `lock-${String(i).padStart(3, '0')}-${randomBytes(2).toString('hex')}`,
+      );
+      const batch = (order: string[]): UsageBucket[] =>
+        order.map((consumer) => ({ hour, consumer, keyId: `${consumer}-key`, ...emptyCounts(), requests: 1 }));
       const [repositoryA, repositoryB] = [fleet.a.app.get(UsageRepository), fleet.b.app.get(UsageRepository)];
       for (let round = 0; round < 5; round += 1) {
         await Promise.all([repositoryA.write(batch(names)), repositoryB.write(batch([...names].reverse()))]);
@@ -102,7 +123,8 @@ describe('usage history under load', () => {
       const { a, b } = fleet;
       const consumers = Array.from({ length: 24 }, (_, i) => `load-${i}-${randomBytes(3).toString('hex')}`);
       const keys = new Map<string, string>();
-      for (const name of consumers) keys.set(name, await mintKey(a, 'enterprise', name, { perMinute: 1_000_000, perDay: 10_000_000 }));
+      for (const name of consumers)
+        keys.set(name, await mintKey(a, 'enterprise', name, { perMinute: 1_000_000, perDay: 10_000_000 }));
       // The keys reach the other instance through the change channel.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const sent = new Map<string, number>(consumers.map((name) => [name, 0]));
@@ -120,14 +142,22 @@ describe('usage history under load', () => {
           }
         }
       };
-      await Promise.all([drive(a, consumers), drive(b, [...consumers].reverse()), drive(a, [...consumers].reverse()), drive(b, consumers)]);
+      await Promise.all([
+        drive(a, consumers),
+        drive(b, [...consumers].reverse()),
+        drive(a, [...consumers].reverse()),
+        drive(b, consumers),
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 1000));
 
       expect(await metric(a, 'usage_flush_failures_total')).toBe(0);
       expect(await metric(b, 'usage_flush_failures_total')).toBe(0);
       for (const name of consumers) {
         const reply = await adminCall(a, 'GET', `/consumers/${name}/usage/history?granularity=day`);
-        const requests = (reply.body as { buckets: Array<{ requests: number }> }).buckets.reduce((sum, bucket) => sum + bucket.requests, 0);
+        const requests = (reply.body as { buckets: Array<{ requests: number }> }).buckets.reduce(
+          (sum, bucket) => sum + bucket.requests,
+          0,
+        );
         expect({ name, requests }).toEqual({ name, requests: sent.get(name) });
       }
     }, 60_000);

@@ -17,7 +17,8 @@ function parsePostgresUrl(url, variable) {
   } catch {
     throw new StackError(`${variable} is not a URL: ${url}`);
   }
-  if (!/^postgres(ql)?:$/.test(parsed.protocol)) throw new StackError(`${variable} must be a postgres:// URL, got ${parsed.protocol}//`);
+  if (!/^postgres(ql)?:$/.test(parsed.protocol))
+    throw new StackError(`${variable} must be a postgres:// URL, got ${parsed.protocol}//`);
   return parsed;
 }
 
@@ -29,7 +30,11 @@ function shown(url) {
 }
 
 async function onServer(serverUrl, sql) {
-  const client = new Client({ connectionString: serverUrl, connectionTimeoutMillis: STATEMENT_TIMEOUT_MS, query_timeout: STATEMENT_TIMEOUT_MS });
+  const client = new Client({
+    connectionString: serverUrl,
+    connectionTimeoutMillis: STATEMENT_TIMEOUT_MS,
+    query_timeout: STATEMENT_TIMEOUT_MS,
+  });
   try {
     await client.connect();
     await client.query(sql);
@@ -42,35 +47,49 @@ async function onServer(serverUrl, sql) {
 async function prepareDatabase(settings) {
   if (settings.databaseUrl) {
     parsePostgresUrl(settings.databaseUrl, 'DATABASE_URL');
-    return { url: settings.databaseUrl, description: `DATABASE_URL (${shown(settings.databaseUrl)}), kept after the stack stops`, drop: async () => undefined };
+    return {
+      url: settings.databaseUrl,
+      description: `DATABASE_URL (${shown(settings.databaseUrl)}), kept after the stack stops`,
+      drop: async () => undefined,
+    };
   }
   const server = parsePostgresUrl(settings.postgresUrl, 'STACK_POSTGRES_URL');
   const name = settings.run;
   try {
     await onServer(settings.postgresUrl, `CREATE DATABASE "${name}"`);
   } catch (error) {
-    throw new StackError(`could not create the database ${name} through STACK_POSTGRES_URL (${shown(settings.postgresUrl)}): ${error.message}`);
+    throw new StackError(
+      `could not create the database ${name} through STACK_POSTGRES_URL (${shown(settings.postgresUrl)}): ${error.message}`,
+    );
   }
   const url = new URL(server);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     description: `${name}, created through ${shown(settings.postgresUrl)} (STACK_POSTGRES_URL), dropped when the stack stops`,
-    drop: () => onServer(settings.postgresUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch((error) => {
-      console.error(`stack: could not drop the database ${name}: ${error.message}`);
-    }),
+    drop: () =>
+      onServer(settings.postgresUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch((error) => {
+        console.error(`stack: could not drop the database ${name}: ${error.message}`);
+      }),
   };
 }
 
 /** Runs the pets service's migrations (the gateways migrate their own schema as they start), within `timeoutMs`. */
 function migrate(migrateScript, env, timeoutMs) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [migrateScript], { env, timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, _stdout, stderr) => {
-      if (!error) return resolve();
-      const lastLine = stderr.trim().split('\n').pop();
-      const why = error.killed ? `did not finish within ${timeoutMs / 1000} s (STACK_READY_TIMEOUT_MS)` : `failed${lastLine ? `: ${lastLine}` : ''}`;
-      reject(new StackError(`the database migrations ${why}`));
-    });
+    execFile(
+      process.execPath,
+      [migrateScript],
+      { env, timeout: timeoutMs, killSignal: 'SIGKILL' },
+      (error, _stdout, stderr) => {
+        if (!error) return resolve();
+        const lastLine = stderr.trim().split('\n').pop();
+        const why = error.killed
+          ? `did not finish within ${timeoutMs / 1000} s (STACK_READY_TIMEOUT_MS)`
+          : `failed${lastLine ? `: ${lastLine}` : ''}`;
+        reject(new StackError(`the database migrations ${why}`));
+      },
+    );
   });
 }
 

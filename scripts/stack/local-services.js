@@ -18,18 +18,34 @@ function startLocal(what, command) {
   try {
     execSync(command, { stdio: 'pipe', timeout: START_TIMEOUT_MS });
   } catch (error) {
-    const lastLine = String(error.stderr ?? error.message).trim().split('\n').pop();
+    const lastLine = String(error.stderr ?? error.message)
+      .trim()
+      .split('\n')
+      .pop();
     throw new StackError(`${what} is down and could not be started (${command}): ${lastLine}`);
   }
 }
 
 function ensureLocalServices(settings) {
   const postgresUrl = settings.databaseUrl ?? settings.postgresUrl;
-  if (isLocalPostgres(postgresUrl) && spawnSync('pg_isready', ['-h', LOCAL_POSTGRES.host, '-p', LOCAL_POSTGRES.port, '-q'], { timeout: 10_000 }).status !== 0) {
-    startLocal('PostgreSQL on 127.0.0.1:5432', 'pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start');
+  if (
+    isLocalPostgres(postgresUrl) &&
+    spawnSync('pg_isready', ['-h', LOCAL_POSTGRES.host, '-p', LOCAL_POSTGRES.port, '-q'], { timeout: 10_000 })
+      .status !== 0
+  ) {
+    startLocal(
+      'PostgreSQL on 127.0.0.1:5432',
+      'pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start',
+    );
   }
-  if (settings.redisUrl === LOCAL_REDIS_URL && spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping'], { timeout: 5000 }).status !== 0) {
-    startLocal('Redis on 127.0.0.1:6379', 'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no');
+  if (
+    settings.redisUrl === LOCAL_REDIS_URL &&
+    spawnSync('redis-cli', ['-h', '127.0.0.1', 'ping'], { timeout: 5000 }).status !== 0
+  ) {
+    startLocal(
+      'Redis on 127.0.0.1:6379',
+      'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no',
+    );
   }
 }
 

@@ -21,16 +21,22 @@ ${gatewayPorts.map((p) => `    server ${host}:${p} max_fails=1 fail_timeout=10s;
     # the gateway, closes an idle connection, so a reused one is never being closed under a request.
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
-${portalPort ? `  upstream portals {
+${
+  portalPort
+    ? `  upstream portals {
     server ${host}:${portalPort} max_fails=1 fail_timeout=10s;
     keepalive 8;
     keepalive_timeout ${upstreamIdleSeconds}s;
   }
-` : ''}  server {
+`
+    : ''
+}  server {
     listen ${host}:${port};
     client_max_body_size 16k;
     location /health/ { return 404; }
-${portalPort ? `    # The developer portal at /portal/ (its PORTAL_BASE_PATH), as gateway/nginx.conf publishes it.
+${
+  portalPort
+    ? `    # The developer portal at /portal/ (its PORTAL_BASE_PATH), as gateway/nginx.conf publishes it.
     location = /portal { return 301 /portal/; }
     location /portal/health/ { return 404; }
     location /portal/ {
@@ -45,7 +51,9 @@ ${portalPort ? `    # The developer portal at /portal/ (its PORTAL_BASE_PATH), a
       proxy_connect_timeout 1s;
       proxy_read_timeout 15s;
     }
-` : ''}    location / {
+`
+    : ''
+}    location / {
       proxy_pass http://gateways;
       proxy_http_version 1.1;
       proxy_set_header Connection "";

@@ -15,8 +15,14 @@ function tryBind(host, port) {
 async function assertPortsFree(plan, host) {
   for (const { port, variable, what } of plan) {
     const failure = await tryBind(host, port);
-    if (failure === 'EADDRINUSE') throw new StackError(`${variable}: port ${port} (${what}) is already in use on ${host}: set ${variable} to a free port`);
-    if (failure) throw new StackError(`${variable}: port ${port} (${what}) cannot be bound on ${host} (${failure}): set ${variable} to another port`);
+    if (failure === 'EADDRINUSE')
+      throw new StackError(
+        `${variable}: port ${port} (${what}) is already in use on ${host}: set ${variable} to a free port`,
+      );
+    if (failure)
+      throw new StackError(
+        `${variable}: port ${port} (${what}) cannot be bound on ${host} (${failure}): set ${variable} to another port`,
+      );
   }
 }
 

@@ -21,7 +21,11 @@ class StackProcesses {
     const lastLines = [];
     child.stderr.on('data', (chunk) => {
       process.stderr.write(chunk);
-      for (const line of chunk.toString().split('\n').map((l) => l.trim()).filter(Boolean)) {
+      for (const line of chunk
+        .toString()
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)) {
         if (lastLines.includes(line)) continue;
         lastLines.push(line);
         if (lastLines.length > 2) lastLines.shift();
@@ -50,7 +54,9 @@ class StackProcesses {
 
   /** SIGTERM to every process still running, SIGKILL to those left after the grace period; resolves when all have exited. */
   async stopAll(graceMs = STOP_GRACE_MS) {
-    const running = this.children.filter((child) => child.exitCode === null && child.signalCode === null && child.pid !== undefined);
+    const running = this.children.filter(
+      (child) => child.exitCode === null && child.signalCode === null && child.pid !== undefined,
+    );
     for (const child of running) child.kill('SIGTERM');
     const allExited = Promise.all(running.map((child) => child.exited));
     const inTime = await Promise.race([allExited.then(() => true), sleep(graceMs, false, { ref: false })]);

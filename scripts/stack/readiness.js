@@ -34,18 +34,29 @@ async function waitReady({ what, url, timeoutMs, watched = [], interrupted, notY
   let settled = false;
   const failures = [];
   for (const child of watched) {
-    failures.push(child.exited.then(({ code, signal }) => {
-      const why = child.lastErrorLine() ? `: ${child.lastErrorLine()}` : '';
-      throw new StackError(`${child.name} exited (${signal ?? `code ${code}`}) during the start, while the stack waited for ${what}${why}`);
-    }));
+    failures.push(
+      child.exited.then(({ code, signal }) => {
+        const why = child.lastErrorLine() ? `: ${child.lastErrorLine()}` : '';
+        throw new StackError(
+          `${child.name} exited (${signal ?? `code ${code}`}) during the start, while the stack waited for ${what}${why}`,
+        );
+      }),
+    );
   }
-  if (interrupted) failures.push(interrupted.then((signal) => { throw new StackError(`interrupted by ${signal} while waiting for ${what}`); }));
+  if (interrupted)
+    failures.push(
+      interrupted.then((signal) => {
+        throw new StackError(`interrupted by ${signal} while waiting for ${what}`);
+      }),
+    );
   const polling = (async () => {
     let last = 'was not tried';
     while (!settled) {
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new StackError(`${what} was not ready within ${timeoutMs / 1000} s: ${last} (STACK_READY_TIMEOUT_MS sets the wait)`);
+        throw new StackError(
+          `${what} was not ready within ${timeoutMs / 1000} s: ${last} (STACK_READY_TIMEOUT_MS sets the wait)`,
+        );
       }
       const outcome = notYet() ?? (await probe(url, Math.min(PROBE_TIMEOUT_MS, left)));
       if (outcome === undefined) return;

@@ -29,8 +29,8 @@ const DEFAULTS = {
  */
 const REPLACED = {
   PORT: 'STACK_GATEWAY_PORT_BASE (gateway i listens on STACK_GATEWAY_PORT_BASE + i - 1)',
-  ADMIN_PORT: 'STACK_ADMIN_PORT_BASE (gateway i\'s admin API listens on STACK_ADMIN_PORT_BASE + i - 1)',
-  METRICS_PORT: 'STACK_METRICS_PORT_BASE (gateway i\'s metrics listen on STACK_METRICS_PORT_BASE + i - 1)',
+  ADMIN_PORT: "STACK_ADMIN_PORT_BASE (gateway i's admin API listens on STACK_ADMIN_PORT_BASE + i - 1)",
+  METRICS_PORT: "STACK_METRICS_PORT_BASE (gateway i's metrics listen on STACK_METRICS_PORT_BASE + i - 1)",
   PETS_PORT: 'STACK_PETS_PORT',
   PETS_METRICS_PORT: 'STACK_PETS_METRICS_PORT',
   PETS_URL: 'STACK_PETS_PORT (the gateways call the pets service the stack starts)',
@@ -59,20 +59,28 @@ function integer(env, name, min, max) {
 function refuseWhatTheStackSets(env) {
   for (const [name, instead] of Object.entries(REPLACED)) {
     if (variable(env, name) !== undefined) {
-      throw new StackError(`${name} is set (${env[name]}), but the stack sets it for each app it starts: unset it and use ${instead}`);
+      throw new StackError(
+        `${name} is set (${env[name]}), but the stack sets it for each app it starts: unset it and use ${instead}`,
+      );
     }
   }
   for (const name of LOOPBACK_ONLY) {
     const value = variable(env, name);
     if (value !== undefined && value !== LOOPBACK) {
-      throw new StackError(`${name} is set (${value}), but the stack binds its apps to ${LOOPBACK} behind nginx (STACK_PORT is its only entry): unset ${name}`);
+      throw new StackError(
+        `${name} is set (${value}), but the stack binds its apps to ${LOOPBACK} behind nginx (STACK_PORT is its only entry): unset ${name}`,
+      );
     }
   }
 }
 
 /** The ports of one gateway instance, numbered from 1. */
 function gatewayPorts(bases, instance) {
-  return { port: bases.gateway + instance - 1, adminPort: bases.admin + instance - 1, metricsPort: bases.metrics + instance - 1 };
+  return {
+    port: bases.gateway + instance - 1,
+    adminPort: bases.admin + instance - 1,
+    metricsPort: bases.metrics + instance - 1,
+  };
 }
 
 /**
@@ -81,9 +89,9 @@ function gatewayPorts(bases, instance) {
  */
 function portPlan(settings) {
   const plan = [
-    { port: settings.port, variable: 'STACK_PORT', what: 'nginx, the stack\'s entry' },
+    { port: settings.port, variable: 'STACK_PORT', what: "nginx, the stack's entry" },
     { port: settings.pets.port, variable: 'STACK_PETS_PORT', what: 'the pets service' },
-    { port: settings.pets.metricsPort, variable: 'STACK_PETS_METRICS_PORT', what: 'the pets service\'s metrics' },
+    { port: settings.pets.metricsPort, variable: 'STACK_PETS_METRICS_PORT', what: "the pets service's metrics" },
     { port: settings.portal.port, variable: 'STACK_PORTAL_PORT', what: 'the developer portal' },
   ];
   for (const gateway of settings.gateways) {
@@ -95,10 +103,15 @@ function portPlan(settings) {
   }
   const seen = new Map();
   for (const entry of plan) {
-    if (entry.port > 65535) throw new StackError(`${entry.variable} gives ${entry.what} port ${entry.port}, beyond 65535: choose a lower value`);
+    if (entry.port > 65535)
+      throw new StackError(
+        `${entry.variable} gives ${entry.what} port ${entry.port}, beyond 65535: choose a lower value`,
+      );
     const other = seen.get(entry.port);
     if (other) {
-      throw new StackError(`${entry.variable} and ${other.variable} both give port ${entry.port} (${entry.what}, ${other.what}): choose ranges that do not overlap`);
+      throw new StackError(
+        `${entry.variable} and ${other.variable} both give port ${entry.port} (${entry.what}, ${other.what}): choose ranges that do not overlap`,
+      );
     }
     seen.set(entry.port, entry);
   }
@@ -115,13 +128,20 @@ function readStackSettings(env = process.env) {
     metrics: integer(env, 'STACK_METRICS_PORT_BASE', 1, 65535),
   };
   const run = `stack_${Date.now()}_${process.pid}`;
-  const clusterOrSentinels = variable(env, 'REDIS_CLUSTER_NODES') !== undefined || variable(env, 'REDIS_SENTINELS') !== undefined;
+  const clusterOrSentinels =
+    variable(env, 'REDIS_CLUSTER_NODES') !== undefined || variable(env, 'REDIS_SENTINELS') !== undefined;
   const settings = {
     run,
     port: integer(env, 'STACK_PORT', 1, 65535),
-    pets: { port: integer(env, 'STACK_PETS_PORT', 1, 65535), metricsPort: integer(env, 'STACK_PETS_METRICS_PORT', 1, 65535) },
+    pets: {
+      port: integer(env, 'STACK_PETS_PORT', 1, 65535),
+      metricsPort: integer(env, 'STACK_PETS_METRICS_PORT', 1, 65535),
+    },
     portal: { port: integer(env, 'STACK_PORTAL_PORT', 1, 65535) },
-    gateways: Array.from({ length: instances }, (_, i) => ({ name: `gateway-${i + 1}`, ...gatewayPorts(bases, i + 1) })),
+    gateways: Array.from({ length: instances }, (_, i) => ({
+      name: `gateway-${i + 1}`,
+      ...gatewayPorts(bases, i + 1),
+    })),
     readyTimeoutMs: integer(env, 'STACK_READY_TIMEOUT_MS', 1000, 3_600_000),
     dir: path.resolve(variable(env, 'STACK_DIR') ?? DEFAULTS.STACK_DIR),
     /** Set: the stack's apps use it as it is. Unset: a fresh database on STACK_POSTGRES_URL's server. */

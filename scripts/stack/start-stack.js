@@ -70,10 +70,23 @@ async function startStack(options = {}) {
     // Production refuses the published development cursor secret: one per run unless the user gave theirs.
     const cursorSecret = env.CURSOR_SECRET ?? randomBytes(32).toString('hex');
     // Whatever else the user set (rate limits, timeouts...) reaches every app; what the stack sets comes last.
-    const common = { ...env, NODE_OPTIONS: appNodeOptions(env.NODE_OPTIONS), NODE_ENV: 'production', LOG_LEVEL: settings.logLevel, CURSOR_SECRET: cursorSecret };
+    const common = {
+      ...env,
+      NODE_OPTIONS: appNodeOptions(env.NODE_OPTIONS),
+      NODE_ENV: 'production',
+      LOG_LEVEL: settings.logLevel,
+      CURSOR_SECRET: cursorSecret,
+    };
     await migrate(MIGRATE, { ...common, DATABASE_URL: database.url }, settings.readyTimeoutMs);
     const ready = (what, url, notYet) =>
-      waitReady({ what, url, notYet, watched: processes.children, timeoutMs: settings.readyTimeoutMs, interrupted: options.interrupted });
+      waitReady({
+        what,
+        url,
+        notYet,
+        watched: processes.children,
+        timeoutMs: settings.readyTimeoutMs,
+        interrupted: options.interrupted,
+      });
 
     const pets = processes.start('pets', process.execPath, [PETS_MAIN], {
       ...common,
@@ -82,7 +95,10 @@ async function startStack(options = {}) {
       PETS_METRICS_PORT: String(settings.pets.metricsPort),
       DATABASE_URL: database.url,
     });
-    await ready(`the pets service (STACK_PETS_PORT ${settings.pets.port})`, `http://${LOOPBACK}:${settings.pets.port}/health/ready`);
+    await ready(
+      `the pets service (STACK_PETS_PORT ${settings.pets.port})`,
+      `http://${LOOPBACK}:${settings.pets.port}/health/ready`,
+    );
 
     const gateways = settings.gateways.map((gateway) => ({
       ...gateway,
@@ -104,7 +120,10 @@ async function startStack(options = {}) {
       }),
     }));
     for (const gateway of gateways) {
-      await ready(`${gateway.name} (port ${gateway.port}, STACK_GATEWAY_PORT_BASE)`, `http://${LOOPBACK}:${gateway.port}/health/ready`);
+      await ready(
+        `${gateway.name} (port ${gateway.port}, STACK_GATEWAY_PORT_BASE)`,
+        `http://${LOOPBACK}:${gateway.port}/health/ready`,
+      );
     }
 
     // The developer portal, when built: its admin token made through the first gateway's admin API (--for portal).
@@ -116,7 +135,8 @@ async function startStack(options = {}) {
         headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'portal', ...require('../keys.js').TOKEN_PRESETS.portal }),
       });
-      if (!reply.ok) throw new StackError(`cannot create the developer portal's admin token: ${reply.status} ${await reply.text()}`);
+      if (!reply.ok)
+        throw new StackError(`cannot create the developer portal's admin token: ${reply.status} ${await reply.text()}`);
       const entry = `http://${LOOPBACK}:${settings.port}`;
       portal = processes.start('portal', process.execPath, [PORTAL_MAIN], {
         ...common,
@@ -133,25 +153,32 @@ async function startStack(options = {}) {
         PORTAL_SESSION_SECRET: env.PORTAL_SESSION_SECRET ?? randomBytes(32).toString('hex'),
         PORTAL_DATA_DIR: settings.dir,
       });
-      await ready(`the developer portal (STACK_PORTAL_PORT ${settings.portal.port})`, `http://${LOOPBACK}:${settings.portal.port}/health/ready`);
+      await ready(
+        `the developer portal (STACK_PORTAL_PORT ${settings.portal.port})`,
+        `http://${LOOPBACK}:${settings.portal.port}/health/ready`,
+      );
     }
 
     for (const folder of ['client-body', 'proxy']) mkdirSync(path.join(settings.dir, folder), { recursive: true });
     const conf = path.join(settings.dir, 'nginx.conf');
-    writeFileSync(conf, nginxConfig({
-      dir: settings.dir,
-      host: LOOPBACK,
-      port: settings.port,
-      gatewayPorts: gateways.map((g) => g.port),
-      portalPort: portal ? settings.portal.port : undefined,
-      upstreamIdleSeconds: options.upstreamIdleSeconds ?? 60,
-    }));
+    writeFileSync(
+      conf,
+      nginxConfig({
+        dir: settings.dir,
+        host: LOOPBACK,
+        port: settings.port,
+        gatewayPorts: gateways.map((g) => g.port),
+        portalPort: portal ? settings.portal.port : undefined,
+        upstreamIdleSeconds: options.upstreamIdleSeconds ?? 60,
+      }),
+    );
     const pidFile = path.join(settings.dir, 'nginx.pid');
     rmSync(pidFile, { force: true });
     const nginx = processes.start('nginx', nginxBinary, ['-p', settings.dir, '-c', conf, '-g', 'daemon off;'], env);
     // Whoever took STACK_PORT after the port check would answer too: nginx writes its pid file only once it has
     // bound its port, so the answer is nginx's once the file holds its pid.
-    const notBoundYet = () => (readPid(pidFile) === nginx.pid ? undefined : `nginx has not bound 127.0.0.1:${settings.port} yet`);
+    const notBoundYet = () =>
+      readPid(pidFile) === nginx.pid ? undefined : `nginx has not bound 127.0.0.1:${settings.port} yet`;
     await ready(`nginx (STACK_PORT ${settings.port})`, `http://${LOOPBACK}:${settings.port}/docs-json`, notBoundYet);
 
     let stopping;
@@ -169,7 +196,8 @@ async function startStack(options = {}) {
     };
   } catch (error) {
     await cleanUp();
-    if (error instanceof StackError && processes.count > 0) error.message += `; stopped everything it had started (${processes.names().join(', ')})`;
+    if (error instanceof StackError && processes.count > 0)
+      error.message += `; stopped everything it had started (${processes.names().join(', ')})`;
     throw error;
   }
 }

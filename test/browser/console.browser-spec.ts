@@ -8,7 +8,16 @@ import { RunningPets, startPetsService } from '../support/pets-service';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '../../artifacts');
-const WRITE_SCOPES = ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'audit:read', 'tokens:admin', 'plan-requests:read', 'plan-requests:review'];
+const WRITE_SCOPES = [
+  'consumers:read',
+  'consumers:write',
+  'keys:write',
+  'usage:read',
+  'audit:read',
+  'tokens:admin',
+  'plan-requests:read',
+  'plan-requests:review',
+];
 const READ_SCOPES = ['consumers:read', 'usage:read', 'audit:read', 'plan-requests:read'];
 
 /**
@@ -43,7 +52,10 @@ describe('operator console (browser)', () => {
     try {
       await page.getByText(text).first().waitFor({ timeout: 15_000 });
     } catch (error) {
-      const main = await page.locator('main').innerText().catch(() => '(no main)');
+      const main = await page
+        .locator('main')
+        .innerText()
+        .catch(() => '(no main)');
       throw new Error(`"${text}" not seen on ${page.url()}: ${main.slice(0, 600)}`, { cause: error });
     }
   }
@@ -62,15 +74,34 @@ describe('operator console (browser)', () => {
     consoleApp = await startConsole(gateway.adminUrl);
     const created = await adminCall(gateway, 'POST', '/consumers', { name: CONSUMER, plan: 'free' });
     consumerKey = (created.body as { key: { key: string } }).key.key;
-    for (const name of ['acme-other', 'zeta-corp']) await adminCall(gateway, 'POST', '/consumers', { name, plan: 'free' });
+    for (const name of ['acme-other', 'zeta-corp'])
+      await adminCall(gateway, 'POST', '/consumers', { name, plan: 'free' });
     // Traffic for the charts: answers of every kind the day's row counts.
     for (let i = 0; i < 5; i += 1) expect((await v1(consumerKey)).status).toBe(200);
     await call(`${gateway.url}/v1/pets/not-a-number`, { headers: { authorization: `Bearer ${consumerKey}` } });
-    expect((await adminCall(gateway, 'POST', '/plan-requests', { consumer: 'zeta-corp', requestedPlan: 'business', expectedVolume: 'About 50,000 requests a day', message: 'Launching next week.' })).status).toBe(201);
+    expect(
+      (
+        await adminCall(gateway, 'POST', '/plan-requests', {
+          consumer: 'zeta-corp',
+          requestedPlan: 'business',
+          expectedVolume: 'About 50,000 requests a day',
+          message: 'Launching next week.',
+        })
+      ).status,
+    ).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 600)); // a usage flush
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -90,7 +121,13 @@ describe('operator console (browser)', () => {
     await page.goto(`${consoleApp.url}/sign-in`);
     // Keyboard first: the skip link is the first stop, and it leads to the main content.
     await page.keyboard.press('Tab');
-    await expect(page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent)).resolves.toBe('Skip to content');
+    await expect(
+      page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement
+            .textContent,
+      ),
+    ).resolves.toBe('Skip to content');
     await shot(page, 'sign-in');
     await signIn(page, writer.token);
     await expect(page.getByRole('heading', { level: 1, name: 'Overview' }).isVisible()).resolves.toBe(true);
@@ -137,14 +174,22 @@ describe('operator console (browser)', () => {
     // Both changes in the audit log, under the token's name.
     await page.getByRole('link', { name: `Back to ${CONSUMER}` }).click();
     const trail = page.getByTestId('consumer-audit');
-    await expect(trail.getByRole('row').filter({ hasText: 'oncall-writer' }).filter({ hasText: 'key.rotate' }).count()).resolves.toBe(1);
-    await expect(trail.getByRole('row').filter({ hasText: 'oncall-writer' }).filter({ hasText: 'consumer.update' }).count()).resolves.toBe(1);
+    await expect(
+      trail.getByRole('row').filter({ hasText: 'oncall-writer' }).filter({ hasText: 'key.rotate' }).count(),
+    ).resolves.toBe(1);
+    await expect(
+      trail.getByRole('row').filter({ hasText: 'oncall-writer' }).filter({ hasText: 'consumer.update' }).count(),
+    ).resolves.toBe(1);
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.getByLabel('Actor').fill('oncall-writer');
     await page.getByRole('button', { name: 'Filter' }).click();
     const audit = page.getByTestId('audit-table');
-    await expect(audit.getByRole('row').filter({ hasText: 'key.rotate' }).filter({ hasText: CONSUMER }).count()).resolves.toBe(1);
-    await expect(audit.getByRole('row').filter({ hasText: 'consumer.update' }).filter({ hasText: 'plan: "free" → "pro"' }).count()).resolves.toBe(1);
+    await expect(
+      audit.getByRole('row').filter({ hasText: 'key.rotate' }).filter({ hasText: CONSUMER }).count(),
+    ).resolves.toBe(1);
+    await expect(
+      audit.getByRole('row').filter({ hasText: 'consumer.update' }).filter({ hasText: 'plan: "free" → "pro"' }).count(),
+    ).resolves.toBe(1);
     await shot(page, 'audit');
 
     // The other pages an operator with every scope sees.
@@ -158,7 +203,9 @@ describe('operator console (browser)', () => {
     await page.getByRole('checkbox', { name: 'consumers:read' }).check();
     await page.getByRole('button', { name: 'Create token' }).click();
     const newToken = (await page.getByTestId('new-token').textContent())!.trim();
-    expect(((await adminCall(gateway, 'GET', '/token', undefined, newToken)).body as { name: string }).name).toBe('ci-readonly');
+    expect(((await adminCall(gateway, 'GET', '/token', undefined, newToken)).body as { name: string }).name).toBe(
+      'ci-readonly',
+    );
     await shot(page, 'new-token');
     await page.goto(`${consoleApp.url}/consumers/no-such-consumer`);
     await page.getByText('No consumer named "no-such-consumer"').waitFor();
@@ -166,22 +213,33 @@ describe('operator console (browser)', () => {
     pageErrors.splice(0); // the 404 page's own status, reported by Chromium as a failed load
     await page.getByRole('link', { name: 'Consumers' }).click();
     await page.getByRole('link', { name: CONSUMER }).click();
-    await page.getByRole('link', { name: /^Revoke / }).first().click();
+    await page
+      .getByRole('link', { name: /^Revoke / })
+      .first()
+      .click();
     await page.getByRole('button', { name: 'Revoke key' }).waitFor();
     await shot(page, 'revoke-confirm');
     expect(pageErrors).toEqual([]);
     await page.close();
   });
 
-  it('the 30-day chart\'s table holds the numbers of GET /consumers/{name}/usage/history', async () => {
+  it("the 30-day chart's table holds the numbers of GET /consumers/{name}/usage/history", async () => {
     const reader = await createToken('chart-reader', READ_SCOPES);
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await signIn(page, reader.token);
     await page.goto(`${consoleApp.url}/consumers/${CONSUMER}`);
     await page.locator('[data-testid="usage-chart"][data-drawn="true"]').waitFor();
-    const rows = await page.getByTestId('usage-table').locator('tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => [tr.querySelector('time')!.getAttribute('datetime'), ...Array.from(tr.querySelectorAll('td')).map((td) => Number((td as { textContent: string | null }).textContent))]),
-    );
+    const rows = await page
+      .getByTestId('usage-table')
+      .locator('tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.querySelector('time')!.getAttribute('datetime'),
+          ...Array.from(tr.querySelectorAll('td')).map((td) =>
+            Number((td as { textContent: string | null }).textContent),
+          ),
+        ]),
+      );
     // Hovering the chart shows the day in UTC and in the browser's local time in its legend.
     const chart = page.getByTestId('usage-chart');
     const over = chart.locator('.u-over');
@@ -189,14 +247,36 @@ describe('operator console (browser)', () => {
     await over.hover({ position: { x: box.width / 2, y: box.height / 2 } });
     await over.hover({ position: { x: box.width - 3, y: box.height / 2 } });
     const legendTime = chart.locator('.u-legend .u-series').first().locator('.u-value');
-    await page.waitForFunction((el) => /UTC/.test((el as { textContent: string | null }).textContent ?? ''), await legendTime.elementHandle(), { timeout: 5000 });
+    await page.waitForFunction(
+      (el) => /UTC/.test((el as { textContent: string | null }).textContent ?? ''),
+      await legendTime.elementHandle(),
+      { timeout: 5000 },
+    );
     await expect(legendTime.textContent()).resolves.toMatch(/^\d{4}-\d{2}-\d{2} UTC \(local .+\)$/);
     await chart.screenshot({ path: join(ARTIFACTS, 'console-chart-hover.png') });
     const firstDay = String(rows[0][0]).slice(0, 10);
-    const api = (await adminCall(gateway, 'GET', `/consumers/${CONSUMER}/usage/history?granularity=day&from=${firstDay}`)).body as {
-      buckets: Array<{ start: string; requests: number; ok: number; clientErrors: number; rateLimited: number; serverErrors: number }>;
+    const api = (
+      await adminCall(gateway, 'GET', `/consumers/${CONSUMER}/usage/history?granularity=day&from=${firstDay}`)
+    ).body as {
+      buckets: Array<{
+        start: string;
+        requests: number;
+        ok: number;
+        clientErrors: number;
+        rateLimited: number;
+        serverErrors: number;
+      }>;
     };
-    expect(rows).toEqual(api.buckets.map((b) => [new Date(b.start).toISOString(), b.requests, b.ok, b.clientErrors, b.rateLimited, b.serverErrors]));
+    expect(rows).toEqual(
+      api.buckets.map((b) => [
+        new Date(b.start).toISOString(),
+        b.requests,
+        b.ok,
+        b.clientErrors,
+        b.rateLimited,
+        b.serverErrors,
+      ]),
+    );
     expect(rows).toHaveLength(30);
     const today = rows[rows.length - 1];
     expect(today[1]).toBeGreaterThanOrEqual(6); // the traffic of this file: 5 ok, 1 client error (and the rotation's checks)
@@ -211,11 +291,28 @@ describe('operator console (browser)', () => {
     const check = async (name: string) => {
       await page.waitForLoadState('load');
       visited.push(new URL(page.url()).pathname);
-      const postForms = await page.locator('form[method="post"]').evaluateAll((forms) => forms.map((f) => f.getAttribute('action')));
+      const postForms = await page
+        .locator('form[method="post"]')
+        .evaluateAll((forms) => forms.map((f) => f.getAttribute('action')));
       expect(`${name}: ${postForms.join(', ')}`).toBe(`${name}: /sign-out`);
-      for (const label of ['Save', 'Rotate', 'Revoke', 'Issue key', 'Disable', 'Enable', 'Unban', 'Approve', 'Decline', 'Create token']) {
-        expect(`${name}: ${label} ${await page.getByRole('button', { name: label }).count()}`).toBe(`${name}: ${label} 0`);
-        expect(`${name}: ${label} ${await page.getByRole('link', { name: label, exact: true }).count()}`).toBe(`${name}: ${label} 0`);
+      for (const label of [
+        'Save',
+        'Rotate',
+        'Revoke',
+        'Issue key',
+        'Disable',
+        'Enable',
+        'Unban',
+        'Approve',
+        'Decline',
+        'Create token',
+      ]) {
+        expect(`${name}: ${label} ${await page.getByRole('button', { name: label }).count()}`).toBe(
+          `${name}: ${label} 0`,
+        );
+        expect(`${name}: ${label} ${await page.getByRole('link', { name: label, exact: true }).count()}`).toBe(
+          `${name}: ${label} 0`,
+        );
       }
     };
     await check('overview');
@@ -259,9 +356,14 @@ describe('operator console (browser)', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 700 } });
     await signIn(page, writer.token);
     await page.goto(`${consoleApp.url}/consumers/${CONSUMER}`);
-    await page.locator('form[action$="/plan"] input[name="_csrf"]').evaluate((input) => ((input as unknown as { value: string }).value = 'forged'));
+    await page
+      .locator('form[action$="/plan"] input[name="_csrf"]')
+      .evaluate((input) => ((input as unknown as { value: string }).value = 'forged'));
     await page.getByLabel('Plan', { exact: true }).selectOption('business');
-    const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/plan')), page.getByRole('button', { name: 'Save' }).click()]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/plan')),
+      page.getByRole('button', { name: 'Save' }).click(),
+    ]);
     expect(response.status()).toBe(403);
     await page.getByRole('heading', { name: 'Form expired' }).waitFor();
     await shot(page, 'csrf-refused');

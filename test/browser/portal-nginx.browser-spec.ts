@@ -39,25 +39,48 @@ const hasNginx = spawnSync('nginx', ['-v']).status === 0;
     url = `http://127.0.0.1:${listenPort}`;
     const token = await createPortalToken(gateway);
     const env = { PORTAL_BASE_PATH: '/portal', PORTAL_PUBLIC_URL: url, PORTAL_API_URL: `${url}/v1` };
-    for (let i = 0; i < 2; i += 1) portals.push(await startPortal({ gateway, token, database, smtpUrl: smtp.url, env }));
+    for (let i = 0; i < 2; i += 1)
+      portals.push(await startPortal({ gateway, token, database, smtpUrl: smtp.url, env }));
     for (const portal of portals) portal.config.publicUrl = url;
     const gatewayPort = new URL(gateway.url).port;
     const conf = readFileSync(join(ROOT, 'gateway/nginx.conf'), 'utf8')
       .replace(/^\s*resolver .*;$/m, '')
       .replace(/server gateway:3000( resolve)?/, `server 127.0.0.1:${gatewayPort}`)
-      .replace(/server portal:3003 resolve[^;]*;/, portals.map((p) => `server 127.0.0.1:${new URL(p.url).port};`).join('\n    '))
+      .replace(
+        /server portal:3003 resolve[^;]*;/,
+        portals.map((p) => `server 127.0.0.1:${new URL(p.url).port};`).join('\n    '),
+      )
       .replace(/listen 8080;/, `listen 127.0.0.1:${listenPort};`);
     expect(conf).toContain(`server 127.0.0.1:${new URL(portals[1].url).port};`);
     writeFileSync(join(dir, 'nginx.conf'), conf);
-    nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;`], { stdio: 'ignore' });
+    nginx = spawn(
+      'nginx',
+      ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;`],
+      { stdio: 'ignore' },
+    );
     const deadline = Date.now() + 10_000;
-    while (!(await fetch(`${url}/portal/login`).then((r) => r.ok, () => false))) {
-      if (Date.now() > deadline) throw new Error(`nginx did not start: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
+    while (
+      !(await fetch(`${url}/portal/login`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(`nginx did not start: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {

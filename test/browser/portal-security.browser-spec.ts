@@ -1,7 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from '../support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  startGateway,
+} from '../support/gateway';
 import { call } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
@@ -73,7 +79,16 @@ describe('developer portal security', () => {
     b = await startPortal({ gateway, token, database, smtpUrl: smtp.url });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -94,17 +109,28 @@ describe('developer portal security', () => {
       const response = await page.goto(`${a.url}${path}`);
       expect([path, response?.headers()['cache-control']]).toEqual([path, 'no-store']);
     }
-    expect((await call(`${a.url}/assets/swagger-ui/swagger-ui.css`)).headers.get('cache-control')).toBe('public, max-age=3600');
+    expect((await call(`${a.url}/assets/swagger-ui/swagger-ui.css`)).headers.get('cache-control')).toBe(
+      'public, max-age=3600',
+    );
   });
 
   it('serves only the Swagger UI files the API reference loads: no demo page, package.json or source maps', async () => {
-    for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js']) expect([file, (await call(`${a.url}/assets/swagger-ui/${file}`)).status]).toEqual([file, 200]);
-    for (const file of ['index.html', 'package.json', 'swagger-ui-bundle.js.map', 'swagger-initializer.js', 'oauth2-redirect.html', '', '../package.json']) {
+    for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js'])
+      expect([file, (await call(`${a.url}/assets/swagger-ui/${file}`)).status]).toEqual([file, 200]);
+    for (const file of [
+      'index.html',
+      'package.json',
+      'swagger-ui-bundle.js.map',
+      'swagger-initializer.js',
+      'oauth2-redirect.html',
+      '',
+      '../package.json',
+    ]) {
       expect([file, (await call(`${a.url}/assets/swagger-ui/${file}`)).status]).toEqual([file, 404]);
     }
   });
 
-  it('keeps one account away from another\'s keys and usage, whatever the URL', async () => {
+  it("keeps one account away from another's keys and usage, whatever the URL", async () => {
     const first = await newPage();
     const firstKey = await signUp(first, newEmail('first'));
     const [firstKeyId] = await keyIds(first);
@@ -118,25 +144,36 @@ describe('developer portal security', () => {
     await second.goto(`${a.url}/dashboard`);
     for (const path of [`/keys/${firstKeyId}/revoke`, `/keys/${firstKeyId}/rotate`]) {
       const csrf = await second.locator('input[name=_csrf]').first().inputValue();
-      const reply = await second.request.post(`${a.url}${path}`, { form: { _csrf: csrf, overlap: 'none' }, maxRedirects: 0 });
+      const reply = await second.request.post(`${a.url}${path}`, {
+        form: { _csrf: csrf, overlap: 'none' },
+        maxRedirects: 0,
+      });
       expect(reply.status()).toBe(303);
       await second.goto(`${a.url}/dashboard`);
       await second.getByText('No such key.').waitFor();
     }
     // URLs that would name the consumer do not exist; the dashboard ignores a query naming it.
-    for (const path of [`/consumers/${firstConsumer}`, `/consumers/${firstConsumer}/usage`, `/dashboard/${firstConsumer}`]) {
+    for (const path of [
+      `/consumers/${firstConsumer}`,
+      `/consumers/${firstConsumer}/usage`,
+      `/dashboard/${firstConsumer}`,
+    ]) {
       expect((await second.request.get(`${a.url}${path}`)).status()).toBe(404);
     }
     await second.goto(`${a.url}/dashboard?consumer=${firstConsumer}&name=${firstConsumer}`);
     expect(await second.locator('main').innerText()).not.toContain(firstConsumer);
     await second.screenshot({ path: join(ARTIFACTS, 'portal-other-account.png'), fullPage: true });
     // The first key still works, and is the first account's only key still.
-    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${firstKey}` } })).status).toBe(200);
-    const consumer = (await adminCall(gateway, 'GET', `/consumers/${firstConsumer}`)).body as { keys: Array<{ state: string; replacedBy: string | null }> };
+    expect(
+      (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${firstKey}` } })).status,
+    ).toBe(200);
+    const consumer = (await adminCall(gateway, 'GET', `/consumers/${firstConsumer}`)).body as {
+      keys: Array<{ state: string; replacedBy: string | null }>;
+    };
     expect(consumer.keys).toEqual([expect.objectContaining({ state: 'active', replacedBy: null })]);
   });
 
-  it('refuses a form without its CSRF token, or with another session\'s', async () => {
+  it("refuses a form without its CSRF token, or with another session's", async () => {
     const page = await newPage();
     await signUp(page, newEmail('csrf'));
     const before = (await keyIds(page)).length;
@@ -148,7 +185,9 @@ describe('developer portal security', () => {
     const other = await newPage();
     await other.goto(`${a.url}/login`);
     const othersToken = await other.locator('input[name=_csrf]').first().inputValue();
-    expect((await page.request.post(`${a.url}/keys`, { form: { _csrf: othersToken }, maxRedirects: 0 })).status()).toBe(403);
+    expect((await page.request.post(`${a.url}/keys`, { form: { _csrf: othersToken }, maxRedirects: 0 })).status()).toBe(
+      403,
+    );
     // Sign-out too is a form: a cross-site POST cannot sign anyone out.
     expect((await page.request.post(`${a.url}/logout`, { form: {}, maxRedirects: 0 })).status()).toBe(403);
     expect((await keyIds(page)).length).toBe(before);
@@ -276,7 +315,13 @@ describe('developer portal throttling per address', () => {
     gateway = await startGateway({ petsUrl: pets.url });
     database = await createGatewayTestDatabase();
     smtp = await startSmtpSink();
-    portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url, env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '4' } });
+    portal = await startPortal({
+      gateway,
+      token: await createPortalToken(gateway),
+      database,
+      smtpUrl: smtp.url,
+      env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '4' },
+    });
   });
   afterAll(async () => {
     await portal?.close();
@@ -291,12 +336,19 @@ describe('developer portal throttling per address', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) {
       const form = await call(`${portal.url}/login`);
-      const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const cookie = form.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
       const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1];
       const reply = await call(`${portal.url}/login`, {
         method: 'POST',
         headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ _csrf: csrf, email: `someone-${i}@example.com`, password: 'not the password' }).toString(),
+        body: new URLSearchParams({
+          _csrf: csrf,
+          email: `someone-${i}@example.com`,
+          password: 'not the password',
+        }).toString(),
       });
       statuses.push(reply.status);
     }

@@ -1,7 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from '../support/gateway';
+import {
+  adminCall,
+  createGatewayTestDatabase,
+  GatewayTestDatabase,
+  GatewayUnderTest,
+  startGateway,
+} from '../support/gateway';
 import { call, postJson } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
@@ -34,7 +40,10 @@ describe('developer portal', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     pets = await startPetsService();
     // Usage flushed to the history every 200 ms: the chart moves within a test.
-    gateway = await startGateway({ petsUrl: pets.url, env: { CORS_ORIGINS: 'http://127.0.0.1:1', USAGE_FLUSH_MS: '200' } });
+    gateway = await startGateway({
+      petsUrl: pets.url,
+      env: { CORS_ORIGINS: 'http://127.0.0.1:1', USAGE_FLUSH_MS: '200' },
+    });
     database = await createGatewayTestDatabase();
     smtp = await startSmtpSink();
     portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
@@ -42,7 +51,16 @@ describe('developer portal', () => {
     gateway.config.corsOrigins.push(portal.url);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage();
     page.setDefaultTimeout(10_000);
@@ -96,7 +114,10 @@ describe('developer portal', () => {
     await shot('dashboard-first');
     const before = Number((await page.getByTestId('minute-remaining').innerText()).replace(/,/g, ''));
     expect(before).toBe(60);
-    for (let i = 0; i < 3; i += 1) expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    for (let i = 0; i < 3; i += 1)
+      expect(
+        (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status,
+      ).toBe(200);
     await page.reload();
     expect(Number(await page.getByTestId('minute-remaining').innerText())).toBe(before - 3);
     expect(await page.getByTestId('plan-card').innerText()).toContain('free');
@@ -113,7 +134,7 @@ describe('developer portal', () => {
     const today = new Date().toISOString().slice(0, 10);
     const todayRow = rows.last();
     let cells: string[] = [];
-    for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 5000; Date.now() < deadline;) {
       cells = await todayRow.locator('th, td').allInnerTexts();
       if (Number(cells[1]) >= 3) break;
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -148,7 +169,9 @@ describe('developer portal', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const second = (await page.getByTestId('new-key').innerText()).trim();
     expect(second).toMatch(/^petk_/);
-    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(200);
+    expect(
+      (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status,
+    ).toBe(200);
 
     await page.goto(`${portal.url}/dashboard`);
     const firstHint = key.slice(0, 9);
@@ -159,7 +182,10 @@ describe('developer portal', () => {
     expect(rotated).not.toBe(key);
     await page.getByText('keeps working until').waitFor();
     await shot('rotated');
-    for (const k of [key, rotated]) expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${k}` } })).status).toBe(200);
+    for (const k of [key, rotated])
+      expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${k}` } })).status).toBe(
+        200,
+      );
 
     await page.goto(`${portal.url}/dashboard`);
     const secondRow = page.locator('tr', { has: page.getByText(second.slice(0, 9)) });
@@ -168,11 +194,13 @@ describe('developer portal', () => {
     await shot('revoke-confirm');
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByText('The key is revoked').waitFor();
-    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(401);
+    expect(
+      (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status,
+    ).toBe(401);
     await shot('dashboard-keys');
   });
 
-  it('asks for a higher plan (bad input keeps what was typed) and shows the operator\'s decline note', async () => {
+  it("asks for a higher plan (bad input keeps what was typed) and shows the operator's decline note", async () => {
     await page.goto(`${portal.url}/plan`);
     await page.getByLabel('Message').fill('A shelter app for the city.');
     await page.getByRole('button', { name: 'Send request' }).click();
@@ -185,9 +213,13 @@ describe('developer portal', () => {
     await page.getByText('Your request was sent').waitFor();
     expect(await page.getByTestId('plan-request').innerText()).toContain('pending');
 
-    const pending = (await adminCall(gateway, 'GET', '/plan-requests?status=pending')).body as { items: Array<{ id: string; expectedVolume: string }> };
+    const pending = (await adminCall(gateway, 'GET', '/plan-requests?status=pending')).body as {
+      items: Array<{ id: string; expectedVolume: string }>;
+    };
     expect(pending.items.map((r) => r.expectedVolume)).toContain('5,000 requests a day');
-    await adminCall(gateway, 'POST', `/plan-requests/${pending.items[0].id}/decline`, { note: 'Pro needs a company address.' });
+    await adminCall(gateway, 'POST', `/plan-requests/${pending.items[0].id}/decline`, {
+      note: 'Pro needs a company address.',
+    });
     await page.reload();
     expect(await page.getByTestId('plan-request').innerText()).toContain('declined');
     expect(await page.getByTestId('plan-request-note').innerText()).toBe('Pro needs a company address.');
@@ -198,15 +230,26 @@ describe('developer portal', () => {
   it('works from the keyboard alone: skip link, sign out and back in with Tab and Enter', async () => {
     await page.goto(`${portal.url}/dashboard`);
     await page.keyboard.press('Tab');
-    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')).toBe('Skip to content');
+    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')).toBe(
+      'Skip to content',
+    );
     // Tab through the header to "Sign out" and press it.
-    for (let i = 0; i < 10 && (await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')) !== 'Sign out'; i += 1) await page.keyboard.press('Tab');
+    for (
+      let i = 0;
+      i < 10 &&
+      (await page.evaluate<string | null>('document.activeElement && document.activeElement.textContent')) !==
+        'Sign out';
+      i += 1
+    )
+      await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Email').focus();
     await page.keyboard.type(email);
     await page.keyboard.press('Tab');
-    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.id')).toBe('field-password');
+    expect(await page.evaluate<string | null>('document.activeElement && document.activeElement.id')).toBe(
+      'field-password',
+    );
     await page.keyboard.type(PASSWORD);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Your dashboard' }).waitFor();

@@ -26,8 +26,15 @@ describe('Swagger UI opened by a host name over plain HTTP', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', `--host-resolver-rules=MAP ${HOST_NAME} ${ADDRESS}`,
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--host-resolver-rules=MAP ${HOST_NAME} ${ADDRESS}`,
       ],
     });
   });
@@ -51,30 +58,48 @@ describe('Swagger UI opened by a host name over plain HTTP', () => {
     return { page, failed, notPlainHttp };
   }
 
-  it('renders the public API\'s operations', async () => {
+  it("renders the public API's operations", async () => {
     const { page, failed, notPlainHttp } = await openDocs(gateway.url);
-    await page.getByRole('heading', { name: /Pet adoption store: animals API/ }).waitFor({ timeout: 10_000 }).catch(() => undefined);
+    await page
+      .getByRole('heading', { name: /Pet adoption store: animals API/ })
+      .waitFor({ timeout: 10_000 })
+      .catch(() => undefined);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-by-address-gateway.png'), fullPage: true });
 
     expect(failed).toEqual([]);
     expect(notPlainHttp).toEqual([]);
-    await expect(page.getByRole('heading', { name: /Pet adoption store: animals API/ }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('heading', { name: /Pet adoption store: animals API/ }).isVisible()).resolves.toBe(
+      true,
+    );
     // listPets' summary button: method, path under the server's /v1, summary.
-    await expect(page.getByRole('button', { name: 'GET /pets List all animals', exact: true }).isVisible()).resolves.toBe(true);
+    await expect(
+      page.getByRole('button', { name: 'GET /pets List all animals', exact: true }).isVisible(),
+    ).resolves.toBe(true);
   });
 
-  it('renders the admin API\'s operations', async () => {
+  it("renders the admin API's operations", async () => {
     const { page, failed, notPlainHttp } = await openDocs(gateway.adminUrl);
-    await page.getByRole('heading', { name: /gateway admin API/ }).waitFor({ timeout: 10_000 }).catch(() => undefined);
+    await page
+      .getByRole('heading', { name: /gateway admin API/ })
+      .waitFor({ timeout: 10_000 })
+      .catch(() => undefined);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-by-address-admin.png'), fullPage: true });
 
     expect(failed).toEqual([]);
     expect(notPlainHttp).toEqual([]);
-    await expect(page.getByRole('heading', { name: /Pet adoption store: gateway admin API/ }).isVisible()).resolves.toBe(true);
+    await expect(
+      page.getByRole('heading', { name: /Pet adoption store: gateway admin API/ }).isVisible(),
+    ).resolves.toBe(true);
     // Each operation with its summary.
-    await expect(page.getByRole('button', { name: 'GET /consumers List consumers, a page at a time', exact: true }).isVisible()).resolves.toBe(true);
-    await expect(page.getByRole('button', { name: 'POST /consumers Create a consumer and its first key', exact: true }).isVisible()).resolves.toBe(true);
+    await expect(
+      page.getByRole('button', { name: 'GET /consumers List consumers, a page at a time', exact: true }).isVisible(),
+    ).resolves.toBe(true);
+    await expect(
+      page
+        .getByRole('button', { name: 'POST /consumers Create a consumer and its first key', exact: true })
+        .isVisible(),
+    ).resolves.toBe(true);
   });
 });

@@ -19,10 +19,23 @@ describe('Swagger UI', () => {
     pets = await startPetsService();
     gateway = await startGateway({ petsUrl: pets.url });
     key = await mintKey(gateway, 'free', 'browser');
-    await postJson(`${gateway.url}/v1/pets`, { name: 'Browser Rex', categoryId: 1 }, { authorization: `Bearer ${key}` });
+    await postJson(
+      `${gateway.url}/v1/pets`,
+      { name: 'Browser Rex', categoryId: 1 },
+      { authorization: `Bearer ${key}` },
+    );
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -37,16 +50,27 @@ describe('Swagger UI', () => {
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(`${gateway.url}/docs`);
 
-    await page.getByRole('button', { name: /authorize/i }).first().click();
+    await page
+      .getByRole('button', { name: /authorize/i })
+      .first()
+      .click();
     await page.locator('.modal-ux input[type=text], .modal-ux input[type=password]').first().fill(key);
     await page.locator('.modal-ux button.modal-btn.authorize').click();
     await page.locator('.modal-ux button.btn-done').click();
 
     await page.locator('#operations-animals-listPets .opblock-summary').click();
-    await page.locator('#operations-animals-listPets').getByRole('button', { name: /try it out/i }).click();
-    await page.locator('#operations-animals-listPets').getByRole('button', { name: /execute/i }).click();
+    await page
+      .locator('#operations-animals-listPets')
+      .getByRole('button', { name: /try it out/i })
+      .click();
+    await page
+      .locator('#operations-animals-listPets')
+      .getByRole('button', { name: /execute/i })
+      .click();
 
-    const status = page.locator('#operations-animals-listPets .live-responses-table .response .response-col_status').first();
+    const status = page
+      .locator('#operations-animals-listPets .live-responses-table .response .response-col_status')
+      .first();
     await status.waitFor({ timeout: 30_000 });
     expect((await status.innerText()).trim()).toBe('200');
     const responseBody = await page.locator('#operations-animals-listPets .live-responses-table').first().innerText();
@@ -69,9 +93,17 @@ describe('Swagger UI', () => {
     await row(201).waitFor();
 
     const expected: Array<[number, string]> = [
-      [400, 'VALIDATION_FAILED'], [401, 'UNAUTHORIZED'], [408, 'REQUEST_TIMEOUT'], [413, 'PAYLOAD_TOO_LARGE'],
-      [415, 'UNSUPPORTED_MEDIA_TYPE'], [429, 'RATE_LIMITED'], [431, 'HEADERS_TOO_LARGE'], [500, 'INTERNAL_ERROR'],
-      [502, 'BAD_GATEWAY'], [503, 'SERVICE_UNAVAILABLE'], [504, 'GATEWAY_TIMEOUT'],
+      [400, 'VALIDATION_FAILED'],
+      [401, 'UNAUTHORIZED'],
+      [408, 'REQUEST_TIMEOUT'],
+      [413, 'PAYLOAD_TOO_LARGE'],
+      [415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [429, 'RATE_LIMITED'],
+      [431, 'HEADERS_TOO_LARGE'],
+      [500, 'INTERNAL_ERROR'],
+      [502, 'BAD_GATEWAY'],
+      [503, 'SERVICE_UNAVAILABLE'],
+      [504, 'GATEWAY_TIMEOUT'],
     ];
     for (const [status, code] of expected) {
       const shown = await row(status).locator('.response-col_description').innerText();
@@ -80,14 +112,17 @@ describe('Swagger UI', () => {
     }
     // The rate-limit headers are in the success answer's header table, marked as always sent.
     const success = await row(201).locator('.response-col_description').innerText();
-    for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(success).toContain(header);
+    for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+      expect(success).toContain(header);
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-create-pet.png'), fullPage: true });
     // Shared header components, three rate-limit rows per error: each error answer stays under 500 px
     // (with the six header rows repeated inline they took 520 to 600 px, the operation 6,600 px).
     const heights = await Promise.all(expected.map(async ([status]) => (await row(status).boundingBox())!.height));
-    console.log(`createPet expanded: ${Math.round((await operation.boundingBox())!.height)} px; error rows: ${heights.map(Math.round).join(', ')} px`);
+    console.log(
+      `createPet expanded: ${Math.round((await operation.boundingBox())!.height)} px; error rows: ${heights.map(Math.round).join(', ')} px`,
+    );
     for (const height of heights) expect(height).toBeLessThan(500);
   });
 });

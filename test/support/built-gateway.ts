@@ -15,6 +15,14 @@ export function spawnBuiltGateway(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [GATEWAY_MAIN], {
     cwd: ROOT,
     stdio: 'ignore',
-    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'error', NODE_ENV: 'test', REDIS_URL: '', ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'error',
+      NODE_ENV: 'test',
+      REDIS_URL: '',
+      ...env,
+    },
   });
 }

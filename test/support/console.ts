@@ -44,13 +44,21 @@ export class ConsoleClient {
   private readonly cookies = new Map<string, string>();
   constructor(private readonly origin: string) {}
 
-  async request(method: string, path: string, form?: Record<string, string | string[]>): Promise<{ status: number; location: string | null; text: string }> {
+  async request(
+    method: string,
+    path: string,
+    form?: Record<string, string | string[]>,
+  ): Promise<{ status: number; location: string | null; text: string }> {
     const body = new URLSearchParams();
-    for (const [name, value] of Object.entries(form ?? {})) for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
+    for (const [name, value] of Object.entries(form ?? {}))
+      for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
     const response = await fetch(`${this.origin}${path}`, {
       method,
       redirect: 'manual',
-      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? body.toString() : undefined,
     });
     for (const line of response.headers.getSetCookie()) {

@@ -16,6 +16,11 @@ module.exports = {
     return { code, map };
   },
   getCacheKey(source, filename) {
-    return require('node:crypto').createHash('sha1').update('esm-to-cjs-v1').update(filename).update(source).digest('hex');
+    return require('node:crypto')
+      .createHash('sha1')
+      .update('esm-to-cjs-v1')
+      .update(filename)
+      .update(source)
+      .digest('hex');
   },
 };

@@ -95,7 +95,8 @@ export async function startGateway(options: {
   /** The loopback address both apps listen on (127.0.0.1 unless given). */
   host?: string;
 }): Promise<GatewayUnderTest> {
-  const own = options.database === undefined && process.env.DATABASE_URL ? await createGatewayTestDatabase() : undefined;
+  const own =
+    options.database === undefined && process.env.DATABASE_URL ? await createGatewayTestDatabase() : undefined;
   const databaseUrl = options.database?.url ?? own?.url;
   const adminToken = randomBytes(32).toString('base64url');
   const config = loadGatewayConfig({
@@ -108,12 +109,17 @@ export async function startGateway(options: {
     GATEWAY_PGLITE_DATA_DIR: 'memory://',
     ...(databaseUrl ? { GATEWAY_DATABASE_URL: databaseUrl } : {}),
     REDIS_URL: process.env.REDIS_URL,
-    REDIS_KEY_PREFIX: options.keyPrefix ?? `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,
+    REDIS_KEY_PREFIX:
+      options.keyPrefix ?? `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,
     ...options.env,
   });
   options.adjust?.(config);
   const app = await createGatewayApp({ config, plans, clock: options.clock, logDestination: options.logDestination });
-  const admin = await createAdminApp(app, { token: config.admin.token!, logLevel: config.logLevel, logDestination: options.logDestination });
+  const admin = await createAdminApp(app, {
+    token: config.admin.token!,
+    logLevel: config.logLevel,
+    logDestination: options.logDestination,
+  });
   const host = options.host ?? '127.0.0.1';
   await app.listen(0, host);
   await admin.listen(0, host);
@@ -145,7 +151,11 @@ export function adminCall(
   const headers: Record<string, string> = {};
   if (token !== null) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  return call(`${gateway.adminUrl}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  return call(`${gateway.adminUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** Creates a consumer through the admin API, the way `npm run keys -- create` does, and returns its key. */

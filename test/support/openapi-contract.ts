@@ -3,7 +3,13 @@ import addFormats from 'ajv-formats';
 import type { Reply } from './http';
 
 interface Operation {
-  responses: Record<string, { headers?: Record<string, { required?: boolean; schema?: { type?: string } }>; content?: Record<string, { schema: object }> }>;
+  responses: Record<
+    string,
+    {
+      headers?: Record<string, { required?: boolean; schema?: { type?: string } }>;
+      content?: Record<string, { schema: object }>;
+    }
+  >;
 }
 interface Document {
   servers: Array<{ url: string }>;
@@ -12,7 +18,10 @@ interface Document {
 }
 
 /** Checks every reply to a /v1 path received so far; returns how many were checked. */
-export function checkReceived(contract: OpenApiContract, replies: Array<{ method: string; url: string; reply: Reply }>): number {
+export function checkReceived(
+  contract: OpenApiContract,
+  replies: Array<{ method: string; url: string; reply: Reply }>,
+): number {
   const failures: string[] = [];
   let count = 0;
   for (const { method, url, reply } of replies) {
@@ -41,7 +50,10 @@ export class OpenApiContract {
 
   private constructor(private readonly document: Document) {
     addFormats(this.ajv);
-    this.ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+    this.ajv.addFormat('int32', {
+      type: 'number',
+      validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+    });
     this.ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
     this.ajv.addSchema({ $id: 'doc', components: document.components }, 'doc');
     const first = document.servers[0]?.url ?? '';
@@ -62,9 +74,11 @@ export class OpenApiContract {
     const operation = template ? this.document.paths[template][method.toLowerCase()] : undefined;
     if (!operation) {
       // Not an operation (an unknown route, a wrong method): it must still be an Error answer.
-      if (reply.status !== 404 && reply.status !== 405) throw new Error(`${method} ${path}: no such operation, yet answered ${reply.status}`);
+      if (reply.status !== 404 && reply.status !== 405)
+        throw new Error(`${method} ${path}: no such operation, yet answered ${reply.status}`);
       const validate = this.validator({ $ref: '#/components/schemas/Error' });
-      if (!validate(reply.body)) throw new Error(`${method} ${path}: not an Error body: ${this.ajv.errorsText(validate.errors)}`);
+      if (!validate(reply.body))
+        throw new Error(`${method} ${path}: not an Error body: ${this.ajv.errorsText(validate.errors)}`);
       this.checked += 1;
       return;
     }
@@ -74,19 +88,23 @@ export class OpenApiContract {
 
     const json = documented.content?.['application/json'];
     if (json) {
-      if (!reply.headers.get('content-type')?.startsWith('application/json')) problems.push(`content-type is ${reply.headers.get('content-type')}`);
+      if (!reply.headers.get('content-type')?.startsWith('application/json'))
+        problems.push(`content-type is ${reply.headers.get('content-type')}`);
       const validate = this.validator(json.schema);
-      if (!validate(reply.body)) problems.push(...(validate.errors ?? []).map((e) => `body${e.instancePath} ${e.message}`));
+      if (!validate(reply.body))
+        problems.push(...(validate.errors ?? []).map((e) => `body${e.instancePath} ${e.message}`));
     }
     for (const [name, reference] of Object.entries(documented.headers ?? {})) {
       const header = this.resolve(reference as { schema?: { type?: string }; required?: boolean; $ref?: string });
       const value = reply.headers.get(name);
       if (value === null) {
         if (header.required) problems.push(`header ${name} is missing`);
-      } else if (header.schema?.type === 'integer' && !/^-?\d+$/.test(value)) problems.push(`header ${name} is not an integer: ${value}`);
+      } else if (header.schema?.type === 'integer' && !/^-?\d+$/.test(value))
+        problems.push(`header ${name} is not an integer: ${value}`);
     }
     this.checked += 1;
-    if (problems.length > 0) throw new Error(`${method} ${path} → ${reply.status} breaks the contract:\n  ${problems.join('\n  ')}`);
+    if (problems.length > 0)
+      throw new Error(`${method} ${path} → ${reply.status} breaks the contract:\n  ${problems.join('\n  ')}`);
   }
 
   /** Follows a local `$ref` (#/components/...) to what it names. */

@@ -73,7 +73,10 @@ export class OtlpReceiver {
     for (;;) {
       const result = ready(this.spans);
       if (result) return result;
-      if (Date.now() > deadline) throw new Error(`Spans not received in ${timeoutMs} ms; got: ${this.spans.map((s) => `${s.service} ${s.name}`).join(', ')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `Spans not received in ${timeoutMs} ms; got: ${this.spans.map((s) => `${s.service} ${s.name}`).join(', ')}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -82,7 +85,10 @@ export class OtlpReceiver {
     const payload = JSON.parse(body) as {
       resourceSpans?: {
         resource?: { attributes?: OtlpAttribute[] };
-        scopeSpans?: { scope?: { name?: string }; spans?: (Omit<ReceivedSpan, 'service' | 'scope' | 'attributes' | 'raw'> & { attributes?: OtlpAttribute[] })[] }[];
+        scopeSpans?: {
+          scope?: { name?: string };
+          spans?: (Omit<ReceivedSpan, 'service' | 'scope' | 'attributes' | 'raw'> & { attributes?: OtlpAttribute[] })[];
+        }[];
       }[];
     };
     for (const resourceSpans of payload.resourceSpans ?? []) {

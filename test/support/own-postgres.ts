@@ -40,8 +40,15 @@ export class OwnPostgres {
 
   start(): void {
     this.run('pg_ctl', [
-      '-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-w', '-t', '30',
-      '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      '-D',
+      join(this.dir, 'data'),
+      '-l',
+      join(this.dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
       'start',
     ]);
   }

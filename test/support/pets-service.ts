@@ -14,7 +14,16 @@ export interface TestDatabase {
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
-  const common = { port: 0, host: '127.0.0.1', pgliteDataDir: 'memory://', migrateOnStart: true, poolSize: 5, logLevel: 'warn' as const, metrics: { port: 0, host: '127.0.0.1' }, shutdownGraceMs: 5000 };
+  const common = {
+    port: 0,
+    host: '127.0.0.1',
+    pgliteDataDir: 'memory://',
+    migrateOnStart: true,
+    poolSize: 5,
+    logLevel: 'warn' as const,
+    metrics: { port: 0, host: '127.0.0.1' },
+    shutdownGraceMs: 5000,
+  };
   if (!base) return { config: { ...common }, drop: async () => undefined };
 
   const database = await createThrowawayDatabase(base, 'pets_test');

@@ -15,7 +15,14 @@ export interface PortalUnderTest {
 export async function createPortalToken(gateway: GatewayUnderTest): Promise<string> {
   const reply = await adminCall(gateway, 'POST', '/tokens', {
     name: `portal-${randomBytes(3).toString('hex')}`,
-    scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'plan-requests:read', 'plan-requests:write'],
+    scopes: [
+      'consumers:read',
+      'consumers:write',
+      'keys:write',
+      'usage:read',
+      'plan-requests:read',
+      'plan-requests:write',
+    ],
     ownConsumersOnly: true,
     plans: ['free'],
   });

@@ -20,9 +20,13 @@ export interface PrismProxy {
  */
 export async function startPrism(documentFile: string, upstream: string, errors: boolean): Promise<PrismProxy> {
   const port = await freePort();
-  const child = spawn(PRISM, ['proxy', documentFile, upstream, '--port', String(port), '--host', '127.0.0.1', ...(errors ? ['--errors'] : [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    PRISM,
+    ['proxy', documentFile, upstream, '--port', String(port), '--host', '127.0.0.1', ...(errors ? ['--errors'] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

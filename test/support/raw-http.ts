@@ -30,7 +30,10 @@ export function readReply(socket: Socket, timeoutMs = 10_000): Promise<RawReply>
     let buffer = Buffer.alloc(0);
     let closed = false;
     let parsed: Omit<RawReply, 'closed'> | undefined;
-    const timer = setTimeout(() => finish(new Error(`no complete answer within ${timeoutMs} ms: ${buffer.toString('latin1').slice(0, 200)}`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`no complete answer within ${timeoutMs} ms: ${buffer.toString('latin1').slice(0, 200)}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       buffer = Buffer.concat([buffer, chunk]);
       tryParse();
@@ -38,7 +41,8 @@ export function readReply(socket: Socket, timeoutMs = 10_000): Promise<RawReply>
     const onClose = () => {
       closed = true;
       tryParse();
-      if (!parsed) finish(new Error(`connection closed without a complete answer: ${buffer.toString('latin1').slice(0, 200)}`));
+      if (!parsed)
+        finish(new Error(`connection closed without a complete answer: ${buffer.toString('latin1').slice(0, 200)}`));
     };
     const finish = (error?: Error) => {
       clearTimeout(timer);

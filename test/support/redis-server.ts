@@ -27,7 +27,10 @@ export class OwnRedisServer {
    * what the server keeps (NO_PERSISTENCE by default), with `--dir` a folder of the test's own when it keeps
    * something; started again, the server reloads what it kept there.
    */
-  static async start(extraArgs: (port: number) => string[] | Promise<string[]> = () => [], persistence = NO_PERSISTENCE): Promise<OwnRedisServer> {
+  static async start(
+    extraArgs: (port: number) => string[] | Promise<string[]> = () => [],
+    persistence = NO_PERSISTENCE,
+  ): Promise<OwnRedisServer> {
     const port = await freePort();
     const server = new OwnRedisServer(port, await extraArgs(port), persistence);
     await server.start();
@@ -42,7 +45,17 @@ export class OwnRedisServer {
     // A config file (a sentinel's) must come first on redis-server's command line.
     const file = this.extraArgs[0] && !this.extraArgs[0].startsWith('--') ? [this.extraArgs[0]] : [];
     const options = this.extraArgs.slice(file.length);
-    const args = [...file, '--port', String(this.port), '--bind', '127.0.0.1', ...this.persistence, '--enable-debug-command', 'yes', ...options];
+    const args = [
+      ...file,
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      ...this.persistence,
+      '--enable-debug-command',
+      'yes',
+      ...options,
+    ];
     this.process = spawn('redis-server', args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {

@@ -16,7 +16,13 @@ export const hasRedisCluster = hasRedisServer && spawnSync('redis-cli', ['--vers
 export const hasRedisSentinel = hasRedisServer;
 
 function quietClient(port: number): Redis {
-  const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  const client = new Redis({
+    host: '127.0.0.1',
+    port,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
   client.on('error', () => undefined);
   return client;
 }
@@ -50,18 +56,38 @@ export class OwnRedisCluster {
       for (let i = 0; i < masters; i += 1) {
         nodes.push(
           await OwnRedisServer.start(async (port) => [
-            '--cluster-enabled', 'yes',
-            '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-            '--cluster-port', String(await freePort()),
-            '--cluster-node-timeout', '5000',
-            '--dir', dir,
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            join(dir, `nodes-${port}.conf`),
+            '--cluster-port',
+            String(await freePort()),
+            '--cluster-node-timeout',
+            '5000',
+            '--dir',
+            dir,
           ]),
         );
       }
-      await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+      await run(
+        'redis-cli',
+        [
+          '--cluster',
+          'create',
+          ...nodes.map((node) => `127.0.0.1:${node.port}`),
+          '--cluster-replicas',
+          '0',
+          '--cluster-yes',
+        ],
+        { timeout: 30_000 },
+      );
       const cluster = new OwnRedisCluster(nodes, dir);
       for (const node of nodes) {
-        await until(`cluster node ${node.port}`, async () => String(await command(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'), 20_000);
+        await until(
+          `cluster node ${node.port}`,
+          async () => String(await command(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
+          20_000,
+        );
       }
       return cluster;
     } catch (error) {
@@ -113,7 +139,11 @@ export class OwnSentinelSetup {
       const primary = await OwnRedisServer.start(() => ['--dir', dir]);
       servers.push(primary);
       servers.push(await OwnRedisServer.start(() => ['--dir', dir, '--replicaof', '127.0.0.1', String(primary.port)]));
-      await until('replica in sync', async () => String(await command(servers[1].port, 'INFO', 'replication')).includes('master_link_status:up'), 20_000);
+      await until(
+        'replica in sync',
+        async () => String(await command(servers[1].port, 'INFO', 'replication')).includes('master_link_status:up'),
+        20_000,
+      );
       for (let i = 0; i < 3; i += 1) {
         sentinels.push(
           await OwnRedisServer.start((port) => {
@@ -164,7 +194,12 @@ export class OwnSentinelSetup {
 
   /** The port of the current primary, as the sentinels see it. */
   async primaryPort(): Promise<number> {
-    const [, port] = (await command(this.sentinels[0].port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', OwnSentinelSetup.masterName)) as string[];
+    const [, port] = (await command(
+      this.sentinels[0].port,
+      'SENTINEL',
+      'GET-MASTER-ADDR-BY-NAME',
+      OwnSentinelSetup.masterName,
+    )) as string[];
     return Number(port);
   }
 

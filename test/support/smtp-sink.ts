@@ -20,7 +20,9 @@ export interface SmtpSink {
 }
 
 function decodeQuotedPrintable(body: string): string {
-  return body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 function parse(from: string, to: string[], raw: string): CaughtMail {
@@ -104,7 +106,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           return found;
         }
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`No mail to ${to}${subject ? ` matching ${subject}` : ''} within ${timeoutMs} ms (caught: ${mails.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`);
+        if (left <= 0)
+          throw new Error(
+            `No mail to ${to}${subject ? ` matching ${subject}` : ''} within ${timeoutMs} ms (caught: ${mails.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`,
+          );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           waiters.push(() => {

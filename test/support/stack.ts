@@ -14,7 +14,8 @@ export const hasNginx = spawnSync('nginx', ['-v']).status === 0 || spawnSync('/u
 /** The stack runs the built apps: build them once when this checkout has not. */
 export function buildAppsIfMissing(): void {
   for (const app of ['pets', 'gateway', 'portal']) {
-    if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`))) execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
+    if (!existsSync(join(ROOT, `dist/apps/${app}/apps/${app}/src/main.js`)))
+      execFileSync('npx', ['nest', 'build', app], { cwd: ROOT, stdio: 'ignore' });
   }
 }
 
@@ -35,7 +36,11 @@ export interface StackPorts {
 
 export function randomStackPorts(): StackPorts {
   const base = 20000 + 100 * Math.floor(Math.random() * 120);
-  const gateway = (i: number) => ({ port: base + 10 + i - 1, adminPort: base + 20 + i - 1, metricsPort: base + 30 + i - 1 });
+  const gateway = (i: number) => ({
+    port: base + 10 + i - 1,
+    adminPort: base + 20 + i - 1,
+    metricsPort: base + 30 + i - 1,
+  });
   return {
     base,
     env: {
@@ -51,7 +56,13 @@ export function randomStackPorts(): StackPorts {
     pets: base + 1,
     petsMetrics: base + 2,
     gateway,
-    all: (instances) => [base, base + 1, base + 2, base + 3, ...Array.from({ length: instances }, (_, i) => Object.values(gateway(i + 1))).flat()],
+    all: (instances) => [
+      base,
+      base + 1,
+      base + 2,
+      base + 3,
+      ...Array.from({ length: instances }, (_, i) => Object.values(gateway(i + 1))).flat(),
+    ],
   };
 }
 
@@ -64,7 +75,19 @@ export async function freeStackPorts(instances: number): Promise<StackPorts> {
 }
 
 /** App variables the stack refuses (it sets them per instance): never passed on from the test's own environment. */
-const SET_BY_THE_STACK = ['PORT', 'ADMIN_PORT', 'METRICS_PORT', 'PETS_PORT', 'PETS_METRICS_PORT', 'PETS_URL', 'HOST', 'ADMIN_HOST', 'PETS_HOST', 'PORTAL_PORT', 'PORTAL_HOST'];
+const SET_BY_THE_STACK = [
+  'PORT',
+  'ADMIN_PORT',
+  'METRICS_PORT',
+  'PETS_PORT',
+  'PETS_METRICS_PORT',
+  'PETS_URL',
+  'HOST',
+  'ADMIN_HOST',
+  'PETS_HOST',
+  'PORTAL_PORT',
+  'PORTAL_HOST',
+];
 
 /** `node scripts/stack.js` running as a user runs it, with a marker in its environment that its children inherit. */
 export interface StackRun {
@@ -163,7 +186,9 @@ export function leftoverProcesses(run: Pick<StackRun, 'marker' | 'dir'>): Array<
       const command = readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').trim();
       // A zombie has no command line left: it holds no port and runs nothing.
       if (!command) continue;
-      const marked = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`STACK_TEST_MARKER=${run.marker}`);
+      const marked = readFileSync(`/proc/${entry}/environ`, 'latin1')
+        .split('\0')
+        .includes(`STACK_TEST_MARKER=${run.marker}`);
       if (marked || command.includes(run.dir)) found.push({ pid: Number(entry), command });
     } catch {
       /* gone meanwhile, or not ours to read */
@@ -205,7 +230,9 @@ export async function databasesLeftBy(run: Pick<StackRun, 'child'>, serverUrl = 
   const client = new Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`stack\\_%\\_${run.child.pid}`]);
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+      `stack\\_%\\_${run.child.pid}`,
+    ]);
     return rows.map((row) => row.datname);
   } finally {
     await client.end();

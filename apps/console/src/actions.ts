@@ -5,7 +5,12 @@ import type { Request, Response } from 'express';
  * A form's change through the admin API, then back to `back` with a message: the success text, or the API's own
  * refusal (400 validation, 403 scope, 404, 409) shown on the page. A 401 is rethrown (it ends the session).
  */
-export async function act(request: Request, response: Response, back: string, change: () => Promise<string>): Promise<void> {
+export async function act(
+  request: Request,
+  response: Response,
+  back: string,
+  change: () => Promise<string>,
+): Promise<void> {
   try {
     setFlash(request, 'success', await change());
   } catch (error) {
@@ -28,7 +33,9 @@ export function field(body: unknown, name: string): string {
 export function limitsFrom(body: unknown): { perMinute: number; perDay: number } | null {
   const perMinute = field(body, 'perMinute');
   const perDay = field(body, 'perDay');
-  return perMinute === '' && perDay === '' ? null : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
+  return perMinute === '' && perDay === ''
+    ? null
+    : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
 }
 
 /** A path segment for the admin API (a consumer's name, an id). */

@@ -18,7 +18,15 @@ export class ConsoleAppModule {
   static register(config: ConsoleConfig): DynamicModule {
     return {
       module: ConsoleAppModule,
-      controllers: [HealthController, AuthController, OverviewController, ConsumersController, PlanRequestsController, TokensController, AuditController],
+      controllers: [
+        HealthController,
+        AuthController,
+        OverviewController,
+        ConsumersController,
+        PlanRequestsController,
+        TokensController,
+        AuditController,
+      ],
       providers: [
         { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },

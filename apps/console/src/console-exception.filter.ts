@@ -22,14 +22,17 @@ export class ConsoleExceptionFilter implements ExceptionFilter {
     }
     if (exception instanceof AdminApiError && exception.status === 401) {
       if (request.session?.operator) {
-        this.logger.log(`session of token "${request.session.operator.name}" ended: the admin API no longer accepts the token`);
+        this.logger.log(
+          `session of token "${request.session.operator.name}" ended: the admin API no longer accepts the token`,
+        );
         await endSession(request, response).catch(() => undefined);
       }
       response.redirect(303, href(base, '/sign-in?ended=1'));
       return;
     }
     const page = errorPage(exception);
-    if (page.status >= 500 && !(exception instanceof AdminApiError)) this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    if (page.status >= 500 && !(exception instanceof AdminApiError))
+      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     response.status(page.status).render('error', { ...page, title: page.title });
   }
 }

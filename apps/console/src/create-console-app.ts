@@ -24,17 +24,31 @@ function viewsDir(): string {
  */
 export async function createConsoleApp(config: ConsoleConfig): Promise<NestExpressApplication> {
   if (!config.databaseUrl) throw new Error('createConsoleApp needs config.databaseUrl');
-  const pool = new Pool({ connectionString: config.databaseUrl, max: 4, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  const pool = new Pool({
+    connectionString: config.databaseUrl,
+    max: 4,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
   pool.on('error', () => undefined); // an idle client lost (database restart): the next query reconnects
   await ensureSessionTable(pool, config.schema);
-  const app = await NestFactory.create<NestExpressApplication>(ConsoleAppModule.register(config), { bodyParser: false, logger: logLevelsFrom(config.logLevel) });
+  const app = await NestFactory.create<NestExpressApplication>(ConsoleAppModule.register(config), {
+    bodyParser: false,
+    logger: logLevelsFrom(config.logLevel),
+  });
   const web = configureWebApp(app, {
     appName: 'Operator console',
     viewsDir: viewsDir(),
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
     exceptionFilter: new ConsoleExceptionFilter(),
-    session: { pool, schema: config.schema, secret: config.sessionSecret, cookieName: 'console.sid', idleTimeoutMs: config.idleTimeoutMs },
+    session: {
+      pool,
+      schema: config.schema,
+      secret: config.sessionSecret,
+      cookieName: 'console.sid',
+      idleTimeoutMs: config.idleTimeoutMs,
+    },
   });
   const close = app.close.bind(app);
   app.close = async () => {

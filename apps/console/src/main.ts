@@ -6,12 +6,16 @@ import { createConsoleApp } from './create-console-app';
 async function bootstrap(): Promise<void> {
   const config = loadConsoleConfig();
   if (!config.databaseUrl) {
-    throw new ConfigurationError('Invalid configuration: CONSOLE_DATABASE_URL must be set (npm start sets it to its embedded database)');
+    throw new ConfigurationError(
+      'Invalid configuration: CONSOLE_DATABASE_URL must be set (npm start sets it to its embedded database)',
+    );
   }
   const app = await createConsoleApp(config);
   await listenOrExplain(app, config.port, config.host, 'CONSOLE_PORT');
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Console');
-  new Logger('Console').log(`Operator console on http://${config.host}:${config.port} (admin API ${config.adminUrl}); keep this port private`);
+  new Logger('Console').log(
+    `Operator console on http://${config.host}:${config.port} (admin API ${config.adminUrl}); keep this port private`,
+  );
 }
 
 bootstrap().catch((error: unknown) => {

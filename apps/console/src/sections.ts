@@ -13,7 +13,8 @@ export async function section<T>(read: () => Promise<T>): Promise<T | Unavailabl
   try {
     return await read();
   } catch (error) {
-    if (error instanceof AdminApiError && error.status !== 401) return { unavailable: `${error.message} (${error.status} ${error.code})` };
+    if (error instanceof AdminApiError && error.status !== 401)
+      return { unavailable: `${error.message} (${error.status} ${error.code})` };
     throw error;
   }
 }

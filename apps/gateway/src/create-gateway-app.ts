@@ -14,8 +14,18 @@ import type { Server } from 'node:http';
 
 /** What a browser client may read with CORS on: the rate-limit state, Retry-After, deprecation, the id, a new animal's Location. */
 const EXPOSED_HEADERS = [
-  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
-  'Retry-After', 'X-Request-Id', 'Deprecation', 'Sunset', 'Link', 'WWW-Authenticate', 'Location',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'X-Request-Id',
+  'Deprecation',
+  'Sunset',
+  'Link',
+  'WWW-Authenticate',
+  'Location',
 ];
 
 /** Builds the gateway (not yet listening): /v1 routes, health outside it, the docs at /docs and /docs-json. */

@@ -23,7 +23,10 @@ async function bootstrap(): Promise<void> {
   // it: `npm run keys` reads both. Written once both ports listen: a start that fails leaves none behind.
   const usesTokenFile = !config.production && !config.admin.token;
   const forgetAdminUrl = usesTokenFile
-    ? publishAdminUrl(adminUrlFile(config.admin.tokenFile), localUrl(config.admin.host, admin.getHttpServer().address()))
+    ? publishAdminUrl(
+        adminUrlFile(config.admin.tokenFile),
+        localUrl(config.admin.host, admin.getHttpServer().address()),
+      )
     : () => undefined;
   // The admin port stops taking requests first; the gateway then drains and closes the shared pool.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -36,7 +39,9 @@ async function bootstrap(): Promise<void> {
   const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
   const logger = new Logger('Gateway');
   logger.log(`Gateway on http://${shown}:${config.port}/v1, Swagger UI on http://${shown}:${config.port}/docs`);
-  logger.log(`Admin API on http://${config.admin.host}:${config.admin.port} (Swagger UI at /docs); keep this port private`);
+  logger.log(
+    `Admin API on http://${config.admin.host}:${config.admin.port} (Swagger UI at /docs); keep this port private`,
+  );
 }
 
 bootstrap().catch((error: unknown) => {

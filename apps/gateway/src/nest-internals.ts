@@ -28,7 +28,11 @@ export const THROTTLER_SKIP_DEFAULT = 'THROTTLER:SKIPdefault';
 export const THROTTLER_METADATA_PREFIX = 'THROTTLER:';
 
 /** An ExecutionContext over `args` (request, response, ...) for `handler` of `controller`, as Nest's router builds one. */
-export function executionContext(args: unknown[], controller?: Type, handler?: (...args: never[]) => unknown): ExecutionContext {
+export function executionContext(
+  args: unknown[],
+  controller?: Type,
+  handler?: (...args: never[]) => unknown,
+): ExecutionContext {
   return new ExecutionContextHost(args, controller, handler as never);
 }
 
@@ -84,17 +88,31 @@ export function handlerInvoker(
   const where = `${controller.name}.${methodName}`;
   const handler = (controller.prototype as Record<string, (...args: unknown[]) => Promise<unknown>>)[methodName];
   const refuse = (what: string): never => {
-    throw new Error(`The /v1 pipeline cannot serve ${where}: it carries ${what}, which only Nest's router applies. Do it in the pipeline (apps/gateway/src/pipeline) instead.`);
+    throw new Error(
+      `The /v1 pipeline cannot serve ${where}: it carries ${what}, which only Nest's router applies. Do it in the pipeline (apps/gateway/src/pipeline) instead.`,
+    );
   };
   for (const target of [controller, handler]) {
-    for (const [key, what] of [[GUARDS_METADATA, 'a guard'], [PIPES_METADATA, 'a pipe'], [EXCEPTION_FILTERS_METADATA, 'an exception filter'], [INTERCEPTORS_METADATA, 'an interceptor']] as const) {
+    for (const [key, what] of [
+      [GUARDS_METADATA, 'a guard'],
+      [PIPES_METADATA, 'a pipe'],
+      [EXCEPTION_FILTERS_METADATA, 'an exception filter'],
+      [INTERCEPTORS_METADATA, 'an interceptor'],
+    ] as const) {
       if ((Reflect.getMetadata(key, target) as unknown[] | undefined)?.length) refuse(what);
     }
   }
-  for (const [key, what] of [[HEADERS_METADATA, '@Header()'], [HTTP_CODE_METADATA, '@HttpCode()'], [REDIRECT_METADATA, '@Redirect()']] as const) {
+  for (const [key, what] of [
+    [HEADERS_METADATA, '@Header()'],
+    [HTTP_CODE_METADATA, '@HttpCode()'],
+    [REDIRECT_METADATA, '@Redirect()'],
+  ] as const) {
     if (Reflect.getMetadata(key, handler) !== undefined) refuse(what);
   }
-  const declared = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, methodName) ?? {}) as Record<string, { index: number; data?: string; pipes?: unknown[]; factory?: unknown }>;
+  const declared = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, methodName) ?? {}) as Record<
+    string,
+    { index: number; data?: string; pipes?: unknown[]; factory?: unknown }
+  >;
   const argumentsOf: ArgumentOf[] = [];
   let answers = false;
   for (const [key, { index, data, pipes, factory }] of Object.entries(declared)) {
@@ -112,5 +130,9 @@ export function handlerInvoker(
     argumentsOf[index] = build(data);
   }
   if (!answers) refuse('a return value for Nest to serialise (neither @Res() nor the exchange)');
-  return (sources) => handler.apply(instance, argumentsOf.map((argument) => argument?.(sources)));
+  return (sources) =>
+    handler.apply(
+      instance,
+      argumentsOf.map((argument) => argument?.(sources)),
+    );
 }

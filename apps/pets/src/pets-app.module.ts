@@ -15,7 +15,11 @@ export class PetsAppModule {
       module: PetsAppModule,
       global: true,
       imports: [DatabaseModule.forRoot(config), PetsModule, HealthModule],
-      providers: [{ provide: APP_PIPE, useClass: ContractValidationPipe }, { provide: AppMetrics, useValue: metrics }, DatabasePoolMetrics],
+      providers: [
+        { provide: APP_PIPE, useClass: ContractValidationPipe },
+        { provide: AppMetrics, useValue: metrics },
+        DatabasePoolMetrics,
+      ],
       exports: [AppMetrics],
     };
   }

@@ -7,13 +7,19 @@
   'use strict';
   var shown = document.querySelector('[data-testid="new-key"]');
   if (shown) {
-    try { window.sessionStorage.setItem('portal.apiKey', shown.textContent.trim()); } catch { /* storage off: the reference page asks */ }
+    try {
+      window.sessionStorage.setItem('portal.apiKey', shown.textContent.trim());
+    } catch {
+      /* storage off: the reference page asks */
+    }
   }
   var copy = document.getElementById('copy-key');
   if (copy && shown && window.navigator.clipboard) {
     copy.hidden = false;
     copy.addEventListener('click', function () {
-      window.navigator.clipboard.writeText(shown.textContent.trim()).then(function () { copy.textContent = 'Copied'; });
+      window.navigator.clipboard.writeText(shown.textContent.trim()).then(function () {
+        copy.textContent = 'Copied';
+      });
     });
   }
 })();

@@ -8,7 +8,11 @@
   var root = document.getElementById('swagger-ui');
   if (!root || typeof SwaggerUIBundle !== 'function') return;
   var key = null;
-  try { key = window.sessionStorage.getItem('portal.apiKey'); } catch { key = null; }
+  try {
+    key = window.sessionStorage.getItem('portal.apiKey');
+  } catch {
+    key = null;
+  }
   var ui = SwaggerUIBundle({
     url: root.getAttribute('data-spec-url'),
     dom_id: '#swagger-ui',

@@ -32,7 +32,13 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
     basePath: config.basePath,
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
-    session: { pool: database.pool, schema: config.schema, secret: config.sessionSecret, cookieName: 'portal.sid', idleTimeoutMs: SESSION_IDLE_MS },
+    session: {
+      pool: database.pool,
+      schema: config.schema,
+      secret: config.sessionSecret,
+      cookieName: 'portal.sid',
+      idleTimeoutMs: SESSION_IDLE_MS,
+    },
   });
   app.use((request: Request, response: Response, next: NextFunction) => {
     response.locals.signedIn = !!request.session?.accountId;

@@ -23,9 +23,14 @@ describe('HealthController (portal)', () => {
   });
 
   it('answers a JSON 503 when the database does not', async () => {
-    const controller = new HealthController({ query: jest.fn().mockRejectedValue(new Error('connection refused')) } as unknown as DataSource);
+    const controller = new HealthController({
+      query: jest.fn().mockRejectedValue(new Error('connection refused')),
+    } as unknown as DataSource);
     const answer = response();
-    expect(await controller.ready(answer as unknown as Response)).toEqual({ status: 'error', error: { database: { status: 'down' } } });
+    expect(await controller.ready(answer as unknown as Response)).toEqual({
+      status: 'error',
+      error: { database: { status: 'down' } },
+    });
     expect(answer.statusCode).toBe(503);
   });
 });

@@ -8,7 +8,9 @@ async function bootstrap(): Promise<void> {
   const app = await createPortalApp(config);
   await listenOrExplain(app, config.port, config.host, 'PORTAL_PORT');
   exitGracefullyOnSignals(app, config.shutdownGraceMs, 'Portal');
-  new Logger('Portal').log(`Developer portal listening on http://${config.host}:${config.port}${config.basePath}/ (public address ${config.publicUrl}${config.basePath}/)`);
+  new Logger('Portal').log(
+    `Developer portal listening on http://${config.host}:${config.port}${config.basePath}/ (public address ${config.publicUrl}${config.basePath}/)`,
+  );
 }
 
 bootstrap().catch((error: unknown) => {

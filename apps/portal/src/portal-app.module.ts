@@ -26,8 +26,20 @@ export class PortalAppModule {
       imports: [
         ThrottlerModule.forRoot({
           throttlers: [
-            { name: 'address', ttl: window, limit: config.throttle.addressLimit, blockDuration: window, getTracker: (req) => addressTracker(req as Request) },
-            { name: 'account', ttl: window, limit: config.throttle.accountLimit, blockDuration: window, getTracker: (req) => accountTracker(req as Request) },
+            {
+              name: 'address',
+              ttl: window,
+              limit: config.throttle.addressLimit,
+              blockDuration: window,
+              getTracker: (req) => addressTracker(req as Request),
+            },
+            {
+              name: 'account',
+              ttl: window,
+              limit: config.throttle.accountLimit,
+              blockDuration: window,
+              getTracker: (req) => accountTracker(req as Request),
+            },
           ],
           storage: new PostgresThrottlerStorage(database.pool, config.schema),
           setHeaders: false,

@@ -45,9 +45,12 @@ function decodeQuotedPrintable(text) {
 
 function decodeBody(body, encoding) {
   switch ((encoding || '').toLowerCase()) {
-    case 'quoted-printable': return decodeQuotedPrintable(body);
-    case 'base64': return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-    default: return body;
+    case 'quoted-printable':
+      return decodeQuotedPrintable(body);
+    case 'base64':
+      return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+    default:
+      return body;
   }
 }
 
@@ -56,7 +59,8 @@ function decodeWords(value) {
   return (value || '').replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=\s*(?==\?)?/g, (_, _charset, kind, text) =>
     kind.toUpperCase() === 'B'
       ? Buffer.from(text, 'base64').toString('utf8')
-      : decodeQuotedPrintable(text.replace(/_/g, ' ')));
+      : decodeQuotedPrintable(text.replace(/_/g, ' ')),
+  );
 }
 
 /** The first text/plain and text/html parts, however deep in multipart/* parts. */
@@ -64,7 +68,9 @@ function bodies(headers, body, found = { Text: '', HTML: '' }) {
   const type = headers['content-type'] || 'text/plain';
   const boundary = /boundary="?([^";]+)"?/i.exec(type)?.[1];
   if (/^multipart\//i.test(type) && boundary) {
-    const parts = body.split(new RegExp(`\\r?\\n?--${boundary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--)?[ \\t]*\\r?\\n?`));
+    const parts = body.split(
+      new RegExp(`\\r?\\n?--${boundary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--)?[ \\t]*\\r?\\n?`),
+    );
     for (const part of parts.slice(1)) {
       if (!part.trim()) continue;
       const inner = splitHead(part);
@@ -126,7 +132,10 @@ function smtpSession(socket) {
       if (data !== undefined) {
         const end = buffer.indexOf('\r\n.\r\n');
         if (end < 0 && !buffer.startsWith('.\r\n')) {
-          if (buffer.length > MAX_SIZE) { reply('552 message too large'); socket.end(); }
+          if (buffer.length > MAX_SIZE) {
+            reply('552 message too large');
+            socket.end();
+          }
           return;
         }
         // The CRLF before the final dot ends the message's last line: it is the message's own.
@@ -145,15 +154,27 @@ function smtpSession(socket) {
       const verb = line.slice(0, 4).toUpperCase();
       if (verb === 'EHLO') reply('250-mailpit-stand-in\r\n250-8BITMIME\r\n250-SMTPUTF8\r\n250 SIZE 10485760');
       else if (verb === 'HELO') reply('250 mailpit-stand-in');
-      else if (verb === 'MAIL') { envelope = { from: /<([^>]*)>/.exec(line)?.[1] ?? '', to: [] }; reply('250 2.1.0 Ok'); }
-      else if (verb === 'RCPT') { envelope.to.push(/<([^>]*)>/.exec(line)?.[1] ?? ''); reply('250 2.1.5 Ok'); }
-      else if (verb === 'DATA') {
+      else if (verb === 'MAIL') {
+        envelope = { from: /<([^>]*)>/.exec(line)?.[1] ?? '', to: [] };
+        reply('250 2.1.0 Ok');
+      } else if (verb === 'RCPT') {
+        envelope.to.push(/<([^>]*)>/.exec(line)?.[1] ?? '');
+        reply('250 2.1.5 Ok');
+      } else if (verb === 'DATA') {
         if (envelope.to.length === 0) reply('503 5.5.1 RCPT first');
-        else { data = ''; reply('354 End data with <CR><LF>.<CR><LF>'); }
-      } else if (verb === 'RSET') { envelope = { from: '', to: [] }; reply('250 2.0.0 Ok'); }
-      else if (verb === 'NOOP') reply('250 2.0.0 Ok');
-      else if (verb === 'QUIT') { reply('221 2.0.0 Bye'); socket.end(); return; }
-      else reply('502 5.5.2 Command not implemented');
+        else {
+          data = '';
+          reply('354 End data with <CR><LF>.<CR><LF>');
+        }
+      } else if (verb === 'RSET') {
+        envelope = { from: '', to: [] };
+        reply('250 2.0.0 Ok');
+      } else if (verb === 'NOOP') reply('250 2.0.0 Ok');
+      else if (verb === 'QUIT') {
+        reply('221 2.0.0 Bye');
+        socket.end();
+        return;
+      } else reply('502 5.5.2 Command not implemented');
     }
   });
 }
@@ -161,12 +182,17 @@ function smtpSession(socket) {
 // --- HTTP: the inbox ---------------------------------------------------------------------------------------------
 
 const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const summary = ({ raw: _raw, Text, HTML: _html, ...rest }) => ({ ...rest, Snippet: Text.replace(/\s+/g, ' ').slice(0, 250) });
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`;
+const summary = ({ raw: _raw, Text, HTML: _html, ...rest }) => ({
+  ...rest,
+  Snippet: Text.replace(/\s+/g, ' ').slice(0, 250),
+});
+const page = (title, body) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`;
 
 function serve(request, response) {
   const url = new URL(request.url, 'http://inbox');
-  const send = (status, type, body) => response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+  const send = (status, type, body) =>
+    response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
   const json = (status, value) => send(status, 'application/json', JSON.stringify(value));
   const find = (id) => (id === 'latest' ? messages[0] : messages.find((m) => m.ID === id));
   let match;
@@ -175,7 +201,15 @@ function serve(request, response) {
     const start = Math.max(0, Number(url.searchParams.get('start')) || 0);
     const limit = Math.max(1, Number(url.searchParams.get('limit')) || 50);
     const list = messages.slice(start, start + limit).map(summary);
-    return json(200, { total: messages.length, unread: 0, count: list.length, messages_count: messages.length, start, tags: [], messages: list });
+    return json(200, {
+      total: messages.length,
+      unread: 0,
+      count: list.length,
+      messages_count: messages.length,
+      start,
+      tags: [],
+      messages: list,
+    });
   }
   if (request.method === 'DELETE' && url.pathname === '/api/v1/messages') {
     messages.length = 0;
@@ -191,23 +225,48 @@ function serve(request, response) {
   if (request.method === 'GET' && (match = /^\/view\/([^/]+)$/.exec(url.pathname))) {
     const message = find(decodeURIComponent(match[1]));
     if (!message) return send(404, 'text/plain', 'message not found');
-    return send(200, 'text/html; charset=utf-8', page(message.Subject, `<p><a href="/">Inbox</a></p><h1>${escapeHtml(message.Subject)}</h1>
+    return send(
+      200,
+      'text/html; charset=utf-8',
+      page(
+        message.Subject,
+        `<p><a href="/">Inbox</a></p><h1>${escapeHtml(message.Subject)}</h1>
 <p>From ${escapeHtml(message.From.Address)} to ${escapeHtml(message.To.map((t) => t.Address).join(', '))}, ${escapeHtml(message.Created)}</p>
-<pre>${escapeHtml(message.Text)}</pre>`));
+<pre>${escapeHtml(message.Text)}</pre>`,
+      ),
+    );
   }
   if (request.method === 'GET' && url.pathname === '/') {
-    const rows = messages.map((m) => `<tr><td>${escapeHtml(m.Created)}</td><td>${escapeHtml(m.To.map((t) => t.Address).join(', '))}</td><td><a href="/view/${m.ID}">${escapeHtml(m.Subject || '(no subject)')}</a></td></tr>`);
-    return send(200, 'text/html; charset=utf-8', page('Inbox', `<h1>Inbox (${messages.length})</h1>
+    const rows = messages.map(
+      (m) =>
+        `<tr><td>${escapeHtml(m.Created)}</td><td>${escapeHtml(m.To.map((t) => t.Address).join(', '))}</td><td><a href="/view/${m.ID}">${escapeHtml(m.Subject || '(no subject)')}</a></td></tr>`,
+    );
+    return send(
+      200,
+      'text/html; charset=utf-8',
+      page(
+        'Inbox',
+        `<h1>Inbox (${messages.length})</h1>
 <p>Every message sent to this catcher's SMTP port; nothing is delivered. JSON: <a href="/api/v1/messages">/api/v1/messages</a>.</p>
-<table><thead><tr><th>Received</th><th>To</th><th>Subject</th></tr></thead><tbody>${rows.join('')}</tbody></table>`));
+<table><thead><tr><th>Received</th><th>To</th><th>Subject</th></tr></thead><tbody>${rows.join('')}</tbody></table>`,
+      ),
+    );
   }
   return send(404, 'text/plain', 'not found');
 }
 
 const smtp = hostPort(process.env.MP_SMTP_BIND_ADDR, 1025);
 const ui = hostPort(process.env.MP_UI_BIND_ADDR, 8025);
-const smtpServer = net.createServer(smtpSession).listen(smtp.port, smtp.host, () => console.log(`SMTP on ${smtp.host}:${smtp.port}`));
-const httpServer = http.createServer(serve).listen(ui.port, ui.host, () => console.log(`inbox on http://${ui.host}:${ui.port}/`));
+const smtpServer = net
+  .createServer(smtpSession)
+  .listen(smtp.port, smtp.host, () => console.log(`SMTP on ${smtp.host}:${smtp.port}`));
+const httpServer = http
+  .createServer(serve)
+  .listen(ui.port, ui.host, () => console.log(`inbox on http://${ui.host}:${ui.port}/`));
 for (const signal of ['SIGTERM', 'SIGINT']) {
-  process.on(signal, () => { smtpServer.close(); httpServer.close(); process.exit(0); });
+  process.on(signal, () => {
+    smtpServer.close();
+    httpServer.close();
+    process.exit(0);
+  });
 }

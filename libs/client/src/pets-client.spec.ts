@@ -22,9 +22,12 @@ async function scripted(script: Script): Promise<{ url: string; hits: () => numb
   };
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) =>
-  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-const error = (status: number, code: string, headers: Record<string, string> = {}) => json(status, { code, message: code, status }, headers);
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  (_req: IncomingMessage, res: ServerResponse) =>
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+const error = (status: number, code: string, headers: Record<string, string> = {}) =>
+  json(status, { code, message: code, status }, headers);
 
 /** Time that passes only when the client sleeps: the schedule is observed, never waited for. */
 function fakeClock() {
@@ -52,7 +55,14 @@ describe('PetsClient retry schedule', () => {
   it('backs off exponentially with full jitter on 503 for idempotent calls, up to the attempt limit', async () => {
     const server = await scripted([error(503, 'SERVICE_UNAVAILABLE')]);
     const time = fakeClock();
-    const client = new PetsClient({ baseUrl: server.url, apiKey: 'k', ...time, random: () => 0.5, maxAttempts: 4, backoff: { baseMs: 100, capMs: 300 } });
+    const client = new PetsClient({
+      baseUrl: server.url,
+      apiKey: 'k',
+      ...time,
+      random: () => 0.5,
+      maxAttempts: 4,
+      backoff: { baseMs: 100, capMs: 300 },
+    });
     await expect(client.listPets()).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     expect(time.clock.sleeps).toEqual([50, 100, 150]);
     expect(server.hits()).toBe(4);
@@ -69,16 +79,26 @@ describe('PetsClient retry schedule', () => {
   });
 
   it('does not retry createPet after a 503 (the request may have reached the service), but does after a 429', async () => {
-    const failing = await scripted([error(503, 'SERVICE_UNAVAILABLE'), json(201, { id: 1, name: 'Rex', categoryId: 1 })]);
+    const failing = await scripted([
+      error(503, 'SERVICE_UNAVAILABLE'),
+      json(201, { id: 1, name: 'Rex', categoryId: 1 }),
+    ]);
     const time = fakeClock();
     const client = new PetsClient({ baseUrl: failing.url, apiKey: 'k', ...time });
     await expect(client.createPet({ name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ status: 503 });
     expect(failing.hits()).toBe(1);
     await failing.close();
 
-    const limited = await scripted([error(429, 'RATE_LIMITED', { 'retry-after': '1' }), json(201, { id: 1, name: 'Rex', categoryId: 1 })]);
+    const limited = await scripted([
+      error(429, 'RATE_LIMITED', { 'retry-after': '1' }),
+      json(201, { id: 1, name: 'Rex', categoryId: 1 }),
+    ]);
     const again = new PetsClient({ baseUrl: limited.url, apiKey: 'k', ...fakeClock() });
-    await expect(again.createPet({ name: 'Rex', categoryId: 1 })).resolves.toEqual({ id: 1, name: 'Rex', categoryId: 1 });
+    await expect(again.createPet({ name: 'Rex', categoryId: 1 })).resolves.toEqual({
+      id: 1,
+      name: 'Rex',
+      categoryId: 1,
+    });
     await limited.close();
   });
 
@@ -88,7 +108,11 @@ describe('PetsClient retry schedule', () => {
     const client = new PetsClient({ baseUrl: server.url, apiKey: 'k', ...time });
     const failure = await client.listPets({ limit: 1 }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(PetsApiError);
-    expect((failure as PetsApiError).body).toEqual({ code: 'VALIDATION_FAILED', message: 'VALIDATION_FAILED', status: 400 });
+    expect((failure as PetsApiError).body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: 'VALIDATION_FAILED',
+      status: 400,
+    });
     expect(server.hits()).toBe(1);
     await server.close();
   });

@@ -68,7 +68,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export class PetsClient {
   private lastRateLimit?: RateLimitState;
   private readonly warned = new Set<string>();
-  private readonly options: Required<Omit<PetsClientOptions, 'onDeprecation'>> & Pick<PetsClientOptions, 'onDeprecation'>;
+  private readonly options: Required<Omit<PetsClientOptions, 'onDeprecation'>> &
+    Pick<PetsClientOptions, 'onDeprecation'>;
 
   constructor(options: PetsClientOptions) {
     this.options = {
@@ -108,7 +109,9 @@ export class PetsClient {
       const next = nextLinkOf(page.headers.get('link'), url);
       if (next !== undefined && !this.isUnderBaseUrl(next)) {
         // The API key goes with every request: never to another origin or path than the one configured.
-        throw new Error(`The next-page link ${next} is outside ${this.options.baseUrl}: not followed (is TRUST_PROXY set right on the gateway?)`);
+        throw new Error(
+          `The next-page link ${next} is outside ${this.options.baseUrl}: not followed (is TRUST_PROXY set right on the gateway?)`,
+        );
       }
       if (next === url) throw new Error(`The next-page link repeats the page just read (${url}): stopping.`);
       url = next;
@@ -116,12 +119,21 @@ export class PetsClient {
   }
 
   async createPet(newPet: NewPet): Promise<Pet> {
-    return (await this.send<Pet>('createPet', 'POST', `${this.options.baseUrl}/pets`, JSON.stringify(newPet), false)).body;
+    return (await this.send<Pet>('createPet', 'POST', `${this.options.baseUrl}/pets`, JSON.stringify(newPet), false))
+      .body;
   }
 
   /** @deprecated Removed on 5 December 2030: use `pets({ status })` (or listPets) instead. */
   async getPet(petId: number): Promise<Pet> {
-    return (await this.send<Pet>('getPet', 'GET', `${this.options.baseUrl}/pets/${encodeURIComponent(String(petId))}`, undefined, true)).body;
+    return (
+      await this.send<Pet>(
+        'getPet',
+        'GET',
+        `${this.options.baseUrl}/pets/${encodeURIComponent(String(petId))}`,
+        undefined,
+        true,
+      )
+    ).body;
   }
 
   private listUrl(query: ListPetsQuery): string {
@@ -139,7 +151,13 @@ export class PetsClient {
     return target.origin === base.origin && target.pathname.startsWith(`${base.pathname.replace(/\/$/, '')}/`);
   }
 
-  private async send<T>(operation: string, method: string, url: string, body: string | undefined, idempotent: boolean): Promise<{ body: T; headers: Headers }> {
+  private async send<T>(
+    operation: string,
+    method: string,
+    url: string,
+    body: string | undefined,
+    idempotent: boolean,
+  ): Promise<{ body: T; headers: Headers }> {
     const { maxAttempts, maxTotalMs, backoff, now, random, sleep } = this.options;
     const started = now();
     let lastError: unknown;
@@ -188,7 +206,11 @@ export class PetsClient {
       this.warned.add(operation);
       const notice: DeprecationNotice = { operation, deprecation, sunset, link: headers.get('link') ?? undefined };
       if (this.options.onDeprecation) this.options.onDeprecation(notice);
-      else process.emitWarning(`${operation} is deprecated${sunset ? `; it will be removed on ${sunset}` : ''}`, 'DeprecationWarning');
+      else
+        process.emitWarning(
+          `${operation} is deprecated${sunset ? `; it will be removed on ${sunset}` : ''}`,
+          'DeprecationWarning',
+        );
     }
   }
 }

@@ -20,10 +20,15 @@ async function scripted(script: Answer[]) {
 }
 
 const pets = (...ids: number[]): Pet[] => ids.map((id) => ({ id, name: `Pet ${id}`, categoryId: 1, status: 'sold' }));
-const page = (body: Pet[], next?: (origin: string) => string): Answer => (_req, res, origin) =>
-  res
-    .writeHead(200, { 'content-type': 'application/json', ...(next ? { link: `<${next(origin)}>; rel="next"` } : {}) })
-    .end(JSON.stringify(body));
+const page =
+  (body: Pet[], next?: (origin: string) => string): Answer =>
+  (_req, res, origin) =>
+    res
+      .writeHead(200, {
+        'content-type': 'application/json',
+        ...(next ? { link: `<${next(origin)}>; rel="next"` } : {}),
+      })
+      .end(JSON.stringify(body));
 const sleeps: number[] = [];
 const options = { apiKey: 'k', sleep: async (ms: number) => void sleeps.push(ms), random: () => 0.5 };
 
@@ -75,7 +80,10 @@ describe('PetsClient.pets()', () => {
   it('waits out a 429 in the middle of a walk and carries on where it was', async () => {
     const server = await scripted([
       page(pets(1), (o) => `${o}/v1/pets?after=c1`),
-      (_req, res) => res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' }).end('{"code":"RATE_LIMITED","message":"m","status":429}'),
+      (_req, res) =>
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' })
+          .end('{"code":"RATE_LIMITED","message":"m","status":429}'),
       page(pets(2)),
     ]);
     const client = new PetsClient({ ...options, baseUrl: server.baseUrl });
@@ -88,7 +96,10 @@ describe('PetsClient.pets()', () => {
   it('retries a 503 on a later page and ends with what every page held', async () => {
     const server = await scripted([
       page(pets(1), (o) => `${o}/v1/pets?after=c1`),
-      (_req, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"code":"SERVICE_UNAVAILABLE","message":"m","status":503}'),
+      (_req, res) =>
+        res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end('{"code":"SERVICE_UNAVAILABLE","message":"m","status":503}'),
       page(pets(2)),
     ]);
     const client = new PetsClient({ ...options, baseUrl: server.baseUrl });

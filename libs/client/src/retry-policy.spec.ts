@@ -5,7 +5,9 @@ describe('backoffDelay', () => {
 
   it('doubles the ceiling each attempt up to the cap (random = just under 1)', () => {
     const top = () => 0.999_999;
-    expect([0, 1, 2, 3, 4, 5].map((attempt) => backoffDelay(attempt, options, top))).toEqual([99, 199, 399, 799, 999, 999]);
+    expect([0, 1, 2, 3, 4, 5].map((attempt) => backoffDelay(attempt, options, top))).toEqual([
+      99, 199, 399, 799, 999, 999,
+    ]);
   });
 
   it('draws the whole range from zero (full jitter)', () => {

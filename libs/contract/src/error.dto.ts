@@ -13,7 +13,10 @@ export class ErrorDto {
   })
   code!: string;
 
-  @ApiProperty({ description: 'Human-readable description of the error.', example: 'limit must be an integer from 1 to 100' })
+  @ApiProperty({
+    description: 'Human-readable description of the error.',
+    example: 'limit must be an integer from 1 to 100',
+  })
   message!: string;
 
   @ApiProperty({ type: 'integer', format: 'int32', description: 'The HTTP status code of the response.', example: 400 })

@@ -44,10 +44,7 @@ function unknownMessage(type: string, unknown: string[], allowed: string[]): str
 }
 
 function messages(errors: ValidationError[]): string[] {
-  return errors.flatMap((error) => [
-    ...Object.values(error.constraints ?? {}),
-    ...messages(error.children ?? []),
-  ]);
+  return errors.flatMap((error) => [...Object.values(error.constraints ?? {}), ...messages(error.children ?? [])]);
 }
 
 /**
@@ -70,11 +67,17 @@ export const STRICT_VALIDATION: Readonly<ValidationPipeOptions> = {
  */
 export class ContractValidationPipe extends ValidationPipe {
   constructor() {
-    super({ ...STRICT_VALIDATION, exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ')) });
+    super({
+      ...STRICT_VALIDATION,
+      exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ')),
+    });
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
+    if (
+      metadata.type === 'body' &&
+      (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))
+    ) {
       throw new ApiError(
         'VALIDATION_FAILED',
         value === undefined ? 'A JSON request body is required.' : 'The request body must be a JSON object.',
@@ -85,7 +88,8 @@ export class ContractValidationPipe extends ValidationPipe {
       // Checked before class-transformer runs: it silently skips keys such as __proto__ and constructor.
       const known = propertiesOf(metadata.metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
-      if (unknown.length > 0) throw new ApiError('VALIDATION_FAILED', unknownMessage(metadata.type, unknown, [...known]));
+      if (unknown.length > 0)
+        throw new ApiError('VALIDATION_FAILED', unknownMessage(metadata.type, unknown, [...known]));
     }
     return super.transform(value, metadata);
   }

@@ -36,7 +36,10 @@ describe('PgliteWireServer', () => {
       const reads = Array.from({ length: 200 }, (_, i) =>
         pool.query(`SELECT $1::int AS n, ${i}::int AS k`, [i]).then((r) => [r.rows[0].n, r.rows[0].k]),
       );
-      const [answers] = await Promise.all([Promise.all(reads), Promise.all(Array.from({ length: 45 }, (_, i) => transaction(i)))]);
+      const [answers] = await Promise.all([
+        Promise.all(reads),
+        Promise.all(Array.from({ length: 45 }, (_, i) => transaction(i))),
+      ]);
       expect(answers).toEqual(Array.from({ length: 200 }, (_, i) => [i, i]));
       expect((await pool.query('SELECT count(*)::int AS n FROM t')).rows[0].n).toBe(30);
     } finally {

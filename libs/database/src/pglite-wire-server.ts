@@ -123,9 +123,12 @@ export class PgliteWireServer {
     for (;;) {
       const turn = await this.db.runExclusive(async (): Promise<{ turn: Promise<void> } | undefined> => {
         // Wrapped: an async callback returning the promise itself would wait for it inside the mutex.
-        if (this.owner !== undefined && this.owner !== socket) return { turn: new Promise<void>((resolve) => this.waiters.push(resolve)) };
+        if (this.owner !== undefined && this.owner !== socket)
+          return { turn: new Promise<void>((resolve) => this.waiters.push(resolve)) };
         for (const message of messages) {
-          const reply = await this.db.execProtocolRaw(new Uint8Array(message.buffer, message.byteOffset, message.length));
+          const reply = await this.db.execProtocolRaw(
+            new Uint8Array(message.buffer, message.byteOffset, message.length),
+          );
           if (reply.length > 0 && socket.writable) socket.write(reply);
           this.forwardNotifications(socket, reply);
         }
@@ -161,11 +164,12 @@ export class PgliteWireServer {
    */
   private forwardNotifications(from: Socket, reply: Uint8Array): void {
     const bytes = Buffer.from(reply.buffer, reply.byteOffset, reply.length);
-    for (let offset = 0; offset + 5 <= bytes.length; ) {
+    for (let offset = 0; offset + 5 <= bytes.length;) {
       const length = 1 + bytes.readInt32BE(offset + 1);
       if (bytes[offset] === NOTIFICATION_RESPONSE) {
         const notification = Buffer.from(bytes.subarray(offset, offset + length));
-        for (const other of this.sockets) if (other !== from && other.writable && this.started.has(other)) other.write(notification);
+        for (const other of this.sockets)
+          if (other !== from && other.writable && this.started.has(other)) other.write(notification);
       }
       offset += length;
     }

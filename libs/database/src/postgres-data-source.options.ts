@@ -21,7 +21,10 @@ export interface PostgresDataSourceSettings {
  * initialisation, never synchronize), in one transaction; logs through the app's JSON logger, without
  * parameters (TypeORM's own logger prints them to the console); a pool no larger than the endpoint serves.
  */
-export function postgresDataSourceOptions(endpoint: DatabaseEndpoint, settings: PostgresDataSourceSettings): DataSourceOptions {
+export function postgresDataSourceOptions(
+  endpoint: DatabaseEndpoint,
+  settings: PostgresDataSourceSettings,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url: endpoint.url,

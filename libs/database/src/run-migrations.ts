@@ -49,9 +49,15 @@ export async function runMigrations(
  */
 export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
   const table = dataSource.options.migrationsTableName ?? 'migrations';
-  const [{ exists }] = (await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])) as Array<{ exists: boolean }>;
+  const [{ exists }] = (await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table])) as Array<{
+    exists: boolean;
+  }>;
   const applied = new Set<string>(
-    exists ? ((await dataSource.query(`SELECT "name" FROM "${table}"`)) as Array<{ name: string }>).map((row) => row.name) : [],
+    exists
+      ? ((await dataSource.query(`SELECT "name" FROM "${table}"`)) as Array<{ name: string }>).map((row) => row.name)
+      : [],
   );
-  return dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name).filter((name) => !applied.has(name));
+  return dataSource.migrations
+    .map((migration) => migration.name ?? migration.constructor.name)
+    .filter((name) => !applied.has(name));
 }

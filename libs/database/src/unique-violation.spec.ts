@@ -2,7 +2,8 @@ import { QueryFailedError } from 'typeorm';
 import { isUniqueViolation } from './unique-violation';
 
 describe('isUniqueViolation', () => {
-  const failure = (code: string, constraint?: string) => new QueryFailedError('INSERT', [], Object.assign(new Error('duplicate key'), { code, constraint }));
+  const failure = (code: string, constraint?: string) =>
+    new QueryFailedError('INSERT', [], Object.assign(new Error('duplicate key'), { code, constraint }));
 
   it('recognises a unique violation, on any constraint or on the one named', () => {
     expect(isUniqueViolation(failure('23505', 'UQ_consumers_name'))).toBe(true);

@@ -49,7 +49,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // No route matched: either a wrong method or an unknown path.
     return toErrorResponse(
-      exception instanceof NotFoundException && isUnmatched(request) ? unmatchedRouteError(this.expressApp, request) : exception,
+      exception instanceof NotFoundException && isUnmatched(request)
+        ? unmatchedRouteError(this.expressApp, request)
+        : exception,
     );
   }
 }

@@ -43,8 +43,16 @@ export const ERROR_CODE_VALUES = Object.keys(ERROR_CODES) as ErrorCode[];
  * a code of its own, so that a client branches on `code`, never on the message.
  */
 export const CONFLICT_ERROR_CODES = [
-  'CONSUMER_EXISTS', 'KEY_ALREADY_ROTATED', 'KEY_REVOKED', 'KEY_EXPIRED', 'KEY_LIMIT_REACHED', 'KEY_OF_ANOTHER_CONSUMER',
-  'PLAN_UNCHANGED', 'PLAN_REQUEST_PENDING', 'PLAN_REQUEST_DECIDED', 'PLAN_REQUEST_STALE',
+  'CONSUMER_EXISTS',
+  'KEY_ALREADY_ROTATED',
+  'KEY_REVOKED',
+  'KEY_EXPIRED',
+  'KEY_LIMIT_REACHED',
+  'KEY_OF_ANOTHER_CONSUMER',
+  'PLAN_UNCHANGED',
+  'PLAN_REQUEST_PENDING',
+  'PLAN_REQUEST_DECIDED',
+  'PLAN_REQUEST_STALE',
 ] as const satisfies readonly ErrorCode[];
 
 /**

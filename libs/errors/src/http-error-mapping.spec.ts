@@ -40,7 +40,11 @@ describe('toErrorResponse', () => {
   });
 
   it('maps a body that does not match its Content-Encoding, and invalid UTF-8, to 400', () => {
-    const zlibError = Object.assign(new Error('incorrect header check'), { status: 400, errno: -3, code: 'Z_DATA_ERROR' });
+    const zlibError = Object.assign(new Error('incorrect header check'), {
+      status: 400,
+      errno: -3,
+      code: 'Z_DATA_ERROR',
+    });
     expect(toErrorResponse(zlibError).body.code).toBe('MALFORMED_REQUEST');
     expect(toErrorResponse({ type: 'entity.charset.invalid', status: 400 }).body).toEqual({
       code: 'MALFORMED_JSON',

@@ -111,7 +111,11 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   }
   if (isDecodingError(error)) {
     return {
-      body: { code: 'MALFORMED_REQUEST', message: 'The request body does not match its Content-Encoding.', status: 400 },
+      body: {
+        code: 'MALFORMED_REQUEST',
+        message: 'The request body does not match its Content-Encoding.',
+        status: 400,
+      },
       headers: {},
       unexpected: false,
     };

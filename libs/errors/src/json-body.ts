@@ -18,7 +18,9 @@ export const requireJsonContentType: RequestHandler = (request: Request, _respon
     next(
       new ApiError(
         'UNSUPPORTED_MEDIA_TYPE',
-        type ? `Content-Type "${type}" is not supported: send application/json.` : 'A request body needs Content-Type: application/json.',
+        type
+          ? `Content-Type "${type}" is not supported: send application/json.`
+          : 'A request body needs Content-Type: application/json.',
       ),
     );
     return;
@@ -63,5 +65,9 @@ export const preRoutingErrorHandler: ErrorRequestHandler = (error: unknown, _req
 
 /** Content-type check, then strict JSON parsing with the size limit. Put preRoutingErrorHandler behind them. */
 export function jsonBodyMiddleware(limit = BODY_LIMIT_BYTES): RequestHandler[] {
-  return [requireJsonContentType, rejectDeclaredOversize(limit), json({ limit, strict: true, type: JSON_TYPES, verify: requireUtf8 })];
+  return [
+    requireJsonContentType,
+    rejectDeclaredOversize(limit),
+    json({ limit, strict: true, type: JSON_TYPES, verify: requireUtf8 }),
+  ];
 }

@@ -1,4 +1,10 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -14,7 +20,10 @@ interface Outcome {
   error?: unknown;
 }
 
-function serve(onRequest?: (request: IncomingMessage) => Promise<void> | void): { server: Server; outcomes: Array<Promise<Outcome>> } {
+function serve(onRequest?: (request: IncomingMessage) => Promise<void> | void): {
+  server: Server;
+  outcomes: Array<Promise<Outcome>>;
+} {
   const outcomes: Array<Promise<Outcome>> = [];
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const outcome = (async (): Promise<Outcome> => {
@@ -45,13 +54,22 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-function send(port: number, body: Buffer | undefined, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+function send(
+  port: number,
+  body: Buffer | undefined,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ port, host: '127.0.0.1', method: body ? 'POST' : 'GET', path: '/', headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
-    });
+    const request = httpRequest(
+      { port, host: '127.0.0.1', method: body ? 'POST' : 'GET', path: '/', headers },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -108,14 +126,20 @@ describe('readRequestBody (a real HTTP server)', () => {
         const request = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/' }, (response) => {
           let text = '';
           response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, body: text }));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, body: text }),
+          );
         });
         request.on('error', reject);
         request.end(Buffer.alloc(LIMIT + 1, 0x61));
       });
       expect(over.status).toBe(413);
       expect(over.connection).toBe('close');
-      expect(JSON.parse(over.body)).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: `The request body exceeds the limit of ${LIMIT} bytes.`, status: 413 });
+      expect(JSON.parse(over.body)).toEqual({
+        code: 'PAYLOAD_TOO_LARGE',
+        message: `The request body exceeds the limit of ${LIMIT} bytes.`,
+        status: 413,
+      });
     });
 
     it('answers 413 as soon as the limit is passed, without waiting for the rest of an endless body', async () => {
@@ -160,7 +184,9 @@ describe('readRequestBody (a real HTTP server)', () => {
   it('refuses a request whose client went away before the read began', async () => {
     let gone!: () => void;
     const clientGone = new Promise<void>((resolve) => (gone = resolve));
-    ({ server, outcomes } = serve((request) => new Promise<void>((resolve) => request.on('close', () => resolve()).on('close', gone))));
+    ({ server, outcomes } = serve(
+      (request) => new Promise<void>((resolve) => request.on('close', () => resolve()).on('close', gone)),
+    ));
     port = await listen(server);
     const socket = connect(port, '127.0.0.1');
     socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{');

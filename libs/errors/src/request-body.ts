@@ -30,7 +30,9 @@ export function declaresBody(request: IncomingMessage): boolean {
 
 /** The 413 for a body over `limit`, closing the connection rather than reading the rest. */
 export function payloadTooLarge(limit: number): ApiError {
-  return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes.`, { Connection: 'close' });
+  return new ApiError('PAYLOAD_TOO_LARGE', `The request body exceeds the limit of ${limit} bytes.`, {
+    Connection: 'close',
+  });
 }
 
 function unreadable(): ApiError {
@@ -40,7 +42,8 @@ function unreadable(): ApiError {
 function readIdentity(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   // Read already, its client gone, or decoded to text by someone else: there is nothing to read, and guessing
   // an empty body would be wrong (body-parser takes a finished request for one without a body).
-  if (request.readableEnded || request.destroyed || request.readableEncoding !== null) return Promise.reject(unreadable());
+  if (request.readableEnded || request.destroyed || request.readableEncoding !== null)
+    return Promise.reject(unreadable());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;

@@ -8,8 +8,5 @@ export function writeError(response: Response, error: ErrorResponse): void {
     return;
   }
   for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
-  response
-    .status(error.body.status)
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify(error.body));
+  response.status(error.body.status).type('application/json; charset=utf-8').send(JSON.stringify(error.body));
 }

@@ -39,7 +39,12 @@ export class CommonEnvironment {
  * Values published as examples (the compose file's former default, documentation samples): in production a
  * secret everyone can read is no secret, so the app refuses it (NotAPlaceholderInProduction).
  */
-const PLACEHOLDER_SECRETS = [/change.?me/i, /placeholder/i, /example/i, /^(secret|password|internal.?secret)[-_]?\d*$/i];
+const PLACEHOLDER_SECRETS = [
+  /change.?me/i,
+  /placeholder/i,
+  /example/i,
+  /^(secret|password|internal.?secret)[-_]?\d*$/i,
+];
 
 export function NotAPlaceholderInProduction(): PropertyDecorator {
   return ValidateBy({
@@ -60,7 +65,8 @@ function NotBelow(other: string): PropertyDecorator {
   return ValidateBy({
     name: 'notBelow',
     validator: {
-      validate: (value: unknown, args) => typeof value !== 'number' || value >= Number((args?.object as Record<string, unknown>)[other]),
+      validate: (value: unknown, args) =>
+        typeof value !== 'number' || value >= Number((args?.object as Record<string, unknown>)[other]),
       defaultMessage: (args) => `${args?.property} must not be below ${other}`,
     },
   });

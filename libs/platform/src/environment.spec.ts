@@ -31,7 +31,9 @@ describe('loadEnvironment', () => {
 describe('secrets in the environment', () => {
   it('never echoes a rejected secret', () => {
     expect(() => loadEnvironment(CommonEnvironment, { INTERNAL_SECRET: 'short-secret-15' })).toThrow(
-      new ConfigurationError('Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)'),
+      new ConfigurationError(
+        'Invalid configuration: INTERNAL_SECRET must be at least 16 characters long (value hidden)',
+      ),
     );
   });
 
@@ -40,8 +42,12 @@ describe('secrets in the environment', () => {
     expect(() => loadEnvironment(CommonEnvironment, { NODE_ENV: 'production', INTERNAL_SECRET: placeholder })).toThrow(
       'INTERNAL_SECRET is a published placeholder, refused in production: set a random secret (openssl rand -hex 32) (value hidden)',
     );
-    expect(loadEnvironment(CommonEnvironment, { NODE_ENV: 'development', INTERNAL_SECRET: placeholder }).INTERNAL_SECRET).toBe(placeholder);
+    expect(
+      loadEnvironment(CommonEnvironment, { NODE_ENV: 'development', INTERNAL_SECRET: placeholder }).INTERNAL_SECRET,
+    ).toBe(placeholder);
     const random = 'f3b9c2d8e1a7465b9c0d2e4f6a8b1c3d';
-    expect(loadEnvironment(CommonEnvironment, { NODE_ENV: 'production', INTERNAL_SECRET: random }).INTERNAL_SECRET).toBe(random);
+    expect(
+      loadEnvironment(CommonEnvironment, { NODE_ENV: 'production', INTERNAL_SECRET: random }).INTERNAL_SECRET,
+    ).toBe(random);
   });
 });

@@ -35,7 +35,9 @@ export function loadEnvironment<T extends object>(
   env: Record<string, string | undefined> = process.env,
 ): T {
   const present = Object.fromEntries(
-    Object.keys(new schema()).filter((name) => env[name] !== undefined && env[name] !== '').map((name) => [name, env[name]]),
+    Object.keys(new schema())
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
   );
   const config = plainToInstance(schema, present, { exposeDefaultValues: true });
   const errors = validateSync(config, { forbidUnknownValues: true });

@@ -54,11 +54,17 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   // First: a request whose trace is not sampled runs the rest with tracing suppressed (no child spans).
   app.use(quietWhenUnsampled);
   const everyRequest: RequestHandler[] = [requestId];
-  if (options.observability) everyRequest.push(options.observability.metrics.middleware, requestLogging(options.observability.logger, options.observability.callerOf));
+  if (options.observability)
+    everyRequest.push(
+      options.observability.metrics.middleware,
+      requestLogging(options.observability.logger, options.observability.callerOf),
+    );
   everyRequest.push(securityHeadersMiddleware());
   for (const handler of everyRequest) app.use(handler);
   const cors: CorsOptions | undefined =
-    options.corsOrigins && options.corsOrigins.length > 0 ? { origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 } : undefined;
+    options.corsOrigins && options.corsOrigins.length > 0
+      ? { origin: options.corsOrigins, exposedHeaders: options.exposedHeaders, maxAge: 600 }
+      : undefined;
   if (cors) app.enableCors(cors);
   for (const handler of options.body ?? jsonBodyMiddleware()) app.use(handler);
   app.use(preRoutingErrorHandler);

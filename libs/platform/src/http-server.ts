@@ -27,9 +27,16 @@ export const DEFAULT_HTTP_SERVER_LIMITS: HttpServerLimits = {
 /** What the HTTP parser (or its timers) refused, as the Error body; undefined: close without answering. */
 export function clientErrorBody(error: NodeJS.ErrnoException & { reason?: string }): ErrorBody | undefined {
   const code = error.code ?? '';
-  const body = (errorCode: ErrorCode, message: string): ErrorBody => ({ code: errorCode, message, status: ERROR_CODES[errorCode] });
+  const body = (errorCode: ErrorCode, message: string): ErrorBody => ({
+    code: errorCode,
+    message,
+    status: ERROR_CODES[errorCode],
+  });
   if (code === 'HPE_HEADER_OVERFLOW') {
-    return body('HEADERS_TOO_LARGE', 'The request line and headers exceed 16 KiB: shorten the query string or the headers.');
+    return body(
+      'HEADERS_TOO_LARGE',
+      'The request line and headers exceed 16 KiB: shorten the query string or the headers.',
+    );
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return body('REQUEST_TIMEOUT', 'The request was not received in time.');
   if (code.startsWith('HPE_')) {
@@ -70,6 +77,9 @@ export function hardenHttpServer(server: Server, limits: HttpServerLimits = DEFA
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   // Node checks those two every 30 s by default: a 20 s limit would then hold for up to 50 s.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)));
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(
+    100,
+    Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)),
+  );
   server.on('clientError', answerClientError);
 }

@@ -12,7 +12,9 @@ const WHY: Record<string, string> = {
 export function portError(error: NodeJS.ErrnoException, variable: string, port: number, host: string): Error {
   const why = error.code ? WHY[error.code] : undefined;
   if (!why) return error;
-  return new ConfigurationError(`${variable}=${port} on ${host} ${why} (${error.code}): set ${variable} to a free port`);
+  return new ConfigurationError(
+    `${variable}=${port} on ${host} ${why} (${error.code}): set ${variable} to a free port`,
+  );
 }
 
 /** Listens on `port`; a port that cannot be had rejects with a ConfigurationError naming `variable`. */
@@ -28,7 +30,12 @@ export function listenOn(server: Server, port: number, host: string, variable: s
 }
 
 /** `app.listen`, but a taken port stops the app with one line naming `variable`, not a stack trace. */
-export async function listenOrExplain(app: INestApplication, port: number, host: string, variable: string): Promise<void> {
+export async function listenOrExplain(
+  app: INestApplication,
+  port: number,
+  host: string,
+  variable: string,
+): Promise<void> {
   try {
     await app.listen(port, host);
   } catch (error) {

@@ -18,6 +18,7 @@ describe('estimatedEntropyBits', () => {
   });
 
   it('refuses the obviously weak: repeated characters and short patterns', () => {
-    for (const weak of ['a'.repeat(64), 'ab'.repeat(32), 'password'.repeat(4), 'change-me-please']) expect(estimatedEntropyBits(weak)).toBeLessThan(MIN_SECRET_BITS);
+    for (const weak of ['a'.repeat(64), 'ab'.repeat(32), 'password'.repeat(4), 'change-me-please'])
+      expect(estimatedEntropyBits(weak)).toBeLessThan(MIN_SECRET_BITS);
   });
 });

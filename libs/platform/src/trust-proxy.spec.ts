@@ -17,7 +17,6 @@ describe('parseTrustProxy', () => {
   });
 });
 
-
 describe('expressTrustProxy', () => {
   it('gives Express a hop count as a number (the string "1" would be the address 0.0.0.1), names as they are', () => {
     expect(expressTrustProxy('1')).toBe(1);

@@ -8,16 +8,22 @@
   'use strict';
   var COLORS = ['#0b57d0', '#116329', '#7a4d00', '#a40e26', '#6f42c1', '#4a5360'];
 
-  function pad(n) { return n < 10 ? '0' + n : String(n); }
+  function pad(n) {
+    return n < 10 ? '0' + n : String(n);
+  }
   function utcLabel(date, granularity) {
     var day = date.getUTCFullYear() + '-' + pad(date.getUTCMonth() + 1) + '-' + pad(date.getUTCDate());
     return granularity === 'day' ? day : day + ' ' + pad(date.getUTCHours()) + ':00';
   }
 
   function readTable(table) {
-    var headers = Array.prototype.map.call(table.querySelectorAll('thead th'), function (th) { return th.textContent.trim(); });
+    var headers = Array.prototype.map.call(table.querySelectorAll('thead th'), function (th) {
+      return th.textContent.trim();
+    });
     var xs = [];
-    var columns = headers.slice(1).map(function () { return []; });
+    var columns = headers.slice(1).map(function () {
+      return [];
+    });
     Array.prototype.forEach.call(table.querySelectorAll('tbody tr'), function (row) {
       var time = row.querySelector('time');
       if (!time) return;
@@ -37,40 +43,55 @@
     var parsed = readTable(table);
     if (parsed.data[0].length === 0) return;
     var width = Math.max(chart.clientWidth, 280);
-    var series = [{
-      label: 'Time',
-      value: function (u, v) {
-        if (v == null) return '';
-        var date = new Date(v * 1000);
-        return utcLabel(date, granularity) + ' UTC (local ' + date.toLocaleString() + ')';
-      },
-    }].concat(parsed.names.map(function (name, index) {
-      return { label: name, stroke: COLORS[index % COLORS.length], width: 2, points: { show: parsed.data[0].length < 50 } };
-    }));
-    chart.textContent = '';
-    new uPlot({
-      width: width,
-      height: 260,
-      series: series,
-      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
-      scales: { x: { time: true } },
-      axes: [
-        {
-          stroke: '#1b1f24',
-          grid: { stroke: '#e1e4e8' },
-          // UTC labels, 24-hour: "11-24" for days, "13:00" (and the date at midnight) for hours.
-          values: function (u, splits) {
-            return splits.map(function (ts) {
-              var date = new Date(ts * 1000);
-              var day = pad(date.getUTCMonth() + 1) + '-' + pad(date.getUTCDate());
-              if (granularity === 'day') return day;
-              return date.getUTCHours() === 0 ? day : pad(date.getUTCHours()) + ':00';
-            });
-          },
+    var series = [
+      {
+        label: 'Time',
+        value: function (u, v) {
+          if (v == null) return '';
+          var date = new Date(v * 1000);
+          return utcLabel(date, granularity) + ' UTC (local ' + date.toLocaleString() + ')';
         },
-        { stroke: '#1b1f24', grid: { stroke: '#e1e4e8' } },
-      ],
-    }, parsed.data, chart);
+      },
+    ].concat(
+      parsed.names.map(function (name, index) {
+        return {
+          label: name,
+          stroke: COLORS[index % COLORS.length],
+          width: 2,
+          points: { show: parsed.data[0].length < 50 },
+        };
+      }),
+    );
+    chart.textContent = '';
+    new uPlot(
+      {
+        width: width,
+        height: 260,
+        series: series,
+        tzDate: function (ts) {
+          return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
+        },
+        scales: { x: { time: true } },
+        axes: [
+          {
+            stroke: '#1b1f24',
+            grid: { stroke: '#e1e4e8' },
+            // UTC labels, 24-hour: "11-24" for days, "13:00" (and the date at midnight) for hours.
+            values: function (u, splits) {
+              return splits.map(function (ts) {
+                var date = new Date(ts * 1000);
+                var day = pad(date.getUTCMonth() + 1) + '-' + pad(date.getUTCDate());
+                if (granularity === 'day') return day;
+                return date.getUTCHours() === 0 ? day : pad(date.getUTCHours()) + ':00';
+              });
+            },
+          },
+          { stroke: '#1b1f24', grid: { stroke: '#e1e4e8' } },
+        ],
+      },
+      parsed.data,
+      chart,
+    );
     chart.setAttribute('data-drawn', 'true');
     // The newest rows matter most: show the end of a long table first (it scrolls inside its box).
     var scroller = table.closest('.table-scroll');

@@ -29,7 +29,12 @@ export interface AdminClientOptions {
 }
 
 function isErrorBody(value: unknown): value is { code: string; message: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { code?: unknown }).code === 'string' && typeof (value as { message?: unknown }).message === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { code?: unknown }).code === 'string' &&
+    typeof (value as { message?: unknown }).message === 'string'
+  );
 }
 
 /**
@@ -109,7 +114,11 @@ export class AdminClient {
     }
     if (!response.ok) {
       if (isErrorBody(parsed)) throw new AdminApiError(response.status, parsed.code, parsed.message);
-      throw new AdminApiError(response.status, 'ADMIN_ERROR', `The admin API answered ${response.status} ${response.statusText}`.trim() + '.');
+      throw new AdminApiError(
+        response.status,
+        'ADMIN_ERROR',
+        `The admin API answered ${response.status} ${response.statusText}`.trim() + '.',
+      );
     }
     return parsed as T;
   }

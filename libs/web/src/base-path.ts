@@ -7,7 +7,8 @@ import type { NextFunction, Request, Response } from 'express';
 export function normalizeBasePath(value: string | undefined): string {
   const trimmed = (value ?? '').trim().replace(/\/+$/, '');
   if (trimmed === '') return '';
-  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(trimmed)) throw new Error(`a base path is a URL path such as /portal, not "${value}"`);
+  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(trimmed))
+    throw new Error(`a base path is a URL path such as /portal, not "${value}"`);
   return trimmed;
 }
 
@@ -23,7 +24,10 @@ export function href(basePath: string, appPath: string): string {
  */
 export function stripBasePath(basePath: string) {
   return (request: Request, _response: Response, next: NextFunction): void => {
-    if (basePath !== '' && (request.url === basePath || request.url.startsWith(`${basePath}/`) || request.url.startsWith(`${basePath}?`))) {
+    if (
+      basePath !== '' &&
+      (request.url === basePath || request.url.startsWith(`${basePath}/`) || request.url.startsWith(`${basePath}?`))
+    ) {
       const rest = request.url.slice(basePath.length);
       request.url = rest.startsWith('/') ? rest : `/${rest}`;
     }

@@ -38,7 +38,13 @@ export function csrfProtection(options: CsrfOptions) {
       }
       return token;
     };
-    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS' || validateRequest(request)) return next();
+    if (
+      request.method === 'GET' ||
+      request.method === 'HEAD' ||
+      request.method === 'OPTIONS' ||
+      validateRequest(request)
+    )
+      return next();
     response.status(403).render('csrf-refused', { title: 'Form expired' });
   };
 }

@@ -9,22 +9,40 @@ type Handlebars = { registerHelper(name: string, fn: (...args: never[]) => unkno
  * ("23 h 56 min", "42 s").
  */
 export function registerWebHelpers(handlebars: Handlebars): void {
-  handlebars.registerHelper('url', (appPath: string, options: HelperOptions) => href(String((options.data as { root?: { base?: string } }).root?.base ?? ''), String(appPath)));
+  handlebars.registerHelper('url', (appPath: string, options: HelperOptions) =>
+    href(String((options.data as { root?: { base?: string } }).root?.base ?? ''), String(appPath)),
+  );
   handlebars.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   // {{url (concat "/consumers/" name)}}: the last argument is Handlebars' options object.
-  handlebars.registerHelper('concat', (...args: unknown[]) => args.slice(0, -1).map((a) => String(a ?? '')).join(''));
+  handlebars.registerHelper('concat', (...args: unknown[]) =>
+    args
+      .slice(0, -1)
+      .map((a) => String(a ?? ''))
+      .join(''),
+  );
   // {{#if (startsWith currentPath "/consumers")}}aria-current="page"{{/if}}: the nav's current section.
-  handlebars.registerHelper('startsWith', (value: unknown, prefix: unknown) => typeof value === 'string' && typeof prefix === 'string' && value.startsWith(prefix));
+  handlebars.registerHelper(
+    'startsWith',
+    (value: unknown, prefix: unknown) =>
+      typeof value === 'string' && typeof prefix === 'string' && value.startsWith(prefix),
+  );
   handlebars.registerHelper('includes', (list: unknown, item: unknown) => Array.isArray(list) && list.includes(item));
   handlebars.registerHelper('utc', (value: unknown) => formatUtc(value));
-  handlebars.registerHelper('number', (value: unknown) => (typeof value === 'number' ? value.toLocaleString('en-US') : String(value ?? '')));
+  handlebars.registerHelper('number', (value: unknown) =>
+    typeof value === 'number' ? value.toLocaleString('en-US') : String(value ?? ''),
+  );
   handlebars.registerHelper('duration', (value: unknown) => formatDuration(value));
 }
 
 /** Seconds as a person reads them: "42 s", "3 min 5 s", "23 h 56 min", "2 d 4 h" (the largest unit and the next). */
 export function formatDuration(value: unknown): string {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return String(value ?? '');
-  const units: Array<[string, number]> = [['d', 86_400], ['h', 3_600], ['min', 60], ['s', 1]];
+  const units: Array<[string, number]> = [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['min', 60],
+    ['s', 1],
+  ];
   let rest = Math.ceil(value);
   const counts = units.map(([name, size]) => {
     const count = Math.floor(rest / size);

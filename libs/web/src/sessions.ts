@@ -46,13 +46,16 @@ const TABLE = 'session';
  * it does not create the schema and runs lazily on the first request.
  */
 export async function ensureSessionTable(pool: Pool, schema: string): Promise<void> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`session schema must be a plain lower-case identifier, not "${schema}"`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema))
+    throw new Error(`session schema must be a plain lower-case identifier, not "${schema}"`);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query("SELECT pg_advisory_xact_lock(hashtext('libs/web session table'))");
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}"."${TABLE}" ("sid" varchar NOT NULL PRIMARY KEY, "sess" json NOT NULL, "expire" timestamp(6) NOT NULL)`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS "${schema}"."${TABLE}" ("sid" varchar NOT NULL PRIMARY KEY, "sess" json NOT NULL, "expire" timestamp(6) NOT NULL)`,
+    );
     await client.query(`CREATE INDEX IF NOT EXISTS "IDX_${TABLE}_expire" ON "${schema}"."${TABLE}" ("expire")`);
     await client.query('COMMIT');
   } catch (error) {
@@ -85,7 +88,14 @@ export function webSession(options: WebSessionOptions): WebSessions {
     const errorLog = (message: string, error: unknown) => {
       if (!closed) logger.warn(`${message} ${error instanceof Error ? error.message : String(error)}`);
     };
-    const pgStore = new PgStore({ pool: options.pool, schemaName: options.schema, tableName: TABLE, createTableIfMissing: false, pruneSessionInterval: 600, errorLog });
+    const pgStore = new PgStore({
+      pool: options.pool,
+      schemaName: options.schema,
+      tableName: TABLE,
+      createTableIfMissing: false,
+      pruneSessionInterval: 600,
+      errorLog,
+    });
     store = pgStore;
     closeStore = () => {
       closed = true;
@@ -101,7 +111,13 @@ export function webSession(options: WebSessionOptions): WebSessions {
     saveUninitialized: false,
     rolling: true,
     proxy: undefined,
-    cookie: { httpOnly: true, sameSite: 'lax', secure: options.secure, maxAge: options.idleTimeoutMs, path: cookie.path },
+    cookie: {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: options.secure,
+      maxAge: options.idleTimeoutMs,
+      path: cookie.path,
+    },
   });
   const handler: RequestHandler = (request, response, next) => {
     sessionCookies.set(request, cookie);
@@ -112,12 +128,16 @@ export function webSession(options: WebSessionOptions): WebSessions {
 
 /** A new session id for the same visitor (sign-in): defeats session fixation. The old session's data is dropped. */
 export function regenerateSession(request: Request): Promise<void> {
-  return new Promise((resolve, reject) => request.session.regenerate((error: unknown) => (error ? reject(error as Error) : resolve())));
+  return new Promise((resolve, reject) =>
+    request.session.regenerate((error: unknown) => (error ? reject(error as Error) : resolve())),
+  );
 }
 
 /** Ends the session (sign-out, or a token the admin API no longer accepts). */
 export function destroySession(request: Request): Promise<void> {
-  return new Promise((resolve, reject) => request.session.destroy((error: unknown) => (error ? reject(error as Error) : resolve())));
+  return new Promise((resolve, reject) =>
+    request.session.destroy((error: unknown) => (error ? reject(error as Error) : resolve())),
+  );
 }
 
 /** Signs out: ends the session and clears its cookie (the name and path webSession set), even if ending failed. */
@@ -132,7 +152,9 @@ export async function endSession(request: Request, response: Response): Promise<
 
 /** Saves the session now (before a redirect that must see it). */
 export function saveSession(request: Request): Promise<void> {
-  return new Promise((resolve, reject) => request.session.save((error: unknown) => (error ? reject(error as Error) : resolve())));
+  return new Promise((resolve, reject) =>
+    request.session.save((error: unknown) => (error ? reject(error as Error) : resolve())),
+  );
 }
 
 export function setFlash(request: Request, kind: Flash['kind'], text: string): void {

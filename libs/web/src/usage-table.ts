@@ -22,15 +22,26 @@ export const USAGE_COLUMNS: { key: Exclude<keyof AdminUsageBucket, 'start'>; lab
  * The model of the `usage` partial: a table of the buckets (one row per UTC day or hour), which the chart script
  * reads and draws: the chart never has numbers the table does not show.
  */
-export function usageTable(caption: string, granularity: 'hour' | 'day', buckets: readonly AdminUsageBucket[], columns = USAGE_COLUMNS): UsageTable {
+export function usageTable(
+  caption: string,
+  granularity: 'hour' | 'day',
+  buckets: readonly AdminUsageBucket[],
+  columns = USAGE_COLUMNS,
+): UsageTable {
   return {
-    id: caption.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''),
+    id: caption
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, ''),
     caption,
     granularity,
     columns: columns.map((column) => column.label),
     rows: buckets.map((bucket) => ({
       start: new Date(bucket.start).toISOString(),
-      label: granularity === 'day' ? new Date(bucket.start).toISOString().slice(0, 10) : `${new Date(bucket.start).toISOString().slice(0, 13).replace('T', ' ')}:00`,
+      label:
+        granularity === 'day'
+          ? new Date(bucket.start).toISOString().slice(0, 10)
+          : `${new Date(bucket.start).toISOString().slice(0, 13).replace('T', ' ')}:00`,
       values: columns.map((column) => Number(bucket[column.key] ?? 0)),
     })),
   };

@@ -44,7 +44,10 @@ class Client {
     const response = await fetch(`${this.origin}${url}`, {
       method,
       redirect: 'manual',
-      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? new URLSearchParams(form).toString() : undefined,
     });
     for (const line of response.headers.getSetCookie()) {
@@ -64,9 +67,23 @@ describe('libs/web: a page app', () => {
     const views = mkdtempSync(path.join(tmpdir(), 'web-views-'));
     mkdirSync(path.join(views, 'partials'));
     writeFileSync(path.join(views, 'partials', 'nav.hbs'), '<ul><li><a href="{{url "/form"}}">Form</a></li></ul>');
-    writeFileSync(path.join(views, 'form.hbs'), '<h1>{{title}}</h1><form method="post" action="{{url "/form"}}">{{> csrf}}{{> field name="email" label="Email" value="typed" error="Wrong"}}<button>Send</button></form>');
+    writeFileSync(
+      path.join(views, 'form.hbs'),
+      '<h1>{{title}}</h1><form method="post" action="{{url "/form"}}">{{> csrf}}{{> field name="email" label="Email" value="typed" error="Wrong"}}<button>Send</button></form>',
+    );
     app = await NestFactory.create<NestExpressApplication>(PagesModule, { bodyParser: false, logger: false });
-    configureWebApp(app, { appName: 'Test app', viewsDir: views, basePath: '/portal/', session: { store: new MemoryStore(), schema: 'test', secret: 'a-secret-of-the-test-long-enough', cookieName: 'test.sid', idleTimeoutMs: 60_000 } });
+    configureWebApp(app, {
+      appName: 'Test app',
+      viewsDir: views,
+      basePath: '/portal/',
+      session: {
+        store: new MemoryStore(),
+        schema: 'test',
+        secret: 'a-secret-of-the-test-long-enough',
+        cookieName: 'test.sid',
+        idleTimeoutMs: 60_000,
+      },
+    });
     await app.listen(0, '127.0.0.1');
     origin = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
   });
@@ -107,7 +124,7 @@ describe('libs/web: a page app', () => {
     expect(cookies).toMatch(/test\.sid=[^;]+;.*SameSite=Lax/i);
   });
 
-  it('accepts a form with its CSRF token and refuses one without, or with another session\'s token (403, a page)', async () => {
+  it("accepts a form with its CSRF token and refuses one without, or with another session's token (403, a page)", async () => {
     const client = new Client(origin);
     const page = await client.request('GET', '/portal/form');
     const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
@@ -133,7 +150,9 @@ describe('libs/web: a page app', () => {
     const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
     const signedOut = await client.request('POST', '/portal/sign-out', { _csrf: token! });
     expect(signedOut.status).toBe(303);
-    expect(signedOut.headers.getSetCookie().join('\n')).toMatch(/test\.sid=;.*Path=\/portal;.*Expires=Thu, 01 Jan 1970/i);
+    expect(signedOut.headers.getSetCookie().join('\n')).toMatch(
+      /test\.sid=;.*Path=\/portal;.*Expires=Thu, 01 Jan 1970/i,
+    );
     // The old session id is no longer a session: its CSRF token no longer holds.
     expect((await client.request('POST', '/portal/form', { _csrf: token!, email: 'x' })).status).toBe(403);
   });

@@ -28,7 +28,14 @@ export interface WebAppOptions {
   trustProxy?: string | boolean | number;
   /** Replaces the library's WebExceptionFilter (an app that must also redirect, e.g. to its sign-in page). */
   exceptionFilter?: ExceptionFilter;
-  session: { pool?: Pool; store?: Store; schema: string; secret: string | string[]; cookieName: string; idleTimeoutMs: number };
+  session: {
+    pool?: Pool;
+    store?: Store;
+    schema: string;
+    secret: string | string[];
+    cookieName: string;
+    idleTimeoutMs: number;
+  };
 }
 
 export interface WebAppSettings {

@@ -12,7 +12,14 @@ export interface ErrorPage {
 /** What a page shows for an exception: HttpExceptions and admin API errors as they are, anything else a plain 500. */
 export function errorPage(exception: unknown): ErrorPage {
   if (exception instanceof AdminApiError) {
-    const title = exception.status === 404 ? 'Not found' : exception.status === 403 ? 'Not allowed' : exception.status >= 500 ? 'The admin API is unavailable' : 'The admin API refused';
+    const title =
+      exception.status === 404
+        ? 'Not found'
+        : exception.status === 403
+          ? 'Not allowed'
+          : exception.status >= 500
+            ? 'The admin API is unavailable'
+            : 'The admin API refused';
     return { status: exception.status, title, message: exception.message, code: exception.code };
   }
   if (exception instanceof HttpException) {
@@ -22,7 +29,11 @@ export function errorPage(exception: unknown): ErrorPage {
     const message = Array.isArray(raw) ? raw.join('; ') : String(raw ?? exception.message);
     return { status, title: status === 404 ? 'Page not found' : 'Request refused', message };
   }
-  return { status: 500, title: 'Something went wrong', message: 'The page could not be shown. The error was logged; try again.' };
+  return {
+    status: 500,
+    title: 'Something went wrong',
+    message: 'The page could not be shown. The error was logged; try again.',
+  };
 }
 
 /** Renders errors as pages (the layout's `error` view); never a stack trace to the browser. */
@@ -33,7 +44,8 @@ export class WebExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const page = errorPage(exception);
-    if (page.status >= 500 && !(exception instanceof AdminApiError)) this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    if (page.status >= 500 && !(exception instanceof AdminApiError))
+      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     if (response.headersSent) return;
     response.status(page.status).render('error', page);
   }

@@ -18,7 +18,8 @@ interface AuditFilter {
 function instant(value: string | undefined, endOfDay = false): string | undefined {
   const v = (value ?? '').trim();
   if (v === '') return undefined;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(v)) return endOfDay ? new Date(Date.parse(`${v}T00:00:00Z`) + 86_400_000).toISOString() : `${v}T00:00:00Z`;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(v))
+    return endOfDay ? new Date(Date.parse(`${v}T00:00:00Z`) + 86_400_000).toISOString() : `${v}T00:00:00Z`;
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v)) return `${v}:00Z`;
   return v;
 }
@@ -41,20 +42,33 @@ export class AuditController {
       after: query.after || undefined,
       limit: 100,
     };
-    const typed = { actor: query.actor ?? '', target: query.target ?? '', action: query.action ?? '', from: query.from ?? '', to: query.to ?? '' };
+    const typed = {
+      actor: query.actor ?? '',
+      target: query.target ?? '',
+      action: query.action ?? '',
+      from: query.from ?? '',
+      to: query.to ?? '',
+    };
     let page: AdminAuditPage;
     try {
       page = await this.admin.get<AdminAuditPage>(tokenOf(request), '/audit', filter);
     } catch (error) {
       // A filter the API refuses (a malformed time): the message above the form, what was typed kept.
-      if (error instanceof AdminApiError && error.status === 400) return { title: 'Audit log', typed, error: error.message, items: [], next: null };
+      if (error instanceof AdminApiError && error.status === 400)
+        return { title: 'Audit log', typed, error: error.message, items: [], next: null };
       throw error;
     }
-    const nextQuery = Object.fromEntries(Object.entries({ ...typed, after: page.next ?? '' }).filter(([, v]) => v !== ''));
+    const nextQuery = Object.fromEntries(
+      Object.entries({ ...typed, after: page.next ?? '' }).filter(([, v]) => v !== ''),
+    );
     return {
       title: 'Audit log',
       typed,
-      items: page.items.map((e) => ({ ...e, summary: describeChanges(e.changes), target: e.targetConsumer ?? e.targetToken ?? '' })),
+      items: page.items.map((e) => ({
+        ...e,
+        summary: describeChanges(e.changes),
+        target: e.targetConsumer ?? e.targetToken ?? '',
+      })),
       next: page.next === null ? null : `/audit?${new URLSearchParams(nextQuery).toString()}`,
     };
   }

@@ -24,7 +24,10 @@ export class AuthController {
     if (request.session.operator) return response.redirect(303, href(String(response.locals.base), '/'));
     response.render('sign-in', {
       title: 'Sign in',
-      notice: ended === '1' ? 'Your session ended: the admin API no longer accepts its token (revoked or expired). Sign in with a valid token.' : undefined,
+      notice:
+        ended === '1'
+          ? 'Your session ended: the admin API no longer accepts its token (revoked or expired). Sign in with a valid token.'
+          : undefined,
     });
   }
 
@@ -33,7 +36,8 @@ export class AuthController {
   @HttpCode(200)
   async signIn(@Req() request: Request, @Res() response: Response, @Body() body: { token?: unknown }): Promise<void> {
     const token = typeof body.token === 'string' ? body.token.trim() : '';
-    if (token === '') return response.status(400).render('sign-in', { title: 'Sign in', error: 'Enter your admin token.' });
+    if (token === '')
+      return response.status(400).render('sign-in', { title: 'Sign in', error: 'Enter your admin token.' });
     let record: AdminCurrentToken;
     try {
       record = await this.admin.get<AdminCurrentToken>(token, '/token');

@@ -10,7 +10,15 @@ describe('loadConsoleConfig', () => {
   it('runs on loopback port 3004 against the local admin API, with a development secret kept in a file', () => {
     const file = secretFile();
     const config = loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: file });
-    expect(config).toMatchObject({ port: 3004, host: '127.0.0.1', adminUrl: 'http://127.0.0.1:3002', schema: 'console', idleTimeoutMs: 30 * 60_000, production: false, shutdownGraceMs: 10_000 });
+    expect(config).toMatchObject({
+      port: 3004,
+      host: '127.0.0.1',
+      adminUrl: 'http://127.0.0.1:3002',
+      schema: 'console',
+      idleTimeoutMs: 30 * 60_000,
+      production: false,
+      shutdownGraceMs: 10_000,
+    });
     expect(config.sessionSecret.length).toBeGreaterThanOrEqual(32);
     expect(readFileSync(file, 'utf8').trim()).toBe(config.sessionSecret);
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -19,10 +27,18 @@ describe('loadConsoleConfig', () => {
 
   it('refuses to run in production without CONSOLE_SESSION_SECRET, or with a short or published one, never printing it', () => {
     const production = { NODE_ENV: 'production' };
-    expect(() => loadConsoleConfig(production)).toThrow(/^Invalid configuration: CONSOLE_SESSION_SECRET must be set in production/);
-    expect(() => loadConsoleConfig({ ...production, CONSOLE_SESSION_SECRET: 'short' })).toThrow('CONSOLE_SESSION_SECRET must be at least 32 characters long (value hidden)');
-    expect(() => loadConsoleConfig({ ...production, CONSOLE_SESSION_SECRET: 'change-me-to-a-session-secret-of-32-chars' })).toThrow(/published placeholder.*\(value hidden\)/);
-    expect(loadConsoleConfig({ ...production, CONSOLE_SESSION_SECRET: 's'.repeat(40) }).sessionSecret).toBe('s'.repeat(40));
+    expect(() => loadConsoleConfig(production)).toThrow(
+      /^Invalid configuration: CONSOLE_SESSION_SECRET must be set in production/,
+    );
+    expect(() => loadConsoleConfig({ ...production, CONSOLE_SESSION_SECRET: 'short' })).toThrow(
+      'CONSOLE_SESSION_SECRET must be at least 32 characters long (value hidden)',
+    );
+    expect(() =>
+      loadConsoleConfig({ ...production, CONSOLE_SESSION_SECRET: 'change-me-to-a-session-secret-of-32-chars' }),
+    ).toThrow(/published placeholder.*\(value hidden\)/);
+    expect(loadConsoleConfig({ ...production, CONSOLE_SESSION_SECRET: 's'.repeat(40) }).sessionSecret).toBe(
+      's'.repeat(40),
+    );
   });
 
   it.each([
@@ -39,9 +55,20 @@ describe('loadConsoleConfig', () => {
   });
 
   it('reads the public URL (https: Secure cookies) and a trust-proxy setting', () => {
-    const config = loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile(), CONSOLE_PUBLIC_URL: 'https://console.admin.example.com', CONSOLE_TRUST_PROXY: '1', ADMIN_URL: 'http://10.0.0.5:3002/' });
-    expect(config).toMatchObject({ publicUrl: 'https://console.admin.example.com', trustProxy: 1, adminUrl: 'http://10.0.0.5:3002' });
+    const config = loadConsoleConfig({
+      CONSOLE_SESSION_SECRET_FILE: secretFile(),
+      CONSOLE_PUBLIC_URL: 'https://console.admin.example.com',
+      CONSOLE_TRUST_PROXY: '1',
+      ADMIN_URL: 'http://10.0.0.5:3002/',
+    });
+    expect(config).toMatchObject({
+      publicUrl: 'https://console.admin.example.com',
+      trustProxy: 1,
+      adminUrl: 'http://10.0.0.5:3002',
+    });
     expect(loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile() }).trustProxy).toBeUndefined();
-    expect(() => loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile(), CONSOLE_TRUST_PROXY: 'true' })).toThrow(/^Invalid configuration: CONSOLE_TRUST_PROXY=true believes any X-Forwarded-For/);
+    expect(() => loadConsoleConfig({ CONSOLE_SESSION_SECRET_FILE: secretFile(), CONSOLE_TRUST_PROXY: 'true' })).toThrow(
+      /^Invalid configuration: CONSOLE_TRUST_PROXY=true believes any X-Forwarded-For/,
+    );
   });
 });

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigurationError, EnvIntRange, EnvSecret, EnvTrustProxy, LOG_LEVELS, LogLevelName, NotAPlaceholderInProduction, expressTrustProxy, loadEnvironment } from '@app/platform';
+import {
+  ConfigurationError,
+  EnvIntRange,
+  EnvSecret,
+  EnvTrustProxy,
+  LOG_LEVELS,
+  LogLevelName,
+  NotAPlaceholderInProduction,
+  expressTrustProxy,
+  loadEnvironment,
+} from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 /** Every variable the operator console reads (docs/configuration.md lists the same names and defaults). */
@@ -13,7 +23,9 @@ export class ConsoleEnvironment {
   @IsString()
   CONSOLE_HOST = '127.0.0.1';
 
-  @Matches(/^https?:\/\/[^/]+/, { message: 'ADMIN_URL must be an http:// or https:// URL (the admin API, e.g. http://127.0.0.1:3002)' })
+  @Matches(/^https?:\/\/[^/]+/, {
+    message: 'ADMIN_URL must be an http:// or https:// URL (the admin API, e.g. http://127.0.0.1:3002)',
+  })
   ADMIN_URL = 'http://127.0.0.1:3002';
 
   @IsOptional()
@@ -90,7 +102,9 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
   const e = loadEnvironment(ConsoleEnvironment, env);
   const production = e.NODE_ENV === 'production';
   if (production && !e.CONSOLE_SESSION_SECRET) {
-    throw new ConfigurationError('Invalid configuration: CONSOLE_SESSION_SECRET must be set in production (32+ random characters: openssl rand -hex 32)');
+    throw new ConfigurationError(
+      'Invalid configuration: CONSOLE_SESSION_SECRET must be set in production (32+ random characters: openssl rand -hex 32)',
+    );
   }
   return {
     port: e.CONSOLE_PORT,

@@ -33,12 +33,18 @@ export class OverviewController {
     return {
       title: 'Overview',
       chart: true,
-      hourly: isUnavailable(hourly) ? hourly : usageTable('Fleet requests by outcome, last 24 hours (hourly, UTC)', 'hour', hourly.buckets),
-      daily: isUnavailable(daily) ? daily : usageTable('Fleet requests by outcome, last 30 days (daily, UTC)', 'day', daily.buckets),
+      hourly: isUnavailable(hourly)
+        ? hourly
+        : usageTable('Fleet requests by outcome, last 24 hours (hourly, UTC)', 'hour', hourly.buckets),
+      daily: isUnavailable(daily)
+        ? daily
+        : usageTable('Fleet requests by outcome, last 30 days (daily, UTC)', 'day', daily.buckets),
       ranges: Object.entries(TOP_RANGES).map(([value, { label }]) => ({ value, label, selected: value === range })),
       rangeLabel: TOP_RANGES[range].label,
       byRequests,
-      byRateLimited: isUnavailable(byRateLimited) ? byRateLimited : { ...byRateLimited, consumers: byRateLimited.consumers.filter((c) => c.rateLimited > 0) },
+      byRateLimited: isUnavailable(byRateLimited)
+        ? byRateLimited
+        : { ...byRateLimited, consumers: byRateLimited.consumers.filter((c) => c.rateLimited > 0) },
       pending,
     };
   }

@@ -16,30 +16,58 @@ export class PlanRequestsController {
   @Render('plan-requests')
   async list(@Req() request: Request, @Query('status') statusParam?: string, @Query('after') after?: string) {
     const status = statusParam !== undefined && STATUSES.includes(statusParam) ? statusParam : 'pending';
-    const page = await this.admin.get<AdminPlanRequestPage>(tokenOf(request), '/plan-requests', { status, after, limit: 50 });
+    const page = await this.admin.get<AdminPlanRequestPage>(tokenOf(request), '/plan-requests', {
+      status,
+      after,
+      limit: 50,
+    });
     return {
       title: 'Plan requests',
       statuses: STATUSES.map((value) => ({ value, selected: value === status })),
       status,
-      items: page.items.map((r) => ({ ...r, pending: r.status === 'pending', consumerHref: `/consumers/${segment(r.consumer)}`, path: `/plan-requests/${segment(r.id)}` })),
-      next: page.next === null ? null : `/plan-requests?${new URLSearchParams({ status, after: page.next }).toString()}`,
+      items: page.items.map((r) => ({
+        ...r,
+        pending: r.status === 'pending',
+        consumerHref: `/consumers/${segment(r.consumer)}`,
+        path: `/plan-requests/${segment(r.id)}`,
+      })),
+      next:
+        page.next === null ? null : `/plan-requests?${new URLSearchParams({ status, after: page.next }).toString()}`,
     };
   }
 
   @Post(':id/approve')
-  approve(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
+  approve(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<void> {
     // No limits typed: the body is empty and the requested plan's own limits apply.
     const limits = limitsFrom(body) ?? {};
     return act(request, response, '/plan-requests', async () => {
-      const decided = await this.admin.post<AdminPlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/approve`, limits);
+      const decided = await this.admin.post<AdminPlanRequest>(
+        tokenOf(request),
+        `/plan-requests/${segment(id)}/approve`,
+        limits,
+      );
       return `Approved: ${decided.consumer} is now on the ${decided.requestedPlan} plan.`;
     });
   }
 
   @Post(':id/decline')
-  decline(@Req() request: Request, @Res() response: Response, @Param('id') id: string, @Body() body: unknown): Promise<void> {
+  decline(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<void> {
     return act(request, response, '/plan-requests', async () => {
-      const decided = await this.admin.post<AdminPlanRequest>(tokenOf(request), `/plan-requests/${segment(id)}/decline`, { note: field(body, 'note') });
+      const decided = await this.admin.post<AdminPlanRequest>(
+        tokenOf(request),
+        `/plan-requests/${segment(id)}/decline`,
+        { note: field(body, 'note') },
+      );
       return `Declined the request of ${decided.consumer}; the note is on their portal.`;
     });
   }

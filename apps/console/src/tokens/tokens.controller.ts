@@ -37,14 +37,20 @@ export class TokensController {
   @HttpCode(201)
   async create(@Req() request: Request, @Res() response: Response, @Body() body: unknown): Promise<void> {
     const expires = field(body, 'expiresAt');
-    const input = { name: field(body, 'name'), scopes: scopesOf(body), ...(expires ? { expiresAt: expires.length === 10 ? `${expires}T00:00:00Z` : expires } : {}) };
+    const input = {
+      name: field(body, 'name'),
+      scopes: scopesOf(body),
+      ...(expires ? { expiresAt: expires.length === 10 ? `${expires}T00:00:00Z` : expires } : {}),
+    };
     try {
       const created = await this.admin.post<AdminCreatedToken>(tokenOf(request), '/tokens', input);
       response.status(201).render('new-token', { title: 'New admin token', created });
     } catch (error) {
       if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
       const tokens = await this.list(request);
-      response.status(error.status).render('tokens', { ...tokens, error: error.message, typed: { ...input, expiresAt: expires } });
+      response
+        .status(error.status)
+        .render('tokens', { ...tokens, error: error.message, typed: { ...input, expiresAt: expires } });
     }
   }
 

@@ -4,7 +4,13 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { ANY_SCOPE } from './require-scope.decorator';
-import { BODY_STATUSES, EVERY_OPERATION_STATUSES, notFound, sharedErrorRef, sharedErrorResponses } from './admin-responses';
+import {
+  BODY_STATUSES,
+  EVERY_OPERATION_STATUSES,
+  notFound,
+  sharedErrorRef,
+  sharedErrorResponses,
+} from './admin-responses';
 
 /** The admin API's version: semantic, date-free; bumped with its contract. */
 export const ADMIN_API_VERSION = '1.0.0';
@@ -30,11 +36,25 @@ export function buildAdminOpenApiDocument(app: INestApplication, served: boolean
     )
     .setVersion(ADMIN_API_VERSION)
     .setLicense('Proprietary', 'https://petstore.example.com/terms')
-    .addTag(ADMIN_TAG, 'Consumers (unique name, plan, optional limits of their own) and their API keys: issue, rotate, revoke, disable, usage, import and export.')
-    .addTag(TOKENS_TAG, 'Scoped admin tokens (created, listed, revoked; each shown once) and the audit log of every change and refusal.')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (root; in development, the file ADMIN_TOKEN_FILE) or an admin token (adm_…) with the route\'s scope.' }, 'bearer');
+    .addTag(
+      ADMIN_TAG,
+      'Consumers (unique name, plan, optional limits of their own) and their API keys: issue, rotate, revoke, disable, usage, import and export.',
+    )
+    .addTag(
+      TOKENS_TAG,
+      'Scoped admin tokens (created, listed, revoked; each shown once) and the audit log of every change and refusal.',
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          "ADMIN_TOKEN (root; in development, the file ADMIN_TOKEN_FILE) or an admin token (adm_…) with the route's scope.",
+      },
+      'bearer',
+    );
   if (served) builder.addServer('/', 'This admin API');
-  builder.addServer(ADMIN_DEFAULT_URL, 'The default address (ADMIN_HOST:ADMIN_PORT), on the gateway\'s host');
+  builder.addServer(ADMIN_DEFAULT_URL, "The default address (ADMIN_HOST:ADMIN_PORT), on the gateway's host");
   const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorDto] });
   tellGeneratorsTheTruth(document);
   describeScopes(document);
@@ -61,7 +81,9 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
     for (const [method, operation] of Object.entries(item) as Array<[string, Operation]>) {
       const statuses = [...EVERY_OPERATION_STATUSES, ...(BODY_METHODS.has(method) ? BODY_STATUSES : [])];
       for (const status of statuses) operation.responses[status] ??= sharedErrorRef(status);
-      operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+      operation.responses = Object.fromEntries(
+        Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)),
+      );
     }
   }
   const bearer = components.securitySchemes?.bearer as { bearerFormat?: string } | undefined;
@@ -77,7 +99,9 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
     errorCode.description = `Machine-readable error code, one of: ${ERROR_CODE_VALUES.map((code) => `\`${code}\` (${ERROR_CODES[code]})`).join(', ')}.`;
   }
   for (const schema of Object.values(schemas)) {
-    for (const [name, property] of Object.entries(schema.properties ?? {}) as Array<[string, SchemaObject & { allOf?: Array<{ $ref?: string }> }]>) {
+    for (const [name, property] of Object.entries(schema.properties ?? {}) as Array<
+      [string, SchemaObject & { allOf?: Array<{ $ref?: string }> }]
+    >) {
       const target = property.allOf?.length === 1 ? property.allOf[0].$ref : undefined;
       if (!property.nullable || !target) continue;
       const referenced = schemas[target.slice('#/components/schemas/'.length)];
@@ -96,7 +120,11 @@ function describeScopes(document: OpenAPIObject): void {
       if (!operation) continue;
       const scope = operation['x-required-scope'];
       const line =
-        scope === ANY_SCOPE ? 'Any valid token (no scope needed), ADMIN_TOKEN included.' : typeof scope === 'string' ? `Required scope: \`${scope}\` (or ADMIN_TOKEN).` : 'Root only (ADMIN_TOKEN).';
+        scope === ANY_SCOPE
+          ? 'Any valid token (no scope needed), ADMIN_TOKEN included.'
+          : typeof scope === 'string'
+            ? `Required scope: \`${scope}\` (or ADMIN_TOKEN).`
+            : 'Root only (ADMIN_TOKEN).';
       operation.description = operation.description ? `${operation.description}\n\n${line}` : line;
     }
   }

@@ -11,6 +11,7 @@ export interface AdminRequest extends Request {
 
 /** The call's complete context; after the guard only (every admin route has it): its absence is a bug. */
 export function adminContextOf(request: AdminRequest): AdminRequestContext {
-  if (!request.adminContext) throw new Error('No admin request context: AdminTokenGuard has not accepted this request.');
+  if (!request.adminContext)
+    throw new Error('No admin request context: AdminTokenGuard has not accepted this request.');
   return request.adminContext;
 }

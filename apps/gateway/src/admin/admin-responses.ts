@@ -37,17 +37,22 @@ export const MALFORMED_BODY: AdminExample[] = [
  * Error answers every admin operation can give, whatever it does: shared components.responses, referenced
  * from each operation (413 and 415 from those that take a body). Each example is a message the API sends.
  */
-const SHARED: Record<number, { name: string; description: string; examples: AdminExample[]; headers?: ResponseObject['headers'] }> = {
+const SHARED: Record<
+  number,
+  { name: string; description: string; examples: AdminExample[]; headers?: ResponseObject['headers'] }
+> = {
   401: {
     name: 'Unauthorized',
-    description: 'Missing or wrong admin token (`UNAUTHORIZED`), with `WWW-Authenticate`: every route needs `Authorization: Bearer <ADMIN_TOKEN>`.',
+    description:
+      'Missing or wrong admin token (`UNAUTHORIZED`), with `WWW-Authenticate`: every route needs `Authorization: Bearer <ADMIN_TOKEN>`.',
     examples: [
       ['UNAUTHORIZED', MISSING_TOKEN_MESSAGE],
       ['UNAUTHORIZED', INVALID_TOKEN_MESSAGE],
     ],
     headers: {
       'WWW-Authenticate': {
-        description: 'RFC 6750 challenge: `Bearer realm="petstore-admin"` (with `error="invalid_token"` for a wrong token).',
+        description:
+          'RFC 6750 challenge: `Bearer realm="petstore-admin"` (with `error="invalid_token"` for a wrong token).',
         required: true,
         schema: { type: 'string' },
       },
@@ -60,7 +65,8 @@ const SHARED: Record<number, { name: string; description: string; examples: Admi
   },
   415: {
     name: 'UnsupportedMediaType',
-    description: 'The request has a body that is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`).',
+    description:
+      'The request has a body that is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`).',
     examples: [
       ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type "text/plain" is not supported: send application/json.'],
       ['UNSUPPORTED_MEDIA_TYPE', 'A request body needs Content-Type: application/json.'],
@@ -68,14 +74,22 @@ const SHARED: Record<number, { name: string; description: string; examples: Admi
   },
   500: {
     name: 'InternalError',
-    description: 'An unexpected failure (`INTERNAL_ERROR`); details go to the gateway\'s log with the request id, never to the client.',
+    description:
+      "An unexpected failure (`INTERNAL_ERROR`); details go to the gateway's log with the request id, never to the client.",
     examples: [['INTERNAL_ERROR', 'An unexpected error occurred.']],
   },
   503: {
     name: 'ServiceUnavailable',
-    description: 'The consumers database cannot be reached (`SERVICE_UNAVAILABLE`): nothing was changed; retry after `Retry-After`.',
+    description:
+      'The consumers database cannot be reached (`SERVICE_UNAVAILABLE`): nothing was changed; retry after `Retry-After`.',
     examples: [['SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE]],
-    headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } } },
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before retrying.',
+        required: true,
+        schema: { type: 'integer', minimum: 1 },
+      },
+    },
   },
 };
 
@@ -85,7 +99,14 @@ export const BODY_STATUSES = [413, 415] as const;
 
 export function sharedErrorResponses(): Record<string, ResponseObject> {
   return Object.fromEntries(
-    Object.values(SHARED).map((spec) => [spec.name, { description: spec.description, ...(spec.headers ? { headers: spec.headers } : {}), content: errorContent(spec.examples) }]),
+    Object.values(SHARED).map((spec) => [
+      spec.name,
+      {
+        description: spec.description,
+        ...(spec.headers ? { headers: spec.headers } : {}),
+        content: errorContent(spec.examples),
+      },
+    ]),
   );
 }
 
@@ -108,18 +129,40 @@ export const NO_SUCH_KEY = `Consumer "${EXAMPLE_CONSUMER}" has no key ${EXAMPLE_
  * one the operation really sends (test/admin-openapi.e2e-spec.ts sends a request for each). A 503 of its own
  * (unban: Redis) replaces the shared one.
  */
-export function AdminErrors(errors: { 400: AdminExample[]; 404?: string[]; 409?: AdminExample[]; 503?: { description: string; examples: AdminExample[] } }): MethodDecorator {
+export function AdminErrors(errors: {
+  400: AdminExample[];
+  404?: string[];
+  409?: AdminExample[];
+  503?: { description: string; examples: AdminExample[] };
+}): MethodDecorator {
   const decorators = [
-    ApiResponse({ status: 400, description: 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken.', content: errorContent(errors[400]) }),
+    ApiResponse({
+      status: 400,
+      description: 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken.',
+      content: errorContent(errors[400]),
+    }),
   ];
   if (errors[404]) {
     decorators.push(
-      ApiResponse({ status: 404, description: errors[404].length > 1 ? 'No such consumer, or no such key of it (`NOT_FOUND`).' : 'No such consumer (`NOT_FOUND`).', content: errorContent(errors[404].map((m): AdminExample => ['NOT_FOUND', m])) }),
+      ApiResponse({
+        status: 404,
+        description:
+          errors[404].length > 1
+            ? 'No such consumer, or no such key of it (`NOT_FOUND`).'
+            : 'No such consumer (`NOT_FOUND`).',
+        content: errorContent(errors[404].map((m): AdminExample => ['NOT_FOUND', m])),
+      }),
     );
   }
   if (errors[409]) {
     const codes = [...new Set(errors[409].map(([code]) => `\`${code}\``))].join(', ');
-    decorators.push(ApiResponse({ status: 409, description: `The state of what the request names refuses it (${codes}): nothing was changed.`, content: errorContent(errors[409]) }));
+    decorators.push(
+      ApiResponse({
+        status: 409,
+        description: `The state of what the request names refuses it (${codes}): nothing was changed.`,
+        content: errorContent(errors[409]),
+      }),
+    );
   }
   if (errors[503]) {
     decorators.push(

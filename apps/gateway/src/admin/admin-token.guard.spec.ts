@@ -10,22 +10,39 @@ import { AdminTokenGuard } from './admin-token.guard';
 import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
 
 const ROOT = 'r'.repeat(40);
-const everyScope: AdminActor = { id: '00000000-0000-4000-8000-000000000001', name: 'all-scopes', scopes: [...ADMIN_SCOPES], ownConsumersOnly: false, plans: null };
+const everyScope: AdminActor = {
+  id: '00000000-0000-4000-8000-000000000001',
+  name: 'all-scopes',
+  scopes: [...ADMIN_SCOPES],
+  ownConsumersOnly: false,
+  plans: null,
+};
 
 /** A request as the admin app's first middleware leaves it (its origin set). */
 function requestWith(authorization: string): AdminRequest {
   const adminOrigin = { requestId: 'req-1', source: '127.0.0.1' };
-  return { headers: { authorization }, method: 'GET', path: '/new-route', route: { path: '/new-route' }, adminOrigin } as unknown as AdminRequest;
+  return {
+    headers: { authorization },
+    method: 'GET',
+    path: '/new-route',
+    route: { path: '/new-route' },
+    adminOrigin,
+  } as unknown as AdminRequest;
 }
 
 function contextFor(request: AdminRequest, handler: () => void): ExecutionContext {
-  return { switchToHttp: () => ({ getRequest: () => request }), getHandler: () => handler } as unknown as ExecutionContext;
+  return {
+    switchToHttp: () => ({ getRequest: () => request }),
+    getHandler: () => handler,
+  } as unknown as ExecutionContext;
 }
 
 describe('AdminTokenGuard', () => {
   const denied: number[] = [];
   const deniedContexts: AdminRequestContext[] = [];
-  const tokens = { authenticate: async (token: string) => (token === 'adm_good' ? everyScope : undefined) } as unknown as AdminTokens;
+  const tokens = {
+    authenticate: async (token: string) => (token === 'adm_good' ? everyScope : undefined),
+  } as unknown as AdminTokens;
   const audit = {
     recordDenied: async (context: AdminRequestContext, status: number) => {
       deniedContexts.push(context);
@@ -39,7 +56,8 @@ describe('AdminTokenGuard', () => {
   const anyToken = () => undefined;
   Reflect.defineMetadata(ANY_VALID_TOKEN, true, anyToken);
 
-  const run = (authorization: string, handler: () => void) => guard.canActivate(contextFor(requestWith(authorization), handler));
+  const run = (authorization: string, handler: () => void) =>
+    guard.canActivate(contextFor(requestWith(authorization), handler));
 
   it('denies a route without a declared scope to every token but root (deny by default)', async () => {
     await expect(run('Bearer adm_good', undeclared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
@@ -56,7 +74,12 @@ describe('AdminTokenGuard', () => {
 
   it('lets any valid token through a route that opts in with @AnyValidToken, never an invalid one', async () => {
     const noScopes = { ...everyScope, scopes: [] };
-    const narrow = new AdminTokenGuard(ROOT, new Reflector(), { authenticate: async () => noScopes } as unknown as AdminTokens, audit);
+    const narrow = new AdminTokenGuard(
+      ROOT,
+      new Reflector(),
+      { authenticate: async () => noScopes } as unknown as AdminTokens,
+      audit,
+    );
     const check = (handler: () => void) => narrow.canActivate(contextFor(requestWith('Bearer adm_x'), handler));
     await expect(check(anyToken)).resolves.toBe(true);
     await expect(check(declared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
@@ -72,6 +95,8 @@ describe('AdminTokenGuard', () => {
     deniedContexts.length = 0;
     await expect(guard.canActivate(contextFor(unknown, declared))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     expect(unknown.adminContext).toBeUndefined();
-    expect(deniedContexts).toEqual([{ actor: expect.objectContaining({ id: null, name: 'anonymous' }), requestId: 'req-1', source: '127.0.0.1' }]);
+    expect(deniedContexts).toEqual([
+      { actor: expect.objectContaining({ id: null, name: 'anonymous' }), requestId: 'req-1', source: '127.0.0.1' },
+    ]);
   });
 });

@@ -50,12 +50,18 @@ export class AdminTokenGuard implements CanActivate {
       try {
         actor = await this.tokens.authenticate(match[1]);
       } catch {
-        throw new ApiError('SERVICE_UNAVAILABLE', 'The consumers database, where admin tokens live, is unreachable: retry shortly (ADMIN_TOKEN still works).', { 'Retry-After': '5' });
+        throw new ApiError(
+          'SERVICE_UNAVAILABLE',
+          'The consumers database, where admin tokens live, is unreachable: retry shortly (ADMIN_TOKEN still works).',
+          { 'Retry-After': '5' },
+        );
       }
     }
     // Refusals are recorded without waiting: a flood (or a database away) never slows the answer.
     if (!actor) {
-      void this.audit.recordDenied({ ...request.adminOrigin, actor: ANONYMOUS_ACTOR }, 401, { route: { before: null, after: route } });
+      void this.audit.recordDenied({ ...request.adminOrigin, actor: ANONYMOUS_ACTOR }, 401, {
+        route: { before: null, after: route },
+      });
       throw new ApiError('UNAUTHORIZED', header === undefined ? MISSING_TOKEN_MESSAGE : INVALID_TOKEN_MESSAGE, {
         'WWW-Authenticate': header === undefined ? REALM : `${REALM}, error="invalid_token"`,
       });
@@ -65,7 +71,15 @@ export class AdminTokenGuard implements CanActivate {
     if (actor.scopes === 'all') return true;
     if (this.reflector.get<boolean | undefined>(ANY_VALID_TOKEN, context.getHandler()) === true) return true;
     if (scope !== undefined && actor.scopes.includes(scope)) return true;
-    void this.audit.recordDenied(request.adminContext, 403, { route: { before: null, after: route }, scope: { before: null, after: scope ?? null } });
-    throw new ApiError('FORBIDDEN', scope === undefined ? `${route} is for the root token only.` : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`);
+    void this.audit.recordDenied(request.adminContext, 403, {
+      route: { before: null, after: route },
+      scope: { before: null, after: scope ?? null },
+    });
+    throw new ApiError(
+      'FORBIDDEN',
+      scope === undefined
+        ? `${route} is for the root token only.`
+        : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`,
+    );
   }
 }

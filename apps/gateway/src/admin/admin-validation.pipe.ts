@@ -33,14 +33,19 @@ export class AdminValidationPipe extends ValidationPipe {
   constructor() {
     super({
       ...STRICT_VALIDATION,
-      exceptionFactory: (errors) => new ApiError('VALIDATION_FAILED', messages(errors).join('; ') || 'The request is not valid.'),
+      exceptionFactory: (errors) =>
+        new ApiError('VALIDATION_FAILED', messages(errors).join('; ') || 'The request is not valid.'),
     });
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     // @AdminCall's context is the server's own value, not the client's: nothing to validate.
     if (metadata.type === 'custom') return value;
-    if (metadata.type === 'body' && value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    if (
+      metadata.type === 'body' &&
+      value !== undefined &&
+      (value === null || typeof value !== 'object' || Array.isArray(value))
+    ) {
       throw new ApiError('VALIDATION_FAILED', 'The request body must be a JSON object.');
     }
     if (deeperThan(value, MAX_DEPTH)) throw new ApiError('VALIDATION_FAILED', 'The request is nested too deeply.');

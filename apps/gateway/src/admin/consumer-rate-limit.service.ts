@@ -10,7 +10,8 @@ import { consumerTracker, consumerWindows } from '../rate-limit/plan-throttlers'
 import { RateLimitStore, RateLimitUnavailableError } from '../rate-limit/rate-limit-store';
 import { UsageResponse } from './dto/consumer.response';
 
-export const BAN_STORE_UNAVAILABLE_MESSAGE = 'The rate-limit store (Redis) is unreachable, and the ban lives there: retry shortly.';
+export const BAN_STORE_UNAVAILABLE_MESSAGE =
+  'The rate-limit store (Redis) is unreachable, and the ban lives there: retry shortly.';
 
 /**
  * A consumer's rate limits as the gateway counts them: its current windows and ban, read from the rate-limit

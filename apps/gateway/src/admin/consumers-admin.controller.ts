@@ -8,7 +8,16 @@ import { PLAN_NAMES } from '../plans/plans';
 import { PlanLimits } from '../plans/plan-limits';
 import { AdminCall } from './admin-call.decorator';
 import { ADMIN_TAG } from './admin-openapi';
-import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, EXAMPLE_KEY_ID, EXAMPLE_SUCCESSOR_ID, MALFORMED_BODY, NO_SUCH_KEY, notFound } from './admin-responses';
+import {
+  AdminErrors,
+  AdminExample,
+  EXAMPLE_CONSUMER,
+  EXAMPLE_KEY_ID,
+  EXAMPLE_SUCCESSOR_ID,
+  MALFORMED_BODY,
+  NO_SUCH_KEY,
+  notFound,
+} from './admin-responses';
 import { BAN_STORE_UNAVAILABLE_MESSAGE, ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { CONSUMER_NAME_RULE } from './dto/consumer-name';
 import { RequireScope } from './require-scope.decorator';
@@ -43,7 +52,10 @@ const BAD_PAGE: AdminExample[] = [
 /** A route without a body still parses one that is sent: JSON, or 400. */
 const MALFORMED_JSON: AdminExample = MALFORMED_BODY[0];
 const BAD_PLAN: AdminExample = ['VALIDATION_FAILED', `plan must be one of ${PLAN_NAMES.join(', ')}`];
-const NEEDS_LIMITS: AdminExample = ['VALIDATION_FAILED', "The enterprise plan needs the consumer's agreed limits (perMinute and perDay)."];
+const NEEDS_LIMITS: AdminExample = [
+  'VALIDATION_FAILED',
+  "The enterprise plan needs the consumer's agreed limits (perMinute and perDay).",
+];
 const IN_THE_PAST: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
 
 function futureDate(value: string | undefined): Date | undefined {
@@ -67,30 +79,60 @@ export class ConsumersAdminController {
 
   @RequireScope('consumers:read')
   @Get('consumers')
-  @ApiOperation({ operationId: 'listConsumers', summary: 'List consumers, a page at a time', description: 'In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.' })
+  @ApiOperation({
+    operationId: 'listConsumers',
+    summary: 'List consumers, a page at a time',
+    description:
+      'In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.',
+  })
   @ApiOkResponse({ type: ConsumerPageResponse })
   @AdminErrors({ 400: BAD_PAGE })
-  async list(@AdminCall() call: AdminRequestContext, @Query() query: ListConsumersQueryDto): Promise<ConsumerPageResponse> {
+  async list(
+    @AdminCall() call: AdminRequestContext,
+    @Query() query: ListConsumersQueryDto,
+  ): Promise<ConsumerPageResponse> {
     const page = await this.store.list(call.actor, query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 
   @RequireScope('consumers:write')
   @Post('consumers')
-  @ApiOperation({ operationId: 'createConsumer', summary: 'Create a consumer and its first key', description: 'The key is in this answer only: only its SHA-256 is stored.' })
-  @ApiCreatedResponse({ type: CreatedConsumerResponse, description: 'The consumer and its first key (shown only here).' })
+  @ApiOperation({
+    operationId: 'createConsumer',
+    summary: 'Create a consumer and its first key',
+    description: 'The key is in this answer only: only its SHA-256 is stored.',
+  })
+  @ApiCreatedResponse({
+    type: CreatedConsumerResponse,
+    description: 'The consumer and its first key (shown only here).',
+  })
   @AdminErrors({
     400: [BAD_PLAN, NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perDay is required'], IN_THE_PAST, ...MALFORMED_BODY],
     409: [['CONSUMER_EXISTS', `A consumer named "${EXAMPLE_CONSUMER}" already exists.`]],
   })
-  async create(@AdminCall() call: AdminRequestContext, @Body() body: CreateConsumerDto): Promise<CreatedConsumerResponse> {
-    const { consumer, issued } = await this.store.create(call, { name: body.name, plan: body.plan, limits: body.limits, expiresAt: futureDate(body.expiresAt) });
-    return { consumer: this.present({ consumer, keys: [issued.record] }), key: toIssuedKeyResponse(issued.key, issued.record) };
+  async create(
+    @AdminCall() call: AdminRequestContext,
+    @Body() body: CreateConsumerDto,
+  ): Promise<CreatedConsumerResponse> {
+    const { consumer, issued } = await this.store.create(call, {
+      name: body.name,
+      plan: body.plan,
+      limits: body.limits,
+      expiresAt: futureDate(body.expiresAt),
+    });
+    return {
+      consumer: this.present({ consumer, keys: [issued.record] }),
+      key: toIssuedKeyResponse(issued.key, issued.record),
+    };
   }
 
   @RequireScope('consumers:read')
   @Get('consumers/:name')
-  @ApiOperation({ operationId: 'getConsumer', summary: 'Read a consumer and its keys', description: 'Keys are listed by hint, never the key itself.' })
+  @ApiOperation({
+    operationId: 'getConsumer',
+    summary: 'Read a consumer and its keys',
+    description: 'Keys are listed by hint, never the key itself.',
+  })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_NAME], 404: notFound() })
   async get(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
@@ -99,17 +141,38 @@ export class ConsumersAdminController {
 
   @RequireScope('consumers:write')
   @Patch('consumers/:name')
-  @ApiOperation({ operationId: 'updateConsumer', summary: "Change a consumer's plan or limits", description: '`limits: null` clears its own limits: back to the plan\'s. Every instance applies the change at once.' })
+  @ApiOperation({
+    operationId: 'updateConsumer',
+    summary: "Change a consumer's plan or limits",
+    description: "`limits: null` clears its own limits: back to the plan's. Every instance applies the change at once.",
+  })
   @ApiOkResponse({ type: ConsumerResponse })
-  @AdminErrors({ 400: [BAD_PLAN, NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perMinute must be at least 1'], BAD_NAME, ...MALFORMED_BODY], 404: notFound() })
-  async update(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Body() body: UpdateConsumerDto): Promise<ConsumerResponse> {
+  @AdminErrors({
+    400: [
+      BAD_PLAN,
+      NEEDS_LIMITS,
+      ['VALIDATION_FAILED', 'limits.perMinute must be at least 1'],
+      BAD_NAME,
+      ...MALFORMED_BODY,
+    ],
+    404: notFound(),
+  })
+  async update(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name }: ConsumerParams,
+    @Body() body: UpdateConsumerDto,
+  ): Promise<ConsumerResponse> {
     return this.present(await this.store.update(call, name, { plan: body.plan, limits: body.limits }));
   }
 
   @RequireScope('consumers:write')
   @Post('consumers/:name/disable')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'disableConsumer', summary: 'Disable a consumer', description: 'Every key of the consumer is refused (401) until it is enabled; the keys are kept.' })
+  @ApiOperation({
+    operationId: 'disableConsumer',
+    summary: 'Disable a consumer',
+    description: 'Every key of the consumer is refused (401) until it is enabled; the keys are kept.',
+  })
   @ApiOkResponse({ type: ConsumerResponse, description: 'Every key of the consumer is refused until it is enabled.' })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async disable(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
@@ -119,7 +182,11 @@ export class ConsumersAdminController {
   @RequireScope('consumers:write')
   @Post('consumers/:name/enable')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'enableConsumer', summary: 'Enable a disabled consumer', description: 'Its keys that are neither revoked nor expired work again.' })
+  @ApiOperation({
+    operationId: 'enableConsumer',
+    summary: 'Enable a disabled consumer',
+    description: 'Its keys that are neither revoked nor expired work again.',
+  })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async enable(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
@@ -128,20 +195,28 @@ export class ConsumersAdminController {
 
   @RequireScope('keys:write')
   @Post('consumers/:name/keys')
-  @ApiOperation({ operationId: 'issueKey', summary: 'Issue another key to a consumer', description: 'The consumer\'s other keys keep working. The body is optional.' })
+  @ApiOperation({
+    operationId: 'issueKey',
+    summary: 'Issue another key to a consumer',
+    description: "The consumer's other keys keep working. The body is optional.",
+  })
   @ApiBody({ type: IssueKeyDto, required: false })
   @ApiCreatedResponse({ type: IssuedKeyResponse, description: 'A new key (shown only here); the others keep working.' })
   @AdminErrors({
-    400: [
-      IN_THE_PAST,
-      ['VALIDATION_FAILED', 'expiresAt must be an ISO 8601 date-time'],
-      BAD_NAME,
-      ...MALFORMED_BODY,
-    ],
+    400: [IN_THE_PAST, ['VALIDATION_FAILED', 'expiresAt must be an ISO 8601 date-time'], BAD_NAME, ...MALFORMED_BODY],
     404: notFound(),
-    409: [['KEY_LIMIT_REACHED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`]],
+    409: [
+      [
+        'KEY_LIMIT_REACHED',
+        `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`,
+      ],
+    ],
   })
-  async issue(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Body() body: IssueKeyDto): Promise<IssuedKeyResponse> {
+  async issue(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name }: ConsumerParams,
+    @Body() body: IssueKeyDto,
+  ): Promise<IssuedKeyResponse> {
     const issued = await this.store.issueKey(call, name, futureDate(body.expiresAt));
     return toIssuedKeyResponse(issued.key, issued.record);
   }
@@ -149,8 +224,15 @@ export class ConsumersAdminController {
   @RequireScope('keys:write')
   @Post('consumers/:name/revoke')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'revokeConsumerKeys', summary: 'Revoke every key of a consumer', description: 'The consumer stays and can be issued new keys. Idempotent: nothing left to revoke answers `[]`.' })
-  @ApiOkResponse({ type: [KeyResponse], description: 'Revokes every key of the consumer still unrevoked (those keys are listed).' })
+  @ApiOperation({
+    operationId: 'revokeConsumerKeys',
+    summary: 'Revoke every key of a consumer',
+    description: 'The consumer stays and can be issued new keys. Idempotent: nothing left to revoke answers `[]`.',
+  })
+  @ApiOkResponse({
+    type: [KeyResponse],
+    description: 'Revokes every key of the consumer still unrevoked (those keys are listed).',
+  })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async revokeAll(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<KeyResponse[]> {
     return (await this.store.revoke(call, name)).map((k) => toKeyResponse(k));
@@ -159,10 +241,17 @@ export class ConsumersAdminController {
   @RequireScope('keys:write')
   @Post('consumers/:name/keys/:keyId/revoke')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'revokeKey', summary: 'Revoke one key', description: 'Every gateway instance refuses it at once. Idempotent: an already revoked key answers `[]`.' })
+  @ApiOperation({
+    operationId: 'revokeKey',
+    summary: 'Revoke one key',
+    description: 'Every gateway instance refuses it at once. Idempotent: an already revoked key answers `[]`.',
+  })
   @ApiOkResponse({ type: [KeyResponse], description: 'The key, revoked (empty when it already was).' })
   @AdminErrors({ 400: [BAD_KEY_ID, BAD_NAME, MALFORMED_JSON], 404: notFound(NO_SUCH_KEY) })
-  async revoke(@AdminCall() call: AdminRequestContext, @Param() { name, keyId }: ConsumerKeyParams): Promise<KeyResponse[]> {
+  async revoke(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name, keyId }: ConsumerKeyParams,
+  ): Promise<KeyResponse[]> {
     return (await this.store.revoke(call, name, keyId)).map((k) => toKeyResponse(k));
   }
 
@@ -174,7 +263,10 @@ export class ConsumersAdminController {
     description: `The old key keeps working for \`overlapSeconds\` (default ${DEFAULT_OVERLAP_SECONDS}, at most ${MAX_OVERLAP_SECONDS}), never longer than it already would. A key is rotated once. The body is optional.`,
   })
   @ApiBody({ type: RotateKeyDto, required: false })
-  @ApiCreatedResponse({ type: RotatedKeyResponse, description: 'A new key now; the old one expires after the overlap.' })
+  @ApiCreatedResponse({
+    type: RotatedKeyResponse,
+    description: 'A new key now; the old one expires after the overlap.',
+  })
   @AdminErrors({
     400: [
       ['VALIDATION_FAILED', `overlapSeconds must be at most ${MAX_OVERLAP_SECONDS}`],
@@ -183,20 +275,39 @@ export class ConsumersAdminController {
     ],
     404: notFound(NO_SUCH_KEY),
     409: [
-      ['KEY_ALREADY_ROTATED', `Key ${EXAMPLE_KEY_ID} was already rotated: its successor is key ${EXAMPLE_SUCCESSOR_ID} (rotate that one instead).`],
+      [
+        'KEY_ALREADY_ROTATED',
+        `Key ${EXAMPLE_KEY_ID} was already rotated: its successor is key ${EXAMPLE_SUCCESSOR_ID} (rotate that one instead).`,
+      ],
       ['KEY_REVOKED', `Key ${EXAMPLE_KEY_ID} is revoked: issue a new key instead.`],
       ['KEY_EXPIRED', `Key ${EXAMPLE_KEY_ID} has expired: issue a new key instead.`],
-      ['KEY_LIMIT_REACHED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`],
+      [
+        'KEY_LIMIT_REACHED',
+        `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 100; revoke some first.`,
+      ],
     ],
   })
-  async rotate(@AdminCall() call: AdminRequestContext, @Param() { name, keyId }: ConsumerKeyParams, @Body() body: RotateKeyDto): Promise<RotatedKeyResponse> {
-    const { issued, previous } = await this.store.rotate(call, name, keyId, (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000);
+  async rotate(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name, keyId }: ConsumerKeyParams,
+    @Body() body: RotateKeyDto,
+  ): Promise<RotatedKeyResponse> {
+    const { issued, previous } = await this.store.rotate(
+      call,
+      name,
+      keyId,
+      (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000,
+    );
     return { key: toIssuedKeyResponse(issued.key, issued.record), previous: toKeyResponse(previous) };
   }
 
   @RequireScope('usage:read')
   @Get('consumers/:name/usage')
-  @ApiOperation({ operationId: 'getConsumerUsage', summary: "Read a consumer's current rate-limit usage", description: 'Minute and day counts, remaining, reset and ban, read from the rate-limit store: nothing is counted.' })
+  @ApiOperation({
+    operationId: 'getConsumerUsage',
+    summary: "Read a consumer's current rate-limit usage",
+    description: 'Minute and day counts, remaining, reset and ban, read from the rate-limit store: nothing is counted.',
+  })
   @ApiOkResponse({ type: UsageResponse, description: 'Current window counts and ban, read from the rate-limit store.' })
   @AdminErrors({ 400: [BAD_NAME], 404: notFound() })
   usage(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<UsageResponse> {
@@ -206,13 +317,22 @@ export class ConsumersAdminController {
   @RequireScope('consumers:write')
   @Post('consumers/:name/unban')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'unbanConsumer', summary: "Lift a consumer's ban", description: 'On every instance: the ban and the strikes are forgotten, the windows keep counting.' })
-  @ApiOkResponse({ type: UsageResponse, description: 'The ban is lifted and the strikes forgotten on every instance (the windows keep counting); then the usage.' })
+  @ApiOperation({
+    operationId: 'unbanConsumer',
+    summary: "Lift a consumer's ban",
+    description: 'On every instance: the ban and the strikes are forgotten, the windows keep counting.',
+  })
+  @ApiOkResponse({
+    type: UsageResponse,
+    description:
+      'The ban is lifted and the strikes forgotten on every instance (the windows keep counting); then the usage.',
+  })
   @AdminErrors({
     400: [BAD_NAME, MALFORMED_JSON],
     404: notFound(),
     503: {
-      description: 'The consumers database, or Redis where the ban lives, cannot be reached (`SERVICE_UNAVAILABLE`): nothing was changed; retry after `Retry-After`.',
+      description:
+        'The consumers database, or Redis where the ban lives, cannot be reached (`SERVICE_UNAVAILABLE`): nothing was changed; retry after `Retry-After`.',
       examples: [['SERVICE_UNAVAILABLE', BAN_STORE_UNAVAILABLE_MESSAGE]],
     },
   })
@@ -238,7 +358,10 @@ export class ConsumersAdminController {
     ],
     409: [
       ['KEY_OF_ANOTHER_CONSUMER', `Key petk_AbCd… of "${EXAMPLE_CONSUMER}" belongs to another consumer.`],
-      ['KEY_LIMIT_REACHED', `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 101; revoke some first.`],
+      [
+        'KEY_LIMIT_REACHED',
+        `A consumer holds at most 100 active keys (CONSUMER_MAX_KEYS): "${EXAMPLE_CONSUMER}" has 101; revoke some first.`,
+      ],
     ],
   })
   import(@AdminCall() call: AdminRequestContext, @Body() body: ImportConsumersDto): Promise<ImportResponse> {
@@ -247,7 +370,11 @@ export class ConsumersAdminController {
 
   @RequireScope('export')
   @Get('export')
-  @ApiOperation({ operationId: 'exportConsumers', summary: 'Export consumers (the consumers-file format), a page at a time', description: 'Every field, key hashes only: imports back as it was.' })
+  @ApiOperation({
+    operationId: 'exportConsumers',
+    summary: 'Export consumers (the consumers-file format), a page at a time',
+    description: 'Every field, key hashes only: imports back as it was.',
+  })
   @ApiOkResponse({ type: ExportPageResponse, description: 'One page of the consumers-file format.' })
   @AdminErrors({ 400: BAD_PAGE })
   export(@AdminCall() call: AdminRequestContext, @Query() query: ListConsumersQueryDto): Promise<ExportPageResponse> {
@@ -255,6 +382,9 @@ export class ConsumersAdminController {
   }
 
   private present(item: ConsumerWithKeys): ConsumerResponse {
-    return toConsumerResponse(item, this.planLimits.effective({ plan: item.consumer.plan, limits: limitsOf(item.consumer) }));
+    return toConsumerResponse(
+      item,
+      this.planLimits.effective({ plan: item.consumer.plan, limits: limitsOf(item.consumer) }),
+    );
   }
 }

@@ -24,16 +24,20 @@ export async function createAdminApp(
   const { token } = options;
   // The same app name: Nest's Logger is process-wide, so the gateway's own lines keep saying "gateway".
   const logger = createAppLogger('gateway', options.logLevel, options.logDestination);
-  const app = await NestFactory.create<NestExpressApplication>(
-    AdminModule.forRoot({ token, gateway }),
-    { bodyParser: false, logger: new PinoLoggerService(logger), abortOnError: false },
-  );
+  const app = await NestFactory.create<NestExpressApplication>(AdminModule.forRoot({ token, gateway }), {
+    bodyParser: false,
+    logger: new PinoLoggerService(logger),
+    abortOnError: false,
+  });
   configureHttpApp(app, { body: jsonBodyMiddleware(ADMIN_BODY_LIMIT_BYTES) });
   // From where, with which request id: the guard adds who, and the controllers hand it all to the repository
   // and the audit log. On the request, not in an async context store: that would slow every /v1 request down.
   app.use((request: AdminRequest, _response: Response, next: NextFunction) => {
     const id = request.headers['x-request-id'];
-    request.adminOrigin = { requestId: typeof id === 'string' ? id : null, source: request.socket.remoteAddress ?? null };
+    request.adminOrigin = {
+      requestId: typeof id === 'string' ? id : null,
+      source: request.socket.remoteAddress ?? null,
+    };
     next();
   });
   app.useGlobalPipes(new AdminValidationPipe());

@@ -8,12 +8,18 @@ import { catchError, Observable } from 'rxjs';
  */
 const UNAVAILABLE_SQLSTATE = /^(08|57P|53)/;
 export const DATABASE_UNAVAILABLE_MESSAGE = 'The consumers database is unreachable: retry shortly.';
-const UNAVAILABLE_MESSAGE = /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded|connect ETIMEDOUT|not currently accepting connections/i;
+const UNAVAILABLE_MESSAGE =
+  /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded|connect ETIMEDOUT|not currently accepting connections/i;
 
 function isDatabaseAway(error: unknown): boolean {
   if (error instanceof HttpException) return false;
-  const code = (error as { code?: unknown; driverError?: { code?: unknown } }).driverError?.code ?? (error as { code?: unknown }).code;
-  return (typeof code === 'string' && UNAVAILABLE_SQLSTATE.test(code)) || UNAVAILABLE_MESSAGE.test((error as Error)?.message ?? '');
+  const code =
+    (error as { code?: unknown; driverError?: { code?: unknown } }).driverError?.code ??
+    (error as { code?: unknown }).code;
+  return (
+    (typeof code === 'string' && UNAVAILABLE_SQLSTATE.test(code)) ||
+    UNAVAILABLE_MESSAGE.test((error as Error)?.message ?? '')
+  );
 }
 
 /** While the consumers database is unreachable, the admin API answers 503 (retry later), not a 500. */
@@ -22,7 +28,8 @@ export class DatabaseUnavailableInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       catchError((error: unknown) => {
-        if (isDatabaseAway(error)) throw new ApiError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': '5' });
+        if (isDatabaseAway(error))
+          throw new ApiError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': '5' });
         throw error;
       }),
     );

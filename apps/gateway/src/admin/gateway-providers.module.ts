@@ -14,13 +14,27 @@ import { UsageHistoryService } from '../usage/usage-history.service';
 
 /** What the admin API serves from the gateway: the same instances (one cache, one pool, one change channel). */
 export const GATEWAY_PROVIDERS = [
-  GATEWAY_CONFIG, Clock, PlanLimits, RateLimitStore, ConsumerRepository, ConsumersFile, ConsumerChanges, AdminTokens, AuditLog, PlanRequests,
-  UsageHistoryService, UsageExports,
+  GATEWAY_CONFIG,
+  Clock,
+  PlanLimits,
+  RateLimitStore,
+  ConsumerRepository,
+  ConsumersFile,
+  ConsumerChanges,
+  AdminTokens,
+  AuditLog,
+  PlanRequests,
+  UsageHistoryService,
+  UsageExports,
 ] as const;
 
 /** The hooks Nest calls on every provider of an application, on `init()` and `close()`. */
 export const LIFECYCLE_HOOKS: ReadonlySet<PropertyKey> = new Set([
-  'onModuleInit', 'onApplicationBootstrap', 'onModuleDestroy', 'beforeApplicationShutdown', 'onApplicationShutdown',
+  'onModuleInit',
+  'onApplicationBootstrap',
+  'onModuleDestroy',
+  'beforeApplicationShutdown',
+  'onApplicationShutdown',
 ]);
 
 /**
@@ -44,7 +58,10 @@ export function withoutLifecycleHooks<T extends object>(instance: T): T {
 @Module({})
 export class GatewayProvidersModule {
   static lentBy(gateway: INestApplicationContext): DynamicModule {
-    const providers = GATEWAY_PROVIDERS.map((token) => ({ provide: token, useValue: withoutLifecycleHooks(gateway.get<object>(token as never)) }));
+    const providers = GATEWAY_PROVIDERS.map((token) => ({
+      provide: token,
+      useValue: withoutLifecycleHooks(gateway.get<object>(token as never)),
+    }));
     return { module: GatewayProvidersModule, providers, exports: [...GATEWAY_PROVIDERS] };
   }
 }

@@ -16,7 +16,10 @@ export function RequireScope(scope: AdminScope): MethodDecorator {
   return applyDecorators(
     SetMetadata(REQUIRED_SCOPE, scope),
     ApiExtension('x-required-scope', scope),
-    ApiForbiddenResponse({ type: ErrorDto, description: `The token lacks the scope \`${scope}\`, or the target is outside its own consumers or plans.` }),
+    ApiForbiddenResponse({
+      type: ErrorDto,
+      description: `The token lacks the scope \`${scope}\`, or the target is outside its own consumers or plans.`,
+    }),
   );
 }
 

@@ -3,7 +3,14 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokens } from '../consumers/admin-tokens.repository';
 import { AuditLog } from '../consumers/audit-log';
-import { AdminTokenParams, AdminTokenResponse, CreateAdminTokenDto, CreatedAdminTokenResponse, CurrentTokenResponse, toAdminTokenResponse } from './dto/admin-token.dto';
+import {
+  AdminTokenParams,
+  AdminTokenResponse,
+  CreateAdminTokenDto,
+  CreatedAdminTokenResponse,
+  CurrentTokenResponse,
+  toAdminTokenResponse,
+} from './dto/admin-token.dto';
 import { AdminRequestContext } from '../consumers/admin-context';
 import { AuditPageResponse, ListAuditQueryDto, toAuditEntryResponse } from './dto/audit.dto';
 import { PAGE_SIZE } from './dto/list-consumers.query.dto';
@@ -30,8 +37,9 @@ export class TokensAdminController {
   @Get('token')
   @ApiOperation({
     operationId: 'getCurrentToken',
-    summary: 'Read the calling token\'s own record (who am I)',
-    description: 'The token that makes the call: its id, name, scopes, restrictions and expiry (root: name "root", every scope). What a console signs in with.',
+    summary: "Read the calling token's own record (who am I)",
+    description:
+      'The token that makes the call: its id, name, scopes, restrictions and expiry (root: name "root", every scope). What a console signs in with.',
   })
   @ApiOkResponse({ type: CurrentTokenResponse, description: 'The calling token; never a secret.' })
   current(@AdminCall() { actor }: AdminRequestContext): CurrentTokenResponse {
@@ -50,9 +58,13 @@ export class TokensAdminController {
   @ApiOperation({ operationId: 'createAdminToken', summary: 'Create a scoped admin token (shown once)' })
   @AdminErrors({ 400: [BAD_SCOPE, PAST_EXPIRY, ...MALFORMED_BODY] })
   @ApiCreatedResponse({ type: CreatedAdminTokenResponse, description: 'The token (shown only here) and its record.' })
-  async create(@AdminCall() call: AdminRequestContext, @Body() body: CreateAdminTokenDto): Promise<CreatedAdminTokenResponse> {
+  async create(
+    @AdminCall() call: AdminRequestContext,
+    @Body() body: CreateAdminTokenDto,
+  ): Promise<CreatedAdminTokenResponse> {
     const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt);
-    if (expiresAt && expiresAt.getTime() <= Date.now()) throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
+    if (expiresAt && expiresAt.getTime() <= Date.now())
+      throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
     const { token, record } = await this.tokens.create(call, { ...body, expiresAt });
     return { token, record: toAdminTokenResponse(record) };
   }
@@ -60,7 +72,10 @@ export class TokensAdminController {
   @RequireScope('tokens:admin')
   @Get('tokens')
   @ApiOperation({ operationId: 'listAdminTokens', summary: 'List the admin tokens, never their secrets' })
-  @ApiOkResponse({ type: [AdminTokenResponse], description: 'Every token, revoked and expired ones included; never a secret.' })
+  @ApiOkResponse({
+    type: [AdminTokenResponse],
+    description: 'Every token, revoked and expired ones included; never a secret.',
+  })
   async list(): Promise<AdminTokenResponse[]> {
     return (await this.tokens.list()).map(toAdminTokenResponse);
   }
@@ -78,8 +93,16 @@ export class TokensAdminController {
   @RequireScope('audit:read')
   @Get('audit')
   @ApiOperation({ operationId: 'listAuditEntries', summary: 'Read the audit log of admin changes and refusals' })
-  @AdminErrors({ 400: [['VALIDATION_FAILED', 'limit must be an integer from 1 to 1000'], ['VALIDATION_FAILED', 'from must be an ISO 8601 date-time']] })
-  @ApiOkResponse({ type: AuditPageResponse, description: 'The audit log, oldest first (newest first with `order=desc`), paged like /consumers.' })
+  @AdminErrors({
+    400: [
+      ['VALIDATION_FAILED', 'limit must be an integer from 1 to 1000'],
+      ['VALIDATION_FAILED', 'from must be an ISO 8601 date-time'],
+    ],
+  })
+  @ApiOkResponse({
+    type: AuditPageResponse,
+    description: 'The audit log, oldest first (newest first with `order=desc`), paged like /consumers.',
+  })
   async auditLog(@Query() query: ListAuditQueryDto): Promise<AuditPageResponse> {
     const page = await this.audit.list({
       from: query.from === undefined ? undefined : new Date(query.from),

@@ -28,17 +28,27 @@ import {
 
 /** The CSV export's columns, in order (its header line). */
 const USAGE_CSV_HEADER = 'consumer,start,requests,ok,client_errors,server_errors,rate_limited';
-const CSV_COLUMNS: ReadonlyArray<keyof ExportRow> = ['requests', 'ok', 'client_errors', 'server_errors', 'rate_limited'];
+const CSV_COLUMNS: ReadonlyArray<keyof ExportRow> = [
+  'requests',
+  'ok',
+  'client_errors',
+  'server_errors',
+  'rate_limited',
+];
 
 /** The 400s of the range every usage route takes. */
 const BAD_RANGE: AdminExample[] = [
   ['VALIDATION_FAILED', 'from must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date'],
   ['VALIDATION_FAILED', 'from must be at the start of an hour (such as 2026-11-01T13:00:00Z) with granularity=hour'],
   ['VALIDATION_FAILED', 'from must be before to'],
-  ['VALIDATION_FAILED', `A call covers at most ${USAGE_RANGE.hour.maxText} (${USAGE_RANGE.hour.maxBuckets} buckets): narrow from and to, or use granularity=day`],
+  [
+    'VALIDATION_FAILED',
+    `A call covers at most ${USAGE_RANGE.hour.maxText} (${USAGE_RANGE.hour.maxBuckets} buckets): narrow from and to, or use granularity=day`,
+  ],
 ];
 const BAD_GRANULARITY: AdminExample = ['VALIDATION_FAILED', 'granularity must be one of hour, day'];
-const FLEET_ONLY = 'Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.';
+const FLEET_ONLY =
+  'Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.';
 
 /**
  * Resolves when the response drains; rejects when it closes or fails first, or when it has not drained within
@@ -55,7 +65,10 @@ function drained(response: Response, withinMs: number): Promise<void> {
     };
     const onDrain = (): void => settle();
     const onClose = (): void => settle(new ExportEnded('client_gone', 'The client went away during the export'));
-    const timer = setTimeout(() => settle(new ExportEnded('stalled', `The client read nothing for ${withinMs} ms`)), withinMs);
+    const timer = setTimeout(
+      () => settle(new ExportEnded('stalled', `The client read nothing for ${withinMs} ms`)),
+      withinMs,
+    );
     response.once('drain', onDrain).once('close', onClose).once('error', settle);
   });
 }
@@ -78,11 +91,19 @@ export class UsageAdminController {
   @ApiOperation({
     operationId: 'getConsumerUsageHistory',
     summary: "Read a consumer's usage history, hour by hour or day by day",
-    description: 'Answers by outcome and latency percentiles per UTC hour or day, every bucket of the range (empty ones included), summed over its keys. Kept in the database: independent of Redis and restarts.',
+    description:
+      'Answers by outcome and latency percentiles per UTC hour or day, every bucket of the range (empty ones included), summed over its keys. Kept in the database: independent of Redis and restarts.',
   })
   @ApiOkResponse({ type: UsageHistoryResponse })
-  @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY, ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`]], 404: notFound() })
-  async consumerHistory(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams, @Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
+  @AdminErrors({
+    400: [...BAD_RANGE, BAD_GRANULARITY, ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`]],
+    404: notFound(),
+  })
+  async consumerHistory(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name }: ConsumerParams,
+    @Query() query: UsageHistoryQueryDto,
+  ): Promise<UsageHistoryResponse> {
     const range = resolveRange(query, this.clock.now());
     await this.consumers.get(call.actor, name);
     return this.present(name, range.granularity, await this.usage.history(name, range));
@@ -97,7 +118,10 @@ export class UsageAdminController {
   })
   @ApiOkResponse({ type: UsageHistoryResponse })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
-  async fleetHistory(@AdminCall() call: AdminRequestContext, @Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
+  async fleetHistory(
+    @AdminCall() call: AdminRequestContext,
+    @Query() query: UsageHistoryQueryDto,
+  ): Promise<UsageHistoryResponse> {
     assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/history)");
     const range = resolveRange(query, this.clock.now());
     return this.present('*', range.granularity, await this.usage.history(undefined, range));
@@ -111,13 +135,24 @@ export class UsageAdminController {
     description: `Over [from, to): UTC days (the daily roll-up) when both are days or omitted (the last 30 days), else hours. At most ${TOP_LIMIT.max} consumers; the anonymous and overflow rows are left out. ${FLEET_ONLY}`,
   })
   @ApiOkResponse({ type: UsageTopResponse })
-  @AdminErrors({ 400: [...BAD_RANGE, ['VALIDATION_FAILED', `by must be one of ${TOP_BY.join(', ')}`], ['VALIDATION_FAILED', TOP_LIMIT.message]] })
+  @AdminErrors({
+    400: [
+      ...BAD_RANGE,
+      ['VALIDATION_FAILED', `by must be one of ${TOP_BY.join(', ')}`],
+      ['VALIDATION_FAILED', TOP_LIMIT.message],
+    ],
+  })
   async top(@AdminCall() call: AdminRequestContext, @Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
     assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/top)");
     const range = resolveTopRange(query, this.clock.now());
     const by = query.by ?? 'requests';
     const ranked = await this.usage.top(by, query.limit ?? TOP_LIMIT.default, range);
-    return { from: range.from.toISOString(), to: range.to.toISOString(), by, consumers: ranked.map((r) => ({ consumer: r.consumer, ...toCountsResponse(r) })) };
+    return {
+      from: range.from.toISOString(),
+      to: range.to.toISOString(),
+      by,
+      consumers: ranked.map((r) => ({ consumer: r.consumer, ...toCountsResponse(r) })),
+    };
   }
 
   @RequireScope('usage:read')
@@ -129,7 +164,12 @@ export class UsageAdminController {
   })
   @ApiOkResponse({
     description: 'CSV (RFC 4180), with a header line.',
-    content: { 'text/csv': { schema: { type: 'string' }, example: `${USAGE_CSV_HEADER}\n${EXAMPLE_CONSUMER},2026-11-01T00:00:00.000Z,1200,1150,30,2,18\n` } },
+    content: {
+      'text/csv': {
+        schema: { type: 'string' },
+        example: `${USAGE_CSV_HEADER}\n${EXAMPLE_CONSUMER},2026-11-01T00:00:00.000Z,1200,1150,30,2,18\n`,
+      },
+    },
   })
   @AdminErrors({
     400: [...BAD_RANGE, BAD_GRANULARITY],
@@ -139,7 +179,11 @@ export class UsageAdminController {
       examples: [['SERVICE_UNAVAILABLE', EXPORTS_BUSY_MESSAGE]],
     },
   })
-  async export(@AdminCall() call: AdminRequestContext, @Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
+  async export(
+    @AdminCall() call: AdminRequestContext,
+    @Query() query: UsageExportQueryDto,
+    @Res() response: Response,
+  ): Promise<void> {
     assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/export)");
     const range = resolveRange({ ...query, granularity: query.granularity ?? 'day' }, this.clock.now());
     const name = `usage-${range.granularity}-${range.from.toISOString().slice(0, 10)}-${range.to.toISOString().slice(0, 10)}.csv`;
@@ -158,7 +202,12 @@ export class UsageAdminController {
     };
     try {
       await this.exports.run(range, (rows, withinMs) =>
-        write(rows.map((row) => `${row.consumer},${row.start.toISOString()},${CSV_COLUMNS.map((c) => row[c]).join(',')}\r\n`).join(''), withinMs),
+        write(
+          rows
+            .map((row) => `${row.consumer},${row.start.toISOString()},${CSV_COLUMNS.map((c) => row[c]).join(',')}\r\n`)
+            .join(''),
+          withinMs,
+        ),
       );
       await write('', writeTimeoutMs);
       response.end();
@@ -171,7 +220,15 @@ export class UsageAdminController {
     }
   }
 
-  private present(consumer: string, granularity: UsageHistoryResponse['granularity'], buckets: Awaited<ReturnType<UsageHistoryService['history']>>): UsageHistoryResponse {
-    return { consumer, granularity, buckets: buckets.map((b) => ({ start: new Date(b.start).toISOString(), ...toCountsResponse(b) })) };
+  private present(
+    consumer: string,
+    granularity: UsageHistoryResponse['granularity'],
+    buckets: Awaited<ReturnType<UsageHistoryService['history']>>,
+  ): UsageHistoryResponse {
+    return {
+      consumer,
+      granularity,
+      buckets: buckets.map((b) => ({ start: new Date(b.start).toISOString(), ...toCountsResponse(b) })),
+    };
   }
 }

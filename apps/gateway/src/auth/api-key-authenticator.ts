@@ -8,7 +8,8 @@ import type { Consumer } from '../plans/consumer';
 const REALM = 'Bearer realm="petstore"';
 
 /** Who a request's Authorization header names: the consumer and the key's id, or the refusal to answer with. */
-export type Authentication = { outcome: 'valid'; consumer: Consumer; keyId: string } | { outcome: 'refused'; refusal: ApiError };
+export type Authentication =
+  { outcome: 'valid'; consumer: Consumer; keyId: string } | { outcome: 'refused'; refusal: ApiError };
 
 /**
  * The bearer API key of a /v1 request. A key not in the KeyCache's filter of valid keys is refused without a
@@ -32,7 +33,9 @@ export class ApiKeyAuthenticator {
       if (result.outcome === 'unavailable') {
         return {
           outcome: 'refused',
-          refusal: new ApiError('SERVICE_UNAVAILABLE', 'The API key cannot be checked right now: retry shortly.', { 'Retry-After': String(result.retryAfterS) }),
+          refusal: new ApiError('SERVICE_UNAVAILABLE', 'The API key cannot be checked right now: retry shortly.', {
+            'Retry-After': String(result.retryAfterS),
+          }),
         };
       }
       if (result.reason === 'expired') refusal = 'Expired API key.';
@@ -41,22 +44,36 @@ export class ApiKeyAuthenticator {
         recordEdgeOutcome({ consumer: null });
         return {
           outcome: 'refused',
-          refusal: new ApiError('CONSUMER_DISABLED', 'The account this API key belongs to is disabled: contact the API operators.', {
-            'WWW-Authenticate': `${REALM}, error="invalid_token"`,
-          }),
+          refusal: new ApiError(
+            'CONSUMER_DISABLED',
+            'The account this API key belongs to is disabled: contact the API operators.',
+            {
+              'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+            },
+          ),
         };
       }
     }
     recordEdgeOutcome({ consumer: null });
     if (header === undefined) {
-      return { outcome: 'refused', refusal: new ApiError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.', { 'WWW-Authenticate': REALM }) };
+      return {
+        outcome: 'refused',
+        refusal: new ApiError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.', {
+          'WWW-Authenticate': REALM,
+        }),
+      };
     }
     if (!match) {
       return {
         outcome: 'refused',
-        refusal: new ApiError('UNAUTHORIZED', 'Malformed Authorization header: expected Bearer <API key>.', { 'WWW-Authenticate': `${REALM}, error="invalid_request"` }),
+        refusal: new ApiError('UNAUTHORIZED', 'Malformed Authorization header: expected Bearer <API key>.', {
+          'WWW-Authenticate': `${REALM}, error="invalid_request"`,
+        }),
       };
     }
-    return { outcome: 'refused', refusal: new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` }) };
+    return {
+      outcome: 'refused',
+      refusal: new ApiError('UNAUTHORIZED', refusal, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` }),
+    };
   }
 }

@@ -13,10 +13,14 @@ class Routes {
 /** Nest's router serves no /v1 request: the guard lets @Public() routes through and refuses everything else. */
 describe('ApiKeyGuard (deny by default)', () => {
   const guard = new ApiKeyGuard(new Reflector());
-  const context = (handler: keyof Routes, request: object) => executionContext([request, {}], Routes, Routes.prototype[handler]);
+  const context = (handler: keyof Routes, request: object) =>
+    executionContext([request, {}], Routes, Routes.prototype[handler]);
 
   it('refuses a route without @Public() with 401, whatever the request carries', () => {
-    for (const request of [{ headers: { authorization: 'Bearer anything' } }, { consumer: { name: 'acme', plan: 'pro' } }]) {
+    for (const request of [
+      { headers: { authorization: 'Bearer anything' } },
+      { consumer: { name: 'acme', plan: 'pro' } },
+    ]) {
       let thrown: unknown;
       try {
         guard.canActivate(context('guarded', request));

@@ -33,24 +33,41 @@ describe('loadGatewayConfig', () => {
   });
 
   it('never mints a demo key in production', () => {
-    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true', ADMIN_TOKEN: STRONG_TOKEN }).demoKey).toBe(false);
+    expect(loadGatewayConfig({ NODE_ENV: 'production', DEMO_KEY: 'true', ADMIN_TOKEN: STRONG_TOKEN }).demoKey).toBe(
+      false,
+    );
   });
 
   it('keeps consumers in an embedded database and the admin API on loopback by default', () => {
     expect(loadGatewayConfig({})).toMatchObject({
-      consumers: { databaseUrl: undefined, schema: 'gateway', pgliteDataDir: '.data/gateway-pglite', migrateOnStart: true },
+      consumers: {
+        databaseUrl: undefined,
+        schema: 'gateway',
+        pgliteDataDir: '.data/gateway-pglite',
+        migrateOnStart: true,
+      },
       admin: { port: 3002, host: '127.0.0.1', token: undefined, tokenFile: '.data/admin-token' },
     });
   });
 
   it('bounds the CSV usage export: two at once, 10 s for a client to take a page, 15 min in all, each validated', () => {
     expect(loadGatewayConfig({}).usage.export).toEqual({ concurrency: 2, writeTimeoutMs: 10_000, timeoutMs: 900_000 });
-    expect(loadGatewayConfig({ USAGE_EXPORT_CONCURRENCY: '4', USAGE_EXPORT_WRITE_TIMEOUT_MS: '2500', USAGE_EXPORT_TIMEOUT_MS: '60000' }).usage.export).toEqual({
+    expect(
+      loadGatewayConfig({
+        USAGE_EXPORT_CONCURRENCY: '4',
+        USAGE_EXPORT_WRITE_TIMEOUT_MS: '2500',
+        USAGE_EXPORT_TIMEOUT_MS: '60000',
+      }).usage.export,
+    ).toEqual({
       concurrency: 4,
       writeTimeoutMs: 2_500,
       timeoutMs: 60_000,
     });
-    for (const [name, value] of [['USAGE_EXPORT_CONCURRENCY', '0'], ['USAGE_EXPORT_WRITE_TIMEOUT_MS', 'soon'], ['USAGE_EXPORT_TIMEOUT_MS', '999']]) {
+    for (const [name, value] of [
+      ['USAGE_EXPORT_CONCURRENCY', '0'],
+      ['USAGE_EXPORT_WRITE_TIMEOUT_MS', 'soon'],
+      ['USAGE_EXPORT_TIMEOUT_MS', '999'],
+    ]) {
       expect(() => loadGatewayConfig({ [name]: value })).toThrow(ConfigurationError);
       expect(() => loadGatewayConfig({ [name]: value })).toThrow(name);
     }
@@ -66,10 +83,18 @@ describe('loadGatewayConfig', () => {
   it('takes the origin of its absolute links from PUBLIC_ORIGIN only, and none by default (relative links)', () => {
     expect(loadGatewayConfig({}).publicOrigin).toBeUndefined();
     expect(loadGatewayConfig({ NODE_ENV: 'production', ADMIN_TOKEN: STRONG_TOKEN }).publicOrigin).toBeUndefined();
-    expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'https://api.petstore.example.com' }).publicOrigin).toBe('https://api.petstore.example.com');
+    expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'https://api.petstore.example.com' }).publicOrigin).toBe(
+      'https://api.petstore.example.com',
+    );
     expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'http://localhost:8080' }).publicOrigin).toBe('http://localhost:8080');
     expect(loadGatewayConfig({ PUBLIC_ORIGIN: 'http://[::1]:8080' }).publicOrigin).toBe('http://[::1]:8080');
-    for (const value of ['https://api.example.com/', 'https://api.example.com/v1', 'api.example.com', 'ftp://api.example.com', 'https://user@api.example.com']) {
+    for (const value of [
+      'https://api.example.com/',
+      'https://api.example.com/v1',
+      'api.example.com',
+      'ftp://api.example.com',
+      'https://user@api.example.com',
+    ]) {
       expect(() => loadGatewayConfig({ PUBLIC_ORIGIN: value })).toThrow(
         `Invalid configuration: PUBLIC_ORIGIN must be an http(s) origin without a path, such as https://api.petstore.example.com (got "${value}")`,
       );
@@ -96,8 +121,14 @@ describe('loadGatewayConfig', () => {
     [{ PUBLIC_URL_PRODUCTION: 'https://api.example.com' }, 'PUBLIC_URL_PRODUCTION must be an https URL ending in /v1'],
     [{ NODE_ENV: 'production' }, 'ADMIN_TOKEN must be set in production'],
     [{ NODE_ENV: 'production', ADMIN_TOKEN: 'change-me-admin-token-change-me-admin-token' }, 'not a placeholder'],
-    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(32) }, 'ADMIN_TOKEN is too weak for production (about 0 bits, at least 128)'],
-    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'adminadminadminadminadminadmin12' }, 'ADMIN_TOKEN is too weak for production'],
+    [
+      { NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(32) },
+      'ADMIN_TOKEN is too weak for production (about 0 bits, at least 128)',
+    ],
+    [
+      { NODE_ENV: 'production', ADMIN_TOKEN: 'adminadminadminadminadminadmin12' },
+      'ADMIN_TOKEN is too weak for production',
+    ],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN must be at least 32 characters long'],
     [{ GATEWAY_DATABASE_URL: 'mysql://db' }, 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ GATEWAY_DB_SCHEMA: 'Gateway; DROP' }, 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier'],

@@ -1,11 +1,27 @@
-import { CommonEnvironment, ConfigurationError, EnvBoolean, EnvIntRange, EnvTrustProxy, HttpServerLimits, LogLevelName, expressTrustProxy, httpServerLimitsOf, loadEnvironment, estimatedEntropyBits, MIN_SECRET_BITS } from '@app/platform';
+import {
+  CommonEnvironment,
+  ConfigurationError,
+  EnvBoolean,
+  EnvIntRange,
+  EnvTrustProxy,
+  HttpServerLimits,
+  LogLevelName,
+  expressTrustProxy,
+  httpServerLimitsOf,
+  loadEnvironment,
+  estimatedEntropyBits,
+  MIN_SECRET_BITS,
+} from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
 
 /** A `host:port,host:port` list of Redis nodes (issue #14). */
 const RedisNodeList = (name: string): PropertyDecorator =>
   ValidateBy(
-    { name: 'redisNodeList', validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined } },
+    {
+      name: 'redisNodeList',
+      validator: { validate: (value: unknown) => typeof value === 'string' && parseRedisNodes(value) !== undefined },
+    },
     { message: `${name} must be a comma-separated list of host:port` },
   );
 
@@ -170,7 +186,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   REDIS_SENTINELS?: string = undefined;
 
   @IsOptional()
-  @Matches(/^[A-Za-z0-9._-]{1,128}$/, { message: 'REDIS_SENTINEL_NAME must be a master name such as mymaster (letters, digits, . _ -)' })
+  @Matches(/^[A-Za-z0-9._-]{1,128}$/, {
+    message: 'REDIS_SENTINEL_NAME must be a master name such as mymaster (letters, digits, . _ -)',
+  })
   REDIS_SENTINEL_NAME?: string = undefined;
 
   @IsOptional()
@@ -215,7 +233,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   DEMO_KEY?: boolean = undefined;
 
   @IsOptional()
-  @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, { message: 'CORS_ORIGINS must be a comma-separated list of http(s) origins' })
+  @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, {
+    message: 'CORS_ORIGINS must be a comma-separated list of http(s) origins',
+  })
   CORS_ORIGINS?: string = undefined;
 }
 
@@ -236,7 +256,14 @@ export interface GatewayConfig {
     migrateOnStart: boolean;
     /** Most active (neither revoked nor expired) keys one consumer may hold: issue, rotation and import stop there. */
     maxKeys: number;
-    cache: { size: number; ttlMs: number; negativeSize: number; negativeTtlMs: number; lookupsPerSecond: number; filterRebuildMs: number };
+    cache: {
+      size: number;
+      ttlMs: number;
+      negativeSize: number;
+      negativeTtlMs: number;
+      lookupsPerSecond: number;
+      filterRebuildMs: number;
+    };
   };
   admin: {
     port: number;
@@ -306,7 +333,9 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   const e = loadEnvironment(GatewayEnvironment, env);
   const production = e.NODE_ENV === 'production';
   if (production && (!e.ADMIN_TOKEN || e.ADMIN_TOKEN.startsWith('change-me'))) {
-    throw new ConfigurationError('Invalid configuration: ADMIN_TOKEN must be set in production, not a placeholder (the admin API refuses to start without it)');
+    throw new ConfigurationError(
+      'Invalid configuration: ADMIN_TOKEN must be set in production, not a placeholder (the admin API refuses to start without it)',
+    );
   }
   if (production && estimatedEntropyBits(e.ADMIN_TOKEN!) < MIN_SECRET_BITS) {
     throw new ConfigurationError(
@@ -340,13 +369,23 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         filterRebuildMs: e.KEY_FILTER_REBUILD_MS,
       },
     },
-    admin: { port: e.ADMIN_PORT, host: e.ADMIN_HOST, token: e.ADMIN_TOKEN, tokenFile: e.ADMIN_TOKEN_FILE, auditRetentionDays: e.AUDIT_RETENTION_DAYS },
+    admin: {
+      port: e.ADMIN_PORT,
+      host: e.ADMIN_HOST,
+      token: e.ADMIN_TOKEN,
+      tokenFile: e.ADMIN_TOKEN_FILE,
+      auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    },
     usage: {
       enabled: e.USAGE_ENABLED,
       flushMs: e.USAGE_FLUSH_MS,
       maxBuckets: e.USAGE_MAX_BUCKETS,
       retentionDays: e.USAGE_RETENTION_DAYS,
-      export: { concurrency: e.USAGE_EXPORT_CONCURRENCY, writeTimeoutMs: e.USAGE_EXPORT_WRITE_TIMEOUT_MS, timeoutMs: e.USAGE_EXPORT_TIMEOUT_MS },
+      export: {
+        concurrency: e.USAGE_EXPORT_CONCURRENCY,
+        writeTimeoutMs: e.USAGE_EXPORT_WRITE_TIMEOUT_MS,
+        timeoutMs: e.USAGE_EXPORT_TIMEOUT_MS,
+      },
     },
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }

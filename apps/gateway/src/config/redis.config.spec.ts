@@ -6,7 +6,12 @@ describe('Redis topology in the gateway configuration', () => {
 
   it('reads a Redis Cluster from a few of its nodes, with credentials and TLS for a managed service', () => {
     expect(
-      connection({ REDIS_CLUSTER_NODES: 'node-a:7000, 10.0.0.2:7001,[fd00::3]:7002', REDIS_USERNAME: 'gateway', REDIS_PASSWORD: 's3cret', REDIS_TLS: 'true' }),
+      connection({
+        REDIS_CLUSTER_NODES: 'node-a:7000, 10.0.0.2:7001,[fd00::3]:7002',
+        REDIS_USERNAME: 'gateway',
+        REDIS_PASSWORD: 's3cret',
+        REDIS_TLS: 'true',
+      }),
     ).toEqual({
       topology: {
         kind: 'cluster',
@@ -25,9 +30,21 @@ describe('Redis topology in the gateway configuration', () => {
 
   it('reads a Sentinel-managed primary with the sentinels own credentials', () => {
     expect(
-      connection({ REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_NAME: 'limits', REDIS_PASSWORD: 'p', REDIS_SENTINEL_PASSWORD: 'sp' }),
+      connection({
+        REDIS_SENTINELS: 's1:26379,s2:26379',
+        REDIS_SENTINEL_NAME: 'limits',
+        REDIS_PASSWORD: 'p',
+        REDIS_SENTINEL_PASSWORD: 'sp',
+      }),
     ).toMatchObject({
-      topology: { kind: 'sentinel', name: 'limits', sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }] },
+      topology: {
+        kind: 'sentinel',
+        name: 'limits',
+        sentinels: [
+          { host: 's1', port: 26379 },
+          { host: 's2', port: 26379 },
+        ],
+      },
       password: 'p',
       sentinelPassword: 'sp',
       tls: false,
@@ -43,15 +60,27 @@ describe('Redis topology in the gateway configuration', () => {
   });
 
   it.each([
-    [{ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' }, 'set only one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (got REDIS_URL and REDIS_CLUSTER_NODES)'],
+    [
+      { REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' },
+      'set only one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (got REDIS_URL and REDIS_CLUSTER_NODES)',
+    ],
     [{ REDIS_CLUSTER_NODES: 'b:7000', REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'm' }, 'set only one of'],
     [{ REDIS_SENTINELS: 's:26379' }, 'REDIS_SENTINELS needs REDIS_SENTINEL_NAME'],
     [{ REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINEL_NAME is set but REDIS_SENTINELS is not'],
-    [{ REDIS_URL: 'redis://a:6379', REDIS_SENTINEL_PASSWORD: 'x' }, 'REDIS_SENTINEL_PASSWORD is set but REDIS_SENTINELS is not'],
-    [{ REDIS_CLUSTER_NODES: 'node-a' }, 'REDIS_CLUSTER_NODES must be a comma-separated list of host:port (got "node-a")'],
+    [
+      { REDIS_URL: 'redis://a:6379', REDIS_SENTINEL_PASSWORD: 'x' },
+      'REDIS_SENTINEL_PASSWORD is set but REDIS_SENTINELS is not',
+    ],
+    [
+      { REDIS_CLUSTER_NODES: 'node-a' },
+      'REDIS_CLUSTER_NODES must be a comma-separated list of host:port (got "node-a")',
+    ],
     [{ REDIS_CLUSTER_NODES: 'a:7000,,b:7001' }, 'REDIS_CLUSTER_NODES must be a comma-separated list of host:port'],
     [{ REDIS_CLUSTER_NODES: 'a:70000' }, 'REDIS_CLUSTER_NODES must be a comma-separated list of host:port'],
-    [{ REDIS_SENTINELS: 'redis://s:26379', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINELS must be a comma-separated list of host:port'],
+    [
+      { REDIS_SENTINELS: 'redis://s:26379', REDIS_SENTINEL_NAME: 'm' },
+      'REDIS_SENTINELS must be a comma-separated list of host:port',
+    ],
     [{ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'my master' }, 'REDIS_SENTINEL_NAME must be a master name'],
     [{ REDIS_TLS: 'yes' }, 'REDIS_TLS must be true or false'],
   ])('stops on %j with one clear line', (env, message) => {

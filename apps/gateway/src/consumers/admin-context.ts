@@ -18,7 +18,13 @@ export interface AdminActor {
 export const ROOT_ACTOR: AdminActor = { id: null, name: 'root', scopes: 'all', ownConsumersOnly: false, plans: null };
 
 /** The actor of a call refused before any token was recognised (401). */
-export const ANONYMOUS_ACTOR: AdminActor = { id: null, name: 'anonymous', scopes: [], ownConsumersOnly: false, plans: null };
+export const ANONYMOUS_ACTOR: AdminActor = {
+  id: null,
+  name: 'anonymous',
+  scopes: [],
+  ownConsumersOnly: false,
+  plans: null,
+};
 
 /** Where an admin call comes from: set on the request by the admin app's first middleware. */
 export interface AdminRequestOrigin {
@@ -40,7 +46,11 @@ export interface AdminRequestContext extends AdminRequestOrigin {
  * Root, outside any admin request: start-up seeding (the demo key). No request id and no source, as its audit
  * rows have always had.
  */
-export const ROOT_CONTEXT: Readonly<AdminRequestContext> = Object.freeze({ actor: ROOT_ACTOR, requestId: null, source: null });
+export const ROOT_CONTEXT: Readonly<AdminRequestContext> = Object.freeze({
+  actor: ROOT_ACTOR,
+  requestId: null,
+  source: null,
+});
 
 export function isRestricted(actor: AdminActor): boolean {
   return actor.ownConsumersOnly || actor.plans !== null;
@@ -48,7 +58,11 @@ export function isRestricted(actor: AdminActor): boolean {
 
 /** 403 for a token limited to its own consumers or to some plans: `what` (import, export, ...) reaches every consumer. */
 export function assertUnrestricted(actor: AdminActor, what: string): void {
-  if (isRestricted(actor)) throw new ApiError('FORBIDDEN', `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`);
+  if (isRestricted(actor))
+    throw new ApiError(
+      'FORBIDDEN',
+      `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`,
+    );
 }
 
 /**
@@ -56,9 +70,15 @@ export function assertUnrestricted(actor: AdminActor, what: string): void {
  * stays its own whatever plan an operator moved it to (the portal keeps serving a developer whose plan request was
  * approved); the plans it may set are still checked where a plan is set (create, update).
  */
-export function assertMayTouch(actor: AdminActor, consumer: { name: string; plan: string; createdByToken: string | null }): void {
+export function assertMayTouch(
+  actor: AdminActor,
+  consumer: { name: string; plan: string; createdByToken: string | null },
+): void {
   if (actor.ownConsumersOnly && consumer.createdByToken !== actor.id) {
-    throw new ApiError('FORBIDDEN', `Token "${actor.name}" may act only on the consumers it created; "${consumer.name}" is not one of them.`);
+    throw new ApiError(
+      'FORBIDDEN',
+      `Token "${actor.name}" may act only on the consumers it created; "${consumer.name}" is not one of them.`,
+    );
   }
   if (actor.ownConsumersOnly) return;
   assertPlanAllowed(actor, consumer.plan);
@@ -66,6 +86,9 @@ export function assertMayTouch(actor: AdminActor, consumer: { name: string; plan
 
 export function assertPlanAllowed(actor: AdminActor, plan: string): void {
   if (actor.plans !== null && !actor.plans.includes(plan)) {
-    throw new ApiError('FORBIDDEN', `Token "${actor.name}" may act only on consumers on the plans ${actor.plans.join(', ')}, not ${plan}.`);
+    throw new ApiError(
+      'FORBIDDEN',
+      `Token "${actor.name}" may act only on consumers on the plans ${actor.plans.join(', ')}, not ${plan}.`,
+    );
   }
 }

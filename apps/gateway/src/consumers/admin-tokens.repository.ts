@@ -42,12 +42,19 @@ export class AdminTokens {
     private readonly audit: AuditLog,
   ) {}
 
-  async create(context: AdminRequestContext, input: NewAdminToken): Promise<{ token: string; record: AdminTokenEntity }> {
+  async create(
+    context: AdminRequestContext,
+    input: NewAdminToken,
+  ): Promise<{ token: string; record: AdminTokenEntity }> {
     const { actor } = context;
     // No escalation: a token grants only scopes it holds itself, and a restricted token grants none.
     if (actor.scopes !== 'all') {
       const missing = input.scopes.filter((scope) => !actor.scopes.includes(scope));
-      if (missing.length > 0) throw new ApiError('FORBIDDEN', `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`);
+      if (missing.length > 0)
+        throw new ApiError(
+          'FORBIDDEN',
+          `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`,
+        );
       assertUnrestricted(actor, 'create tokens');
     }
     const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
@@ -95,7 +102,11 @@ export class AdminTokens {
       if (token.revokedAt !== null) return token;
       await manager.update(AdminTokenEntity, { id }, { revokedAt: () => 'now()' });
       const revoked = await manager.findOneByOrFail(AdminTokenEntity, { id });
-      await this.audit.record(context, manager, { action: 'token.revoke', targetToken: id, changes: { revokedAt: { before: null, after: revoked.revokedAt!.toISOString() } } });
+      await this.audit.record(context, manager, {
+        action: 'token.revoke',
+        targetToken: id,
+        changes: { revokedAt: { before: null, after: revoked.revokedAt!.toISOString() } },
+      });
       return revoked;
     });
   }
@@ -111,7 +122,8 @@ export class AdminTokens {
       this.cache.set(hash, cached);
     }
     const entity = cached.entity;
-    if (!entity || entity.revokedAt !== null || (entity.expiresAt !== null && entity.expiresAt.getTime() <= now)) return undefined;
+    if (!entity || entity.revokedAt !== null || (entity.expiresAt !== null && entity.expiresAt.getTime() <= now))
+      return undefined;
     this.touch(entity, now);
     return {
       id: entity.id,
@@ -128,7 +140,10 @@ export class AdminTokens {
     if (now - last < LAST_USED_EVERY_MS) return;
     this.lastUsedWritten.set(entity.id, now);
     this.dataSource
-      .query(`UPDATE "${this.schema}"."admin_tokens" SET "last_used_at" = now() WHERE "id" = $1 AND ("last_used_at" IS NULL OR "last_used_at" < now() - interval '1 minute')`, [entity.id])
+      .query(
+        `UPDATE "${this.schema}"."admin_tokens" SET "last_used_at" = now() WHERE "id" = $1 AND ("last_used_at" IS NULL OR "last_used_at" < now() - interval '1 minute')`,
+        [entity.id],
+      )
       .catch(() => this.lastUsedWritten.delete(entity.id));
   }
 

@@ -83,7 +83,12 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   /** A refused call (401: ANONYMOUS_ACTOR, or 403); false when this source's quota for the minute is spent (nothing written). */
-  async recordDenied(context: AdminRequestContext, status: number, detail: AuditChanges, now = Date.now()): Promise<boolean> {
+  async recordDenied(
+    context: AdminRequestContext,
+    status: number,
+    detail: AuditChanges,
+    now = Date.now(),
+  ): Promise<boolean> {
     const source = context.source ?? 'unknown';
     const minute = Math.floor(now / 60_000);
     const seen = this.denied.get(source);
@@ -92,7 +97,10 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     this.denied.set(source, { minute, count });
     if (count > DENIED_PER_MINUTE) return false;
     try {
-      await this.record(context, this.dataSource.manager, { action: status === 401 ? 'auth.unauthorized' : 'auth.forbidden', changes: detail });
+      await this.record(context, this.dataSource.manager, {
+        action: status === 401 ? 'auth.unauthorized' : 'auth.forbidden',
+        changes: detail,
+      });
       return true;
     } catch (error) {
       this.logger.warn(`Could not record a refused admin call: ${(error as Error).message}`);
@@ -102,13 +110,20 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
 
   async list(query: AuditQuery): Promise<{ items: AuditEntryEntity[]; next: string | null }> {
     const descending = query.order === 'desc';
-    const builder = this.dataSource.getRepository(AuditEntryEntity).createQueryBuilder('a').orderBy('a.id', descending ? 'DESC' : 'ASC').take(query.limit + 1);
+    const builder = this.dataSource
+      .getRepository(AuditEntryEntity)
+      .createQueryBuilder('a')
+      .orderBy('a.id', descending ? 'DESC' : 'ASC')
+      .take(query.limit + 1);
     if (query.from) builder.andWhere('a.at >= :from', { from: query.from });
     if (query.to) builder.andWhere('a.at < :to', { to: query.to });
     if (query.actor) builder.andWhere('(a.actor_name = :actor OR a.actor_id::text = :actor)', { actor: query.actor });
     if (query.action) builder.andWhere('a.action = :action', { action: query.action });
     if (query.target) {
-      builder.andWhere('(a.target_consumer = :target OR a.target_key::text = :target OR a.target_token::text = :target)', { target: query.target });
+      builder.andWhere(
+        '(a.target_consumer = :target OR a.target_key::text = :target OR a.target_token::text = :target)',
+        { target: query.target },
+      );
     }
     // Keyset paging: `after` is the last row of the previous page, so the next page continues in the same order.
     if (query.after) builder.andWhere(descending ? 'a.id < :after' : 'a.id > :after', { after: query.after });
@@ -119,7 +134,9 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /** Deletes rows older than AUDIT_RETENTION_DAYS, a batch at a time; the number deleted. */
   async prune(): Promise<number> {
-    return deleteInBatches(this.dataSource, `"${this.schema}"."audit_log"`, `"at" < now() - $1 * interval '1 day'`, [this.config.admin.auditRetentionDays]);
+    return deleteInBatches(this.dataSource, `"${this.schema}"."audit_log"`, `"at" < now() - $1 * interval '1 day'`, [
+      this.config.admin.auditRetentionDays,
+    ]);
   }
 
   onApplicationBootstrap(): void {

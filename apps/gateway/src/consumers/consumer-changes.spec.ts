@@ -82,8 +82,17 @@ describe('ConsumerChanges', () => {
 
   it('merges into "everything" beyond 50 names, keeping the unbanned consumers, and sends those 50 at a time', async () => {
     const many = Array.from({ length: 60 }, (_, i) => `h${i}`);
-    expect(normaliseChange({ ...change(...many), unbanned: ['acme'] })).toEqual({ keyHashes: [], consumerIds: [], all: true, unbanned: ['acme'] });
-    expect(mergeChanges({ ...change('a'), unbanned: ['x'] }, { ...change('a', 'b'), unbanned: ['x', 'y'] })).toEqual({ keyHashes: ['a', 'b'], consumerIds: [], unbanned: ['x', 'y'] });
+    expect(normaliseChange({ ...change(...many), unbanned: ['acme'] })).toEqual({
+      keyHashes: [],
+      consumerIds: [],
+      all: true,
+      unbanned: ['acme'],
+    });
+    expect(mergeChanges({ ...change('a'), unbanned: ['x'] }, { ...change('a', 'b'), unbanned: ['x', 'y'] })).toEqual({
+      keyHashes: ['a', 'b'],
+      consumerIds: [],
+      unbanned: ['x', 'y'],
+    });
     channel.mode = 'refuse';
     await Promise.all(Array.from({ length: 120 }, (_, i) => channel.publish({ ...change(), unbanned: [`c${i}`] })));
     channel.mode = 'answer';
@@ -92,7 +101,11 @@ describe('ConsumerChanges', () => {
   });
 
   it('reads what other instances send, ignoring what it does not know', () => {
-    expect(parseChange('{"keyHashes":["a",1],"consumerIds":[],"unbanned":["acme"],"later":true}')).toEqual({ keyHashes: ['a'], consumerIds: [], unbanned: ['acme'] });
+    expect(parseChange('{"keyHashes":["a",1],"consumerIds":[],"unbanned":["acme"],"later":true}')).toEqual({
+      keyHashes: ['a'],
+      consumerIds: [],
+      unbanned: ['acme'],
+    });
     expect(parseChange('{"all":true}')).toEqual({ keyHashes: [], consumerIds: [], all: true });
     expect(parseChange('not json')).toBeUndefined();
   });

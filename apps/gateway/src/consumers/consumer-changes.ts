@@ -28,7 +28,8 @@ const RETRY_MS = 1_000;
 
 export function normaliseChange(change: ConsumerChange): ConsumerChange {
   const unbanned = change.unbanned?.length ? { unbanned: change.unbanned } : {};
-  if (change.all || change.keyHashes.length + change.consumerIds.length > MAX_NAMED_HASHES) return { keyHashes: [], consumerIds: [], all: true, ...unbanned };
+  if (change.all || change.keyHashes.length + change.consumerIds.length > MAX_NAMED_HASHES)
+    return { keyHashes: [], consumerIds: [], all: true, ...unbanned };
   return { keyHashes: change.keyHashes, consumerIds: change.consumerIds, ...unbanned };
 }
 
@@ -46,7 +47,8 @@ export function mergeChanges(a: ConsumerChange, b: ConsumerChange): ConsumerChan
 export function parseChange(text: string): ConsumerChange | undefined {
   try {
     const value = JSON.parse(text) as Partial<ConsumerChange>;
-    const strings = (list: unknown): string[] => (Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : []);
+    const strings = (list: unknown): string[] =>
+      Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : [];
     const unbanned = strings(value.unbanned);
     const extra = unbanned.length ? { unbanned } : {};
     if (value.all === true) return { keyHashes: [], consumerIds: [], all: true, ...extra };
@@ -99,7 +101,12 @@ export abstract class ConsumerChanges {
   private resendTimer?: NodeJS.Timeout;
   private wakeResend?: () => void;
 
-  constructor(private readonly timing: { deadlineMs: number; retryMs: number } = { deadlineMs: PUBLISH_DEADLINE_MS, retryMs: RETRY_MS }) {}
+  constructor(
+    private readonly timing: { deadlineMs: number; retryMs: number } = {
+      deadlineMs: PUBLISH_DEADLINE_MS,
+      retryMs: RETRY_MS,
+    },
+  ) {}
 
   onChange(listener: ChangeListener): void {
     this.listeners.push(listener);
@@ -121,7 +128,8 @@ export abstract class ConsumerChanges {
       this.waiting.push(resolve);
     });
     void this.drain();
-    if (!(await settlesWithin(sent, this.timing.deadlineMs))) this.reportUnsent(`not sent within ${this.timing.deadlineMs} ms`);
+    if (!(await settlesWithin(sent, this.timing.deadlineMs)))
+      this.reportUnsent(`not sent within ${this.timing.deadlineMs} ms`);
   }
 
   async start(): Promise<void> {}

@@ -16,8 +16,20 @@ import { ConsumerChanges } from './consumer-changes';
 import { CONSUMER_ENTITIES } from './consumer-entities';
 import { ConsumerRepository } from './consumer.repository';
 
-const portal: AdminActor = { id: '00000000-0000-4000-8000-00000000000a', name: 'portal', scopes: ['consumers:write'], ownConsumersOnly: true, plans: ['free'] };
-const other: AdminActor = { id: '00000000-0000-4000-8000-00000000000b', name: 'other-portal', scopes: ['consumers:write', 'keys:write'], ownConsumersOnly: true, plans: null };
+const portal: AdminActor = {
+  id: '00000000-0000-4000-8000-00000000000a',
+  name: 'portal',
+  scopes: ['consumers:write'],
+  ownConsumersOnly: true,
+  plans: ['free'],
+};
+const other: AdminActor = {
+  id: '00000000-0000-4000-8000-00000000000b',
+  name: 'other-portal',
+  scopes: ['consumers:write', 'keys:write'],
+  ownConsumersOnly: true,
+  plans: null,
+};
 
 /** The context the admin app builds for a call: the token's actor, the request's id and source address. */
 const call = (actor: AdminActor, requestId: string): AdminRequestContext => ({ actor, requestId, source: '10.0.0.7' });
@@ -32,7 +44,10 @@ describe('ConsumerRepository with an explicit admin request context', () => {
     Logger.overrideLogger(false); // the embedded database's start-up line
     const config = loadGatewayConfig({ GATEWAY_PGLITE_DATA_DIR: 'memory://' });
     endpoint = await openDatabaseEndpoint(config);
-    dataSource = await new DataSource({ ...dataSourceOptions(endpoint, 2, config.consumers.schema, CONSUMER_ENTITIES), logging: false }).initialize();
+    dataSource = await new DataSource({
+      ...dataSourceOptions(endpoint, 2, config.consumers.schema, CONSUMER_ENTITIES),
+      logging: false,
+    }).initialize();
     await runMigrations(dataSource, endpoint, config.consumers.schema);
     const changes = { publish: async () => undefined } as unknown as ConsumerChanges;
     const planLimits = new PlanLimits(loadPlans(join(__dirname, '../../../../gateway/plans.json')));
@@ -43,13 +58,20 @@ describe('ConsumerRepository with an explicit admin request context', () => {
     await endpoint?.close();
   });
 
-  const rowsFor = (consumer: string) => dataSource.getRepository(AuditEntryEntity).find({ where: { targetConsumer: consumer }, order: { id: 'ASC' } });
+  const rowsFor = (consumer: string) =>
+    dataSource.getRepository(AuditEntryEntity).find({ where: { targetConsumer: consumer }, order: { id: 'ASC' } });
 
   it("writes the call's actor, request id and source into the audit row", async () => {
     const { consumer } = await store.create(call(portal, 'req-create'), { name: 'portal-app', plan: 'free' });
     expect(consumer.createdByToken).toBe(portal.id);
     expect(await rowsFor('portal-app')).toEqual([
-      expect.objectContaining({ action: 'consumer.create', actorId: portal.id, actorName: 'portal', requestId: 'req-create', source: '10.0.0.7' }),
+      expect.objectContaining({
+        action: 'consumer.create',
+        actorId: portal.id,
+        actorName: 'portal',
+        requestId: 'req-create',
+        source: '10.0.0.7',
+      }),
     ]);
   });
 
@@ -64,7 +86,10 @@ describe('ConsumerRepository with an explicit admin request context', () => {
     for (const attempt of attempts) {
       const refusal = await attempt().catch((error: unknown) => error);
       expect(refusal).toBeInstanceOf(ApiError);
-      expect(refusal).toMatchObject({ code: 'FORBIDDEN', message: 'Token "other-portal" may act only on the consumers it created; "portal-app" is not one of them.' });
+      expect(refusal).toMatchObject({
+        code: 'FORBIDDEN',
+        message: 'Token "other-portal" may act only on the consumers it created; "portal-app" is not one of them.',
+      });
     }
     expect((await store.list(other, 10)).items).toEqual([]);
     const { consumer, keys } = await store.get(portal, 'portal-app');
@@ -74,12 +99,22 @@ describe('ConsumerRepository with an explicit admin request context', () => {
   });
 
   it("refuses a plan outside the token's plans before anything is written", async () => {
-    await expect(store.create(call(portal, 'req-pro'), { name: 'portal-pro', plan: 'pro' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(store.create(call(portal, 'req-pro'), { name: 'portal-pro', plan: 'pro' })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
     expect(await store.list(portal, 10)).toMatchObject({ items: [{ consumer: { name: 'portal-app' } }] });
   });
 
   it('ROOT_CONTEXT (start-up seeding) acts as root, audited without request id or source', async () => {
     await store.setDisabled(ROOT_CONTEXT, 'portal-app', true);
-    expect((await rowsFor('portal-app')).at(-1)).toEqual(expect.objectContaining({ action: 'consumer.disable', actorId: null, actorName: 'root', requestId: null, source: null }));
+    expect((await rowsFor('portal-app')).at(-1)).toEqual(
+      expect.objectContaining({
+        action: 'consumer.disable',
+        actorId: null,
+        actorName: 'root',
+        requestId: null,
+        source: null,
+      }),
+    );
   });
 });

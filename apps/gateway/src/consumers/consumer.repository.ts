@@ -54,7 +54,10 @@ export class ConsumerRepository {
   }
 
   /** Creates a consumer and its first key together; a taken name is 409 `CONSUMER_EXISTS` (names are unique in the database). */
-  async create(context: AdminRequestContext, input: NewConsumer): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
+  async create(
+    context: AdminRequestContext,
+    input: NewConsumer,
+  ): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
     this.planLimits.check(input.plan, input.limits ?? null);
     const { actor } = context;
     assertPlanAllowed(actor, input.plan);
@@ -83,19 +86,27 @@ export class ConsumerRepository {
       await this.changes.publish({ keyHashes: [result.issued.record.keyHash], consumerIds: [result.consumer.id] });
       return result;
     } catch (error) {
-      if (isUniqueViolation(error, 'UQ_consumers_name')) throw new ApiError('CONSUMER_EXISTS', `A consumer named "${name}" already exists.`);
+      if (isUniqueViolation(error, 'UQ_consumers_name'))
+        throw new ApiError('CONSUMER_EXISTS', `A consumer named "${name}" already exists.`);
       throw error;
     }
   }
 
   /** One page in name order (keyset pagination: as fast on page 10,000 as on page 1), with each one's keys. */
-  async list(actor: AdminActor, limit: number, after?: string, prefix?: string): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
+  async list(
+    actor: AdminActor,
+    limit: number,
+    after?: string,
+    prefix?: string,
+  ): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
     // A name holds no % and "_" is escaped: the prefix matches literally. LIKE alone cannot use the name index
     // unless the column's collation is "C" (C.UTF-8 is not): a search read every consumer. Bounded below by the
     // prefix (a name that starts with it sorts at or after it), the index scan starts there and stops at the page.
     const conditions = [
       ...(after === undefined ? [] : [MoreThan(after)]),
-      ...(prefix === undefined ? [] : [MoreThanOrEqual(prefix), Like(`${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`)]),
+      ...(prefix === undefined
+        ? []
+        : [MoreThanOrEqual(prefix), Like(`${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`)]),
     ];
     const name = conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : And(...conditions);
     const consumers = await this.dataSource.getRepository(ConsumerEntity).find({
@@ -109,7 +120,9 @@ export class ConsumerRepository {
     });
     const page = consumers.slice(0, limit);
     const keys = page.length
-      ? await this.dataSource.getRepository(ApiKeyEntity).find({ where: { consumerId: In(page.map((c) => c.id)) }, order: { createdAt: 'ASC' } })
+      ? await this.dataSource
+          .getRepository(ApiKeyEntity)
+          .find({ where: { consumerId: In(page.map((c) => c.id)) }, order: { createdAt: 'ASC' } })
       : [];
     return {
       items: page.map((consumer) => ({ consumer, keys: keys.filter((k) => k.consumerId === consumer.id) })),
@@ -120,7 +133,9 @@ export class ConsumerRepository {
   async get(actor: AdminActor, name: string): Promise<ConsumerWithKeys> {
     const consumer = await this.consumerNamed(this.dataSource.manager, name);
     assertMayTouch(actor, consumer);
-    const keys = await this.dataSource.getRepository(ApiKeyEntity).find({ where: { consumerId: consumer.id }, order: { createdAt: 'ASC' } });
+    const keys = await this.dataSource
+      .getRepository(ApiKeyEntity)
+      .find({ where: { consumerId: consumer.id }, order: { createdAt: 'ASC' } });
     return { consumer, keys };
   }
 
@@ -140,9 +155,14 @@ export class ConsumerRepository {
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       this.planLimits.check(plan, limits);
       assertPlanAllowed(context.actor, plan);
-      await manager.update(ConsumerEntity, { id: current.id }, { plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
+      await manager.update(
+        ConsumerEntity,
+        { id: current.id },
+        { plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null },
+      );
       const changes = diff({ plan: current.plan, limits: limitsOf(current) }, { plan, limits });
-      if (Object.keys(changes).length > 0) await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });
+      if (Object.keys(changes).length > 0)
+        await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });
       return current;
     });
     await this.changes.publish({ keyHashes: [], consumerIds: [consumer.id] });
@@ -154,7 +174,11 @@ export class ConsumerRepository {
     const changed = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       if ((consumer.disabledAt !== null) === disabled) return undefined;
       await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: disabled ? () => 'now()' : null });
-      await this.audit.record(context, manager, { action: disabled ? 'consumer.disable' : 'consumer.enable', targetConsumer: name, changes: diff({ disabled: !disabled }, { disabled }) });
+      await this.audit.record(context, manager, {
+        action: disabled ? 'consumer.disable' : 'consumer.enable',
+        targetConsumer: name,
+        changes: diff({ disabled: !disabled }, { disabled }),
+      });
       return consumer;
     });
     if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
@@ -166,7 +190,12 @@ export class ConsumerRepository {
     const issued = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       await this.assertRoomForKeys(manager, consumer, 1);
       const issued = await this.insertKey(manager, consumer.id, expiresAt ?? null);
-      await this.audit.record(context, manager, { action: 'key.issue', targetConsumer: name, targetKey: issued.record.id, changes: diff({}, { hint: issued.record.hint, expiresAt: issued.record.expiresAt }) });
+      await this.audit.record(context, manager, {
+        action: 'key.issue',
+        targetConsumer: name,
+        targetKey: issued.record.id,
+        changes: diff({}, { hint: issued.record.hint, expiresAt: issued.record.expiresAt }),
+      });
       return issued;
     });
     await this.changes.publish({ keyHashes: [issued.record.keyHash], consumerIds: [] });
@@ -177,12 +206,24 @@ export class ConsumerRepository {
   async revoke(context: AdminRequestContext, name: string, keyId?: string): Promise<ApiKeyEntity[]> {
     const revoked = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       if (keyId !== undefined) await this.keyOf(manager, consumer, keyId);
-      const where = keyId === undefined ? { consumerId: consumer.id, revokedAt: IsNull() } : { id: keyId, consumerId: consumer.id, revokedAt: IsNull() };
+      const where =
+        keyId === undefined
+          ? { consumerId: consumer.id, revokedAt: IsNull() }
+          : { id: keyId, consumerId: consumer.id, revokedAt: IsNull() };
       const targets = await manager.find(ApiKeyEntity, { where });
       if (targets.length === 0) return [];
       await manager.update(ApiKeyEntity, { id: In(targets.map((k) => k.id)) }, { revokedAt: () => 'now()' });
-      const done = await manager.find(ApiKeyEntity, { where: { id: In(targets.map((k) => k.id)) }, order: { createdAt: 'ASC' } });
-      for (const key of done) await this.audit.record(context, manager, { action: 'key.revoke', targetConsumer: name, targetKey: key.id, changes: diff({ revokedAt: null }, { revokedAt: key.revokedAt }) });
+      const done = await manager.find(ApiKeyEntity, {
+        where: { id: In(targets.map((k) => k.id)) },
+        order: { createdAt: 'ASC' },
+      });
+      for (const key of done)
+        await this.audit.record(context, manager, {
+          action: 'key.revoke',
+          targetConsumer: name,
+          targetKey: key.id,
+          changes: diff({ revokedAt: null }, { revokedAt: key.revokedAt }),
+        });
       return done;
     });
     if (revoked.length > 0) await this.changes.publish({ keyHashes: revoked.map((k) => k.keyHash), consumerIds: [] });
@@ -194,14 +235,24 @@ export class ConsumerRepository {
    * that clients can be moved over without downtime. The old key must be usable still, and is rotated once:
    * it names its successor, and a second rotation of it (a concurrent one included) is refused.
    */
-  async rotate(context: AdminRequestContext, name: string, keyId: string, overlapMs: number): Promise<{ issued: IssuedKey; previous: ApiKeyEntity }> {
+  async rotate(
+    context: AdminRequestContext,
+    name: string,
+    keyId: string,
+    overlapMs: number,
+  ): Promise<{ issued: IssuedKey; previous: ApiKeyEntity }> {
     const result = await this.changeConsumer(context.actor, name, async (manager, consumer) => {
       const old = await this.keyOf(manager, consumer, keyId);
-      if (old.revokedAt !== null) throw new ApiError('KEY_REVOKED', `Key ${keyId} is revoked: issue a new key instead.`);
+      if (old.revokedAt !== null)
+        throw new ApiError('KEY_REVOKED', `Key ${keyId} is revoked: issue a new key instead.`);
       if (old.replacedBy !== null) {
-        throw new ApiError('KEY_ALREADY_ROTATED', `Key ${keyId} was already rotated: its successor is key ${old.replacedBy} (rotate that one instead).`);
+        throw new ApiError(
+          'KEY_ALREADY_ROTATED',
+          `Key ${keyId} was already rotated: its successor is key ${old.replacedBy} (rotate that one instead).`,
+        );
       }
-      if (old.expiresAt !== null && old.expiresAt.getTime() <= Date.now()) throw new ApiError('KEY_EXPIRED', `Key ${keyId} has expired: issue a new key instead.`);
+      if (old.expiresAt !== null && old.expiresAt.getTime() <= Date.now())
+        throw new ApiError('KEY_EXPIRED', `Key ${keyId} has expired: issue a new key instead.`);
       await manager.query(
         `UPDATE "${this.schema}"."api_keys" SET "expires_at" = LEAST(COALESCE("expires_at", 'infinity'), now() + $2 * interval '1 millisecond') WHERE "id" = $1`,
         [old.id, overlapMs],
@@ -215,7 +266,10 @@ export class ConsumerRepository {
         action: 'key.rotate',
         targetConsumer: name,
         targetKey: old.id,
-        changes: diff({ expiresAt: old.expiresAt, replacedBy: null }, { expiresAt: previous.expiresAt, replacedBy: issued.record.id }),
+        changes: diff(
+          { expiresAt: old.expiresAt, replacedBy: null },
+          { expiresAt: previous.expiresAt, replacedBy: issued.record.id },
+        ),
       });
       return { issued, previous };
     });
@@ -228,7 +282,11 @@ export class ConsumerRepository {
    * of one consumer waits for the one before it, in every instance sharing the database. 404 when it is unknown,
    * 403 when the actor may not touch it.
    */
-  private changeConsumer<T>(actor: AdminActor, name: string, change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>): Promise<T> {
+  private changeConsumer<T>(
+    actor: AdminActor,
+    name: string,
+    change: (manager: EntityManager, consumer: ConsumerEntity) => Promise<T>,
+  ): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
       const consumer = await this.consumerNamed(manager, name, true);
       assertMayTouch(actor, consumer);
@@ -249,7 +307,10 @@ export class ConsumerRepository {
       .getCount();
     const max = this.config.consumers.maxKeys;
     if (active + adding > max) {
-      throw new ApiError('KEY_LIMIT_REACHED', `A consumer holds at most ${max} active keys (CONSUMER_MAX_KEYS): "${consumer.name}" has ${active}; revoke some first.`);
+      throw new ApiError(
+        'KEY_LIMIT_REACHED',
+        `A consumer holds at most ${max} active keys (CONSUMER_MAX_KEYS): "${consumer.name}" has ${active}; revoke some first.`,
+      );
     }
   }
 
@@ -259,13 +320,24 @@ export class ConsumerRepository {
 
   private async insertKey(manager: EntityManager, consumerId: string, expiresAt: Date | null): Promise<IssuedKey> {
     const key = generateApiKey();
-    const record = manager.create(ApiKeyEntity, { id: randomUUID(), consumerId, keyHash: hashApiKey(key), hint: keyHint(key), expiresAt, revokedAt: null, replacedBy: null });
+    const record = manager.create(ApiKeyEntity, {
+      id: randomUUID(),
+      consumerId,
+      keyHash: hashApiKey(key),
+      hint: keyHint(key),
+      expiresAt,
+      revokedAt: null,
+      replacedBy: null,
+    });
     await manager.insert(ApiKeyEntity, record);
     return { key, record: await manager.findOneByOrFail(ApiKeyEntity, { id: record.id }) };
   }
 
   private async consumerNamed(manager: EntityManager, name: string, lock = false): Promise<ConsumerEntity> {
-    const consumer = await manager.findOne(ConsumerEntity, { where: { name }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const consumer = await manager.findOne(ConsumerEntity, {
+      where: { name },
+      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
     if (!consumer) throw new ApiError('NOT_FOUND', `No consumer named "${name}".`);
     return consumer;
   }
@@ -278,5 +350,7 @@ export class ConsumerRepository {
 }
 
 export function limitsOf(consumer: ConsumerEntity): Limits | null {
-  return consumer.limitPerMinute !== null && consumer.limitPerDay !== null ? { perMinute: consumer.limitPerMinute, perDay: consumer.limitPerDay } : null;
+  return consumer.limitPerMinute !== null && consumer.limitPerDay !== null
+    ? { perMinute: consumer.limitPerMinute, perDay: consumer.limitPerDay }
+    : null;
 }

@@ -55,7 +55,15 @@ export function hintOfHash(keyHash: string): string {
 function keysOf(input: FileConsumer): FileKey[] {
   if (input.keys) return input.keys;
   if (input.keyHash === undefined) return [];
-  return [{ keyHash: input.keyHash, keyHint: input.keyHint, createdAt: input.createdAt, expiresAt: input.expiresAt, revokedAt: input.revokedAt }];
+  return [
+    {
+      keyHash: input.keyHash,
+      keyHint: input.keyHint,
+      createdAt: input.createdAt,
+      expiresAt: input.expiresAt,
+      revokedAt: input.revokedAt,
+    },
+  ];
 }
 
 const date = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
@@ -105,12 +113,19 @@ export class ConsumersFile {
           .returning(['id'])
           .execute();
         const created = (inserted.raw as unknown[]).length > 0;
-        const consumer = await manager.findOneOrFail(ConsumerEntity, { where: { name: input.name }, lock: { mode: 'pessimistic_write' } });
+        const consumer = await manager.findOneOrFail(ConsumerEntity, {
+          where: { name: input.name },
+          lock: { mode: 'pessimistic_write' },
+        });
         const before = { plan: consumer.plan, limits: limitsOf(consumer), disabled: consumer.disabledAt !== null };
         let keysChanged = 0;
         let changed = false;
         if (!created && (consumer.plan !== input.plan || !sameLimits(limitsOf(consumer), limits))) {
-          await manager.update(ConsumerEntity, { id: consumer.id }, { plan: input.plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null });
+          await manager.update(
+            ConsumerEntity,
+            { id: consumer.id },
+            { plan: input.plan, limitPerMinute: limits?.perMinute ?? null, limitPerDay: limits?.perDay ?? null },
+          );
           changed = true;
         }
         if (!created && input.disabledAt !== undefined && consumer.disabledAt === null) {
@@ -127,11 +142,18 @@ export class ConsumersFile {
         }
         await this.consumers.assertRoomForKeys(manager, consumer, 0);
         if (created || changed) {
-          const after = { plan: input.plan, limits, disabled: created ? input.disabledAt !== undefined : before.disabled || input.disabledAt !== undefined };
+          const after = {
+            plan: input.plan,
+            limits,
+            disabled: created ? input.disabledAt !== undefined : before.disabled || input.disabledAt !== undefined,
+          };
           await this.audit.record(context, manager, {
             action: created ? 'import.create' : 'import.update',
             targetConsumer: input.name,
-            changes: { ...diff(created ? {} : before, after), ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}) },
+            changes: {
+              ...diff(created ? {} : before, after),
+              ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}),
+            },
           });
         }
         if (created) result.created += 1;
@@ -144,7 +166,12 @@ export class ConsumersFile {
   }
 
   /** Adds a key (or revokes it when the file says so); whether anything changed. */
-  private async importKey(manager: EntityManager, consumer: ConsumerEntity, name: string, k: FileKey): Promise<boolean> {
+  private async importKey(
+    manager: EntityManager,
+    consumer: ConsumerEntity,
+    name: string,
+    k: FileKey,
+  ): Promise<boolean> {
     // Insert unless the hash exists (a concurrent import may be adding it: this waits for it).
     const inserted = await manager
       .createQueryBuilder()
@@ -165,14 +192,22 @@ export class ConsumersFile {
       .execute();
     if ((inserted.raw as unknown[]).length > 0) return true;
     const existing = await manager.findOneByOrFail(ApiKeyEntity, { keyHash: k.keyHash });
-    if (existing.consumerId !== consumer.id) throw new ApiError('KEY_OF_ANOTHER_CONSUMER', `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`);
+    if (existing.consumerId !== consumer.id)
+      throw new ApiError(
+        'KEY_OF_ANOTHER_CONSUMER',
+        `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`,
+      );
     if (k.revokedAt === undefined || existing.revokedAt !== null) return false;
     await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: new Date(k.revokedAt) });
     return true;
   }
 
   /** One page of the consumers-file format (hashes only), in name order: every field, so that it imports back as it was. */
-  async export(actor: AdminActor, limit: number, after?: string): Promise<{ consumers: FileConsumer[]; next: string | null }> {
+  async export(
+    actor: AdminActor,
+    limit: number,
+    after?: string,
+  ): Promise<{ consumers: FileConsumer[]; next: string | null }> {
     assertUnrestricted(actor, 'export');
     const page = await this.consumers.list(actor, limit, after);
     const consumers = page.items.map(({ consumer, keys }): FileConsumer => {
@@ -186,7 +221,11 @@ export class ConsumersFile {
         ...(consumer.disabledAt ? { disabledAt: consumer.disabledAt.toISOString() } : {}),
         // The one-key form too, for the importers of earlier versions (ignored where `keys` is read).
         ...(current
-          ? { keyHash: current.keyHash, keyHint: current.hint, ...(current.revokedAt ? { revokedAt: current.revokedAt.toISOString() } : {}) }
+          ? {
+              keyHash: current.keyHash,
+              keyHint: current.hint,
+              ...(current.revokedAt ? { revokedAt: current.revokedAt.toISOString() } : {}),
+            }
           : {}),
         keys: keys.map((k) => ({
           keyHash: k.keyHash,

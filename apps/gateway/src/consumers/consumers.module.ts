@@ -1,5 +1,12 @@
 import { DatabaseEndpoint, guardPoolClients } from '@app/database';
-import { Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { getDataSourceToken, InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
@@ -22,9 +29,13 @@ import { RedisConsumerChanges } from './redis-consumer-changes';
 /** Redis pub/sub when REDIS_URL is set (the instances share it already); PostgreSQL LISTEN/NOTIFY otherwise. */
 function createChanges(config: GatewayConfig, endpoint: DatabaseEndpoint, dataSource: DataSource): ConsumerChanges {
   if (config.redis) return new RedisConsumerChanges(config.redis.connection, config.redis.keyPrefix);
-  return new PostgresConsumerChanges(endpoint.url, `${config.consumers.schema}_consumer_changes`, async (channel, payload) => {
-    await dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
-  });
+  return new PostgresConsumerChanges(
+    endpoint.url,
+    `${config.consumers.schema}_consumer_changes`,
+    async (channel, payload) => {
+      await dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+  );
 }
 
 /** Migrates before the gateway takes requests, listens for changes, and closes everything after the pool. */
@@ -39,7 +50,8 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
 
   async onModuleInit(): Promise<void> {
     guardPoolClients(this.dataSource);
-    if (this.config.consumers.migrateOnStart) await runMigrations(this.dataSource, this.endpoint, this.config.consumers.schema);
+    if (this.config.consumers.migrateOnStart)
+      await runMigrations(this.dataSource, this.endpoint, this.config.consumers.schema);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -60,7 +72,11 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
 @Module({
   imports: [GatewayDatabaseModule.forRoot(CONSUMER_ENTITIES)],
   providers: [
-    { provide: ConsumerChanges, inject: [GATEWAY_CONFIG, DatabaseEndpoint, getDataSourceToken(GATEWAY_DATA_SOURCE)], useFactory: createChanges },
+    {
+      provide: ConsumerChanges,
+      inject: [GATEWAY_CONFIG, DatabaseEndpoint, getDataSourceToken(GATEWAY_DATA_SOURCE)],
+      useFactory: createChanges,
+    },
     PlanLimits,
     KeyLookupRepository,
     ConsumerRepository,
@@ -71,6 +87,15 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
     PlanRequests,
     ConsumersLifecycle,
   ],
-  exports: [PlanLimits, ConsumerRepository, ConsumersFile, KeyCache, ConsumerChanges, AuditLog, AdminTokens, PlanRequests],
+  exports: [
+    PlanLimits,
+    ConsumerRepository,
+    ConsumersFile,
+    KeyCache,
+    ConsumerChanges,
+    AuditLog,
+    AdminTokens,
+    PlanRequests,
+  ],
 })
 export class ConsumersModule {}

@@ -27,7 +27,8 @@ function storeWith(existing: string[]): ConsumerRepository & { created: string[]
 describe('mintDemoKeyIfNoConsumers', () => {
   const quiet = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
   afterAll(() => quiet.mockRestore());
-  const configIn = (dir: string, env: Record<string, string> = {}) => loadGatewayConfig({ ADMIN_TOKEN_FILE: join(dir, 'admin-token'), ...env });
+  const configIn = (dir: string, env: Record<string, string> = {}) =>
+    loadGatewayConfig({ ADMIN_TOKEN_FILE: join(dir, 'admin-token'), ...env });
 
   it('creates a Free "demo" consumer once in development and keeps a copy of its key for the newcomer', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'demo-key-'));
@@ -42,7 +43,12 @@ describe('mintDemoKeyIfNoConsumers', () => {
   it('never mints in production', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'demo-key-'));
     const store = storeWith([]);
-    expect(await mintDemoKeyIfNoConsumers(configIn(dir, { NODE_ENV: 'production', ADMIN_TOKEN: randomBytes(32).toString('hex') }), store)).toBeUndefined();
+    expect(
+      await mintDemoKeyIfNoConsumers(
+        configIn(dir, { NODE_ENV: 'production', ADMIN_TOKEN: randomBytes(32).toString('hex') }),
+        store,
+      ),
+    ).toBeUndefined();
     expect(existsSync(join(dir, 'demo-api-key'))).toBe(false);
     expect(store.created).toEqual([]);
   });

@@ -19,7 +19,10 @@ export function demoKeyFile(config: GatewayConfig): string {
  * that a newcomer can authorize in Swagger UI straight away. Two instances starting together create it once
  * (the name is unique); the second one prints nothing.
  */
-export async function mintDemoKeyIfNoConsumers(config: GatewayConfig, store: ConsumerRepository): Promise<string | undefined> {
+export async function mintDemoKeyIfNoConsumers(
+  config: GatewayConfig,
+  store: ConsumerRepository,
+): Promise<string | undefined> {
   if (!config.demoKey || (await store.hasConsumers())) return undefined;
   let key: string;
   try {

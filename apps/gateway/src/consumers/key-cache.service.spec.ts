@@ -183,7 +183,9 @@ describe('KeyCache', () => {
       const unheard = 'c'.repeat(64);
       rows.set(unheard, record({ keyId: 'unheard', consumerId: 'cu' }));
       // A flood spends that one lookup at once; the rest of it is refused without a query, the unheard key too.
-      const flood = await Promise.all(Array.from({ length: 200 }, () => cache.authenticate(randomBytes(32).toString('hex'))));
+      const flood = await Promise.all(
+        Array.from({ length: 200 }, () => cache.authenticate(randomBytes(32).toString('hex'))),
+      );
       expect(flood.every((r) => r.outcome === 'invalid')).toBe(true);
       expect(fake.state.queries).toBe(1);
       expect(await cache.authenticate(unheard)).toEqual({ outcome: 'invalid', reason: 'unknown' });

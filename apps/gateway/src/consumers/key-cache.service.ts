@@ -150,9 +150,17 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     });
     const filterState = () => this.filter.state;
     for (const [name, help, read] of [
-      ['gateway_key_filter_keys', 'Key hashes in the key filter (valid keys at its last build, plus those added by changes since).', () => filterState().keys],
+      [
+        'gateway_key_filter_keys',
+        'Key hashes in the key filter (valid keys at its last build, plus those added by changes since).',
+        () => filterState().keys,
+      ],
       ['gateway_key_filter_bytes', 'Memory of the key filter.', () => filterState().bytes],
-      ['gateway_key_filter_complete', '1 when the key filter holds every valid key (unknown keys refused without a query), 0 while it is built.', () => Number(filterState().complete)],
+      [
+        'gateway_key_filter_complete',
+        '1 when the key filter holds every valid key (unknown keys refused without a query), 0 while it is built.',
+        () => Number(filterState().complete),
+      ],
     ] as const) {
       new Gauge({
         name,
@@ -310,7 +318,8 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   private evaluate(record: KeyRecord, now: number): Authentication {
     if (record.revokedAt !== null) return { outcome: 'invalid', reason: 'revoked' };
     if (record.disabledAt !== null) return { outcome: 'invalid', reason: 'disabled' };
-    if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return { outcome: 'invalid', reason: 'expired' };
+    if (record.expiresAt !== null && record.expiresAt.getTime() <= now)
+      return { outcome: 'invalid', reason: 'expired' };
     const limits = this.planLimits.effective(record);
     if (!limits) return { outcome: 'invalid', reason: 'unknown' };
     return { outcome: 'valid', consumer: { name: record.name, plan: record.plan, limits }, keyId: record.keyId };
@@ -371,7 +380,9 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   private reportDown(error: Error): void {
     if (this.databaseDown) return;
     this.databaseDown = true;
-    this.logger.error(`Key store unreachable (${error.message}): cached keys keep working, unseen keys get 503 until it returns`);
+    this.logger.error(
+      `Key store unreachable (${error.message}): cached keys keep working, unseen keys get 503 until it returns`,
+    );
   }
 
   private reportUp(): void {

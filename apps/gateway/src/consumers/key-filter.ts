@@ -101,7 +101,10 @@ export class KeyFilter {
   constructor(
     private readonly source: KeyHashSource,
     private readonly rebuildMs: number,
-    private readonly events: { rebuilt(ms: number, keys: number, bytes: number): void; failed(error: Error, first: boolean): void },
+    private readonly events: {
+      rebuilt(ms: number, keys: number, bytes: number): void;
+      failed(error: Error, first: boolean): void;
+    },
   ) {}
 
   /** Builds the filter (awaited at start-up; a failure leaves it incomplete and retried) and starts the timers. */

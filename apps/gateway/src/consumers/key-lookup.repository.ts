@@ -53,7 +53,10 @@ export class KeyLookupRepository {
       consumerId: row.consumer_id,
       name: row.name,
       plan: row.plan,
-      limits: row.limit_per_minute !== null && row.limit_per_day !== null ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day } : null,
+      limits:
+        row.limit_per_minute !== null && row.limit_per_day !== null
+          ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
+          : null,
       disabledAt: row.disabled_at,
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at,

@@ -32,7 +32,11 @@ const ONE_PENDING = 'UQ_plan_requests_one_pending';
 
 /** A token limited to its own consumers asks for plans; it never decides them. */
 function assertMayReview(actor: AdminActor): void {
-  if (actor.ownConsumersOnly) throw new ApiError('FORBIDDEN', `Token "${actor.name}" acts only on the consumers it created: it cannot decide plan requests.`);
+  if (actor.ownConsumersOnly)
+    throw new ApiError(
+      'FORBIDDEN',
+      `Token "${actor.name}" acts only on the consumers it created: it cannot decide plan requests.`,
+    );
 }
 
 /**
@@ -55,7 +59,10 @@ export class PlanRequests {
         const consumer = await this.consumerNamed(manager, input.consumer);
         assertMayTouch(context.actor, consumer);
         if (input.requestedPlan === consumer.plan) {
-          throw new ApiError('PLAN_UNCHANGED', `requestedPlan must differ from the consumer's current plan (${consumer.plan}).`);
+          throw new ApiError(
+            'PLAN_UNCHANGED',
+            `requestedPlan must differ from the consumer's current plan (${consumer.plan}).`,
+          );
         }
         const request = manager.create(PlanRequestEntity, {
           id: randomUUID(),
@@ -78,28 +85,40 @@ export class PlanRequests {
         return manager.findOneByOrFail(PlanRequestEntity, { id: request.id });
       });
     } catch (error) {
-      if (isUniqueViolation(error, ONE_PENDING)) throw new ApiError('PLAN_REQUEST_PENDING', `Consumer "${input.consumer}" already has a pending plan request.`);
+      if (isUniqueViolation(error, ONE_PENDING))
+        throw new ApiError('PLAN_REQUEST_PENDING', `Consumer "${input.consumer}" already has a pending plan request.`);
       throw error;
     }
   }
 
   /** Oldest first (the queue an operator works through), keyset-paged on (createdAt, id). */
   async list(actor: AdminActor, query: PlanRequestQuery): Promise<{ items: PlanRequestEntity[]; next: string | null }> {
-    const builder = this.dataSource.getRepository(PlanRequestEntity).createQueryBuilder('r').orderBy('r.created_at', 'ASC').addOrderBy('r.id', 'ASC').take(query.limit + 1);
+    const builder = this.dataSource
+      .getRepository(PlanRequestEntity)
+      .createQueryBuilder('r')
+      .orderBy('r.created_at', 'ASC')
+      .addOrderBy('r.id', 'ASC')
+      .take(query.limit + 1);
     if (query.consumer !== undefined) {
       const consumer = await this.dataSource.getRepository(ConsumerEntity).findOneBy({ name: query.consumer });
       if (consumer) assertMayTouch(actor, consumer);
       builder.andWhere('r.consumer = :consumer', { consumer: query.consumer });
     }
     if (actor.ownConsumersOnly) {
-      builder.andWhere(`r.consumer IN (SELECT c.name FROM "${this.schema}"."consumers" c WHERE c.created_by_token = :actorId)`, { actorId: actor.id });
+      builder.andWhere(
+        `r.consumer IN (SELECT c.name FROM "${this.schema}"."consumers" c WHERE c.created_by_token = :actorId)`,
+        { actorId: actor.id },
+      );
     }
     if (query.status !== undefined) builder.andWhere('r.status = :status', { status: query.status });
     if (query.after !== undefined) {
       const last = await this.dataSource.getRepository(PlanRequestEntity).findOneBy({ id: query.after });
       if (!last) throw new ApiError('VALIDATION_FAILED', 'after must be the next of a previous page');
       // Compared in SQL: created_at has microseconds, a JavaScript Date only milliseconds.
-      builder.andWhere(`(r.created_at, r.id) > (SELECT p.created_at, p.id FROM "${this.schema}"."plan_requests" p WHERE p.id = :after)`, { after: last.id });
+      builder.andWhere(
+        `(r.created_at, r.id) > (SELECT p.created_at, p.id FROM "${this.schema}"."plan_requests" p WHERE p.id = :after)`,
+        { after: last.id },
+      );
     }
     const rows = await builder.getMany();
     const items = rows.slice(0, query.limit);
@@ -110,21 +129,36 @@ export class PlanRequests {
   async approve(context: AdminRequestContext, id: string, limits: Limits | null): Promise<PlanRequestEntity> {
     assertMayReview(context.actor);
     const found = await this.find(this.dataSource.manager, id, false);
-    await this.consumers.update(context, found.consumer, { plan: found.requestedPlan as PlanName, limits }, async (manager, consumer) => {
-      const request = await this.find(manager, id, true);
-      this.assertPending(request);
-      // Asked from another plan than the consumer is on now (an operator moved it since): approving would move it
-      // from a plan nobody asked to leave, perhaps down. Decline it, or let the developer ask again.
-      if (consumer.plan !== request.currentPlan) {
-        throw new ApiError('PLAN_REQUEST_STALE', `Plan request ${id} asked to move from ${request.currentPlan}, but the consumer is on ${consumer.plan} now: decline it, or ask again.`);
-      }
-      await manager.update(PlanRequestEntity, { id }, { status: 'approved', decidedAt: () => 'now()', decidedBy: context.actor.name });
-      await this.audit.record(context, manager, {
-        action: 'plan-request.approve',
-        targetConsumer: request.consumer,
-        changes: diff({ requestId: id, status: 'pending', plan: request.currentPlan }, { requestId: id, status: 'approved', plan: request.requestedPlan }),
-      });
-    });
+    await this.consumers.update(
+      context,
+      found.consumer,
+      { plan: found.requestedPlan as PlanName, limits },
+      async (manager, consumer) => {
+        const request = await this.find(manager, id, true);
+        this.assertPending(request);
+        // Asked from another plan than the consumer is on now (an operator moved it since): approving would move it
+        // from a plan nobody asked to leave, perhaps down. Decline it, or let the developer ask again.
+        if (consumer.plan !== request.currentPlan) {
+          throw new ApiError(
+            'PLAN_REQUEST_STALE',
+            `Plan request ${id} asked to move from ${request.currentPlan}, but the consumer is on ${consumer.plan} now: decline it, or ask again.`,
+          );
+        }
+        await manager.update(
+          PlanRequestEntity,
+          { id },
+          { status: 'approved', decidedAt: () => 'now()', decidedBy: context.actor.name },
+        );
+        await this.audit.record(context, manager, {
+          action: 'plan-request.approve',
+          targetConsumer: request.consumer,
+          changes: diff(
+            { requestId: id, status: 'pending', plan: request.currentPlan },
+            { requestId: id, status: 'approved', plan: request.requestedPlan },
+          ),
+        });
+      },
+    );
     return this.find(this.dataSource.manager, id, false);
   }
 
@@ -133,7 +167,11 @@ export class PlanRequests {
     return this.dataSource.transaction(async (manager) => {
       const request = await this.find(manager, id, true);
       this.assertPending(request);
-      await manager.update(PlanRequestEntity, { id }, { status: 'declined', decidedAt: () => 'now()', decidedBy: context.actor.name, note });
+      await manager.update(
+        PlanRequestEntity,
+        { id },
+        { status: 'declined', decidedAt: () => 'now()', decidedBy: context.actor.name, note },
+      );
       await this.audit.record(context, manager, {
         action: 'plan-request.decline',
         targetConsumer: request.consumer,
@@ -144,11 +182,15 @@ export class PlanRequests {
   }
 
   private assertPending(request: PlanRequestEntity): void {
-    if (request.status !== 'pending') throw new ApiError('PLAN_REQUEST_DECIDED', `Plan request ${request.id} was already ${request.status}.`);
+    if (request.status !== 'pending')
+      throw new ApiError('PLAN_REQUEST_DECIDED', `Plan request ${request.id} was already ${request.status}.`);
   }
 
   private async find(manager: EntityManager, id: string, lock: boolean): Promise<PlanRequestEntity> {
-    const request = await manager.findOne(PlanRequestEntity, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const request = await manager.findOne(PlanRequestEntity, {
+      where: { id },
+      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
     if (!request) throw new ApiError('NOT_FOUND', `No plan request ${id}.`);
     return request;
   }

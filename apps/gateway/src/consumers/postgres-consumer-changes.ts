@@ -37,7 +37,11 @@ export class PostgresConsumerChanges extends ConsumerChanges {
 
   private async connect(attempt: number): Promise<void> {
     if (this.closed) return;
-    const client = new Client({ connectionString: this.url, application_name: 'gateway-consumer-changes', connectionTimeoutMillis: 3000 });
+    const client = new Client({
+      connectionString: this.url,
+      application_name: 'gateway-consumer-changes',
+      connectionTimeoutMillis: 3000,
+    });
     client.on('error', () => undefined);
     client.on('notification', (message) => {
       if (message.channel !== this.channel || !message.payload) return;
@@ -55,13 +59,16 @@ export class PostgresConsumerChanges extends ConsumerChanges {
       await client.query(`LISTEN "${this.channel}"`);
       this.listener = client;
       if (this.connectedOnce) {
-        this.logger.warn('LISTEN connection for consumer changes is back: cached keys are re-checked on their next use');
+        this.logger.warn(
+          'LISTEN connection for consumer changes is back: cached keys are re-checked on their next use',
+        );
         this.reconnected();
       }
       this.connectedOnce = true;
     } catch (error) {
       await client.end().catch(() => undefined);
-      if (attempt === 0) this.logger.error(`Cannot LISTEN for consumer changes (${(error as Error).message}): retrying`);
+      if (attempt === 0)
+        this.logger.error(`Cannot LISTEN for consumer changes (${(error as Error).message}): retrying`);
       this.connectedOnce = true;
       this.schedule(attempt + 1);
     }

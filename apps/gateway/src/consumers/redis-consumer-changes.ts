@@ -45,7 +45,9 @@ export class RedisConsumerChanges extends ConsumerChanges {
       },
       (error: Error) => {
         this.subscribedOnce = true;
-        this.logger.error(`Cannot subscribe to ${this.channel} (${error.message}): changes reach this instance through the cache TTL`);
+        this.logger.error(
+          `Cannot subscribe to ${this.channel} (${error.message}): changes reach this instance through the cache TTL`,
+        );
       },
     );
   }

@@ -25,7 +25,12 @@ type EntityClass = Function | EntitySchema;
  * lives in its own schema (GATEWAY_DB_SCHEMA), so the gateway can share a database with the pets service. The
  * entities are the features' own (CONSUMER_ENTITIES): this folder knows the plumbing and the migrations only.
  */
-export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number, schema: string, entities: EntityClass[]): DataSourceOptions {
+export function dataSourceOptions(
+  endpoint: DatabaseEndpoint,
+  poolSize: number,
+  schema: string,
+  entities: EntityClass[],
+): DataSourceOptions {
   return postgresDataSourceOptions(endpoint, {
     application: 'gateway',
     poolSize,

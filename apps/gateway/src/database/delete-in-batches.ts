@@ -11,10 +11,19 @@ interface Queryable {
  * `pauseMs` between statements (other writers get the table in between), until a statement deletes fewer; the
  * rows deleted. Used by the retention jobs (the audit log, the usage history).
  */
-export async function deleteInBatches(db: Queryable, table: string, where: string, parameters: unknown[], pauseMs = 0): Promise<number> {
+export async function deleteInBatches(
+  db: Queryable,
+  table: string,
+  where: string,
+  parameters: unknown[],
+  pauseMs = 0,
+): Promise<number> {
   let total = 0;
   for (;;) {
-    const [, deleted] = (await db.query(`DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT ${RETENTION_BATCH})`, parameters)) as [unknown[], number];
+    const [, deleted] = (await db.query(
+      `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT ${RETENTION_BATCH})`,
+      parameters,
+    )) as [unknown[], number];
     total += deleted;
     if (deleted < RETENTION_BATCH) return total;
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));

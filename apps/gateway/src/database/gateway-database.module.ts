@@ -1,4 +1,10 @@
-import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, PgliteListener, PgliteWireServer } from '@app/database';
+import {
+  DatabaseEndpoint,
+  EmbeddedPgliteEndpoint,
+  ExternalPostgresEndpoint,
+  PgliteListener,
+  PgliteWireServer,
+} from '@app/database';
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { PGlite } from '@electric-sql/pglite';

@@ -26,7 +26,7 @@ function description(config: GatewayConfig, plans: PlanTable): string {
     limitsTable(plans),
     '',
     'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds) for the window closest to running out, and `RateLimit-Policy` / `RateLimit` for every window.',
-    'Every request under `/v1` is counted exactly once, whatever its form (any case, a trailing slash, `HEAD`, with or without `Origin`), and so is every answer: 404 for an unknown path, 405 `METHOD_NOT_ALLOWED` (with `Allow`) for a method a path does not support and 400 for a path that cannot be percent-decoded are counted and carry these headers (the consumer\'s with a valid key; without one the answer is 401, on the anonymous limit). A CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) carries no credentials: it is answered at once and counts nothing. Only answers of the HTTP parser itself (408, 431, broken framing) carry none.',
+    "Every request under `/v1` is counted exactly once, whatever its form (any case, a trailing slash, `HEAD`, with or without `Origin`), and so is every answer: 404 for an unknown path, 405 `METHOD_NOT_ALLOWED` (with `Allow`) for a method a path does not support and 400 for a path that cannot be percent-decoded are counted and carry these headers (the consumer's with a valid key; without one the answer is 401, on the anonymous limit). A CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) carries no credentials: it is answered at once and counts nothing. Only answers of the HTTP parser itself (408, 431, broken framing) carry none.",
     `Over a limit: 429 \`RATE_LIMITED\` with \`Retry-After\` (seconds). Requests refused with 429 do not count against the quota. A key that sends more than ${config.rateLimit.banThreshold} further requests within the window after its 429 is banned for ${banSeconds} seconds (429 \`KEY_BANNED\`, \`Retry-After\` until the ban ends). Wait for \`Retry-After\` and back off exponentially.`,
     `Requests without a valid key are limited to ${config.rateLimit.anonymousPerMinute} per minute per client address.`,
     '',
@@ -40,18 +40,29 @@ function description(config: GatewayConfig, plans: PlanTable): string {
  * The OpenAPI document, generated from the controllers and the shared DTO classes. `served` adds a relative
  * `/v1` server first, so that Swagger UI's "Try it out" calls the gateway that serves it.
  */
-export function buildOpenApiDocument(app: INestApplication, config: GatewayConfig, plans: PlanTable, served: boolean): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  config: GatewayConfig,
+  plans: PlanTable,
+  served: boolean,
+): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet adoption store: animals API')
     .setDescription(description(config, plans))
     .setVersion('1.0.0')
     .setLicense('Proprietary', 'https://petstore.example.com/terms')
     .addTag('animals', 'The animals (pets) of the store.')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key, sent as `Authorization: Bearer <API key>`.' }, 'bearer');
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'API key, sent as `Authorization: Bearer <API key>`.' },
+      'bearer',
+    );
   if (served) builder.addServer(API_PREFIX, 'This gateway');
   builder.addServer(config.publicUrls.production, 'Production').addServer(config.publicUrls.staging, 'Staging');
 
-  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true, extraModels: [ErrorDto] });
+  const document = SwaggerModule.createDocument(app, builder.build(), {
+    ignoreGlobalPrefix: true,
+    extraModels: [ErrorDto],
+  });
   document.components ??= {};
   document.components.schemas ??= {};
   document.components.schemas.Pets = {
@@ -76,7 +87,10 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
   components.headers = { ...HEADER_COMPONENTS };
   components.responses = errorResponseComponents();
   for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item) as Array<{ operationId?: string; responses?: Record<string, unknown> }>) {
+    for (const operation of Object.values(item) as Array<{
+      operationId?: string;
+      responses?: Record<string, unknown>;
+    }>) {
       for (const status of Object.keys(operation.responses ?? {})) {
         const shared = errorResponseRef(Number(status), operation.operationId);
         if (shared) operation.responses![status] = shared;
@@ -85,7 +99,10 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
   }
   const bearer = components.securitySchemes?.bearer as { bearerFormat?: string } | undefined;
   if (bearer) delete bearer.bearerFormat;
-  const schemas = (components.schemas ?? {}) as Record<string, { properties?: Record<string, Record<string, unknown>>; additionalProperties?: boolean }>;
+  const schemas = (components.schemas ?? {}) as Record<
+    string,
+    { properties?: Record<string, Record<string, unknown>>; additionalProperties?: boolean }
+  >;
   if (schemas.NewPet) schemas.NewPet.additionalProperties = false;
   if (schemas.PetStatus) {
     (schemas.PetStatus as { description?: string }).description =

@@ -2,7 +2,13 @@ import { OutageLog, READINESS_CACHE_MS, SharedCheck } from '@app/platform';
 import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
-import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorFunction,
+  HealthIndicatorService,
+} from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { KeyCache } from '../consumers/key-cache.service';
@@ -70,7 +76,11 @@ export class HealthController {
   private async keyLookupReady() {
     const indicator = this.indicators.check('keys');
     const problem = await this.keys.unseenKeyLookupProblem(UNSEEN_KEY_LOOKUP_WITHIN_MS);
-    this.outages.report('The key lookup', problem === undefined, problem === undefined ? '' : `${problem}: keys this instance has not seen wait, or get 503`);
+    this.outages.report(
+      'The key lookup',
+      problem === undefined,
+      problem === undefined ? '' : `${problem}: keys this instance has not seen wait, or get 503`,
+    );
     return problem === undefined ? indicator.up() : indicator.down(problem);
   }
 

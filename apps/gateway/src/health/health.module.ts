@@ -5,5 +5,8 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { HealthController } from './health.controller';
 
 // Terminus would log every failed probe; the controller logs each outage once instead.
-@Module({ imports: [TerminusModule.forRoot({ logger: false }), RateLimitModule, ConsumersModule], controllers: [HealthController] })
+@Module({
+  imports: [TerminusModule.forRoot({ logger: false }), RateLimitModule, ConsumersModule],
+  controllers: [HealthController],
+})
 export class HealthModule {}

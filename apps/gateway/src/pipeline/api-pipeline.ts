@@ -27,7 +27,9 @@ const SUPERSEDED_GLOBAL_GUARDS: readonly Type[] = [ApiKeyGuard];
 
 /** A CORS preflight (Fetch standard): OPTIONS with Origin and Access-Control-Request-Method. Browsers send no credentials with it. */
 const isPreflight = (request: IncomingMessage): boolean =>
-  request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+  request.method === 'OPTIONS' &&
+  request.headers.origin !== undefined &&
+  request.headers['access-control-request-method'] !== undefined;
 
 /**
  * The one way into /v1. Every request under /v1, whatever its shape (any case, a trailing slash, HEAD, OPTIONS,
@@ -67,7 +69,8 @@ export class ApiPipeline {
   install(server: Server, express: Express, app: HttpAppPipeline): void {
     this.refuseUnappliedGlobals();
     const listeners = server.listeners('request');
-    if (listeners.length !== 1) throw new Error(`Expected one request listener on the gateway's server, found ${listeners.length}`);
+    if (listeners.length !== 1)
+      throw new Error(`Expected one request listener on the gateway's server, found ${listeners.length}`);
     const fallback = listeners[0] as Listener;
     const handle = this.handler(express, app, fallback);
     server.removeListener('request', fallback);
@@ -76,7 +79,10 @@ export class ApiPipeline {
 
   /** The app's global guards, interceptors and pipes: only those whose work the pipeline does itself. */
   private refuseUnappliedGlobals(): void {
-    const guards = [...this.appConfig.getGlobalGuards(), ...this.appConfig.getGlobalRequestGuards().map((wrapper) => wrapper.instance)];
+    const guards = [
+      ...this.appConfig.getGlobalGuards(),
+      ...this.appConfig.getGlobalRequestGuards().map((wrapper) => wrapper.instance),
+    ];
     const unapplied = [
       ...guards.filter((guard) => !SUPERSEDED_GLOBAL_GUARDS.some((type) => guard instanceof type)),
       ...this.appConfig.getGlobalInterceptors(),
@@ -103,7 +109,8 @@ export class ApiPipeline {
       request.originalUrl = request.url;
       request.baseUrl = '';
       const matched = this.routes.match(request.method, exchange.path);
-      const template = matched.kind === 'route' ? matched.route.path : matched.kind === 'not-found' ? undefined : matched.template;
+      const template =
+        matched.kind === 'route' ? matched.route.path : matched.kind === 'not-found' ? undefined : matched.template;
       if (template !== undefined) request.route = { path: template };
       for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
       response.setHeader('cache-control', API_CACHE_CONTROL);
@@ -133,17 +140,26 @@ export class ApiPipeline {
       exchange.keyId = authentication.keyId;
     }
     const route = matched.kind === 'route' ? matched.route : UNROUTED;
-    await this.limits.decide(executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler));
+    await this.limits.decide(
+      executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler),
+    );
     if (authentication.outcome === 'refused') throw authentication.refusal;
 
     if (matched.kind === 'not-found' || matched.kind === 'method-not-allowed') {
       throw unmatchedRoute(exchange.request.method, exchange.path, matched.kind === 'not-found' ? [] : matched.allow);
     }
-    if (matched.kind === 'undecodable') throw new ApiError('VALIDATION_FAILED', `Failed to decode param '${matched.segment}'`);
+    if (matched.kind === 'undecodable')
+      throw new ApiError('VALIDATION_FAILED', `Failed to decode param '${matched.segment}'`);
 
     const sunset = this.sunsetOf(matched.route.handler);
     if (sunset) applySunset(sunset, exchange.response, this.clock.now());
-    await matched.route.invoke({ request: exchange.request, response: exchange.response, url: exchange.request.url, params: matched.params, custom: exchange });
+    await matched.route.invoke({
+      request: exchange.request,
+      response: exchange.response,
+      url: exchange.request.url,
+      params: matched.params,
+      custom: exchange,
+    });
   }
 
   /** A route's @Sunset policy, read once per handler. */
@@ -164,7 +180,10 @@ export class ApiPipeline {
       filter.catch(error, executionContext([request, response, noop]));
     } catch (failure) {
       // Never an unhandled rejection (it would stop the process): the connection goes instead of an answer.
-      this.logger.error(`Could not answer ${request.method} ${exchange.path}`, failure instanceof Error ? failure.stack : String(failure));
+      this.logger.error(
+        `Could not answer ${request.method} ${exchange.path}`,
+        failure instanceof Error ? failure.stack : String(failure),
+      );
       response.destroy();
     }
   }

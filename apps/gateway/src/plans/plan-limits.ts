@@ -15,7 +15,10 @@ export class PlanLimits {
 
   check(plan: PlanName, limits: Limits | null): void {
     if (this.plans[plan] === 'custom' && limits === null) {
-      throw new ApiError('VALIDATION_FAILED', `The ${plan} plan needs the consumer's agreed limits (perMinute and perDay).`);
+      throw new ApiError(
+        'VALIDATION_FAILED',
+        `The ${plan} plan needs the consumer's agreed limits (perMinute and perDay).`,
+      );
     }
   }
 }

@@ -14,15 +14,25 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
     required: true,
     schema: { type: 'integer' },
   },
-  'X-RateLimit-Remaining': { description: 'Rate limit: requests remaining in that window.', required: true, schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Rate limit: Unix time (seconds) at which that window resets.', required: true, schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': {
+    description: 'Rate limit: requests remaining in that window.',
+    required: true,
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Rate limit: Unix time (seconds) at which that window resets.',
+    required: true,
+    schema: { type: 'integer' },
+  },
   'RateLimit-Policy': {
-    description: 'Rate limit: every window of the caller\'s plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+    description:
+      'Rate limit: every window of the caller\'s plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
     required: true,
     schema: { type: 'string' },
   },
   RateLimit: {
-    description: 'Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`.',
+    description:
+      'Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`.',
     required: true,
     schema: { type: 'string' },
   },
@@ -31,12 +41,32 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
     required: true,
     schema: { type: 'string' },
   },
-  'X-Request-Id': { description: 'The request id (the client\'s X-Request-Id when sent, else generated).', required: true, schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: "The request id (the client's X-Request-Id when sent, else generated).",
+    required: true,
+    schema: { type: 'string' },
+  },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
-  'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer realm="petstore"`.', required: true, schema: { type: 'string' } },
-  Deprecation: { description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.', required: true, schema: { type: 'string' } },
-  Sunset: { description: 'RFC 8594: when the operation is removed (HTTP date).', required: true, schema: { type: 'string' } },
-  Link: { description: 'The replacement: `</v1/pets>; rel="successor-version"`.', required: true, schema: { type: 'string' } },
+  'WWW-Authenticate': {
+    description: 'RFC 6750 challenge: `Bearer realm="petstore"`.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  Deprecation: {
+    description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  Sunset: {
+    description: 'RFC 8594: when the operation is removed (HTTP date).',
+    required: true,
+    schema: { type: 'string' },
+  },
+  Link: {
+    description: 'The replacement: `</v1/pets>; rel="successor-version"`.',
+    required: true,
+    schema: { type: 'string' },
+  },
 };
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
@@ -87,7 +117,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   401: {
     name: 'Unauthorized',
     description:
-      'Missing, malformed, unknown, expired or revoked API key (`UNAUTHORIZED`), or a valid key of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address\'s anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.',
+      "Missing, malformed, unknown, expired or revoked API key (`UNAUTHORIZED`), or a valid key of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.",
     examples: [
       ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
       ['UNAUTHORIZED', 'Invalid or revoked API key.'],
@@ -107,7 +137,8 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
   408: {
     name: 'RequestTimeout',
-    description: 'The request (headers, then body) was not received in time (`REQUEST_TIMEOUT`); the connection closes. Answered by the HTTP server: no rate-limit headers.',
+    description:
+      'The request (headers, then body) was not received in time (`REQUEST_TIMEOUT`); the connection closes. Answered by the HTTP server: no rate-limit headers.',
     examples: [['REQUEST_TIMEOUT', 'The request was not received in time.']],
     headers: {},
   },
@@ -125,7 +156,8 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
   415: {
     name: 'UnsupportedMediaType',
-    description: 'The request body is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`).',
+    description:
+      'The request body is not `application/json` in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity (`UNSUPPORTED_MEDIA_TYPE`).',
     examples: [['UNSUPPORTED_MEDIA_TYPE', 'Content-Type "text/plain" is not supported: send application/json.']],
     headers: ERROR_HEADERS,
   },
@@ -141,13 +173,17 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   },
   431: {
     name: 'HeadersTooLarge',
-    description: 'The request line and headers exceed 16 KiB (`HEADERS_TOO_LARGE`); the connection closes. Answered by the HTTP server: no rate-limit headers.',
-    examples: [['HEADERS_TOO_LARGE', 'The request line and headers exceed 16 KiB: shorten the query string or the headers.']],
+    description:
+      'The request line and headers exceed 16 KiB (`HEADERS_TOO_LARGE`); the connection closes. Answered by the HTTP server: no rate-limit headers.',
+    examples: [
+      ['HEADERS_TOO_LARGE', 'The request line and headers exceed 16 KiB: shorten the query string or the headers.'],
+    ],
     headers: {},
   },
   500: {
     name: 'InternalError',
-    description: 'An unexpected failure (`INTERNAL_ERROR`); details go to the log with the request id, never to the client.',
+    description:
+      'An unexpected failure (`INTERNAL_ERROR`); details go to the log with the request id, never to the client.',
     examples: [['INTERNAL_ERROR', 'An unexpected error occurred.']],
     headers: ERROR_HEADERS,
   },
@@ -163,8 +199,14 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
       'The pets service or its database is unavailable (`SERVICE_UNAVAILABLE`). With `Retry-After`, nothing was changed and the request is safe to repeat; a createPet answered without `Retry-After` lost its database connection while committing: the animal may or may not have been added, so list before sending it again.',
     examples: [
       ['SERVICE_UNAVAILABLE', 'The pets service is unavailable.'],
-      ['SERVICE_UNAVAILABLE', 'The database is unavailable; nothing was changed. Retry after the time given in Retry-After.'],
-      ['SERVICE_UNAVAILABLE', 'The database connection was lost while the change was being committed: it may or may not have been saved. Check (GET /pets) before sending it again.'],
+      [
+        'SERVICE_UNAVAILABLE',
+        'The database is unavailable; nothing was changed. Retry after the time given in Retry-After.',
+      ],
+      [
+        'SERVICE_UNAVAILABLE',
+        'The database connection was lost while the change was being committed: it may or may not have been saved. Check (GET /pets) before sending it again.',
+      ],
     ],
     headers: { ...ERROR_HEADERS, ...refs('Retry-After') },
   },
@@ -215,7 +257,10 @@ export const EVERY_OPERATION_STATUSES = [400, 401, 408, 429, 431, 500, 502, 503,
 
 /** components.responses: one per error status, with an example per code. */
 export function errorResponseComponents(): Record<string, ResponseObject> {
-  const specs = [...Object.values(ERROR_RESPONSES), ...Object.values(OPERATION_ERROR_RESPONSES).flatMap((byStatus) => Object.values(byStatus))];
+  const specs = [
+    ...Object.values(ERROR_RESPONSES),
+    ...Object.values(OPERATION_ERROR_RESPONSES).flatMap((byStatus) => Object.values(byStatus)),
+  ];
   return Object.fromEntries(
     specs.map((spec) => {
       const examples = Object.fromEntries(
@@ -229,14 +274,19 @@ export function errorResponseComponents(): Record<string, ResponseObject> {
         spec.examples.length === 1
           ? { schema: { $ref: '#/components/schemas/Error' }, example: example(...spec.examples[0]) }
           : { schema: { $ref: '#/components/schemas/Error' }, examples };
-      return [spec.name, { description: spec.description, headers: spec.headers, content: { 'application/json': media } }];
+      return [
+        spec.name,
+        { description: spec.description, headers: spec.headers, content: { 'application/json': media } },
+      ];
     }),
   );
 }
 
 /** The reference an operation's response of `status` is replaced with (see buildOpenApiDocument). */
 export function errorResponseRef(status: number, operationId?: string): ReferenceObject | undefined {
-  const spec = (operationId === undefined ? undefined : OPERATION_ERROR_RESPONSES[operationId]?.[status]) ?? ERROR_RESPONSES[status];
+  const spec =
+    (operationId === undefined ? undefined : OPERATION_ERROR_RESPONSES[operationId]?.[status]) ??
+    ERROR_RESPONSES[status];
   return spec ? { $ref: `#/components/responses/${spec.name}` } : undefined;
 }
 
@@ -246,5 +296,7 @@ export function errorResponseRef(status: number, operationId?: string): Referenc
  */
 export function ApiErrorResponses(...statuses: number[]): MethodDecorator {
   const all = [...new Set([...EVERY_OPERATION_STATUSES, ...statuses])].sort((a, b) => a - b);
-  return applyDecorators(...all.map((status) => ApiResponse({ status, description: ERROR_RESPONSES[status].description })));
+  return applyDecorators(
+    ...all.map((status) => ApiResponse({ status, description: ERROR_RESPONSES[status].description })),
+  );
 }

@@ -8,7 +8,7 @@ export const NEXT_LINK_HEADER: HeadersObject = {
       'Follow it to read the next page (same `limit` and `status`, plus the opaque `after` cursor); the last page has no `rel="next"`. ' +
       'The target is a relative reference, resolved against the URL of the request (RFC 3986, section 5), unless the ' +
       'deployment has configured its public origin: then it is absolute under that origin (`<https://api.petstore.example.com/v1/pets?...>`). ' +
-      'It is never built from the request\'s `Host` or `X-Forwarded-Host`.',
+      "It is never built from the request's `Host` or `X-Forwarded-Host`.",
     required: false,
     schema: { type: 'string' },
   },
@@ -56,7 +56,12 @@ function linkValues(field: string): string[] {
  * `publicTarget`: the request target as the router parsed it, in origin form (`/v1/pets?limit=7`; a request line
  * in absolute form is reduced to it first).
  */
-export function publicLinkField(upstream: string | string[] | undefined, publicTarget: string, forwardedPath: string, origin = ''): string | undefined {
+export function publicLinkField(
+  upstream: string | string[] | undefined,
+  publicTarget: string,
+  forwardedPath: string,
+  origin = '',
+): string | undefined {
   if (upstream === undefined) return undefined;
   const internalPath = forwardedPath.split('?')[0];
   const publicPath = publicTarget.split('?')[0];

@@ -1,6 +1,16 @@
 import { GET_PET_DEPRECATION, ListPetsQueryDto, NewPetDto, PetDto, PetIdParamsDto } from '@app/contract';
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtension, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiExtension,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ApiExchange, Exchange } from '../routing/api-exchange';
 import { API_PREFIX, PETS_PATH } from '../routing/api-routes';
 import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from './api-responses';
@@ -35,14 +45,22 @@ export class PetsProxyController {
       'skipped nor repeated, and a page deep in the list costs what the first one costs.',
   })
   @ApiExtension('x-stability', 'stable')
-  @ApiOkResponse({ description: 'A page of animals.', schema: { $ref: '#/components/schemas/Pets' }, headers: { ...COMMON_RESPONSE_HEADERS, ...NEXT_LINK_HEADER } })
+  @ApiOkResponse({
+    description: 'A page of animals.',
+    schema: { $ref: '#/components/schemas/Pets' },
+    headers: { ...COMMON_RESPONSE_HEADERS, ...NEXT_LINK_HEADER },
+  })
   @ApiErrorResponses()
   listPets(@Query() _query: ListPetsQueryDto, @Exchange() exchange: ApiExchange): Promise<void> {
     return this.forward(exchange);
   }
 
   @Post()
-  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal', description: 'The returned Pet repeats the submitted fields and adds the assigned `id`.' })
+  @ApiOperation({
+    operationId: 'createPet',
+    summary: 'Add an animal',
+    description: 'The returned Pet repeats the submitted fields and adds the assigned `id`.',
+  })
   @ApiExtension('x-stability', 'stable')
   @ApiBody({ type: NewPetDto, required: true })
   @ApiCreatedResponse({
@@ -67,7 +85,11 @@ export class PetsProxyController {
     deprecated: true,
   })
   @ApiExtension('x-stability', 'deprecated')
-  @ApiOkResponse({ description: 'The requested animal.', schema: { $ref: getSchemaPath(PetDto) }, headers: { ...COMMON_RESPONSE_HEADERS, ...DEPRECATION_HEADERS } })
+  @ApiOkResponse({
+    description: 'The requested animal.',
+    schema: { $ref: getSchemaPath(PetDto) },
+    headers: { ...COMMON_RESPONSE_HEADERS, ...DEPRECATION_HEADERS },
+  })
   @ApiErrorResponses(404, 410)
   getPet(@Param() _params: PetIdParamsDto, @Exchange() exchange: ApiExchange): Promise<void> {
     return this.forward(exchange);

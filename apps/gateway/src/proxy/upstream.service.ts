@@ -140,7 +140,8 @@ export class UpstreamService implements OnApplicationShutdown {
     // The body's bytes as they came (the pets service parses and validates them once), read only now that the
     // request has passed authentication and rate limiting, so that a 413 carries the rate-limit headers too.
     const body = await readRequestBody(request, BODY_LIMIT_BYTES);
-    if (!receivedWhole(request, response)) throw new ApiError('MALFORMED_REQUEST', 'The request was not received whole.', { Connection: 'close' });
+    if (!receivedWhole(request, response))
+      throw new ApiError('MALFORMED_REQUEST', 'The request was not received whole.', { Connection: 'close' });
 
     let upstream: UpstreamAnswer;
     try {
@@ -175,7 +176,9 @@ export class UpstreamService implements OnApplicationShutdown {
 
   private toGatewayError(error: Error & { code?: string }, request: Request): ApiError {
     const code = error.code ?? (error.cause as { code?: string } | undefined)?.code ?? '';
-    this.logger.warn(`${request.method} ${request.originalUrl.split('?')[0]} upstream failure ${code || error.name}: ${error.message}`);
+    this.logger.warn(
+      `${request.method} ${request.originalUrl.split('?')[0]} upstream failure ${code || error.name}: ${error.message}`,
+    );
     if (TIMEOUT_CODES.has(code)) {
       this.upstreamErrors.inc({ kind: 'timeout' });
       return new ApiError('GATEWAY_TIMEOUT', 'The pets service did not answer in time.');
@@ -183,7 +186,9 @@ export class UpstreamService implements OnApplicationShutdown {
     if (UNREACHABLE_CODES.has(code)) {
       this.upstreamErrors.inc({ kind: 'unavailable' });
       // The connection was refused: the request certainly never reached the service, so any retry is safe.
-      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.', { 'Retry-After': String(UPSTREAM_RETRY_AFTER_SECONDS) });
+      return new ApiError('SERVICE_UNAVAILABLE', 'The pets service is unavailable.', {
+        'Retry-After': String(UPSTREAM_RETRY_AFTER_SECONDS),
+      });
     }
     this.upstreamErrors.inc({ kind: 'bad_gateway' });
     return new ApiError('BAD_GATEWAY', 'The pets service failed to answer.');

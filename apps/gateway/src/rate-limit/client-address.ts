@@ -29,7 +29,10 @@ export function addressTracker(raw: string | undefined): string | undefined {
   if (family !== 6) return undefined;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1];
-  return `${expandIpv6(address).slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+  return `${expandIpv6(address)
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
 }
 
 function familyOf(address: string): 'ipv4' | 'ipv6' {

@@ -97,8 +97,19 @@ describe('MemoryRateLimitStore', () => {
   it('marks the one decision that started a ban, not the refusals during it', () => {
     const ban = { threshold: 1, durationMs: 300_000, graceMs: 0 };
     const decisions = Array.from({ length: 8 }, () => store.decide('a', [windows[0]], ban));
-    expect(decisions.map((d) => d.outcome)).toEqual(['allowed', 'allowed', 'allowed', 'limited', 'limited', 'banned', 'banned', 'banned']);
-    expect(decisions.map((d) => (d.outcome === 'banned' ? d.started === true : undefined)).filter((s) => s !== undefined)).toEqual([true, false, false]);
+    expect(decisions.map((d) => d.outcome)).toEqual([
+      'allowed',
+      'allowed',
+      'allowed',
+      'limited',
+      'limited',
+      'banned',
+      'banned',
+      'banned',
+    ]);
+    expect(
+      decisions.map((d) => (d.outcome === 'banned' ? d.started === true : undefined)).filter((s) => s !== undefined),
+    ).toEqual([true, false, false]);
   });
 
   it('unbans: the ban, the strikes and the grace period go, the window counts stay', async () => {
@@ -115,10 +126,23 @@ describe('MemoryRateLimitStore', () => {
   });
 
   it('carries on from what Redis last said: counts and bans are remembered for the fallback', () => {
-    store.remember('a', { outcome: 'allowed', windows: [{ ...windows[0], count: 2, resetMs: 30_000 }, { ...windows[1], count: 2, resetMs: 80_000_000 }] });
-    expect(store.decide('a', windows, noBan)).toMatchObject({ outcome: 'allowed', windows: [{ count: 3 }, { count: 3 }] });
+    store.remember('a', {
+      outcome: 'allowed',
+      windows: [
+        { ...windows[0], count: 2, resetMs: 30_000 },
+        { ...windows[1], count: 2, resetMs: 80_000_000 },
+      ],
+    });
+    expect(store.decide('a', windows, noBan)).toMatchObject({
+      outcome: 'allowed',
+      windows: [{ count: 3 }, { count: 3 }],
+    });
     expect(store.decide('a', windows, noBan).outcome).toBe('limited');
-    store.remember('b', { outcome: 'banned', retryAfterMs: 400_000, windows: [{ ...windows[0], count: 3, resetMs: 10_000 }] });
+    store.remember('b', {
+      outcome: 'banned',
+      retryAfterMs: 400_000,
+      windows: [{ ...windows[0], count: 3, resetMs: 10_000 }],
+    });
     expect(store.decide('b', windows, noBan)).toMatchObject({ outcome: 'banned', retryAfterMs: 400_000 });
   });
 

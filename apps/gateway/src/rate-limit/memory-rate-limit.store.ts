@@ -17,7 +17,12 @@ interface TrackerState {
 /** The counters as written to RATE_LIMIT_STATE_FILE: absolute times (Unix ms), so that a restart resumes them. */
 export interface MemoryRateLimitSnapshot {
   version: 1;
-  trackers: Array<[key: string, state: { windows: Array<[name: string, Counter]>; refusals?: TrackerState['refusals']; bannedUntil?: number }]>;
+  trackers: Array<
+    [
+      key: string,
+      state: { windows: Array<[name: string, Counter]>; refusals?: TrackerState['refusals']; bannedUntil?: number },
+    ]
+  >;
 }
 
 /**
@@ -73,12 +78,18 @@ export class MemoryRateLimitStore extends RateLimitStore {
       return { ...spec, count: counter?.count ?? 0, resetMs: counter ? counter.expiresAt - now : spec.ttlMs };
     });
 
-    if (tracker.bannedUntil !== undefined) return { outcome: 'banned', windows: states, retryAfterMs: tracker.bannedUntil - now };
+    if (tracker.bannedUntil !== undefined)
+      return { outcome: 'banned', windows: states, retryAfterMs: tracker.bannedUntil - now };
 
     const full = states.filter((state) => state.count >= state.limit);
     if (full.length > 0) {
       const limiting = full.reduce((a, b) => (b.resetMs > a.resetMs ? b : a));
-      const limited: Decision = { outcome: 'limited', windows: states, window: limiting.name, retryAfterMs: limiting.resetMs };
+      const limited: Decision = {
+        outcome: 'limited',
+        windows: states,
+        window: limiting.name,
+        retryAfterMs: limiting.resetMs,
+      };
       const refusals = tracker.refusals;
       if (!refusals) {
         tracker.refusals = { graceEndsAt: now + ban.graceMs, strikes: 0, expiresAt: now + limiting.resetMs };
@@ -137,7 +148,10 @@ export class MemoryRateLimitStore extends RateLimitStore {
     const trackers: MemoryRateLimitSnapshot['trackers'] = [];
     for (const [key, tracker] of this.trackers) {
       if (!this.expire(tracker, now)) continue;
-      trackers.push([key, { windows: [...tracker.windows], refusals: tracker.refusals, bannedUntil: tracker.bannedUntil }]);
+      trackers.push([
+        key,
+        { windows: [...tracker.windows], refusals: tracker.refusals, bannedUntil: tracker.bannedUntil },
+      ]);
     }
     return { version: 1, trackers };
   }
@@ -146,7 +160,11 @@ export class MemoryRateLimitStore extends RateLimitStore {
   restore(snapshot: MemoryRateLimitSnapshot): number {
     const now = this.clock.now();
     for (const [key, state] of snapshot.trackers.slice(-this.maxTrackers)) {
-      const tracker: TrackerState = { windows: new Map(state.windows), refusals: state.refusals, bannedUntil: state.bannedUntil };
+      const tracker: TrackerState = {
+        windows: new Map(state.windows),
+        refusals: state.refusals,
+        bannedUntil: state.bannedUntil,
+      };
       if (this.expire(tracker, now)) this.trackers.set(key, tracker);
     }
     return this.trackers.size;

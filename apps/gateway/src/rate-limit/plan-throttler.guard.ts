@@ -2,7 +2,13 @@ import { ApiError } from '@app/errors';
 import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  ThrottlerGuard,
+  ThrottlerModuleOptions,
+  ThrottlerOptions,
+} from '@nestjs/throttler';
 import type { ThrottlerRequest } from '@nestjs/throttler';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
@@ -90,7 +96,8 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     recordEdgeOutcome({ plan, rateLimit: decision });
     const headers = rateLimitHeaders(decision, this.clock.now());
     for (const name in headers) this.setResponseHeader(res, name, headers[name]);
-    if (decision.outcome !== 'allowed') this.refuse(decision, plan, consumer?.name ?? pending.tracker, headers['Retry-After']);
+    if (decision.outcome !== 'allowed')
+      this.refuse(decision, plan, consumer?.name ?? pending.tracker, headers['Retry-After']);
   }
 
   /**
@@ -98,11 +105,21 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
    * and this guard has two named ones (`@SkipThrottle({ day: true })` still skips one).
    */
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP_DEFAULT, [context.getHandler(), context.getClass()]) === true;
+    return (
+      this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP_DEFAULT, [context.getHandler(), context.getClass()]) ===
+      true
+    );
   }
 
   /** Called by ThrottlerGuard once per throttler that applies: collects the window instead of counting it. */
-  protected override async handleRequest({ context, limit, ttl, throttler, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
+  protected override async handleRequest({
+    context,
+    limit,
+    ttl,
+    throttler,
+    getTracker,
+    generateKey,
+  }: ThrottlerRequest): Promise<boolean> {
     const { req } = this.getRequestResponse(context);
     const pending = pendingByContext.get(context);
     if (pending === undefined) throw new Error('PlanThrottlerGuard.handleRequest runs only inside decide()');
@@ -111,7 +128,8 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     const planLimit = await this.planValue(throttler.limit, context);
     const planTtl = await this.planValue(throttler.ttl, context);
     pending.windows.push({ name: throttler.name!, limit: planLimit, ttlMs: planTtl });
-    if (limit !== planLimit || ttl !== planTtl) pending.windows.push({ name: `${context.getHandler().name}-${throttler.name}`, limit, ttlMs: ttl });
+    if (limit !== planLimit || ttl !== planTtl)
+      pending.windows.push({ name: `${context.getHandler().name}-${throttler.name}`, limit, ttlMs: ttl });
     return true;
   }
 
@@ -135,7 +153,11 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       }
       const limit = this.planValue(throttler.limit, context);
       const ttl = this.planValue(throttler.ttl, context);
-      pending.windows.push({ name: throttler.name!, limit: typeof limit === 'number' ? limit : await limit, ttlMs: typeof ttl === 'number' ? ttl : await ttl });
+      pending.windows.push({
+        name: throttler.name!,
+        limit: typeof limit === 'number' ? limit : await limit,
+        ttlMs: typeof ttl === 'number' ? ttl : await ttl,
+      });
     }
   }
 
@@ -163,13 +185,25 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       return await this.store.consume(tracker, windows, this.ban);
     } catch (error) {
       if (!(error instanceof RateLimitUnavailableError)) throw error;
-      return { outcome: 'unavailable', windows: windows.map((spec) => ({ ...spec, count: 0, resetMs: spec.ttlMs })), retryAfterMs: error.retryAfterMs };
+      return {
+        outcome: 'unavailable',
+        windows: windows.map((spec) => ({ ...spec, count: 0, resetMs: spec.ttlMs })),
+        retryAfterMs: error.retryAfterMs,
+      };
     }
   }
 
-  private refuse(decision: Exclude<Decision, { outcome: 'allowed' }>, plan: string, who: string, retryAfter: string): never {
+  private refuse(
+    decision: Exclude<Decision, { outcome: 'allowed' }>,
+    plan: string,
+    who: string,
+    retryAfter: string,
+  ): never {
     if (decision.outcome === 'unavailable') {
-      throw new ApiError('SERVICE_UNAVAILABLE', `Rate limiting is temporarily unavailable: retry after ${retryAfter} seconds.`);
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        `Rate limiting is temporarily unavailable: retry after ${retryAfter} seconds.`,
+      );
     }
     if (decision.outcome === 'banned') {
       // One ban, one count and one line: the requests it refuses afterwards are neither.
@@ -177,10 +211,16 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
         this.metrics.countBanned(plan);
         this.log.warn(`Banned: ${who} (plan ${plan}) for ${retryAfter}s`);
       }
-      throw new ApiError('KEY_BANNED', `Temporarily banned for sending on after rate-limit refusals: retry after ${retryAfter} seconds.`);
+      throw new ApiError(
+        'KEY_BANNED',
+        `Temporarily banned for sending on after rate-limit refusals: retry after ${retryAfter} seconds.`,
+      );
     }
     this.metrics.countLimited(plan);
     this.log.warn(`Rate limited: ${who} (plan ${plan}), ${decision.window} window`);
-    throw new ApiError('RATE_LIMITED', `Rate limit of the ${decision.window} window exceeded: retry after ${retryAfter} seconds.`);
+    throw new ApiError(
+      'RATE_LIMITED',
+      `Rate limit of the ${decision.window} window exceeded: retry after ${retryAfter} seconds.`,
+    );
   }
 }

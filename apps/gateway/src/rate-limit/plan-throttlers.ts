@@ -16,7 +16,11 @@ const consumerOf = (context: ExecutionContext): Consumer | undefined => exchange
 export const consumerTracker = (name: string): string => `consumer:${name}`;
 
 /** The tracker a request is counted under: the consumer by name, or a client without a valid key by address. */
-export function trackerOf(request: ThrottledRequest, consumer: Consumer | undefined, addresses: ClientAddressResolver): string {
+export function trackerOf(
+  request: ThrottledRequest,
+  consumer: Consumer | undefined,
+  addresses: ClientAddressResolver,
+): string {
   return consumer ? consumerTracker(consumer.name) : `anonymous:${addresses.resolve(request)}`;
 }
 

@@ -69,7 +69,11 @@ describe('rateLimitHeaders', () => {
   });
 
   it('on a ban shorter than a spent window, waits for the window too: Retry-After is when a request can pass', () => {
-    const decision: Decision = { outcome: 'banned', retryAfterMs: 2_000, windows: [{ ...minute, count: 60, resetMs: 40_000 }] };
+    const decision: Decision = {
+      outcome: 'banned',
+      retryAfterMs: 2_000,
+      windows: [{ ...minute, count: 60, resetMs: 40_000 }],
+    };
     const headers = rateLimitHeaders(decision, now);
     expect(headers['Retry-After']).toBe('40');
     expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 40_000) / 1000)));
@@ -93,45 +97,93 @@ describe('rateLimitHeaders', () => {
   });
 
   it.each<[string, Decision]>([
-    ['allowed', { outcome: 'allowed', windows: [{ ...minute, count: 60, resetMs: 7_000 }, { ...day, count: 70, resetMs: 9_000_000 }] }],
-    ['limited', { outcome: 'limited', window: 'minute', retryAfterMs: 7_000, windows: [{ ...minute, count: 60, resetMs: 7_000 }, { ...day, count: 70, resetMs: 9_000_000 }] }],
-    ['banned', { outcome: 'banned', retryAfterMs: 90_000, windows: [{ ...minute, count: 60, resetMs: 7_000 }, { ...day, count: 70, resetMs: 9_000_000 }] }],
-  ])('when %s, X-RateLimit-* agree with the RateLimit field of the reported window and with Retry-After', (_, decision) => {
-    const headers = rateLimitHeaders(decision, now);
-    const reported = new RegExp(`"minute";r=(\\d+);t=(\\d+)`).exec(headers.RateLimit)!;
-    expect(headers['X-RateLimit-Remaining']).toBe(reported[1]);
-    expect(Number(headers['X-RateLimit-Reset'])).toBe(Math.ceil((now + Number(reported[2]) * 1000) / 1000));
-    if (decision.outcome !== 'allowed') expect(headers['Retry-After']).toBe(reported[2]);
-    else expect(headers['Retry-After']).toBeUndefined();
-  });
+    [
+      'allowed',
+      {
+        outcome: 'allowed',
+        windows: [
+          { ...minute, count: 60, resetMs: 7_000 },
+          { ...day, count: 70, resetMs: 9_000_000 },
+        ],
+      },
+    ],
+    [
+      'limited',
+      {
+        outcome: 'limited',
+        window: 'minute',
+        retryAfterMs: 7_000,
+        windows: [
+          { ...minute, count: 60, resetMs: 7_000 },
+          { ...day, count: 70, resetMs: 9_000_000 },
+        ],
+      },
+    ],
+    [
+      'banned',
+      {
+        outcome: 'banned',
+        retryAfterMs: 90_000,
+        windows: [
+          { ...minute, count: 60, resetMs: 7_000 },
+          { ...day, count: 70, resetMs: 9_000_000 },
+        ],
+      },
+    ],
+  ])(
+    'when %s, X-RateLimit-* agree with the RateLimit field of the reported window and with Retry-After',
+    (_, decision) => {
+      const headers = rateLimitHeaders(decision, now);
+      const reported = new RegExp(`"minute";r=(\\d+);t=(\\d+)`).exec(headers.RateLimit)!;
+      expect(headers['X-RateLimit-Remaining']).toBe(reported[1]);
+      expect(Number(headers['X-RateLimit-Reset'])).toBe(Math.ceil((now + Number(reported[2]) * 1000) / 1000));
+      if (decision.outcome !== 'allowed') expect(headers['Retry-After']).toBe(reported[2]);
+      else expect(headers['Retry-After']).toBeUndefined();
+    },
+  );
 
   // A request arrives at any point of a second: 900 ms into one, a wait of 12.5 s ends 13.4 s later, in
   // the 14th second after the current one. Reset is that second and Retry-After the seconds to it from the current
   // one (the Unix seconds a client reads off its clock): Reset = now + Retry-After exactly, and neither is early.
   it.each<[string, Decision]>([
     ['allowed', { outcome: 'allowed', windows: [{ ...minute, count: 10, resetMs: 12_500 }] }],
-    ['limited', { outcome: 'limited', window: 'minute', retryAfterMs: 12_500, windows: [{ ...minute, count: 60, resetMs: 12_500 }] }],
+    [
+      'limited',
+      {
+        outcome: 'limited',
+        window: 'minute',
+        retryAfterMs: 12_500,
+        windows: [{ ...minute, count: 60, resetMs: 12_500 }],
+      },
+    ],
     ['banned', { outcome: 'banned', retryAfterMs: 12_500, windows: [{ ...minute, count: 60, resetMs: 5_000 }] }],
-  ])('when %s at any millisecond of a second, Reset = now (Unix seconds) + Retry-After, and neither is early', (_, decision) => {
-    for (const at of [now, now + 1, now + 100, now + 900, now + 999]) {
-      const headers = rateLimitHeaders(decision, at);
-      const reset = Number(headers['X-RateLimit-Reset']);
-      const t = Number(/"minute";r=\d+;t=(\d+)/.exec(headers.RateLimit)![1]);
-      expect(reset).toBe(Math.floor(at / 1000) + t);
-      expect(reset * 1000).toBeGreaterThanOrEqual(at + 12_500);
-      expect(reset * 1000).toBeLessThan(at + 12_500 + 1000);
-      if (decision.outcome === 'allowed') {
-        expect(headers['Retry-After']).toBeUndefined();
-      } else {
-        expect(Number(headers['Retry-After'])).toBe(t);
-        // Waiting Retry-After seconds from the moment of the answer is never too early.
-        expect(Number(headers['Retry-After']) * 1000).toBeGreaterThanOrEqual(12_500);
+  ])(
+    'when %s at any millisecond of a second, Reset = now (Unix seconds) + Retry-After, and neither is early',
+    (_, decision) => {
+      for (const at of [now, now + 1, now + 100, now + 900, now + 999]) {
+        const headers = rateLimitHeaders(decision, at);
+        const reset = Number(headers['X-RateLimit-Reset']);
+        const t = Number(/"minute";r=\d+;t=(\d+)/.exec(headers.RateLimit)![1]);
+        expect(reset).toBe(Math.floor(at / 1000) + t);
+        expect(reset * 1000).toBeGreaterThanOrEqual(at + 12_500);
+        expect(reset * 1000).toBeLessThan(at + 12_500 + 1000);
+        if (decision.outcome === 'allowed') {
+          expect(headers['Retry-After']).toBeUndefined();
+        } else {
+          expect(Number(headers['Retry-After'])).toBe(t);
+          // Waiting Retry-After seconds from the moment of the answer is never too early.
+          expect(Number(headers['Retry-After']) * 1000).toBeGreaterThanOrEqual(12_500);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('on a 503 at any millisecond of a second, sends its back-off hint as it is, and Reset = now + Retry-After', () => {
-    const decision: Decision = { outcome: 'unavailable', retryAfterMs: 1_000, windows: [{ ...minute, count: 0, resetMs: 60_000 }] };
+    const decision: Decision = {
+      outcome: 'unavailable',
+      retryAfterMs: 1_000,
+      windows: [{ ...minute, count: 0, resetMs: 60_000 }],
+    };
     for (const at of [now, now + 1, now + 900, now + 999]) {
       const headers = rateLimitHeaders(decision, at);
       expect(headers['Retry-After']).toBe('1');

@@ -6,7 +6,8 @@ const remainingOf = (window: WindowState) => Math.max(0, window.limit - window.c
  * Unix second at or after `now + ms`: at least 1. X-RateLimit-Reset is that current second plus this, and
  * Retry-After and every `t` are this, so Reset = now + Retry-After exactly and neither is ever early.
  */
-const secondsUntil = (nowMs: number, ms: number) => Math.max(1, Math.ceil((nowMs + ms) / 1000) - Math.floor(nowMs / 1000));
+const secondsUntil = (nowMs: number, ms: number) =>
+  Math.max(1, Math.ceil((nowMs + ms) / 1000) - Math.floor(nowMs / 1000));
 /** A 503's wait is a back-off hint in whole seconds (1 for a late Redis, 5 fail-closed), no moment to pass: as it is. */
 const hintSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
@@ -45,12 +46,16 @@ export function rateLimitHeaders(decision: Decision, nowMs: number): Record<stri
   const blocked = decision.outcome === 'banned' || decision.outcome === 'unavailable';
   const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
   const field = (w: WindowState) =>
-    waitMs !== undefined && (blocked || w === window) ? `r=0;t=${seconds(waitMs)}` : `r=${remainingOf(w)};t=${seconds(w.resetMs)}`;
+    waitMs !== undefined && (blocked || w === window)
+      ? `r=0;t=${seconds(waitMs)}`
+      : `r=${remainingOf(w)};t=${seconds(w.resetMs)}`;
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(window.limit),
     'X-RateLimit-Remaining': String(waitMs === undefined ? remainingOf(window) : 0),
     'X-RateLimit-Reset': String(Math.floor(nowMs / 1000) + seconds(waitMs ?? window.resetMs)),
-    'RateLimit-Policy': decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`).join(', '),
+    'RateLimit-Policy': decision.windows
+      .map((w) => `"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`)
+      .join(', '),
     RateLimit: decision.windows.map((w) => `"${w.name}";${field(w)}`).join(', '),
   };
   if (waitMs !== undefined) headers['Retry-After'] = String(seconds(waitMs));

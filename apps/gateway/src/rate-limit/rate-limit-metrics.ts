@@ -14,9 +14,23 @@ export class RateLimitMetrics {
 
   constructor(metrics: AppMetrics) {
     const registers = [metrics.registry];
-    this.limited = new Counter({ name: 'rate_limit_refusals_total', help: '429 RATE_LIMITED answers by plan.', labelNames: ['plan'], registers });
-    this.banned = new Counter({ name: 'rate_limit_bans_total', help: 'Bans started, by plan (one per ban, however many requests it refuses).', labelNames: ['plan'], registers });
-    this.fallbacks = new Counter({ name: 'rate_limit_store_fallbacks_total', help: 'Decisions taken on in-process counters because Redis was gone (failure mode open).', registers });
+    this.limited = new Counter({
+      name: 'rate_limit_refusals_total',
+      help: '429 RATE_LIMITED answers by plan.',
+      labelNames: ['plan'],
+      registers,
+    });
+    this.banned = new Counter({
+      name: 'rate_limit_bans_total',
+      help: 'Bans started, by plan (one per ban, however many requests it refuses).',
+      labelNames: ['plan'],
+      registers,
+    });
+    this.fallbacks = new Counter({
+      name: 'rate_limit_store_fallbacks_total',
+      help: 'Decisions taken on in-process counters because Redis was gone (failure mode open).',
+      registers,
+    });
     this.undecided = new Counter({
       name: 'rate_limit_undecided_total',
       help: '503 answers because no rate-limit decision could be taken: reason late (Redis replied too late) or outage (Redis gone, failure mode closed).',
@@ -32,7 +46,11 @@ export class RateLimitMetrics {
         this.set(trackers());
       },
     });
-    this.degraded = new Gauge({ name: 'rate_limit_store_degraded', help: '1 while Redis is unreachable (limits hold per instance, or 503s in failure mode closed).', registers });
+    this.degraded = new Gauge({
+      name: 'rate_limit_store_degraded',
+      help: '1 while Redis is unreachable (limits hold per instance, or 503s in failure mode closed).',
+      registers,
+    });
   }
 
   countLimited(plan: string): void {

@@ -16,12 +16,14 @@ export function restoreCounters(store: MemoryRateLimitStore, file: string): void
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn(`Rate-limit counters not restored from ${file}: ${(error as Error).message}`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      logger.warn(`Rate-limit counters not restored from ${file}: ${(error as Error).message}`);
     return;
   }
   try {
     const snapshot = JSON.parse(text) as MemoryRateLimitSnapshot;
-    if (snapshot?.version !== 1 || !Array.isArray(snapshot.trackers)) throw new Error('not a rate-limit state file of this version');
+    if (snapshot?.version !== 1 || !Array.isArray(snapshot.trackers))
+      throw new Error('not a rate-limit state file of this version');
     const kept = store.restore(snapshot);
     logger.log(`Rate-limit counters restored from ${file}: ${kept} trackers still counting`);
   } catch (error) {

@@ -84,7 +84,13 @@ export abstract class RateLimitStore implements ThrottlerStorage {
   /** The same, in what this instance alone holds of the tracker (told by another instance that unbanned it). */
   abstract forgetBan(key: string): void;
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     const decision = await this.consume(key, [{ name: throttlerName, limit, ttlMs: ttl }], {
       threshold: Number.MAX_SAFE_INTEGER,
       durationMs: blockDuration,

@@ -21,7 +21,12 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
     return memory;
   }
   const redis = new RedisRateLimitStore(
-    { connection: config.redis.connection, keyPrefix: config.redis.keyPrefix, replyTimeoutMs: config.redis.commandTimeoutMs, failureMode: config.rateLimit.failureMode },
+    {
+      connection: config.redis.connection,
+      keyPrefix: config.redis.keyPrefix,
+      replyTimeoutMs: config.redis.commandTimeoutMs,
+      failureMode: config.rateLimit.failureMode,
+    },
     memory,
     metrics,
   );
@@ -35,7 +40,11 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
   providers: [
     RateLimitMetrics,
     { provide: RateLimitStore, inject: [GATEWAY_CONFIG, Clock, RateLimitMetrics], useFactory: createStore },
-    { provide: ClientAddressResolver, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => ClientAddressResolver.fromSetting(config.trustProxy) },
+    {
+      provide: ClientAddressResolver,
+      inject: [GATEWAY_CONFIG],
+      useFactory: (config: GatewayConfig) => ClientAddressResolver.fromSetting(config.trustProxy),
+    },
   ],
   exports: [RateLimitStore, ClientAddressResolver, RateLimitMetrics],
 })

@@ -3,7 +3,15 @@ import type { Cluster, Redis } from 'ioredis';
 import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { RateLimitMetrics } from './rate-limit-metrics';
-import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, Usage, WindowSpec, WindowState } from './rate-limit-store';
+import {
+  BanPolicy,
+  Decision,
+  RateLimitStore,
+  RateLimitUnavailableError,
+  Usage,
+  WindowSpec,
+  WindowState,
+} from './rate-limit-store';
 
 /**
  * One atomic round trip decides every window of a request. KEYS: ban, strikes, grace, then one counter per
@@ -174,7 +182,9 @@ export class RedisRateLimitStore extends RateLimitStore {
    */
   private send(args: Array<string | number>): Promise<number[]> {
     if (this.options.connection.topology.kind === 'cluster') {
-      return (this.redis as unknown as { rateLimitConsume: ConsumeCommand }).rateLimitConsume(...(args as [number, ...string[]]));
+      return (this.redis as unknown as { rateLimitConsume: ConsumeCommand }).rateLimitConsume(
+        ...(args as [number, ...string[]]),
+      );
     }
     return new Promise<number[]>((resolve, reject) => {
       if (this.queued === undefined) {
@@ -191,7 +201,9 @@ export class RedisRateLimitStore extends RateLimitStore {
     const command = (client: unknown) => (client as { rateLimitConsume: ConsumeCommand }).rateLimitConsume;
     if (batch.length === 1) {
       const [only] = batch;
-      command(this.redis).apply(this.redis, only.args as [number, ...string[]]).then(only.resolve, only.reject);
+      command(this.redis)
+        .apply(this.redis, only.args as [number, ...string[]])
+        .then(only.resolve, only.reject);
       return;
     }
     const pipeline = this.redis.pipeline();
@@ -235,7 +247,9 @@ export class RedisRateLimitStore extends RateLimitStore {
     return {
       windows: windows.map((spec, i) => {
         const ttl = Number(value(2 + 2 * i));
-        return ttl > 0 ? { ...spec, count: Number(value(1 + 2 * i) ?? 0), resetMs: ttl } : { ...spec, count: 0, resetMs: spec.ttlMs };
+        return ttl > 0
+          ? { ...spec, count: Number(value(1 + 2 * i) ?? 0), resetMs: ttl }
+          : { ...spec, count: 0, resetMs: spec.ttlMs };
       }),
       bannedForMs: ban > 0 ? ban : 0,
     };
@@ -251,7 +265,9 @@ export class RedisRateLimitStore extends RateLimitStore {
     try {
       await this.withinTimeout(this.redis.del(`${base}:ban`, `${base}:strikes`, `${base}:grace`));
     } catch (error) {
-      throw error instanceof LateReplyError ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS) : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+      throw error instanceof LateReplyError
+        ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS)
+        : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
     }
     this.fallback.forgetBan(key);
   }
@@ -296,8 +312,15 @@ export class RedisRateLimitStore extends RateLimitStore {
   private toDecision(reply: number[], windows: WindowSpec[]): Decision {
     const [outcome, retryAfterMs, limiting] = reply;
     // Fields written out, not spread (see consumeArguments).
-    const states: WindowState[] = windows.map((spec, i) => ({ name: spec.name, limit: spec.limit, ttlMs: spec.ttlMs, count: reply[3 + 2 * i], resetMs: reply[4 + 2 * i] }));
-    if (outcome === 2 || outcome === 3) return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3 };
+    const states: WindowState[] = windows.map((spec, i) => ({
+      name: spec.name,
+      limit: spec.limit,
+      ttlMs: spec.ttlMs,
+      count: reply[3 + 2 * i],
+      resetMs: reply[4 + 2 * i],
+    }));
+    if (outcome === 2 || outcome === 3)
+      return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3 };
     if (outcome === 1) return { outcome: 'limited', windows: states, window: windows[limiting - 1].name, retryAfterMs };
     return { outcome: 'allowed', windows: states };
   }
@@ -320,12 +343,16 @@ export class RedisRateLimitStore extends RateLimitStore {
       // Not one reply since this command went out: not a slow reply but a Redis that hangs with the connection
       // open. Treat the connection as lost: ioredis fails what is pending and reconnects, and until Redis
       // answers again (its ready check) requests are decided by the failure mode.
-      this.logger.error(`Redis sent no reply for ${this.options.replyTimeoutMs} ms: dropping the connection and reconnecting`);
+      this.logger.error(
+        `Redis sent no reply for ${this.options.replyTimeoutMs} ms: dropping the connection and reconnecting`,
+      );
       this.redis.disconnect(true);
     }
     if (now - this.lastLateLogAt > 60_000) {
       this.lastLateLogAt = now;
-      this.logger.warn(`Redis replied later than ${this.options.replyTimeoutMs} ms on a live connection: answering 503 (counted in rate_limit_undecided_total)`);
+      this.logger.warn(
+        `Redis replied later than ${this.options.replyTimeoutMs} ms on a live connection: answering 503 (counted in rate_limit_undecided_total)`,
+      );
     }
     return new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS);
   }
@@ -370,7 +397,10 @@ export class RedisRateLimitStore extends RateLimitStore {
     if (this.degraded) return;
     this.degraded = true;
     this.metrics.setDegraded(true);
-    const what = this.options.failureMode === 'closed' ? 'answering 503 (RATE_LIMIT_FAILURE_MODE=closed)' : 'rate limits now count per gateway instance';
+    const what =
+      this.options.failureMode === 'closed'
+        ? 'answering 503 (RATE_LIMIT_FAILURE_MODE=closed)'
+        : 'rate limits now count per gateway instance';
     this.logger.error(`Redis unreachable (${reason}): ${what} until it returns`);
   }
 

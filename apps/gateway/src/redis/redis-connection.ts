@@ -90,7 +90,12 @@ export function redisClientOptions(config: RedisConnectionConfig, role: RedisCon
           // queue above decides whether a command waits while the cluster is not ready.
           redisOptions: { ...credentials, ...tls, connectTimeout: config.connectTimeoutMs },
           // Managed clusters (TLS) announce names whose certificates must match: keep names as they are given.
-          ...(config.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+          ...(config.tls
+            ? {
+                dnsLookup: (address: string, callback: (error: null, address: string) => void) =>
+                  callback(null, address),
+              }
+            : {}),
         },
       };
   }

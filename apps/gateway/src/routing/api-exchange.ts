@@ -37,7 +37,8 @@ export function exchangeOf(context: ExecutionContext): ApiExchange | undefined {
 }
 
 /** What `@Exchange()` resolves to; the pipeline recognises the decorator by this function. */
-export const resolveExchange = (_data: unknown, context: ExecutionContext): ApiExchange | undefined => exchangeOf(context);
+export const resolveExchange = (_data: unknown, context: ExecutionContext): ApiExchange | undefined =>
+  exchangeOf(context);
 
 /** A /v1 handler's argument: the exchange the pipeline carries (the consumer, the key, the request and response). */
 export const Exchange = createParamDecorator(resolveExchange);

@@ -17,7 +17,11 @@ export interface ControllerRoute {
   readonly match: MatchFunction<Record<string, string>>;
 }
 
-const joinPaths = (...parts: string[]) => `/${parts.flatMap((p) => p.split('/')).filter(Boolean).join('/')}`;
+const joinPaths = (...parts: string[]) =>
+  `/${parts
+    .flatMap((p) => p.split('/'))
+    .filter(Boolean)
+    .join('/')}`;
 
 /** Every route `controller` declares, in declaration order (the order Nest registers them in), under `prefix`. */
 export function controllerRoutes(controller: Type, prefix: string): ControllerRoute[] {

@@ -1,4 +1,17 @@
-import { CallHandler, CanActivate, Controller, Get, Header, Injectable, NestInterceptor, Post, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
+import {
+  CallHandler,
+  CanActivate,
+  Controller,
+  Get,
+  Header,
+  Injectable,
+  NestInterceptor,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import { PetsProxyController } from '../proxy/pets-proxy.controller';
 import { ApiExchange } from './api-exchange';
@@ -31,15 +44,21 @@ class Stamp implements NestInterceptor {
   }
 }
 
-const upstream = { forward: async (exchange: ApiExchange, path: string) => void served.push(`forward ${path} for ${exchange.consumer?.name}`) };
+const upstream = {
+  forward: async (exchange: ApiExchange, path: string) =>
+    void served.push(`forward ${path} for ${exchange.consumer?.name}`),
+};
 
-function table(controller: typeof PetsProxyController | (new (...args: never[]) => object), instance?: object): RouteTable {
+function table(
+  controller: typeof PetsProxyController | (new (...args: never[]) => object),
+  instance?: object,
+): RouteTable {
   const routes = new RouteTable({} as never);
   routes.serveOnly(controller as never, instance ?? new (controller as typeof PetsProxyController)(upstream as never));
   return routes;
 }
 
-describe('RouteTable: what a /v1 request is for, from the controllers\' own routes', () => {
+describe("RouteTable: what a /v1 request is for, from the controllers' own routes", () => {
   beforeEach(() => (served.length = 0));
 
   it('holds exactly the routes the controller declares, each served by its own handler with the exchange', async () => {
@@ -67,9 +86,20 @@ describe('RouteTable: what a /v1 request is for, from the controllers\' own rout
     };
     expect(
       [
-        ['GET', '/v1/pets'], ['GET', '/v1/pets/'], ['GET', '/V1/PETS'], ['HEAD', '/v1/pets'], ['POST', '/v1/pets/'],
-        ['GET', '/v1/pets/%31'], ['GET', '/v1/pets/abc'], ['GET', '/v1/pets/%FF'], ['GET', '/v1/pets/1/2'], ['GET', '/v1/petsx'],
-        ['GET', '/v1'], ['DELETE', '/v1/pets'], ['OPTIONS', '/v1/pets/1'], ['POST', '/v1/pets/1'],
+        ['GET', '/v1/pets'],
+        ['GET', '/v1/pets/'],
+        ['GET', '/V1/PETS'],
+        ['HEAD', '/v1/pets'],
+        ['POST', '/v1/pets/'],
+        ['GET', '/v1/pets/%31'],
+        ['GET', '/v1/pets/abc'],
+        ['GET', '/v1/pets/%FF'],
+        ['GET', '/v1/pets/1/2'],
+        ['GET', '/v1/petsx'],
+        ['GET', '/v1'],
+        ['DELETE', '/v1/pets'],
+        ['OPTIONS', '/v1/pets/1'],
+        ['POST', '/v1/pets/1'],
       ].map(([method, path]) => `${method} ${path}: ${kindOf(method, path)}`),
     ).toEqual([
       'GET /v1/pets: listPets {}',
@@ -87,8 +117,16 @@ describe('RouteTable: what a /v1 request is for, from the controllers\' own rout
       'OPTIONS /v1/pets/1: method-not-allowed',
       'POST /v1/pets/1: method-not-allowed',
     ]);
-    expect(routes.match('DELETE', '/v1/pets')).toEqual({ kind: 'method-not-allowed', template: '/v1/pets', allow: ['GET', 'HEAD', 'POST'] });
-    expect(routes.match('PUT', '/v1/pets/7')).toEqual({ kind: 'method-not-allowed', template: '/v1/pets/:petId', allow: ['GET', 'HEAD'] });
+    expect(routes.match('DELETE', '/v1/pets')).toEqual({
+      kind: 'method-not-allowed',
+      template: '/v1/pets',
+      allow: ['GET', 'HEAD', 'POST'],
+    });
+    expect(routes.match('PUT', '/v1/pets/7')).toEqual({
+      kind: 'method-not-allowed',
+      template: '/v1/pets/:petId',
+      allow: ['GET', 'HEAD'],
+    });
   });
 
   it('takes the first template in the order Nest registers routes where two match: `search` before the inherited `:petId`', () => {
@@ -100,7 +138,7 @@ describe('RouteTable: what a /v1 request is for, from the controllers\' own rout
     expect(other.kind === 'route' && other.route.methodName).toBe('getPet');
   });
 
-  it('refuses at start-up a route carrying what only Nest\'s router would apply', () => {
+  it("refuses at start-up a route carrying what only Nest's router would apply", () => {
     @Controller(PETS_PATH)
     class Guarded {
       @Get()
@@ -126,7 +164,12 @@ describe('RouteTable: what a /v1 request is for, from the controllers\' own rout
         return 'nest would serialise this';
       }
     }
-    for (const [controller, what] of [[Guarded, 'a guard'], [Intercepted, 'an interceptor'], [WithHeader, '@Header()'], [Returning, 'a return value']] as const) {
+    for (const [controller, what] of [
+      [Guarded, 'a guard'],
+      [Intercepted, 'an interceptor'],
+      [WithHeader, '@Header()'],
+      [Returning, 'a return value'],
+    ] as const) {
       expect(() => table(controller, new controller())).toThrow(what);
     }
   });

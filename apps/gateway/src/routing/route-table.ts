@@ -43,7 +43,10 @@ export class RouteTable implements OnModuleInit {
       if (!controller || !wrapper.instance) return [];
       return controllerRoutes(controller, API_PREFIX)
         .filter((route) => !UNPREFIXED_PATHS.some((path) => route.path === `${API_PREFIX}/${path}`))
-        .map((route) => ({ ...route, invoke: handlerInvoker(controller, route.methodName, wrapper.instance as object, resolveExchange) }));
+        .map((route) => ({
+          ...route,
+          invoke: handlerInvoker(controller, route.methodName, wrapper.instance as object, resolveExchange),
+        }));
     });
   }
 
@@ -80,7 +83,9 @@ export class RouteTable implements OnModuleInit {
       allow.add(route.method);
       if (route.method === 'GET') allow.add('HEAD');
     }
-    return template === undefined ? { kind: 'not-found' } : { kind: 'method-not-allowed', template, allow: [...allow].sort() };
+    return template === undefined
+      ? { kind: 'not-found' }
+      : { kind: 'method-not-allowed', template, allow: [...allow].sort() };
   }
 }
 

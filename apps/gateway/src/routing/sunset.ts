@@ -32,6 +32,9 @@ export function applySunset(policy: SunsetPolicy, response: Pick<Response, 'setH
   response.setHeader('Sunset', policy.sunset.toUTCString());
   response.setHeader('Link', `<${policy.successor}>; rel="successor-version"`);
   if (now >= policy.sunset.getTime()) {
-    throw new ApiError('GONE', `This operation was removed on ${policy.sunset.toISOString().slice(0, 10)}: use ${policy.replacement}.`);
+    throw new ApiError(
+      'GONE',
+      `This operation was removed on ${policy.sunset.toISOString().slice(0, 10)}: use ${policy.replacement}.`,
+    );
   }
 }

@@ -30,7 +30,15 @@ export interface UsageCounts {
 }
 
 export function emptyCounts(): UsageCounts {
-  return { requests: 0, ok: 0, clientErrors: 0, rateLimited: 0, serverErrors: 0, latencySumMs: 0, latency: new Array<number>(LATENCY_COLUMNS.length).fill(0) };
+  return {
+    requests: 0,
+    ok: 0,
+    clientErrors: 0,
+    rateLimited: 0,
+    serverErrors: 0,
+    latencySumMs: 0,
+    latency: new Array<number>(LATENCY_COLUMNS.length).fill(0),
+  };
 }
 
 /** The histogram bucket of a duration. */

@@ -27,7 +27,8 @@ export class ExportEnded extends Error {
 export type ExportWriter = (rows: ExportRow[], withinMs: number) => Promise<void>;
 
 /** The 503 of an export over USAGE_EXPORT_CONCURRENCY (documented in the admin OpenAPI document as it is). */
-export const EXPORTS_BUSY_MESSAGE = 'This instance already runs as many usage exports as it allows at once (USAGE_EXPORT_CONCURRENCY): retry shortly.';
+export const EXPORTS_BUSY_MESSAGE =
+  'This instance already runs as many usage exports as it allows at once (USAGE_EXPORT_CONCURRENCY): retry shortly.';
 /** An export ends within seconds unless its client stalls (then within USAGE_EXPORT_WRITE_TIMEOUT_MS). */
 const EXPORTS_BUSY_RETRY_AFTER_S = 5;
 
@@ -79,7 +80,9 @@ export class UsageExports {
     const { concurrency, writeTimeoutMs, timeoutMs } = this.config.usage.export;
     if (this.running >= concurrency) {
       this.outcomes.inc({ outcome: 'refused' });
-      throw new ApiError('SERVICE_UNAVAILABLE', EXPORTS_BUSY_MESSAGE, { 'Retry-After': String(EXPORTS_BUSY_RETRY_AFTER_S) });
+      throw new ApiError('SERVICE_UNAVAILABLE', EXPORTS_BUSY_MESSAGE, {
+        'Retry-After': String(EXPORTS_BUSY_RETRY_AFTER_S),
+      });
     }
     this.running += 1;
     const until = this.clock.monotonic() + timeoutMs;
@@ -87,7 +90,8 @@ export class UsageExports {
     try {
       await this.repository.exportRows(range.granularity, range.from, range.to, timeoutMs, async (rows) => {
         const left = until - this.clock.monotonic();
-        if (left <= 0) throw new ExportEnded('timed_out', `The export ran past USAGE_EXPORT_TIMEOUT_MS (${timeoutMs} ms)`);
+        if (left <= 0)
+          throw new ExportEnded('timed_out', `The export ran past USAGE_EXPORT_TIMEOUT_MS (${timeoutMs} ms)`);
         await write(rows, Math.min(writeTimeoutMs, left));
       });
       outcome = 'completed';
@@ -95,7 +99,10 @@ export class UsageExports {
       if (error instanceof ExportEnded) {
         // A client too slow for what is left of the export's time: the export's deadline cut it, not the write's.
         outcome = error.reason === 'stalled' && this.clock.monotonic() >= until ? 'timed_out' : error.reason;
-        if (outcome !== 'client_gone') this.logger.warn(`A usage export was cut off: ${outcome === 'stalled' ? `its client read nothing for ${writeTimeoutMs} ms (USAGE_EXPORT_WRITE_TIMEOUT_MS)` : `it ran past USAGE_EXPORT_TIMEOUT_MS (${timeoutMs} ms)`}`);
+        if (outcome !== 'client_gone')
+          this.logger.warn(
+            `A usage export was cut off: ${outcome === 'stalled' ? `its client read nothing for ${writeTimeoutMs} ms (USAGE_EXPORT_WRITE_TIMEOUT_MS)` : `it ran past USAGE_EXPORT_TIMEOUT_MS (${timeoutMs} ms)`}`,
+          );
         if (outcome !== error.reason) throw new ExportEnded(outcome, error.message);
       }
       throw error;

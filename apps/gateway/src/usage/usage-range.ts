@@ -5,9 +5,24 @@ export type Granularity = 'hour' | 'day';
 export const GRANULARITIES: readonly Granularity[] = ['hour', 'day'];
 
 /** Length of a bucket, and how many one call may ask for (31 days of hours, 400 days of days) or gets by default. */
-export const USAGE_RANGE: Record<Granularity, { ms: number; maxBuckets: number; defaultBuckets: number; maxText: string; defaultText: string }> = {
-  hour: { ms: 3_600_000, maxBuckets: 31 * 24, defaultBuckets: 24, maxText: '31 days of hours', defaultText: 'the last 24 hours' },
-  day: { ms: 86_400_000, maxBuckets: 400, defaultBuckets: 30, maxText: '400 days of days', defaultText: 'the last 30 days' },
+export const USAGE_RANGE: Record<
+  Granularity,
+  { ms: number; maxBuckets: number; defaultBuckets: number; maxText: string; defaultText: string }
+> = {
+  hour: {
+    ms: 3_600_000,
+    maxBuckets: 31 * 24,
+    defaultBuckets: 24,
+    maxText: '31 days of hours',
+    defaultText: 'the last 24 hours',
+  },
+  day: {
+    ms: 86_400_000,
+    maxBuckets: 400,
+    defaultBuckets: 30,
+    maxText: '400 days of days',
+    defaultText: 'the last 30 days',
+  },
 };
 
 export interface UsageRange {
@@ -30,24 +45,37 @@ export function bucketStarts(range: UsageRange): number[] {
  * Defaults: granularity hour, `to` the end of the current bucket (the bucket in progress included), `from` the default span
  * before `to`. 400 when from is not before to, or the span is longer than the granularity allows.
  */
-export function resolveRange(query: { from?: string; to?: string; granularity?: Granularity }, now: number): UsageRange {
+export function resolveRange(
+  query: { from?: string; to?: string; granularity?: Granularity },
+  now: number,
+): UsageRange {
   const granularity = query.granularity ?? 'hour';
   const { ms, maxBuckets, defaultBuckets, maxText } = USAGE_RANGE[granularity];
-  const unit = granularity === 'hour' ? 'an hour (such as 2026-11-01T13:00:00Z)' : 'a UTC day (such as 2026-11-01T00:00:00Z)';
+  const unit =
+    granularity === 'hour' ? 'an hour (such as 2026-11-01T13:00:00Z)' : 'a UTC day (such as 2026-11-01T00:00:00Z)';
   const aligned = (name: string, value: string): number => {
     const time = new Date(value).getTime();
     const [y, m, d] = value.slice(0, 10).split('-').map(Number);
-    if (Number.isNaN(time) || new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d) throw new ApiError('VALIDATION_FAILED', `${name} is not a real date`);
-    if (time % ms !== 0) throw new ApiError('VALIDATION_FAILED', `${name} must be at the start of ${unit} with granularity=${granularity}`);
+    if (Number.isNaN(time) || new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d)
+      throw new ApiError('VALIDATION_FAILED', `${name} is not a real date`);
+    if (time % ms !== 0)
+      throw new ApiError(
+        'VALIDATION_FAILED',
+        `${name} must be at the start of ${unit} with granularity=${granularity}`,
+      );
     return time;
   };
   const from = query.from === undefined ? undefined : aligned('from', query.from);
   let to = query.to === undefined ? undefined : aligned('to', query.to);
-  if (to === undefined) to = from === undefined ? now - (now % ms) + ms : Math.min(from + maxBuckets * ms, now - (now % ms) + ms);
+  if (to === undefined)
+    to = from === undefined ? now - (now % ms) + ms : Math.min(from + maxBuckets * ms, now - (now % ms) + ms);
   const start = from ?? to - defaultBuckets * ms;
   if (start >= to) throw new ApiError('VALIDATION_FAILED', 'from must be before to');
   if ((to - start) / ms > maxBuckets) {
-    throw new ApiError('VALIDATION_FAILED', `A call covers at most ${maxText} (${maxBuckets} buckets): narrow from and to, or use granularity=day`);
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      `A call covers at most ${maxText} (${maxBuckets} buckets): narrow from and to, or use granularity=day`,
+    );
   }
   return { granularity, from: new Date(start), to: new Date(to) };
 }

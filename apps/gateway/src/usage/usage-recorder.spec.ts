@@ -4,7 +4,10 @@ import { ANONYMOUS, bucketsOf, OVERFLOW, UsageBucket, UsageRecorder } from './us
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 24, 15, 0, 0);
 
-function total(buckets: UsageBucket[], field: 'requests' | 'ok' | 'clientErrors' | 'rateLimited' | 'serverErrors'): number {
+function total(
+  buckets: UsageBucket[],
+  field: 'requests' | 'ok' | 'clientErrors' | 'rateLimited' | 'serverErrors',
+): number {
   return buckets.reduce((sum, b) => sum + b[field], 0);
 }
 
@@ -16,7 +19,15 @@ describe('UsageRecorder', () => {
     recorder.record('acme', 'k1', 200, 30, T0 + HOUR);
     const buckets = bucketsOf(recorder.drain());
     const k1 = buckets.find((b) => b.keyId === 'k1' && b.hour === T0)!;
-    expect(k1).toMatchObject({ consumer: 'acme', requests: 8, ok: 3, clientErrors: 2, rateLimited: 1, serverErrors: 2, latencySumMs: 24 });
+    expect(k1).toMatchObject({
+      consumer: 'acme',
+      requests: 8,
+      ok: 3,
+      clientErrors: 2,
+      rateLimited: 1,
+      serverErrors: 2,
+      latencySumMs: 24,
+    });
     expect(buckets.find((b) => b.keyId === 'k2')).toMatchObject({ hour: T0, requests: 1 });
     expect(buckets.find((b) => b.keyId === 'k1' && b.hour === T0 + HOUR)).toMatchObject({ requests: 1 });
     expect(bucketsOf(recorder.drain())).toEqual([]);
@@ -74,7 +85,7 @@ describe('latencyQuantile', () => {
     expect(latencyQuantile(latency, 0.95)).toBe(23.5);
   });
 
-  it('is null without answers, and the open bucket\'s lower bound beyond the last bound', () => {
+  it("is null without answers, and the open bucket's lower bound beyond the last bound", () => {
     const latency = new Array<number>(LATENCY_COLUMNS.length).fill(0);
     expect(latencyQuantile(latency, 0.5)).toBeNull();
     latency[LATENCY_COLUMNS.length - 1] = 3;

@@ -77,7 +77,16 @@ export class UsageRecorder {
       const into = this.hourOf(hour);
       for (const bucket of buckets.values()) {
         const special = bucket.keyId === '';
-        addCounts(this.bucketIn(into, hour, special ? undefined : bucket.consumer, special ? undefined : bucket.keyId, special ? bucket.consumer : undefined), bucket);
+        addCounts(
+          this.bucketIn(
+            into,
+            hour,
+            special ? undefined : bucket.consumer,
+            special ? undefined : bucket.keyId,
+            special ? bucket.consumer : undefined,
+          ),
+          bucket,
+        );
       }
     }
   }
@@ -95,7 +104,13 @@ export class UsageRecorder {
     return buckets;
   }
 
-  private bucketIn(buckets: Map<string, UsageBucket>, hour: number, consumer: string | undefined, keyId: string | undefined, special = ANONYMOUS): UsageBucket {
+  private bucketIn(
+    buckets: Map<string, UsageBucket>,
+    hour: number,
+    consumer: string | undefined,
+    keyId: string | undefined,
+    special = ANONYMOUS,
+  ): UsageBucket {
     if (consumer === undefined || keyId === undefined) return this.specialIn(buckets, hour, special);
     let bucket = buckets.get(keyId);
     if (bucket === undefined) {

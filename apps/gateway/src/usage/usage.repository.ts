@@ -6,7 +6,14 @@ import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { deleteInBatches } from '../database/delete-in-batches';
-import { ADDITIVE_COLUMNS, COUNTER_COLUMNS, LATENCY_COLUMNS, UsageCounts, addCounts, emptyCounts } from './usage-counts';
+import {
+  ADDITIVE_COLUMNS,
+  COUNTER_COLUMNS,
+  LATENCY_COLUMNS,
+  UsageCounts,
+  addCounts,
+  emptyCounts,
+} from './usage-counts';
 import type { Granularity } from './usage-range';
 import { FLEET, SPECIAL_ROWS, UsageBucket } from './usage-recorder';
 
@@ -42,7 +49,11 @@ const EXPORT_IDLE_IN_TRANSACTION_MS = 5_000;
 const USAGE_RETENTION_LOCK = 7_340_021_023;
 
 const SUMS = ADDITIVE_COLUMNS.map((c) => `sum("${c}") AS "${c}"`).join(', ');
-const TOP_ORDER: Record<TopBy, string> = { requests: 'requests', rateLimited: 'rate_limited', serverErrors: 'server_errors' };
+const TOP_ORDER: Record<TopBy, string> = {
+  requests: 'requests',
+  rateLimited: 'rate_limited',
+  serverErrors: 'server_errors',
+};
 
 function countsOf(row: Record<string, unknown>): UsageCounts {
   return {
@@ -64,10 +75,13 @@ function withFleetRows(buckets: UsageBucket[]): UsageBucket[] {
   const fleet = new Map<number, UsageBucket>();
   for (const bucket of buckets) {
     let total = fleet.get(bucket.hour);
-    if (total === undefined) fleet.set(bucket.hour, (total = { hour: bucket.hour, consumer: FLEET, keyId: '', ...emptyCounts() }));
+    if (total === undefined)
+      fleet.set(bucket.hour, (total = { hour: bucket.hour, consumer: FLEET, keyId: '', ...emptyCounts() }));
     addCounts(total, bucket);
   }
-  return [...buckets, ...fleet.values()].sort((x, y) => x.hour - y.hour || compare(x.consumer, y.consumer) || compare(x.keyId, y.keyId));
+  return [...buckets, ...fleet.values()].sort(
+    (x, y) => x.hour - y.hour || compare(x.consumer, y.consumer) || compare(x.keyId, y.keyId),
+  );
 }
 
 function compare(x: string, y: string): number {
@@ -76,7 +90,15 @@ function compare(x: string, y: string): number {
 
 /** The columns of a bucket, in ADDITIVE_COLUMNS order. */
 function valuesOf(bucket: UsageCounts): number[] {
-  return [bucket.requests, bucket.ok, bucket.clientErrors, bucket.rateLimited, bucket.serverErrors, bucket.latencySumMs, ...bucket.latency];
+  return [
+    bucket.requests,
+    bucket.ok,
+    bucket.clientErrors,
+    bucket.rateLimited,
+    bucket.serverErrors,
+    bucket.latencySumMs,
+    ...bucket.latency,
+  ];
 }
 
 /**
@@ -106,7 +128,13 @@ export class UsageRepository {
 
   /** A granularity's table, its time column, the condition keeping [$1, $2) (instants), and a bucket's start as an instant. */
   private bucketsOf(granularity: Granularity): { table: string; time: string; within: string; start: string } {
-    if (granularity === 'hour') return { table: this.table('usage_hourly'), time: '"hour"', within: '"hour" >= $1::timestamptz AND "hour" < $2::timestamptz', start: '"hour"' };
+    if (granularity === 'hour')
+      return {
+        table: this.table('usage_hourly'),
+        time: '"hour"',
+        within: '"hour" >= $1::timestamptz AND "hour" < $2::timestamptz',
+        start: '"hour"',
+      };
     return {
       table: this.table('usage_daily'),
       time: '"day"',
@@ -126,12 +154,22 @@ export class UsageRepository {
     if (batch.length === 0) return;
     const buckets = withFleetRows(batch);
     const columns = ADDITIVE_COLUMNS.map((c) => `"${c}"`).join(', ');
-    const arrays: unknown[][] = [buckets.map((b) => new Date(b.hour).toISOString()), buckets.map((b) => b.consumer), buckets.map((b) => b.keyId)];
+    const arrays: unknown[][] = [
+      buckets.map((b) => new Date(b.hour).toISOString()),
+      buckets.map((b) => b.consumer),
+      buckets.map((b) => b.keyId),
+    ];
     const values = buckets.map(valuesOf);
     ADDITIVE_COLUMNS.forEach((_, i) => arrays.push(values.map((v) => v[i])));
-    const types = ['timestamptz', 'text', 'text', ...ADDITIVE_COLUMNS.map((c) => (c === 'latency_sum_ms' ? 'float8' : 'int8'))];
+    const types = [
+      'timestamptz',
+      'text',
+      'text',
+      ...ADDITIVE_COLUMNS.map((c) => (c === 'latency_sum_ms' ? 'float8' : 'int8')),
+    ];
     const unnest = `unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS b("hour", "consumer", "key_id", ${columns})`;
-    const update = (table: string) => ADDITIVE_COLUMNS.map((c) => `"${c}" = ${table}."${c}" + EXCLUDED."${c}"`).join(', ');
+    const update = (table: string) =>
+      ADDITIVE_COLUMNS.map((c) => `"${c}" = ${table}."${c}" + EXCLUDED."${c}"`).join(', ');
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `INSERT INTO ${this.table('usage_hourly')} AS t ("hour", "consumer", "key_id", ${columns}) SELECT * FROM ${unnest} ` +
@@ -185,7 +223,14 @@ export class UsageRepository {
    * (PGlite ignores the first and hangs on the second: it is never set there). The cursor is closed and the
    * connection ended however the export ends.
    */
-  async exportRows(granularity: Granularity, from: Date, to: Date, timeoutMs: number, write: (rows: ExportRow[]) => Promise<void>, pageSize = 1000): Promise<void> {
+  async exportRows(
+    granularity: Granularity,
+    from: Date,
+    to: Date,
+    timeoutMs: number,
+    write: (rows: ExportRow[]) => Promise<void>,
+    pageSize = 1000,
+  ): Promise<void> {
     const { table, time, within, start } = this.bucketsOf(granularity);
     // An hour's keys are summed; a day has one row per consumer already.
     const [counters, groupBy] =
@@ -207,12 +252,19 @@ export class UsageRepository {
     let declared = false;
     try {
       await client.connect();
-      const [{ embedded }] = (await client.query<{ embedded: boolean }>(`SELECT strpos(version(), 'PGlite') > 0 AS "embedded"`)).rows;
+      const [{ embedded }] = (
+        await client.query<{ embedded: boolean }>(`SELECT strpos(version(), 'PGlite') > 0 AS "embedded"`)
+      ).rows;
       await client.query('BEGIN');
       try {
         await client.query(`SET LOCAL statement_timeout = ${Math.floor(timeoutMs)}`);
-        if (!embedded) await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${EXPORT_IDLE_IN_TRANSACTION_MS}`);
-        await client.query(`DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR ${sql}`, [from.toISOString(), to.toISOString(), FLEET]);
+        if (!embedded)
+          await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${EXPORT_IDLE_IN_TRANSACTION_MS}`);
+        await client.query(`DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR ${sql}`, [
+          from.toISOString(),
+          to.toISOString(),
+          FLEET,
+        ]);
         // The cursor's rows are computed and kept here, under the statement timeout.
         await client.query('COMMIT');
         declared = true;
@@ -240,12 +292,27 @@ export class UsageRepository {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
-      const [{ locked }]: Array<{ locked: boolean }> = await runner.query('SELECT pg_try_advisory_lock($1) AS "locked"', [USAGE_RETENTION_LOCK]);
+      const [{ locked }]: Array<{ locked: boolean }> = await runner.query(
+        'SELECT pg_try_advisory_lock($1) AS "locked"',
+        [USAGE_RETENTION_LOCK],
+      );
       if (!locked) return null;
       try {
         const cutoff = `(now() - $1 * interval '1 day')`;
-        const hourly = await deleteInBatches(runner, this.table('usage_hourly'), `"hour" < ${cutoff}`, [retentionDays], pauseMs);
-        const daily = await deleteInBatches(runner, this.table('usage_daily'), `"day" < (${cutoff} AT TIME ZONE 'UTC')::date`, [retentionDays], pauseMs);
+        const hourly = await deleteInBatches(
+          runner,
+          this.table('usage_hourly'),
+          `"hour" < ${cutoff}`,
+          [retentionDays],
+          pauseMs,
+        );
+        const daily = await deleteInBatches(
+          runner,
+          this.table('usage_daily'),
+          `"day" < (${cutoff} AT TIME ZONE 'UTC')::date`,
+          [retentionDays],
+          pauseMs,
+        );
         return hourly + daily;
       } finally {
         await runner.query('SELECT pg_advisory_unlock($1)', [USAGE_RETENTION_LOCK]);

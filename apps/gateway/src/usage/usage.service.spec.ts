@@ -11,9 +11,13 @@ describe('UsageService retention schedule', () => {
 
   function start(): { service: UsageService; prune: jest.Mock } {
     const prune = jest.fn().mockResolvedValue(0);
-    const config = { usage: { enabled: true, maxBuckets: 100, flushMs: 5_000, retentionDays: 400 } } as unknown as GatewayConfig;
+    const config = {
+      usage: { enabled: true, maxBuckets: 100, flushMs: 5_000, retentionDays: 400 },
+    } as unknown as GatewayConfig;
     const clock = { now: () => Date.now(), monotonic: () => 0 } as Clock;
-    const service = new UsageService({ prune } as unknown as UsageRepository, clock, config, { registry: new Registry() } as AppMetrics);
+    const service = new UsageService({ prune } as unknown as UsageRepository, clock, config, {
+      registry: new Registry(),
+    } as AppMetrics);
     service.onApplicationBootstrap();
     return { service, prune };
   }

@@ -46,8 +46,16 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
       registers: [metrics.registry],
     });
     this.recorder = new UsageRecorder(config.usage.maxBuckets, () => folded.inc());
-    this.failures = new Counter({ name: 'usage_flush_failures_total', help: 'Usage batches that could not be written (kept for the next flush).', registers: [metrics.registry] }).labels();
-    this.written = new Counter({ name: 'usage_rows_written_total', help: 'Hourly usage rows upserted by this instance.', registers: [metrics.registry] }).labels();
+    this.failures = new Counter({
+      name: 'usage_flush_failures_total',
+      help: 'Usage batches that could not be written (kept for the next flush).',
+      registers: [metrics.registry],
+    }).labels();
+    this.written = new Counter({
+      name: 'usage_rows_written_total',
+      help: 'Hourly usage rows upserted by this instance.',
+      registers: [metrics.registry],
+    }).labels();
     const recorder = this.recorder;
     new Gauge({
       name: 'usage_buckets_held',
@@ -68,7 +76,13 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
     if (!this.config.usage.enabled) return;
     const started = this.clock.monotonic();
     response.once('finish', () => {
-      this.recorder.record(request.consumer?.name, request.keyId, response.statusCode, this.clock.monotonic() - started, this.clock.now());
+      this.recorder.record(
+        request.consumer?.name,
+        request.keyId,
+        response.statusCode,
+        this.clock.monotonic() - started,
+        this.clock.now(),
+      );
     });
   }
 
@@ -88,7 +102,9 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
     } catch (error) {
       this.recorder.restore(batch);
       this.failures.inc();
-      this.logger.warn(`Usage batch of ${buckets.length} rows not written, kept for the next flush: ${(error as Error).message}`);
+      this.logger.warn(
+        `Usage batch of ${buckets.length} rows not written, kept for the next flush: ${(error as Error).message}`,
+      );
     }
   }
 

@@ -19,13 +19,17 @@ describe('loadPetsConfig', () => {
 
   it('leaves migrations to `npm run migrate` on an external database unless told otherwise', () => {
     expect(loadPetsConfig({ DATABASE_URL: 'postgres://db/pets' }).migrateOnStart).toBe(false);
-    expect(loadPetsConfig({ DATABASE_URL: 'postgres://db/pets', DB_MIGRATE_ON_START: 'true' }).migrateOnStart).toBe(true);
+    expect(loadPetsConfig({ DATABASE_URL: 'postgres://db/pets', DB_MIGRATE_ON_START: 'true' }).migrateOnStart).toBe(
+      true,
+    );
   });
 
   it('refuses to run in production without CURSOR_SECRET, or with a short or published one, never printing it', () => {
     const production = { NODE_ENV: 'production' };
     expect(() => loadPetsConfig(production)).toThrow(ConfigurationError);
-    expect(() => loadPetsConfig(production)).toThrow(/^Invalid configuration: CURSOR_SECRET must be set in production \(32\+ characters/);
+    expect(() => loadPetsConfig(production)).toThrow(
+      /^Invalid configuration: CURSOR_SECRET must be set in production \(32\+ characters/,
+    );
     expect(() => loadPetsConfig({ ...production, CURSOR_SECRET: 'too-short-secret' })).toThrow(
       'Invalid configuration: CURSOR_SECRET must be at least 32 characters long (value hidden)',
     );
@@ -43,7 +47,10 @@ describe('loadPetsConfig', () => {
     [{ DB_MIGRATE_ON_START: 'maybe' }, 'DB_MIGRATE_ON_START must be true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, log, debug, verbose'],
     [{ CURSOR_SECRET: 'too-short' }, 'CURSOR_SECRET must be at least 32 characters long'],
-    [{ HEADERS_TIMEOUT_MS: '40000', REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS must not be below HEADERS_TIMEOUT_MS'],
+    [
+      { HEADERS_TIMEOUT_MS: '40000', REQUEST_TIMEOUT_MS: '30000' },
+      'REQUEST_TIMEOUT_MS must not be below HEADERS_TIMEOUT_MS',
+    ],
   ])('stops on %j with one clear line', (env, message) => {
     expect(() => loadPetsConfig(env)).toThrow(ConfigurationError);
     expect(() => loadPetsConfig(env)).toThrow(message);

@@ -8,5 +8,11 @@ export const MIGRATIONS = [CreatePets1763769600000];
 
 /** The one description of the database, used by the app, the migrate command and the drift check. */
 export function dataSourceOptions(endpoint: DatabaseEndpoint, poolSize: number): DataSourceOptions {
-  return postgresDataSourceOptions(endpoint, { application: 'pets', poolSize, entities: ENTITIES, migrations: MIGRATIONS, connectionTimeoutMs: 5_000 });
+  return postgresDataSourceOptions(endpoint, {
+    application: 'pets',
+    poolSize,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    connectionTimeoutMs: 5_000,
+  });
 }

@@ -10,10 +10,26 @@ describe('classifyDatabaseOutage', () => {
   it.each([
     ['a refused connection', pgError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'), 'not-sent'],
     ['a pool that cannot connect in time', pgError('timeout exceeded when trying to connect'), 'not-sent'],
-    ['a server starting up', new QueryFailedError('SELECT 1', [], pgError('the database system is starting up', '57P03')), 'not-sent'],
-    ['a session killed before COMMIT', new QueryFailedError('INSERT INTO "pets" ...', [], pgError('terminating connection due to administrator command', '57P01')), 'not-sent'],
+    [
+      'a server starting up',
+      new QueryFailedError('SELECT 1', [], pgError('the database system is starting up', '57P03')),
+      'not-sent',
+    ],
+    [
+      'a session killed before COMMIT',
+      new QueryFailedError(
+        'INSERT INTO "pets" ...',
+        [],
+        pgError('terminating connection due to administrator command', '57P01'),
+      ),
+      'not-sent',
+    ],
     ['a query runner released by a connection error', new QueryRunnerAlreadyReleasedError(), 'not-sent'],
-    ['a COMMIT whose answer was lost', new QueryFailedError('COMMIT', [], pgError('Connection terminated unexpectedly')), 'lost'],
+    [
+      'a COMMIT whose answer was lost',
+      new QueryFailedError('COMMIT', [], pgError('Connection terminated unexpectedly')),
+      'lost',
+    ],
   ])('%s is an outage (%s)', (_case, error, outage) => {
     expect(classifyDatabaseOutage(error)).toBe(outage);
   });
@@ -29,7 +45,10 @@ describe('classifyDatabaseOutage', () => {
 
 describe('databaseOutageTranslator', () => {
   it('answers 503 with Retry-After when the request is safe to repeat', () => {
-    const error = databaseOutageTranslator(pgError('connect ECONNREFUSED', 'ECONNREFUSED'), request('POST')) as ApiError;
+    const error = databaseOutageTranslator(
+      pgError('connect ECONNREFUSED', 'ECONNREFUSED'),
+      request('POST'),
+    ) as ApiError;
     expect(error.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
     expect(error.headers['Retry-After']).toBe('5');
   });

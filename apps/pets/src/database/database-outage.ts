@@ -26,7 +26,10 @@ const REFUSED_SQLSTATES = new Set(['57P03', '53300', '08001', '08004']);
 /** 57P01 admin_shutdown, 57P02 crash_shutdown, 08000/08003/08006 connection failures: the session died. */
 const LOST_SQLSTATES = new Set(['57P01', '57P02', '08000', '08003', '08006']);
 /** Messages of node-postgres for the same situations (it has no code for them). */
-const REFUSED_MESSAGES = [/timeout exceeded when trying to connect/i, /connection terminated due to connection timeout/i];
+const REFUSED_MESSAGES = [
+  /timeout exceeded when trying to connect/i,
+  /connection terminated due to connection timeout/i,
+];
 const LOST_MESSAGES = [/connection terminated/i, /not queryable/i, /terminating connection/i];
 
 interface DriverErrorLike {
@@ -38,8 +41,10 @@ interface DriverErrorLike {
 function failureOf(error: DriverErrorLike): 'refused' | 'lost' | undefined {
   const code = typeof error.code === 'string' ? error.code : '';
   const message = typeof error.message === 'string' ? error.message : '';
-  if (UNREACHABLE.has(code) || REFUSED_SQLSTATES.has(code) || REFUSED_MESSAGES.some((m) => m.test(message))) return 'refused';
-  if (CONNECTION_LOST.has(code) || LOST_SQLSTATES.has(code) || LOST_MESSAGES.some((m) => m.test(message))) return 'lost';
+  if (UNREACHABLE.has(code) || REFUSED_SQLSTATES.has(code) || REFUSED_MESSAGES.some((m) => m.test(message)))
+    return 'refused';
+  if (CONNECTION_LOST.has(code) || LOST_SQLSTATES.has(code) || LOST_MESSAGES.some((m) => m.test(message)))
+    return 'lost';
   // Node reports a refused connection to a name with several addresses as an AggregateError.
   if (Array.isArray(error.errors) && error.errors.length > 0) {
     const inner = (error.errors as DriverErrorLike[]).map(failureOf);
@@ -66,7 +71,8 @@ export function classifyDatabaseOutage(error: unknown): DatabaseOutage | undefin
     const query = typeof error.query === 'string' ? error.query.trim().toUpperCase() : '';
     return query === 'COMMIT' || query === '' ? 'lost' : 'not-sent';
   }
-  const kind = failureOf(error as DriverErrorLike) ?? failureOf(((error as { cause?: unknown }).cause ?? {}) as DriverErrorLike);
+  const kind =
+    failureOf(error as DriverErrorLike) ?? failureOf(((error as { cause?: unknown }).cause ?? {}) as DriverErrorLike);
   if (!kind) return undefined;
   // Outside a query (acquiring or opening a connection) nothing was sent yet.
   return kind === 'refused' || !(error as { query?: unknown }).query ? 'not-sent' : 'lost';
@@ -88,7 +94,11 @@ export const databaseOutageTranslator: ErrorTranslator = (exception, request) =>
       'The database connection was lost while the change was being committed: it may or may not have been saved. Check (GET /pets) before sending it again.',
     );
   }
-  return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; nothing was changed. Retry after the time given in Retry-After.', {
-    'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
-  });
+  return new ApiError(
+    'SERVICE_UNAVAILABLE',
+    'The database is unavailable; nothing was changed. Retry after the time given in Retry-After.',
+    {
+      'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
+    },
+  );
 };

@@ -4,7 +4,13 @@ import { DataSource } from 'typeorm';
 import { PETS_CONFIG, PetsConfig } from '../config/pets.config';
 import { dataSourceOptions } from './data-source.options';
 import { runMigrations } from './run-migrations';
-import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, guardPoolClients, pendingMigrations } from '@app/database';
+import {
+  DatabaseEndpoint,
+  EmbeddedPgliteEndpoint,
+  ExternalPostgresEndpoint,
+  guardPoolClients,
+  pendingMigrations,
+} from '@app/database';
 import { ConfigurationError } from '@app/platform';
 
 export async function openDatabaseEndpoint(config: PetsConfig): Promise<DatabaseEndpoint> {

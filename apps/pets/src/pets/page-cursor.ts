@@ -53,6 +53,11 @@ export class PageCursorCodec {
   }
 
   private mac(version: Buffer, payload: Buffer): Buffer {
-    return createHmac('sha256', this.secret).update(DOMAIN).update(version).update(payload).digest().subarray(0, MAC_BYTES);
+    return createHmac('sha256', this.secret)
+      .update(DOMAIN)
+      .update(version)
+      .update(payload)
+      .digest()
+      .subarray(0, MAC_BYTES);
   }
 }

@@ -2,7 +2,8 @@ import { PetStatus } from '@app/contract';
 import { bigintToNumber, PetEntity } from './pet.entity';
 import { toPetDto } from './pet.mapper';
 
-const entity = (status: PetStatus | null): PetEntity => Object.assign(new PetEntity(), { id: 9, name: 'Rex', categoryId: 4, status });
+const entity = (status: PetStatus | null): PetEntity =>
+  Object.assign(new PetEntity(), { id: 9, name: 'Rex', categoryId: 4, status });
 
 describe('toPetDto', () => {
   it('returns exactly the contract fields', () => {

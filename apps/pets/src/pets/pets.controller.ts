@@ -11,7 +11,11 @@ export class PetsController {
 
   /** The body stays a bare array of Pet (the spec's schema); the next page, when there is one, is in `Link`. */
   @Get()
-  async list(@Query() query: ListPetsQueryDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<PetDto[]> {
+  async list(
+    @Query() query: ListPetsQueryDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PetDto[]> {
     const page = await this.pets.list(query);
     if (page.next) response.setHeader('Link', nextPageLink(request.path, page.next));
     return page.pets;

@@ -63,11 +63,17 @@ export class PetsService {
   private positionAfter(cursor: string, status: PetStatus | null): number {
     const position = this.cursors.decode(cursor);
     if (!position) {
-      throw new ApiError('VALIDATION_FAILED', 'after is not a valid cursor: use the one in the Link rel="next" header of the previous page, unchanged');
+      throw new ApiError(
+        'VALIDATION_FAILED',
+        'after is not a valid cursor: use the one in the Link rel="next" header of the previous page, unchanged',
+      );
     }
     if (position.status !== status) {
       const issuedFor = position.status ? `status=${position.status}` : 'every status (no status filter)';
-      throw new ApiError('VALIDATION_FAILED', `after belongs to the listing of ${issuedFor}: keep the status of the page that gave it`);
+      throw new ApiError(
+        'VALIDATION_FAILED',
+        `after belongs to the listing of ${issuedFor}: keep the status of the page that gave it`,
+      );
     }
     return position.lastId;
   }

@@ -1,6 +1,14 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Render, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AdminApiError, destroySession, href, redirectAfterSave, regenerateSession, saveSession, setFlash } from '@app/web';
+import {
+  AdminApiError,
+  destroySession,
+  href,
+  redirectAfterSave,
+  regenerateSession,
+  saveSession,
+  setFlash,
+} from '@app/web';
 import { PortalApi } from '../dashboard/portal-api.service';
 import { SignInThrottlerGuard } from '../throttle/sign-in-throttler.guard';
 import { ThrottledFormFilter } from '../throttle/throttled-form.filter';
@@ -124,7 +132,9 @@ export class AccountsController {
     const email = normalizeEmail(body.email);
     const error = emailError(email);
     if (error) {
-      response.status(400).render('reset', { title: 'Reset your password', email: str(body.email), errors: { email: error } });
+      response
+        .status(400)
+        .render('reset', { title: 'Reset your password', email: str(body.email), errors: { email: error } });
       return;
     }
     await this.accounts.requestReset(email);
@@ -134,7 +144,9 @@ export class AccountsController {
   @Get('reset/confirm')
   async resetConfirmForm(@Query('token') token: unknown, @Res() response: Response): Promise<void> {
     const valid = await this.accounts.resetTokenValid(str(token));
-    response.status(valid ? 200 : 400).render('reset-confirm', { title: 'Choose a new password', token: str(token), failed: !valid });
+    response
+      .status(valid ? 200 : 400)
+      .render('reset-confirm', { title: 'Choose a new password', token: str(token), failed: !valid });
   }
 
   @Post('reset/confirm')
@@ -143,7 +155,9 @@ export class AccountsController {
     const token = str(body.token);
     const error = passwordError(body.password);
     if (error) {
-      response.status(400).render('reset-confirm', { title: 'Choose a new password', token, errors: { password: error } });
+      response
+        .status(400)
+        .render('reset-confirm', { title: 'Choose a new password', token, errors: { password: error } });
       return;
     }
     if (!(await this.accounts.resetPassword(token, body.password as string))) {

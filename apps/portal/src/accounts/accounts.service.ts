@@ -46,7 +46,13 @@ export class AccountsService {
       });
       return;
     }
-    const account = this.accounts.create({ id: randomUUID(), email, passwordHash, verifiedAt: null, consumerName: null });
+    const account = this.accounts.create({
+      id: randomUUID(),
+      email,
+      passwordHash,
+      verifiedAt: null,
+      consumerName: null,
+    });
     try {
       await this.accounts.insert(account);
     } catch (error) {
@@ -90,7 +96,9 @@ export class AccountsService {
 
   /** Whether a reset token can still be used (the form is shown only then). */
   async resetTokenValid(token: string): Promise<boolean> {
-    const found = await this.dataSource.getRepository(AccountTokenEntity).findOneBy({ tokenHash: hashToken(token), purpose: 'reset', usedAt: IsNull() });
+    const found = await this.dataSource
+      .getRepository(AccountTokenEntity)
+      .findOneBy({ tokenHash: hashToken(token), purpose: 'reset', usedAt: IsNull() });
     return !!found && found.expiresAt.getTime() > Date.now();
   }
 
@@ -101,7 +109,9 @@ export class AccountsService {
     // The reset proves the address: an unverified account is verified by it too.
     await this.accounts.update({ id: accountId }, { passwordHash });
     // Whoever was signed in with the old password is signed out (every session of the account, on every instance).
-    await this.dataSource.query(`DELETE FROM "${this.config.schema}"."session" WHERE "sess"->>'accountId' = $1`, [accountId]);
+    await this.dataSource.query(`DELETE FROM "${this.config.schema}"."session" WHERE "sess"->>'accountId' = $1`, [
+      accountId,
+    ]);
     await this.accounts.update({ id: accountId, verifiedAt: IsNull() }, { verifiedAt: () => 'now()' });
     return true;
   }

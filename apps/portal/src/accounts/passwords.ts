@@ -1,7 +1,12 @@
 import { hash, verify } from '@node-rs/argon2';
 
 /** OWASP's argon2id settings (19 MiB, 2 passes, 1 lane). */
-const OPTIONS = { algorithm: 2 /* Algorithm.Argon2id (a const enum: not importable under isolatedModules) */, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+const OPTIONS = {
+  algorithm: 2 /* Algorithm.Argon2id (a const enum: not importable under isolatedModules) */,
+  memoryCost: 19_456,
+  timeCost: 2,
+  parallelism: 1,
+};
 
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 128;

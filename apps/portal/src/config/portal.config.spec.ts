@@ -8,14 +8,24 @@ const TOKEN = 'adm_0123456789abcdef0123456789abcdef0123456789a';
 
 describe('loadPortalConfig', () => {
   it('needs the portal admin token, saying how to make one', () => {
-    expect(() => loadPortalConfig({ NODE_ENV: 'test' })).toThrow(/PORTAL_ADMIN_TOKEN is required: create one with `npm run -s keys -- token create --name portal --for portal`/);
+    expect(() => loadPortalConfig({ NODE_ENV: 'test' })).toThrow(
+      /PORTAL_ADMIN_TOKEN is required: create one with `npm run -s keys -- token create --name portal --for portal`/,
+    );
   });
 
   it('stops on a wrong value with one line naming the variable', () => {
-    expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_API_URL: 'localhost:3000' })).toThrow(/PORTAL_API_URL must be an http\(s\) URL/);
-    expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_BASE_PATH: 'portal x' })).toThrow(/PORTAL_BASE_PATH/);
-    expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, SMTP_URL: 'mail.example.com' })).toThrow(/SMTP_URL must be an smtp/);
-    expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_PORT: '70000' })).toThrow(/PORTAL_PORT/);
+    expect(() =>
+      loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_API_URL: 'localhost:3000' }),
+    ).toThrow(/PORTAL_API_URL must be an http\(s\) URL/);
+    expect(() =>
+      loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_BASE_PATH: 'portal x' }),
+    ).toThrow(/PORTAL_BASE_PATH/);
+    expect(() =>
+      loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, SMTP_URL: 'mail.example.com' }),
+    ).toThrow(/SMTP_URL must be an smtp/);
+    expect(() => loadPortalConfig({ NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN, PORTAL_PORT: '70000' })).toThrow(
+      /PORTAL_PORT/,
+    );
   });
 
   it('gives Express a hop count as a number and the default loopback as it is; refuses true with one line', () => {
@@ -34,18 +44,37 @@ describe('loadPortalConfig', () => {
     };
     const refused = refusal({ PORTAL_TRUST_PROXY: 'true' });
     expect(refused).toBeInstanceOf(ConfigurationError);
-    expect(refused.message).toMatch(/^Invalid configuration: PORTAL_TRUST_PROXY=true believes any X-Forwarded-For a client sends/);
+    expect(refused.message).toMatch(
+      /^Invalid configuration: PORTAL_TRUST_PROXY=true believes any X-Forwarded-For a client sends/,
+    );
     expect(refused.message).not.toContain('\n');
-    expect(refusal({ PORTAL_TRUST_PROXY: 'proxy.internal' }).message).toMatch(/PORTAL_TRUST_PROXY must be false, a hop count, or a comma-separated list/);
+    expect(refusal({ PORTAL_TRUST_PROXY: 'proxy.internal' }).message).toMatch(
+      /PORTAL_TRUST_PROXY must be false, a hop count, or a comma-separated list/,
+    );
   });
 
   it('requires a session secret and SMTP in production', () => {
     const base = { NODE_ENV: 'production', PORTAL_ADMIN_TOKEN: TOKEN };
     expect(() => loadPortalConfig(base)).toThrow(/SMTP_URL is required in production/);
-    expect(() => loadPortalConfig({ ...base, SMTP_URL: 'smtp://mail:25' })).toThrow(/PORTAL_SESSION_SECRET is required in production/);
-    expect(() => loadPortalConfig({ ...base, SMTP_URL: 'smtp://mail:25', PORTAL_SESSION_SECRET: 'short' })).toThrow(/at least 32 characters long \(value hidden\)/);
-    const config = loadPortalConfig({ ...base, SMTP_URL: 'smtp://mail:25', PORTAL_SESSION_SECRET: 'x'.repeat(32), PORTAL_BASE_PATH: '/portal/' });
-    expect(config).toMatchObject({ production: true, port: 3003, basePath: '/portal', schema: 'portal', adminUrl: 'http://127.0.0.1:3002' });
+    expect(() => loadPortalConfig({ ...base, SMTP_URL: 'smtp://mail:25' })).toThrow(
+      /PORTAL_SESSION_SECRET is required in production/,
+    );
+    expect(() => loadPortalConfig({ ...base, SMTP_URL: 'smtp://mail:25', PORTAL_SESSION_SECRET: 'short' })).toThrow(
+      /at least 32 characters long \(value hidden\)/,
+    );
+    const config = loadPortalConfig({
+      ...base,
+      SMTP_URL: 'smtp://mail:25',
+      PORTAL_SESSION_SECRET: 'x'.repeat(32),
+      PORTAL_BASE_PATH: '/portal/',
+    });
+    expect(config).toMatchObject({
+      production: true,
+      port: 3003,
+      basePath: '/portal',
+      schema: 'portal',
+      adminUrl: 'http://127.0.0.1:3002',
+    });
   });
 
   it('keeps a generated session secret in development, so a restart keeps sessions', () => {

@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigurationError, EnvIntRange, EnvSecret, EnvTrustProxy, LOG_LEVELS, LogLevelName, expressTrustProxy, loadEnvironment } from '@app/platform';
+import {
+  ConfigurationError,
+  EnvIntRange,
+  EnvSecret,
+  EnvTrustProxy,
+  LOG_LEVELS,
+  LogLevelName,
+  expressTrustProxy,
+  loadEnvironment,
+} from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
 const URL_RULE = /^https?:\/\/[^\s]+$/;
@@ -19,7 +28,9 @@ export class PortalEnvironment {
 
   @IsOptional()
   @EnvSecret()
-  @MinLength(8, { message: 'PORTAL_ADMIN_TOKEN must be an admin token (npm run -s keys -- token create --name portal --for portal)' })
+  @MinLength(8, {
+    message: 'PORTAL_ADMIN_TOKEN must be an admin token (npm run -s keys -- token create --name portal --for portal)',
+  })
   PORTAL_ADMIN_TOKEN?: string = undefined;
 
   @Matches(URL_RULE, { message: 'ADMIN_URL must be an http(s) URL' })
@@ -113,7 +124,8 @@ export const PORTAL_CONFIG = Symbol('PORTAL_CONFIG');
  */
 function sessionSecret(e: PortalEnvironment): string {
   if (e.PORTAL_SESSION_SECRET) return e.PORTAL_SESSION_SECRET;
-  if (e.NODE_ENV === 'production') throw new ConfigurationError('PORTAL_SESSION_SECRET is required in production (at least 32 random characters)');
+  if (e.NODE_ENV === 'production')
+    throw new ConfigurationError('PORTAL_SESSION_SECRET is required in production (at least 32 random characters)');
   if (e.NODE_ENV === 'test') return randomBytes(32).toString('base64url');
   const file = path.join(e.PORTAL_DATA_DIR, 'portal-session-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
@@ -128,9 +140,12 @@ function sessionSecret(e: PortalEnvironment): string {
 export function loadPortalConfig(env: Record<string, string | undefined> = process.env): PortalConfig {
   const e = loadEnvironment(PortalEnvironment, env);
   if (!e.PORTAL_ADMIN_TOKEN) {
-    throw new ConfigurationError('PORTAL_ADMIN_TOKEN is required: create one with `npm run -s keys -- token create --name portal --for portal` (npm start makes one in development)');
+    throw new ConfigurationError(
+      'PORTAL_ADMIN_TOKEN is required: create one with `npm run -s keys -- token create --name portal --for portal` (npm start makes one in development)',
+    );
   }
-  if (e.NODE_ENV === 'production' && !e.SMTP_URL) throw new ConfigurationError('SMTP_URL is required in production: verification and reset links go by mail');
+  if (e.NODE_ENV === 'production' && !e.SMTP_URL)
+    throw new ConfigurationError('SMTP_URL is required in production: verification and reset links go by mail');
   const basePath = e.PORTAL_BASE_PATH.replace(/\/+$/, '');
   return {
     production: e.NODE_ENV === 'production',
@@ -149,7 +164,11 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
     sessionSecret: sessionSecret(e),
     trustProxy: expressTrustProxy(e.PORTAL_TRUST_PROXY),
     openApiFile: e.PORTAL_OPENAPI_FILE,
-    throttle: { addressLimit: e.PORTAL_THROTTLE_ADDRESS_LIMIT, accountLimit: e.PORTAL_THROTTLE_ACCOUNT_LIMIT, windowMs: e.PORTAL_THROTTLE_WINDOW_SECONDS * 1000 },
+    throttle: {
+      addressLimit: e.PORTAL_THROTTLE_ADDRESS_LIMIT,
+      accountLimit: e.PORTAL_THROTTLE_ACCOUNT_LIMIT,
+      windowMs: e.PORTAL_THROTTLE_WINDOW_SECONDS * 1000,
+    },
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

@@ -38,7 +38,12 @@ export class DashboardController {
   @Get('dashboard')
   async dashboard(@Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     const name = request.account.consumerName;
-    const [consumer, usage, history, requests] = await Promise.all([this.api.consumer(name), this.api.usage(name), this.api.history(name), this.api.planRequests(name)]);
+    const [consumer, usage, history, requests] = await Promise.all([
+      this.api.consumer(name),
+      this.api.usage(name),
+      this.api.history(name),
+      this.api.planRequests(name),
+    ]);
     const minute = usage.windows.find((w) => w.name === 'minute');
     const day = usage.windows.find((w) => w.name === 'day');
     response.render('dashboard', {
@@ -50,7 +55,15 @@ export class DashboardController {
       day,
       banned: usage.banned,
       banSecondsLeft: usage.banSecondsLeft,
-      usage: history === null ? null : usageTable('Requests per day, last 30 days (UTC)', 'day', history, USAGE_COLUMNS.filter((c) => c.key !== 'serverErrors')),
+      usage:
+        history === null
+          ? null
+          : usageTable(
+              'Requests per day, last 30 days (UTC)',
+              'day',
+              history,
+              USAGE_COLUMNS.filter((c) => c.key !== 'serverErrors'),
+            ),
       keys: this.keyRows(consumer),
       canCreate: activeKeys(consumer) < MAX_ACTIVE_KEYS,
       maxKeys: MAX_ACTIVE_KEYS,
@@ -64,7 +77,12 @@ export class DashboardController {
   async createKey(@Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     const name = request.account.consumerName;
     if (activeKeys(await this.api.consumer(name)) >= MAX_ACTIVE_KEYS) {
-      return this.back(request, response, 'error', `You have ${MAX_ACTIVE_KEYS} active keys, the most a portal account holds: revoke one first.`);
+      return this.back(
+        request,
+        response,
+        'error',
+        `You have ${MAX_ACTIVE_KEYS} active keys, the most a portal account holds: revoke one first.`,
+      );
     }
     const key = await this.api.issueKey(name);
     response.render('new-key', { title: 'Your new API key', key: key.key });
@@ -72,21 +90,34 @@ export class DashboardController {
 
   @Post('keys/:id/rotate')
   @HttpCode(200)
-  async rotate(@Param('id') id: string, @Body() body: Form, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
+  async rotate(
+    @Param('id') id: string,
+    @Body() body: Form,
+    @Req() request: SignedInRequest,
+    @Res() response: Response,
+  ): Promise<void> {
     const overlap = OVERLAPS.find((o) => o.value === str(body.overlap));
-    if (!KEY_ID.test(id) || !overlap) return this.back(request, response, 'error', 'Choose how long the old key keeps working.');
+    if (!KEY_ID.test(id) || !overlap)
+      return this.back(request, response, 'error', 'Choose how long the old key keeps working.');
     try {
       const { key, previous } = await this.api.rotateKey(request.account.consumerName, id, overlap.seconds);
       response.render('new-key', { title: 'Your new API key', key: key.key, rotated: previous });
     } catch (error) {
-      if (error instanceof AdminApiError && error.status < 500) return this.back(request, response, 'error', humane(error));
+      if (error instanceof AdminApiError && error.status < 500)
+        return this.back(request, response, 'error', humane(error));
       throw error;
     }
   }
 
   @Get('keys/:id/revoke')
-  async confirmRevoke(@Param('id') id: string, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
-    const key = KEY_ID.test(id) ? (await this.api.consumer(request.account.consumerName)).keys.find((k) => k.id === id) : undefined;
+  async confirmRevoke(
+    @Param('id') id: string,
+    @Req() request: SignedInRequest,
+    @Res() response: Response,
+  ): Promise<void> {
+    const key = KEY_ID.test(id)
+      ? (await this.api.consumer(request.account.consumerName)).keys.find((k) => k.id === id)
+      : undefined;
     if (!key) return this.back(request, response, 'error', 'No such key.');
     response.render('revoke', { title: 'Revoke a key', key });
   }
@@ -98,7 +129,8 @@ export class DashboardController {
     try {
       await this.api.revokeKey(request.account.consumerName, id);
     } catch (error) {
-      if (error instanceof AdminApiError && error.status < 500) return this.back(request, response, 'error', humane(error));
+      if (error instanceof AdminApiError && error.status < 500)
+        return this.back(request, response, 'error', humane(error));
       throw error;
     }
     return this.back(request, response, 'success', 'The key is revoked: every gateway instance refuses it now.');
@@ -106,7 +138,12 @@ export class DashboardController {
 
   @Get('plan')
   planForm(@Res() response: Response): void {
-    response.render('plan', { title: 'Ask for a higher plan', plans: REQUESTABLE_PLANS, maxVolume: EXPECTED_VOLUME_MAX, maxMessage: MESSAGE_MAX });
+    response.render('plan', {
+      title: 'Ask for a higher plan',
+      plans: REQUESTABLE_PLANS,
+      maxVolume: EXPECTED_VOLUME_MAX,
+      maxMessage: MESSAGE_MAX,
+    });
   }
 
   @Post('plan')
@@ -116,29 +153,46 @@ export class DashboardController {
     const errors: Record<string, string | undefined> = {
       plan: REQUESTABLE_PLANS.some((p) => p.value === typed.plan) ? undefined : 'Choose a plan.',
       expectedVolume:
-        typed.expectedVolume.trim() === '' ? 'Say roughly how many requests you expect.' : typed.expectedVolume.length > EXPECTED_VOLUME_MAX ? `Use at most ${EXPECTED_VOLUME_MAX} characters.` : undefined,
+        typed.expectedVolume.trim() === ''
+          ? 'Say roughly how many requests you expect.'
+          : typed.expectedVolume.length > EXPECTED_VOLUME_MAX
+            ? `Use at most ${EXPECTED_VOLUME_MAX} characters.`
+            : undefined,
       message: typed.message.length > MESSAGE_MAX ? `Use at most ${MESSAGE_MAX} characters.` : undefined,
     };
     const render = (status: number, extra: Record<string, unknown> = {}) =>
-      response.status(status).render('plan', { title: 'Ask for a higher plan', plans: REQUESTABLE_PLANS, maxVolume: EXPECTED_VOLUME_MAX, maxMessage: MESSAGE_MAX, typed, errors, ...extra });
+      response.status(status).render('plan', {
+        title: 'Ask for a higher plan',
+        plans: REQUESTABLE_PLANS,
+        maxVolume: EXPECTED_VOLUME_MAX,
+        maxMessage: MESSAGE_MAX,
+        typed,
+        errors,
+        ...extra,
+      });
     if (errors.plan || errors.expectedVolume || errors.message) return render(400);
     try {
       await this.api.requestPlan(request.account.consumerName, typed.plan, typed.expectedVolume.trim(), typed.message);
     } catch (error) {
-      if (error instanceof AdminApiError && error.code === 'PLAN_REQUEST_PENDING') return render(409, { failed: 'You already have a request waiting for an answer.' });
-      if (error instanceof AdminApiError && (error.status === 400 || error.status === 409)) return render(error.status, { failed: humane(error) });
+      if (error instanceof AdminApiError && error.code === 'PLAN_REQUEST_PENDING')
+        return render(409, { failed: 'You already have a request waiting for an answer.' });
+      if (error instanceof AdminApiError && (error.status === 400 || error.status === 409))
+        return render(error.status, { failed: humane(error) });
       throw error;
     }
     return this.back(request, response, 'success', 'Your request was sent. Its answer will show on this page.');
   }
 
   private keyRows(consumer: AdminConsumer): Array<AdminKey & { usable: boolean }> {
-    return consumer.keys
-      .map((k) => ({ ...k, usable: k.state === 'active' && k.replacedBy === null }))
-      .reverse();
+    return consumer.keys.map((k) => ({ ...k, usable: k.state === 'active' && k.replacedBy === null })).reverse();
   }
 
-  private async back(request: SignedInRequest, response: Response, kind: 'success' | 'error', text: string): Promise<void> {
+  private async back(
+    request: SignedInRequest,
+    response: Response,
+    kind: 'success' | 'error',
+    text: string,
+  ): Promise<void> {
     setFlash(request, kind, text);
     await redirectAfterSave(request, response, '/dashboard');
   }

@@ -56,11 +56,15 @@ export class PortalApi {
     const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
     const from = new Date(to.getTime() - 30 * 86_400_000);
     try {
-      const answer = await this.client.get<AdminUsageHistory>(this.token, `/consumers/${encodeURIComponent(name)}/usage/history`, {
-        granularity: 'day',
-        from: from.toISOString(),
-        to: to.toISOString(),
-      });
+      const answer = await this.client.get<AdminUsageHistory>(
+        this.token,
+        `/consumers/${encodeURIComponent(name)}/usage/history`,
+        {
+          granularity: 'day',
+          from: from.toISOString(),
+          to: to.toISOString(),
+        },
+      );
       return answer.buckets;
     } catch (error) {
       // NOT_FOUND: a gateway without the usage-history routes (issue #23). An unknown consumer is NOT_FOUND too, but the
@@ -75,15 +79,25 @@ export class PortalApi {
   }
 
   rotateKey(name: string, keyId: string, overlapSeconds: number): Promise<AdminRotatedKey> {
-    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/rotate`, { overlapSeconds });
+    return this.client.post(
+      this.token,
+      `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/rotate`,
+      { overlapSeconds },
+    );
   }
 
   revokeKey(name: string, keyId: string): Promise<AdminKey[]> {
-    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/revoke`);
+    return this.client.post(
+      this.token,
+      `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/revoke`,
+    );
   }
 
   async planRequests(name: string): Promise<AdminPlanRequest[]> {
-    const page = await this.client.get<AdminPlanRequestPage>(this.token, '/plan-requests', { consumer: name, limit: 1000 });
+    const page = await this.client.get<AdminPlanRequestPage>(this.token, '/plan-requests', {
+      consumer: name,
+      limit: 1000,
+    });
     return page.items;
   }
 

@@ -1,4 +1,13 @@
-import { DatabaseEndpoint, EmbeddedPgliteEndpoint, ExternalPostgresEndpoint, guardPoolClients, PgliteListener, PgliteWireServer, postgresDataSourceOptions, runMigrations } from '@app/database';
+import {
+  DatabaseEndpoint,
+  EmbeddedPgliteEndpoint,
+  ExternalPostgresEndpoint,
+  guardPoolClients,
+  PgliteListener,
+  PgliteWireServer,
+  postgresDataSourceOptions,
+  runMigrations,
+} from '@app/database';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';

@@ -7,8 +7,14 @@ describe('Mailer without SMTP_URL', () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     try {
-      await new Mailer(undefined, 'portal@example.com').send({ to: 'dev@example.com', subject: 'Verify your email', text: 'Open\nhttp://localhost:3003/verify?token=abc\n' });
-      expect(warn).toHaveBeenCalledWith('No SMTP_URL: mail to dev@example.com not sent. Verify your email: Open http://localhost:3003/verify?token=abc');
+      await new Mailer(undefined, 'portal@example.com').send({
+        to: 'dev@example.com',
+        subject: 'Verify your email',
+        text: 'Open\nhttp://localhost:3003/verify?token=abc\n',
+      });
+      expect(warn).toHaveBeenCalledWith(
+        'No SMTP_URL: mail to dev@example.com not sent. Verify your email: Open http://localhost:3003/verify?token=abc',
+      );
       expect(log).not.toHaveBeenCalled();
     } finally {
       warn.mockRestore();

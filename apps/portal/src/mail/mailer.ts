@@ -27,7 +27,9 @@ export class Mailer {
     if (!this.transport) {
       // One line (the log is JSON lines): the link stands out in it. A warning (a mail was not sent), so that it
       // shows at every level a developer runs with (npm run stack runs at LOG_LEVEL=warn).
-      this.logger.warn(`No SMTP_URL: mail to ${mail.to} not sent. ${mail.subject}: ${mail.text.replace(/\s+/g, ' ').trim()}`);
+      this.logger.warn(
+        `No SMTP_URL: mail to ${mail.to} not sent. ${mail.subject}: ${mail.text.replace(/\s+/g, ' ').trim()}`,
+      );
       return;
     }
     await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });

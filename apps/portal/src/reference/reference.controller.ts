@@ -32,7 +32,11 @@ export class ReferenceController {
     // Try it out calls the gateway: its origin joins the page's connect-src (the rest of the policy stays).
     const policy = String(response.getHeader('Content-Security-Policy') ?? "default-src 'self'");
     response.setHeader('Content-Security-Policy', `${policy};connect-src 'self' ${this.apiOrigin}`);
-    response.render('reference', { title: 'API reference', reference: true, apiUrl: new URL('.', `${this.apiOrigin}/`).href });
+    response.render('reference', {
+      title: 'API reference',
+      reference: true,
+      apiUrl: new URL('.', `${this.apiOrigin}/`).href,
+    });
   }
 
   @Get('openapi.json')

@@ -16,7 +16,13 @@ export class PostgresThrottlerStorage implements ThrottlerStorage {
     private readonly schema: string,
   ) {}
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     const table = `"${this.schema}"."throttle"`;
     // One statement: a window that has run out (and no block left) starts again at 1; a count past the limit blocks
     // for blockDuration. Concurrent increments of one key serialise on its row.
@@ -35,8 +41,18 @@ export class PostgresThrottlerStorage implements ThrottlerStorage {
          CASE WHEN "blocked_until" > now() THEN GREATEST(1, CEIL(EXTRACT(EPOCH FROM ("blocked_until" - now()))))::int END AS blocked_in`,
       [`${throttlerName}:${key}`, ttl, limit, blockDuration],
     );
-    if (Math.random() < 0.01) void this.pool.query(`DELETE FROM ${table} WHERE "expires_at" < now() - interval '1 day' AND COALESCE("blocked_until" < now(), true)`).catch(() => undefined);
+    if (Math.random() < 0.01)
+      void this.pool
+        .query(
+          `DELETE FROM ${table} WHERE "expires_at" < now() - interval '1 day' AND COALESCE("blocked_until" < now(), true)`,
+        )
+        .catch(() => undefined);
     const row = rows[0];
-    return { totalHits: row.hits, timeToExpire: row.expires_in, isBlocked: row.blocked_in !== null, timeToBlockExpire: row.blocked_in ?? 0 };
+    return {
+      totalHits: row.hits,
+      timeToExpire: row.expires_in,
+      isBlocked: row.blocked_in !== null,
+      timeToBlockExpire: row.blocked_in ?? 0,
+    };
   }
 }

@@ -17,7 +17,10 @@ export function accountTracker(request: Request): string {
 /** Sign-in and sign-up throttled per address and per account; past the limit, a page that says how long to wait. */
 @Injectable()
 export class SignInThrottlerGuard extends ThrottlerGuard {
-  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override async throwThrottlingException(
+    _context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
     const minutes = Math.max(1, Math.ceil(detail.timeToBlockExpire / 60));
     throw new HttpException(`Too many attempts. Wait ${minutes} minute${minutes === 1 ? '' : 's'} and try again.`, 429);
   }

@@ -17,8 +17,13 @@ export class ThrottledFormFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<Request>();
     const response = host.switchToHttp().getResponse<Response>();
     const form = FORMS[request.path];
-    if (!(exception instanceof HttpException) || exception.getStatus() !== 429 || !form || response.headersSent) return this.fallback.catch(exception, host);
+    if (!(exception instanceof HttpException) || exception.getStatus() !== 429 || !form || response.headersSent)
+      return this.fallback.catch(exception, host);
     const email = (request.body as { email?: unknown } | undefined)?.email;
-    response.status(429).render(form.view, { title: form.title, email: typeof email === 'string' ? email : '', failed: exception.message });
+    response.status(429).render(form.view, {
+      title: form.title,
+      email: typeof email === 'string' ? email : '',
+      failed: exception.message,
+    });
   }
 }

@@ -48,7 +48,12 @@ export class AppMetrics implements OnApplicationShutdown {
   constructor(app: string) {
     this.registry.setDefaultLabels({ app });
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status.', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
     this.duration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request latency by route and status.',

@@ -2,7 +2,13 @@ import { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 import { LogLevelName } from '../log-level';
 
-const PINO_LEVEL: Record<LogLevelName, pino.Level> = { error: 'error', warn: 'warn', log: 'info', debug: 'debug', verbose: 'trace' };
+const PINO_LEVEL: Record<LogLevelName, pino.Level> = {
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
 
 /** One JSON logger per app. Nothing that could hold a secret (headers, bodies) is ever passed to it. */
 export function createAppLogger(app: string, level: LogLevelName, destination?: pino.DestinationStream): Logger {

@@ -5,7 +5,9 @@ import { recordEdgeOutcome } from './edge-outcome';
 describe('recordEdgeOutcome', () => {
   it('does nothing (and throws nothing) without tracing: no active span', () => {
     expect(trace.getActiveSpan()).toBeUndefined();
-    expect(() => recordEdgeOutcome({ consumer: { name: 'acme', plan: 'pro' }, plan: 'pro', rateLimit: { outcome: 'allowed' } })).not.toThrow();
+    expect(() =>
+      recordEdgeOutcome({ consumer: { name: 'acme', plan: 'pro' }, plan: 'pro', rateLimit: { outcome: 'allowed' } }),
+    ).not.toThrow();
   });
 
   describe('with a tracer', () => {

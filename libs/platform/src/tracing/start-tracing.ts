@@ -48,8 +48,11 @@ export interface TracingOptions {
  * trace_id and span_id) unless OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER ask for more.
  */
 export function startTracing(options: TracingOptions): NodeSDK {
-  const w3c = new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] });
-  const namesService = process.env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const w3c = new core.CompositePropagator({
+    propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
+  });
+  const namesService =
+    process.env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({
     serviceName: namesService ? undefined : options.defaultServiceName,
     textMapPropagator: options.trustIncoming ? w3c : new InjectOnlyPropagator(w3c),
@@ -68,7 +71,9 @@ export function startTracing(options: TracingOptions): NodeSDK {
         ignoreLayersType: options.role === 'edge' ? EDGE_IGNORED_LAYERS : [ExpressLayerType.MIDDLEWARE],
         // Nest's handlers are anonymous to Express ("request handler"): name the span by its route instead.
         spanNameHook: (info, defaultName) =>
-          info.layerType === ExpressLayerType.REQUEST_HANDLER && info.route ? `handler ${info.request.method} ${info.route}` : defaultName,
+          info.layerType === ExpressLayerType.REQUEST_HANDLER && info.route
+            ? `handler ${info.request.method} ${info.route}`
+            : defaultName,
       }),
       // The gateway's hop to the pets service: a client span, and `traceparent` on the request. Nothing for a
       // request whose trace is not sampled (upstream.service.ts then propagates the decision itself).

@@ -11,8 +11,12 @@ describe('tracingRequested', () => {
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
   });
   it('stays off when the exporter is none or the SDK is disabled, whatever the endpoint', () => {
-    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
-    expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    expect(
+      tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }),
+    ).toBe(false);
+    expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(
+      false,
+    );
   });
 });
 

@@ -16,7 +16,10 @@ const set = (value: string | undefined): value is string => value !== undefined 
  */
 export function tracingRequested(env: Env = process.env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  const exporters = env.OTEL_TRACES_EXPORTER?.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean) ?? [];
+  const exporters =
+    env.OTEL_TRACES_EXPORTER?.split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean) ?? [];
   if (exporters.length > 0) return !exporters.every((name) => name === 'none');
   return set(env.OTEL_EXPORTER_OTLP_ENDPOINT) || set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }

@@ -29,7 +29,11 @@ describe('unsampled requests', () => {
 
     /** Runs `work` as a request's handling, under a server span sampled or not (as a parent-based sampler would). */
     const asRequest = async <T>(sampled: boolean, work: () => Promise<T>): Promise<{ result: T; traceId: string }> => {
-      const parent = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: sampled ? 1 : 0 });
+      const parent = trace.setSpanContext(context.active(), {
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        spanId: 'b7ad6b7169203331',
+        traceFlags: sampled ? 1 : 0,
+      });
       const server = tracer.startSpan('GET /v1/pets', {}, parent);
       const result = await context.with(trace.setSpan(context.active(), server), () => runQuietlyWhenUnsampled(work));
       server.end();
@@ -62,7 +66,9 @@ describe('unsampled requests', () => {
       const spans = exporter.getFinishedSpans();
       expect(spans.map((span) => span.name).sort()).toEqual(['GET /v1/pets', 'SELECT pets']);
       const child = spans.find((span) => span.name === 'SELECT pets')!;
-      expect(child.parentSpanContext?.spanId).toBe(spans.find((span) => span.name === 'GET /v1/pets')!.spanContext().spanId);
+      expect(child.parentSpanContext?.spanId).toBe(
+        spans.find((span) => span.name === 'GET /v1/pets')!.spanContext().spanId,
+      );
     });
   });
 });

@@ -1,5 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsISO8601, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import {
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  MaxLength,
+} from 'class-validator';
 import { ADMIN_SCOPES, AdminScope } from '../../consumers/admin-scopes';
 import { AdminTokenEntity } from '../../consumers/admin-token.entity';
 import { PLAN_NAMES } from '../../plans/plans';
@@ -23,12 +35,19 @@ export class CreateAdminTokenDto {
   @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
   expiresAt?: string;
 
-  @ApiPropertyOptional({ default: false, description: 'Only the consumers this token creates (lists, reads, changes, keys, usage).' })
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Only the consumers this token creates (lists, reads, changes, keys, usage).',
+  })
   @IsOptional()
   @IsBoolean()
   ownConsumersOnly?: boolean;
 
-  @ApiPropertyOptional({ enum: PLAN_NAMES, isArray: true, description: 'Only consumers on these plans (created, changed to, or touched).' })
+  @ApiPropertyOptional({
+    enum: PLAN_NAMES,
+    isArray: true,
+    description: 'Only consumers on these plans (created, changed to, or touched).',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -45,19 +64,25 @@ export class AdminTokenParams {
 export class AdminTokenResponse {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty() name!: string;
-  @ApiProperty({ description: 'The first characters of the token: enough to recognise it, not to use it.', example: 'adm_Ab3d…' }) hint!: string;
+  @ApiProperty({
+    description: 'The first characters of the token: enough to recognise it, not to use it.',
+    example: 'adm_Ab3d…',
+  })
+  hint!: string;
   @ApiProperty({ enum: ADMIN_SCOPES, isArray: true }) scopes!: string[];
   @ApiProperty() ownConsumersOnly!: boolean;
   @ApiProperty({ type: [String], nullable: true }) plans!: string[] | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty() createdBy!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'Updated at most once a minute.' }) lastUsedAt!: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'Updated at most once a minute.' })
+  lastUsedAt!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revokedAt!: string | null;
 }
 
 export class CreatedAdminTokenResponse {
-  @ApiProperty({ description: 'The token: shown only here, never stored (only its SHA-256 is).', example: 'adm_…' }) token!: string;
+  @ApiProperty({ description: 'The token: shown only here, never stored (only its SHA-256 is).', example: 'adm_…' })
+  token!: string;
   @ApiProperty({ type: AdminTokenResponse }) record!: AdminTokenResponse;
 }
 
@@ -79,7 +104,8 @@ export function toAdminTokenResponse(t: AdminTokenEntity): AdminTokenResponse {
 
 /** GET /token: the calling token's own record, what a console needs to know what to show (issue #26). */
 export class CurrentTokenResponse {
-  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null for the root token (ADMIN_TOKEN).' }) id!: string | null;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null for the root token (ADMIN_TOKEN).' })
+  id!: string | null;
   @ApiProperty({ example: 'oncall', description: '"root" for ADMIN_TOKEN.' }) name!: string;
   @ApiProperty({ enum: ADMIN_SCOPES, isArray: true, description: 'Root holds every scope.' }) scopes!: string[];
   @ApiProperty() ownConsumersOnly!: boolean;

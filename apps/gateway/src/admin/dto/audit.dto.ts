@@ -47,7 +47,11 @@ export class ListAuditQueryDto {
   @IsIntegerInRange(PAGE_SIZE.min, PAGE_SIZE.max)
   limit?: number;
 
-  @ApiPropertyOptional({ enum: AUDIT_ORDERS, default: 'asc', description: '`asc`: oldest first; `desc`: newest first.' })
+  @ApiPropertyOptional({
+    enum: AUDIT_ORDERS,
+    default: 'asc',
+    description: '`asc`: oldest first; `desc`: newest first.',
+  })
   @IsOptional()
   @IsIn(AUDIT_ORDERS, { message: `order must be one of ${AUDIT_ORDERS.join(', ')}` })
   order?: AuditOrder;
@@ -61,7 +65,13 @@ export class ListAuditQueryDto {
 export class AuditEntryResponse {
   @ApiProperty() id!: string;
   @ApiProperty({ format: 'date-time' }) at!: string;
-  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'The admin token; null for root and anonymous.' }) actorId!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description: 'The admin token; null for root and anonymous.',
+  })
+  actorId!: string | null;
   @ApiProperty({ example: 'portal' }) actorName!: string;
   @ApiProperty({ example: 'key.rotate' }) action!: string;
   @ApiProperty({ type: String, nullable: true }) targetConsumer!: string | null;
@@ -80,7 +90,12 @@ export class AuditEntryResponse {
 
 export class AuditPageResponse {
   @ApiProperty({ type: [AuditEntryResponse] }) items!: AuditEntryResponse[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page.' }) next!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `after` for the next page; null on the last page.',
+  })
+  next!: string | null;
 }
 
 export function toAuditEntryResponse(e: AuditEntryEntity): AuditEntryResponse {

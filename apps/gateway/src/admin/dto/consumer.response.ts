@@ -7,26 +7,41 @@ import { LimitsDto } from './limits.dto';
 
 export class KeyResponse {
   @ApiProperty({ format: 'uuid' }) id!: string;
-  @ApiProperty({ example: 'petk_AbCd…', description: 'The first characters: enough to recognise a key, never to use it.' }) hint!: string;
+  @ApiProperty({
+    example: 'petk_AbCd…',
+    description: 'The first characters: enough to recognise a key, never to use it.',
+  })
+  hint!: string;
   @ApiProperty({ enum: ['active', 'expired', 'revoked'] }) state!: 'active' | 'expired' | 'revoked';
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revokedAt!: string | null;
-  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Set once the key is rotated: its successor (a key is rotated once).' })
+  @ApiProperty({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'Set once the key is rotated: its successor (a key is rotated once).',
+  })
   replacedBy!: string | null;
 }
 
 /** A key as issued: the only answer that ever carries the key itself. */
 export class IssuedKeyResponse extends KeyResponse {
-  @ApiProperty({ example: 'petk_…', description: 'The API key. Shown only in this answer: only its SHA-256 is stored.' }) key!: string;
+  @ApiProperty({
+    example: 'petk_…',
+    description: 'The API key. Shown only in this answer: only its SHA-256 is stored.',
+  })
+  key!: string;
 }
 
 export class ConsumerResponse {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ example: 'acme' }) name!: string;
   @ApiProperty({ enum: PLAN_NAMES }) plan!: PlanName;
-  @ApiProperty({ type: LimitsDto, nullable: true, description: 'The consumer\'s own limits (null: its plan\'s).' }) limits!: Limits | null;
-  @ApiProperty({ type: LimitsDto, nullable: true, description: 'The limits it is held to: its own, else its plan\'s.' }) effectiveLimits!: Limits | null;
+  @ApiProperty({ type: LimitsDto, nullable: true, description: "The consumer's own limits (null: its plan's)." })
+  limits!: Limits | null;
+  @ApiProperty({ type: LimitsDto, nullable: true, description: "The limits it is held to: its own, else its plan's." })
+  effectiveLimits!: Limits | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) disabledAt!: string | null;
@@ -40,12 +55,18 @@ export class CreatedConsumerResponse {
 
 export class ConsumerPageResponse {
   @ApiProperty({ type: [ConsumerResponse] }) items!: ConsumerResponse[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page.' }) next!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `after` for the next page; null on the last page.',
+  })
+  next!: string | null;
 }
 
 export class RotatedKeyResponse {
   @ApiProperty({ type: IssuedKeyResponse }) key!: IssuedKeyResponse;
-  @ApiProperty({ type: KeyResponse, description: 'The old key, with the expiry the overlap gave it.' }) previous!: KeyResponse;
+  @ApiProperty({ type: KeyResponse, description: 'The old key, with the expiry the overlap gave it.' })
+  previous!: KeyResponse;
 }
 
 export class WindowUsageResponse {
@@ -61,13 +82,23 @@ export class UsageResponse {
   @ApiProperty({ enum: PLAN_NAMES }) plan!: PlanName;
   @ApiProperty({ type: [WindowUsageResponse] }) windows!: WindowUsageResponse[];
   @ApiProperty() banned!: boolean;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Seconds left of a ban.' }) banSecondsLeft!: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Seconds left of a ban.' }) banSecondsLeft!:
+    number | null;
 }
 
 /** One page of the consumers-file format (`keys export`): every field, hashes only. */
 export class ExportPageResponse {
-  @ApiProperty({ type: [FileConsumerDto], description: 'Consumers in name order, in the format POST /import reads back.' }) consumers!: FileConsumerDto[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page.' }) next!: string | null;
+  @ApiProperty({
+    type: [FileConsumerDto],
+    description: 'Consumers in name order, in the format POST /import reads back.',
+  })
+  consumers!: FileConsumerDto[];
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `after` for the next page; null on the last page.',
+  })
+  next!: string | null;
 }
 
 export class ImportResponse {
@@ -93,7 +124,10 @@ export function toIssuedKeyResponse(key: string, record: ApiKeyEntity): IssuedKe
   return { ...toKeyResponse(record), key };
 }
 
-export function toConsumerResponse({ consumer, keys }: ConsumerWithKeys, effectiveLimits: Limits | undefined): ConsumerResponse {
+export function toConsumerResponse(
+  { consumer, keys }: ConsumerWithKeys,
+  effectiveLimits: Limits | undefined,
+): ConsumerResponse {
   return {
     id: consumer.id,
     name: consumer.name,

@@ -6,7 +6,11 @@ import { CONSUMER_NAME_PATTERN, IsConsumerName } from './consumer-name';
 import { LimitsDto } from './limits.dto';
 
 export class CreateConsumerDto {
-  @ApiPropertyOptional({ pattern: CONSUMER_NAME_PATTERN.source, example: 'acme', description: 'Unique. Generated from the plan when omitted.' })
+  @ApiPropertyOptional({
+    pattern: CONSUMER_NAME_PATTERN.source,
+    example: 'acme',
+    description: 'Unique. Generated from the plan when omitted.',
+  })
   @IsOptional()
   @IsString()
   @IsConsumerName()
@@ -23,7 +27,10 @@ export class CreateConsumerDto {
   @Type(() => LimitsDto)
   limits?: LimitsDto;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'When the first key stops working (none: it does not expire).' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the first key stops working (none: it does not expire).',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
   expiresAt?: string;

@@ -18,7 +18,8 @@ export class RotateKeyDto {
     minimum: 0,
     maximum: MAX_OVERLAP_SECONDS,
     default: DEFAULT_OVERLAP_SECONDS,
-    description: 'How long the old key keeps working after the rotation (0: it stops now). Never extends an earlier expiry.',
+    description:
+      'How long the old key keeps working after the rotation (0: it stops now). Never extends an earlier expiry.',
   })
   @IsOptional()
   @IsInt({ message: 'overlapSeconds must be an integer' })

@@ -12,7 +12,10 @@ export class ListConsumersQueryDto {
   @IsIntegerInRange(PAGE_SIZE.min, PAGE_SIZE.max)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'Only consumers whose name starts with it (case-sensitive), paged the same way.', example: 'acme' })
+  @ApiPropertyOptional({
+    description: 'Only consumers whose name starts with it (case-sensitive), paged the same way.',
+    example: 'acme',
+  })
   @IsOptional()
   @IsString()
   @IsConsumerName()

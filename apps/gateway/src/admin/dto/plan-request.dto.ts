@@ -1,6 +1,19 @@
 import { EXPECTED_VOLUME_MAX, IsIntegerInRange, MESSAGE_MAX, ParseDecimalInteger } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { PLAN_REQUEST_STATUSES, PlanRequestEntity, PlanRequestStatus } from '../../consumers/plan-request.entity';
 import { PLAN_NAMES, PlanName } from '../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from './consumer-name';
@@ -18,7 +31,7 @@ export class CreatePlanRequestDto {
   @IsConsumerName()
   consumer!: string;
 
-  @ApiProperty({ enum: PLAN_NAMES, example: 'pro', description: 'A plan other than the consumer\'s current one.' })
+  @ApiProperty({ enum: PLAN_NAMES, example: 'pro', description: "A plan other than the consumer's current one." })
   @IsIn(PLAN_NAMES, { message: `requestedPlan must be one of ${PLAN_NAMES.join(', ')}` })
   requestedPlan!: PlanName;
 
@@ -58,7 +71,11 @@ export class ApprovePlanRequestDto {
 }
 
 export class DeclinePlanRequestDto {
-  @ApiProperty({ maxLength: MESSAGE_MAX, example: 'Pro needs a company address: write to sales@example.com.', description: 'Shown to the requester.' })
+  @ApiProperty({
+    maxLength: MESSAGE_MAX,
+    example: 'Pro needs a company address: write to sales@example.com.',
+    description: 'Shown to the requester.',
+  })
   @Matches(NO_NUL, { message: 'note must not contain NUL characters' })
   @MaxLength(MESSAGE_MAX, { message: `note must be at most ${MESSAGE_MAX} characters` })
   @MinLength(1, { message: 'note must not be empty' })
@@ -107,13 +124,28 @@ export class PlanRequestResponse {
   @ApiProperty({ enum: PLAN_REQUEST_STATUSES }) status!: PlanRequestStatus;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) decidedAt!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'The name of the admin token that decided (`root` for ADMIN_TOKEN).' }) decidedBy!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'The reviewer\'s note (why it was declined), shown to the requester.' }) note!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The name of the admin token that decided (`root` for ADMIN_TOKEN).',
+  })
+  decidedBy!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "The reviewer's note (why it was declined), shown to the requester.",
+  })
+  note!: string | null;
 }
 
 export class PlanRequestPageResponse {
   @ApiProperty({ type: [PlanRequestResponse] }) items!: PlanRequestResponse[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page.' }) next!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `after` for the next page; null on the last page.',
+  })
+  next!: string | null;
 }
 
 export function toPlanRequestResponse(r: PlanRequestEntity): PlanRequestResponse {

@@ -10,7 +10,7 @@ export class UpdateConsumerDto {
   @IsIn(PLAN_NAMES, { message: `plan must be one of ${PLAN_NAMES.join(', ')}` })
   plan?: PlanName;
 
-  @ApiPropertyOptional({ type: LimitsDto, nullable: true, description: 'null: back to the plan\'s limits.' })
+  @ApiPropertyOptional({ type: LimitsDto, nullable: true, description: "null: back to the plan's limits." })
   @IsOptional()
   @IsObject({ message: 'limits must be an object or null' })
   @ValidateNested()

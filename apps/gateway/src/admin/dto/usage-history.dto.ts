@@ -8,7 +8,8 @@ import type { TopBy } from '../../usage/usage.repository';
 
 /** A date (UTC midnight) or a date-time with its offset: never a local time the server would have to guess. */
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-const instantMessage = (name: string) => `${name} must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date`;
+const instantMessage = (name: string) =>
+  `${name} must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date`;
 
 export const TOP_BY: readonly TopBy[] = ['requests', 'rateLimited', 'serverErrors'];
 /** Not "from 1 to 100": that is the public API's page rule, and this one is not it. */
@@ -20,12 +21,20 @@ const RANGE_RULES =
   `(hours) or ${USAGE_RANGE.day.defaultText} (days) before \`to\`.`;
 
 class UsageRangeQueryDto {
-  @ApiPropertyOptional({ format: 'date-time', description: `Start of the range (inclusive). ${RANGE_RULES}`, example: '2026-11-01T00:00:00Z' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: `Start of the range (inclusive). ${RANGE_RULES}`,
+    example: '2026-11-01T00:00:00Z',
+  })
   @IsOptional()
   @Matches(UTC_INSTANT, { message: instantMessage('from') })
   from?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'End of the range (exclusive).', example: '2026-12-01T00:00:00Z' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'End of the range (exclusive).',
+    example: '2026-12-01T00:00:00Z',
+  })
   @IsOptional()
   @Matches(UTC_INSTANT, { message: instantMessage('to') })
   to?: string;
@@ -52,7 +61,11 @@ export class UsageTopQueryDto extends UsageRangeQueryDto {
 }
 
 export class UsageExportQueryDto extends UsageRangeQueryDto {
-  @ApiPropertyOptional({ enum: GRANULARITIES, default: 'day', description: 'One CSV line per consumer and UTC day (or hour).' })
+  @ApiPropertyOptional({
+    enum: GRANULARITIES,
+    default: 'day',
+    description: 'One CSV line per consumer and UTC day (or hour).',
+  })
   @IsOptional()
   @IsIn(GRANULARITIES, { message: `granularity must be one of ${GRANULARITIES.join(', ')}` })
   granularity?: Granularity;
@@ -65,18 +78,41 @@ class UsageCountsResponse {
   @ApiProperty({ type: 'integer', description: '4xx answers other than 429.' }) clientErrors!: number;
   @ApiProperty({ type: 'integer', description: '429 answers (rate limits and bans).' }) rateLimited!: number;
   @ApiProperty({ type: 'integer', description: '5xx answers.' }) serverErrors!: number;
-  @ApiProperty({ type: Number, nullable: true, description: 'Median latency (ms), interpolated inside its histogram bucket; null without answers.' }) p50Ms!: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: '95th percentile latency (ms), interpolated inside its histogram bucket.' }) p95Ms!: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Median latency (ms), interpolated inside its histogram bucket; null without answers.',
+  })
+  p50Ms!: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: '95th percentile latency (ms), interpolated inside its histogram bucket.',
+  })
+  p95Ms!: number | null;
 }
 
 export class UsageBucketResponse extends UsageCountsResponse {
-  @ApiProperty({ format: 'date-time', example: '2026-11-01T00:00:00.000Z', description: 'Start of the UTC hour or day.' }) start!: string;
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-01T00:00:00.000Z',
+    description: 'Start of the UTC hour or day.',
+  })
+  start!: string;
 }
 
 export class UsageHistoryResponse {
-  @ApiProperty({ example: 'acme', description: 'The consumer, or `*` for the whole fleet (anonymous answers included).' }) consumer!: string;
+  @ApiProperty({
+    example: 'acme',
+    description: 'The consumer, or `*` for the whole fleet (anonymous answers included).',
+  })
+  consumer!: string;
   @ApiProperty({ enum: GRANULARITIES }) granularity!: Granularity;
-  @ApiProperty({ type: [UsageBucketResponse], description: 'Every bucket of the range in time order, empty ones included.' }) buckets!: UsageBucketResponse[];
+  @ApiProperty({
+    type: [UsageBucketResponse],
+    description: 'Every bucket of the range in time order, empty ones included.',
+  })
+  buckets!: UsageBucketResponse[];
 }
 
 export class RankedConsumerResponse extends UsageCountsResponse {
@@ -87,7 +123,10 @@ export class UsageTopResponse {
   @ApiProperty({ format: 'date-time' }) from!: string;
   @ApiProperty({ format: 'date-time' }) to!: string;
   @ApiProperty({ enum: TOP_BY }) by!: TopBy;
-  @ApiProperty({ type: [RankedConsumerResponse], description: 'Consumers with at least one such answer, most first (the anonymous row left out).' })
+  @ApiProperty({
+    type: [RankedConsumerResponse],
+    description: 'Consumers with at least one such answer, most first (the anonymous row left out).',
+  })
   consumers!: RankedConsumerResponse[];
 }
 

@@ -26,8 +26,12 @@ export class AddPlanRequests1795531276417 implements MigrationInterface {
         `"note" character varying(2000), ` +
         `CONSTRAINT "PK_plan_requests" PRIMARY KEY ("id"))`,
     );
-    await queryRunner.query(`CREATE UNIQUE INDEX "UQ_plan_requests_one_pending" ON "${s}"."plan_requests" ("consumer") WHERE "status" = 'pending'`);
-    await queryRunner.query(`CREATE INDEX "IDX_plan_requests_created_at" ON "${s}"."plan_requests" ("created_at", "id")`);
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX "UQ_plan_requests_one_pending" ON "${s}"."plan_requests" ("consumer") WHERE "status" = 'pending'`,
+    );
+    await queryRunner.query(
+      `CREATE INDEX "IDX_plan_requests_created_at" ON "${s}"."plan_requests" ("created_at", "id")`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

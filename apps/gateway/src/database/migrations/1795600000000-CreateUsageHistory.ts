@@ -9,7 +9,9 @@ const ADDITIVE =
   `"requests" bigint NOT NULL DEFAULT 0, "ok" bigint NOT NULL DEFAULT 0, "client_errors" bigint NOT NULL DEFAULT 0, ` +
   `"rate_limited" bigint NOT NULL DEFAULT 0, "server_errors" bigint NOT NULL DEFAULT 0, ` +
   `"latency_sum_ms" double precision NOT NULL DEFAULT 0, ` +
-  ['5', '10', '25', '50', '100', '250', '500', '1000', '2500'].map((b) => `"latency_le_${b}ms" bigint NOT NULL DEFAULT 0, `).join('') +
+  ['5', '10', '25', '50', '100', '250', '500', '1000', '2500']
+    .map((b) => `"latency_le_${b}ms" bigint NOT NULL DEFAULT 0, `)
+    .join('') +
   `"latency_over_2500ms" bigint NOT NULL DEFAULT 0`;
 
 /** Usage history (issue #23): hourly rows per consumer and key, and the daily roll-up per consumer. */
@@ -22,7 +24,9 @@ export class CreateUsageHistory1795600000000 implements MigrationInterface {
       `CREATE TABLE "${s}"."usage_hourly" ("hour" TIMESTAMP WITH TIME ZONE NOT NULL, "consumer" character varying(64) NOT NULL, ` +
         `"key_id" character varying(36) NOT NULL, ${ADDITIVE}, CONSTRAINT "PK_usage_hourly" PRIMARY KEY ("hour", "consumer", "key_id"))`,
     );
-    await queryRunner.query(`CREATE INDEX "IDX_usage_hourly_consumer_hour" ON "${s}"."usage_hourly" ("consumer", "hour")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_usage_hourly_consumer_hour" ON "${s}"."usage_hourly" ("consumer", "hour")`,
+    );
     await queryRunner.query(
       `CREATE TABLE "${s}"."usage_daily" ("day" date NOT NULL, "consumer" character varying(64) NOT NULL, ${ADDITIVE}, ` +
         `CONSTRAINT "PK_usage_daily" PRIMARY KEY ("day", "consumer"))`,
