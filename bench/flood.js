@@ -345,7 +345,7 @@ async function phase(label, cachedKey, floodOptions) {
  * on 1,000,000 other hashes. Null when the build has no key filter.
  */
 function filterMemory() {
-  const file = path.join(support.ROOT, 'dist/apps/gateway/apps/gateway/src/consumers/key-filter.js');
+  const file = path.join(support.ROOT, 'dist/apps/gateway/apps/gateway/src/keys/key-filter.js');
   if (!existsSync(file)) return null;
   const script = `
     const { createHash } = require('node:crypto');

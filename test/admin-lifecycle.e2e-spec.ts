@@ -1,4 +1,4 @@
-import { AuditLog } from '../apps/gateway/src/consumers/audit-log';
+import { AuditLog } from '../apps/gateway/src/access/audit-log';
 import { UsageService } from '../apps/gateway/src/usage/usage.service';
 import {
   adminCall,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
-import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from '../apps/gateway/src/admin/admin-token.guard';
+import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from '../apps/gateway/src/admin/shared/admin-responses';
 import { adminCall, GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 

@@ -1,6 +1,8 @@
 import { DataSource } from 'typeorm';
 import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
+import { ACCESS_ENTITIES } from '../apps/gateway/src/access/access-entities';
 import { CONSUMER_ENTITIES } from '../apps/gateway/src/consumers/consumer-entities';
+import { PLAN_REQUEST_ENTITIES } from '../apps/gateway/src/plan-requests/plan-request-entities';
 import { USAGE_ENTITIES } from '../apps/gateway/src/usage/usage-entities';
 import { dataSourceOptions } from '../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
@@ -8,7 +10,7 @@ import { runMigrations } from '../apps/gateway/src/database/run-migrations';
 import { openDatabaseEndpoint } from '../apps/gateway/src/database/gateway-database.module';
 import { createGatewayTestDatabase, GatewayTestDatabase } from './support/gateway';
 
-const ENTITIES = [...CONSUMER_ENTITIES, ...USAGE_ENTITIES];
+const ENTITIES = [...CONSUMER_ENTITIES, ...ACCESS_ENTITIES, ...PLAN_REQUEST_ENTITIES, ...USAGE_ENTITIES];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
 describe('gateway migrations', () => {

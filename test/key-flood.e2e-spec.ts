@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { AppMetrics } from '@app/platform';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
-import { KeyCache } from '../apps/gateway/src/consumers/key-cache.service';
-import { KeyLookupRepository } from '../apps/gateway/src/consumers/key-lookup.repository';
+import { KeyCache } from '../apps/gateway/src/keys/key-cache.service';
+import { KeyLookupRepository } from '../apps/gateway/src/keys/key-lookup.repository';
 import {
   createGatewayTestDatabase,
   FakeClock,

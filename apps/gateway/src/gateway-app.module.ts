@@ -4,8 +4,10 @@ import type { DestinationStream } from 'pino';
 import { PLAN_TABLE, PlanTable } from './plans/plans';
 import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
+import { AccessModule } from './access/access.module';
 import { HealthModule } from './health/health.module';
 import { PipelineModule } from './pipeline/pipeline.module';
+import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
 import { UnbanPropagationModule } from './rate-limit/unban-propagation.module';
 
@@ -40,7 +42,16 @@ export class GatewayAppModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayAppModule,
-      imports: [GatewayCoreModule.forRoot(options), PipelineModule, ProxyModule, HealthModule, UnbanPropagationModule],
+      imports: [
+        GatewayCoreModule.forRoot(options),
+        PipelineModule,
+        ProxyModule,
+        HealthModule,
+        UnbanPropagationModule,
+        // The control plane's rooms the public app does not reach itself: built here once, lent to the admin app.
+        AccessModule,
+        PlanRequestsModule,
+      ],
     };
   }
 }

@@ -5,7 +5,7 @@ import { resolveAdminToken } from './admin/admin-token';
 import { adminUrlFile, localUrl, publishAdminUrl } from './admin/admin-url-file';
 import { createAdminApp } from './admin/create-admin-app';
 import { ConsumerRepository } from './consumers/consumer.repository';
-import { mintDemoKeyIfNoConsumers } from './consumers/demo-key';
+import { mintDemoKeyIfNoConsumers } from './keys/demo-key';
 import { loadPlans } from './plans/plans';
 import { loadGatewayConfig } from './config/gateway.config';
 import { createGatewayApp } from './create-gateway-app';

@@ -3,21 +3,20 @@ import { ERROR_CODE_VALUES, ERROR_CODES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
-import { ANY_SCOPE } from './require-scope.decorator';
+import { ANY_SCOPE } from '../access/require-scope.decorator';
+import { ADMIN_TAG, TOKENS_TAG } from './shared/admin-tags';
 import {
   BODY_STATUSES,
   EVERY_OPERATION_STATUSES,
   notFound,
   sharedErrorRef,
   sharedErrorResponses,
-} from './admin-responses';
+} from './shared/admin-responses';
 
 /** The admin API's version: semantic, date-free; bumped with its contract. */
 export const ADMIN_API_VERSION = '1.0.0';
 /** Where the admin API listens by default (ADMIN_HOST, ADMIN_PORT). */
 export const ADMIN_DEFAULT_URL = 'http://127.0.0.1:3002';
-export const ADMIN_TAG = 'consumers';
-export const TOKENS_TAG = 'tokens';
 
 /**
  * The admin API's OpenAPI document, built from its controller and DTOs. `served` (Swagger UI on the admin port)

@@ -1,13 +1,13 @@
 import { ApiError } from '@app/errors';
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AdminActor, AdminRequestContext } from '../consumers/admin-context';
-import { ADMIN_SCOPES } from '../consumers/admin-scopes';
-import { AdminTokens } from '../consumers/admin-tokens.repository';
-import { AuditLog } from '../consumers/audit-log';
-import { AdminRequest } from './admin-request';
+import { AdminActor, AdminRequestContext } from '../access/admin-context';
+import { ADMIN_SCOPES } from '../access/admin-scopes';
+import { AdminTokens } from '../access/admin-tokens.repository';
+import { AuditLog } from '../access/audit-log';
+import { AdminRequest } from '../access/admin-request';
 import { AdminTokenGuard } from './admin-token.guard';
-import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
+import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from '../access/require-scope.decorator';
 
 const ROOT = 'r'.repeat(40);
 const everyScope: AdminActor = {

@@ -2,17 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AdminActor, ANONYMOUS_ACTOR, ROOT_ACTOR } from '../consumers/admin-context';
-import { AdminScope } from '../consumers/admin-scopes';
-import { ADMIN_TOKEN_PREFIX, AdminTokens } from '../consumers/admin-tokens.repository';
-import { AuditLog } from '../consumers/audit-log';
-import { AdminRequest } from './admin-request';
-import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from './require-scope.decorator';
+import { AdminActor, ANONYMOUS_ACTOR, ROOT_ACTOR } from '../access/admin-context';
+import { AdminScope } from '../access/admin-scopes';
+import { ADMIN_TOKEN_PREFIX, AdminTokens } from '../access/admin-tokens.repository';
+import { AuditLog } from '../access/audit-log';
+import { AdminRequest } from '../access/admin-request';
+import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from '../access/require-scope.decorator';
+import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from './shared/admin-responses';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 const REALM = 'Bearer realm="petstore-admin"';
-export const MISSING_TOKEN_MESSAGE = 'Missing admin token: send Authorization: Bearer <token>.';
-export const INVALID_TOKEN_MESSAGE = 'Invalid, expired or revoked admin token.';
 
 /** Digests of equal length, so that the comparison takes the same time whatever the token's length or content. */
 function digest(value: string): Buffer {

@@ -1,13 +1,12 @@
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { AccessAdminModule } from '../access/admin/access-admin.module';
+import { ConsumersAdminModule } from '../consumers/admin/consumers-admin.module';
+import { PlanRequestsAdminModule } from '../plan-requests/admin/plan-requests-admin.module';
+import { UsageAdminModule } from '../usage/admin/usage-admin.module';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
-import { ConsumerRateLimitService } from './consumer-rate-limit.service';
-import { ConsumersAdminController } from './consumers-admin.controller';
-import { UsageAdminController } from './usage-admin.controller';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
 import { ForbiddenAuditInterceptor } from './forbidden-audit.interceptor';
-import { TokensAdminController } from './tokens-admin.controller';
-import { PlanRequestsAdminController } from './plan-requests-admin.controller';
 import { GatewayProvidersModule } from './gateway-providers.module';
 
 /** The admin token of the process, and the gateway app whose providers the admin API serves. */
@@ -16,17 +15,25 @@ export interface AdminDependencies {
   gateway: INestApplicationContext;
 }
 
-/** The admin API: its controllers, guard and interceptors over the gateway's providers (GatewayProvidersModule). */
+/**
+ * The admin API: each room's admin module (its controllers) over the gateway's providers (GatewayProvidersModule),
+ * and the shell's guard and interceptors. The rooms are listed in the order their operations appear in the
+ * admin OpenAPI document.
+ */
 @Module({})
 export class AdminModule {
   static forRoot({ token, gateway }: AdminDependencies): DynamicModule {
     return {
       module: AdminModule,
-      imports: [GatewayProvidersModule.lentBy(gateway)],
-      controllers: [ConsumersAdminController, TokensAdminController, UsageAdminController, PlanRequestsAdminController],
+      imports: [
+        GatewayProvidersModule.lentBy(gateway),
+        ConsumersAdminModule,
+        AccessAdminModule,
+        UsageAdminModule,
+        PlanRequestsAdminModule,
+      ],
       providers: [
         { provide: ADMIN_TOKEN, useValue: token },
-        ConsumerRateLimitService,
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ForbiddenAuditInterceptor },

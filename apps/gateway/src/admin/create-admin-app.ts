@@ -7,9 +7,9 @@ import { SwaggerModule } from '@nestjs/swagger';
 import type { Express, NextFunction, Response } from 'express';
 import type { DestinationStream } from 'pino';
 import { AdminModule } from './admin.module';
-import { AdminRequest } from './admin-request';
+import { AdminRequest } from '../access/admin-request';
 import { buildAdminOpenApiDocument } from './admin-openapi';
-import { ADMIN_BODY_LIMIT_BYTES } from './admin-responses';
+import { ADMIN_BODY_LIMIT_BYTES } from './shared/admin-responses';
 import { AdminValidationPipe } from './admin-validation.pipe';
 
 /**

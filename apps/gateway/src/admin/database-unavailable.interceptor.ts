@@ -1,13 +1,13 @@
 import { ApiError } from '@app/errors';
 import { CallHandler, ExecutionContext, HttpException, Injectable, NestInterceptor } from '@nestjs/common';
 import { catchError, Observable } from 'rxjs';
+import { DATABASE_UNAVAILABLE_MESSAGE } from './shared/admin-responses';
 
 /**
  * A database that is away rather than wrong: SQLSTATE connection exceptions (08), operator intervention (57P),
  * insufficient resources (53), or a client-side connection failure.
  */
 const UNAVAILABLE_SQLSTATE = /^(08|57P|53)/;
-export const DATABASE_UNAVAILABLE_MESSAGE = 'The consumers database is unreachable: retry shortly.';
 const UNAVAILABLE_MESSAGE =
   /ECONNREFUSED|ECONNRESET|Connection terminated|timeout exceeded|connect ETIMEDOUT|not currently accepting connections/i;
 

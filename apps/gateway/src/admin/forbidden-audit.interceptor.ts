@@ -1,8 +1,8 @@
 import { ApiError } from '@app/errors';
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
-import { AuditLog } from '../consumers/audit-log';
-import { adminContextOf, AdminRequest } from './admin-request';
+import { AuditLog } from '../access/audit-log';
+import { adminContextOf, AdminRequest } from '../access/admin-request';
 
 /**
  * A 403 that the repository decides (a token limited to its own consumers or to some plans, reaching beyond

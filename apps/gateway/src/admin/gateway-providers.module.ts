@@ -1,12 +1,12 @@
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG } from '../config/gateway.config';
-import { AdminTokens } from '../consumers/admin-tokens.repository';
-import { AuditLog } from '../consumers/audit-log';
+import { AdminTokens } from '../access/admin-tokens.repository';
+import { AuditLog } from '../access/audit-log';
 import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerRepository } from '../consumers/consumer.repository';
 import { ConsumersFile } from '../consumers/consumers-file.service';
-import { PlanRequests } from '../consumers/plan-requests.repository';
+import { PlanRequests } from '../plan-requests/plan-requests.repository';
 import { PlanLimits } from '../plans/plan-limits';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { UsageExports } from '../usage/usage-exports';
@@ -62,6 +62,7 @@ export class GatewayProvidersModule {
       provide: token,
       useValue: withoutLifecycleHooks(gateway.get<object>(token as never)),
     }));
-    return { module: GatewayProvidersModule, providers, exports: [...GATEWAY_PROVIDERS] };
+    // Global: every room's admin module injects them without importing the admin shell (which sits above it).
+    return { global: true, module: GatewayProvidersModule, providers, exports: [...GATEWAY_PROVIDERS] };
   }
 }

@@ -2,8 +2,8 @@ import { ApiError } from '@app/errors';
 import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { Injectable } from '@nestjs/common';
 import { hashApiKey, isWellFormedApiKey } from '../consumers/api-key';
-import { KeyCache } from '../consumers/key-cache.service';
-import type { Consumer } from '../plans/consumer';
+import { KeyCache } from '../keys/key-cache.service';
+import type { Consumer } from '../consumers/consumer';
 
 const REALM = 'Bearer realm="petstore"';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ConsumersModule } from '../consumers/consumers.module';
+import { KeysModule } from '../keys/keys.module';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeyGuard } from './api-key.guard';
 
@@ -9,7 +9,7 @@ import { ApiKeyGuard } from './api-key.guard';
  * the routes Nest's router serves (ApiKeyGuard: only @Public() ones answer).
  */
 @Module({
-  imports: [ConsumersModule],
+  imports: [KeysModule],
   providers: [ApiKeyAuthenticator, { provide: APP_GUARD, useClass: ApiKeyGuard }],
   exports: [ApiKeyAuthenticator],
 })

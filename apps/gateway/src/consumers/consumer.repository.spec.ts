@@ -9,10 +9,11 @@ import { openDatabaseEndpoint } from '../database/gateway-database.module';
 import { runMigrations } from '../database/run-migrations';
 import { PlanLimits } from '../plans/plan-limits';
 import { loadPlans } from '../plans/plans';
-import { AdminActor, AdminRequestContext, ROOT_CONTEXT } from './admin-context';
-import { AuditEntryEntity } from './audit-entry.entity';
-import { AuditLog } from './audit-log';
+import { AdminActor, AdminRequestContext, ROOT_CONTEXT } from '../access/admin-context';
+import { AuditEntryEntity } from '../access/audit-entry.entity';
+import { AuditLog } from '../access/audit-log';
 import { ConsumerChanges } from './consumer-changes';
+import { ACCESS_ENTITIES } from '../access/access-entities';
 import { CONSUMER_ENTITIES } from './consumer-entities';
 import { ConsumerRepository } from './consumer.repository';
 
@@ -45,7 +46,7 @@ describe('ConsumerRepository with an explicit admin request context', () => {
     const config = loadGatewayConfig({ GATEWAY_PGLITE_DATA_DIR: 'memory://' });
     endpoint = await openDatabaseEndpoint(config);
     dataSource = await new DataSource({
-      ...dataSourceOptions(endpoint, 2, config.consumers.schema, CONSUMER_ENTITIES),
+      ...dataSourceOptions(endpoint, 2, config.consumers.schema, [...CONSUMER_ENTITIES, ...ACCESS_ENTITIES]),
       logging: false,
     }).initialize();
     await runMigrations(dataSource, endpoint, config.consumers.schema);

@@ -12,8 +12,8 @@ import { ConsumerEntity } from './consumer.entity';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
-import { AdminActor, AdminRequestContext, assertMayTouch, assertPlanAllowed } from './admin-context';
-import { AuditLog, diff } from './audit-log';
+import { AdminActor, AdminRequestContext, assertMayTouch, assertPlanAllowed } from '../access/admin-context';
+import { AuditLog, diff } from '../access/audit-log';
 
 export interface ConsumerWithKeys {
   consumer: ConsumerEntity;

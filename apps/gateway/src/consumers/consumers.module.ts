@@ -1,28 +1,16 @@
-import { DatabaseEndpoint, guardPoolClients } from '@app/database';
-import {
-  Inject,
-  Injectable,
-  Module,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-  OnModuleInit,
-} from '@nestjs/common';
-import { getDataSourceToken, InjectDataSource } from '@nestjs/typeorm';
+import { DatabaseEndpoint } from '@app/database';
+import { Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { AccessModule } from '../access/access.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
-import { ConsumerChanges } from './consumer-changes';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
-import { runMigrations } from '../database/run-migrations';
 import { PlanLimits } from '../plans/plan-limits';
-import { AdminTokens } from './admin-tokens.repository';
-import { AuditLog } from './audit-log';
+import { ConsumerChanges } from './consumer-changes';
+import { CONSUMER_ENTITIES } from './consumer-entities';
 import { ConsumerRepository } from './consumer.repository';
 import { ConsumersFile } from './consumers-file.service';
-import { KeyCache } from './key-cache.service';
-import { KeyLookupRepository } from './key-lookup.repository';
-import { CONSUMER_ENTITIES } from './consumer-entities';
-import { PlanRequests } from './plan-requests.repository';
 import { PostgresConsumerChanges } from './postgres-consumer-changes';
 import { RedisConsumerChanges } from './redis-consumer-changes';
 
@@ -38,21 +26,13 @@ function createChanges(config: GatewayConfig, endpoint: DatabaseEndpoint, dataSo
   );
 }
 
-/** Migrates before the gateway takes requests, listens for changes, and closes everything after the pool. */
+/**
+ * Listens for other instances' changes once every module is ready, and stops before the database closes (Nest
+ * stops importers first, and this module imports GatewayDatabaseModule).
+ */
 @Injectable()
-class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(
-    @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
-    private readonly endpoint: DatabaseEndpoint,
-    private readonly changes: ConsumerChanges,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-  ) {}
-
-  async onModuleInit(): Promise<void> {
-    guardPoolClients(this.dataSource);
-    if (this.config.consumers.migrateOnStart)
-      await runMigrations(this.dataSource, this.endpoint, this.config.consumers.schema);
-  }
+class ConsumerChangesLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(private readonly changes: ConsumerChanges) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.changes.start();
@@ -60,17 +40,15 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
 
   async onApplicationShutdown(): Promise<void> {
     await this.changes.close();
-    if (this.dataSource.isInitialized) await this.dataSource.destroy();
-    await this.endpoint.close();
   }
 }
 
 /**
- * Consumers and keys: the database, the hot-path key lookup and its cache (data plane), the repository and the
- * consumers-file import/export (control plane), and the change channel between instances.
+ * Consumers and their keys (the control plane's aggregate): the repository, the consumers-file import/export, and
+ * the change channel every write publishes on (the key cache and the unban propagation listen to it).
  */
 @Module({
-  imports: [GatewayDatabaseModule.forRoot(CONSUMER_ENTITIES)],
+  imports: [GatewayDatabaseModule, AccessModule, TypeOrmModule.forFeature(CONSUMER_ENTITIES, GATEWAY_DATA_SOURCE)],
   providers: [
     {
       provide: ConsumerChanges,
@@ -78,24 +56,10 @@ class ConsumersLifecycle implements OnModuleInit, OnApplicationBootstrap, OnAppl
       useFactory: createChanges,
     },
     PlanLimits,
-    KeyLookupRepository,
     ConsumerRepository,
     ConsumersFile,
-    KeyCache,
-    AuditLog,
-    AdminTokens,
-    PlanRequests,
-    ConsumersLifecycle,
+    ConsumerChangesLifecycle,
   ],
-  exports: [
-    PlanLimits,
-    ConsumerRepository,
-    ConsumersFile,
-    KeyCache,
-    ConsumerChanges,
-    AuditLog,
-    AdminTokens,
-    PlanRequests,
-  ],
+  exports: [PlanLimits, ConsumerRepository, ConsumersFile, ConsumerChanges],
 })
 export class ConsumersModule {}

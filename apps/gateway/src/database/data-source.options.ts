@@ -23,7 +23,7 @@ type EntityClass = Function | EntitySchema;
 /**
  * The one description of the gateway's database, used by the app, the tests and the drift check. Everything
  * lives in its own schema (GATEWAY_DB_SCHEMA), so the gateway can share a database with the pets service. The
- * entities are the features' own (CONSUMER_ENTITIES): this folder knows the plumbing and the migrations only.
+ * entities are the rooms' own (CONSUMER_ENTITIES, ACCESS_ENTITIES, …): this folder knows the plumbing and the migrations only.
  */
 export function dataSourceOptions(
   endpoint: DatabaseEndpoint,

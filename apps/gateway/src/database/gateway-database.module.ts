@@ -2,16 +2,17 @@ import {
   DatabaseEndpoint,
   EmbeddedPgliteEndpoint,
   ExternalPostgresEndpoint,
+  guardPoolClients,
   PgliteListener,
   PgliteWireServer,
 } from '@app/database';
-import { DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import type { PGlite } from '@electric-sql/pglite';
+import { DataSource } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { dataSourceOptions, GATEWAY_DATA_SOURCE } from './data-source.options';
-
-type Entities = Parameters<typeof dataSourceOptions>[3];
+import { runMigrations } from './run-migrations';
 
 export async function openDatabaseEndpoint(config: GatewayConfig): Promise<DatabaseEndpoint> {
   const { databaseUrl, poolSize, pgliteDataDir } = config.consumers;
@@ -38,29 +39,52 @@ async function servePgliteWire(db: PGlite): Promise<PgliteListener> {
 })
 class DatabaseEndpointModule {}
 
-/** The gateway's own database (consumers and keys): PostgreSQL at GATEWAY_DATABASE_URL, else an embedded PGlite. */
-@Module({})
-export class GatewayDatabaseModule {
-  static forRoot(entities: Entities): DynamicModule {
-    return {
-      module: GatewayDatabaseModule,
-      imports: [
-        DatabaseEndpointModule,
-        TypeOrmModule.forRootAsync({
-          name: GATEWAY_DATA_SOURCE,
-          imports: [DatabaseEndpointModule],
-          inject: [DatabaseEndpoint, GATEWAY_CONFIG],
-          useFactory: (endpoint: DatabaseEndpoint, config: GatewayConfig) => ({
-            ...dataSourceOptions(endpoint, config.consumers.poolSize, config.consumers.schema, entities),
-            // Other features' entities (usage/) join through TypeOrmModule.forFeature(entities, GATEWAY_DATA_SOURCE).
-            autoLoadEntities: true,
-            // A gateway whose database is missing at start fails soon, with the reason, rather than after 30 s.
-            retryAttempts: 2,
-            retryDelay: 1000,
-          }),
-        }),
-      ],
-      exports: [DatabaseEndpointModule, TypeOrmModule],
-    };
+/**
+ * Migrates before any module's start-up touches a table (this module is imported by every room, so Nest runs its
+ * hooks first), and closes the pool and the endpoint last, after every importer has stopped.
+ */
+@Injectable()
+class GatewayDatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly endpoint: DatabaseEndpoint,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    guardPoolClients(this.dataSource);
+    if (this.config.consumers.migrateOnStart)
+      await runMigrations(this.dataSource, this.endpoint, this.config.consumers.schema);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.endpoint.close();
   }
 }
+
+/**
+ * The gateway's own database (consumers, keys, access, plan requests, usage): PostgreSQL at GATEWAY_DATABASE_URL,
+ * else an embedded PGlite. Each room brings its entities with TypeOrmModule.forFeature(entities, GATEWAY_DATA_SOURCE).
+ */
+@Module({
+  imports: [
+    DatabaseEndpointModule,
+    TypeOrmModule.forRootAsync({
+      name: GATEWAY_DATA_SOURCE,
+      imports: [DatabaseEndpointModule],
+      inject: [DatabaseEndpoint, GATEWAY_CONFIG],
+      useFactory: (endpoint: DatabaseEndpoint, config: GatewayConfig) => ({
+        ...dataSourceOptions(endpoint, config.consumers.poolSize, config.consumers.schema, []),
+        // Every room's entities join through TypeOrmModule.forFeature(entities, GATEWAY_DATA_SOURCE).
+        autoLoadEntities: true,
+        // A gateway whose database is missing at start fails soon, with the reason, rather than after 30 s.
+        retryAttempts: 2,
+        retryDelay: 1000,
+      }),
+    }),
+  ],
+  providers: [GatewayDatabaseLifecycle],
+  exports: [DatabaseEndpointModule, TypeOrmModule],
+})
+export class GatewayDatabaseModule {}

@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { ThrottlerModuleOptions } from '@nestjs/throttler';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayConfig } from '../config/gateway.config';
-import type { Consumer } from '../plans/consumer';
+import type { Consumer } from '../consumers/consumer';
 import { exchangeOf } from '../routing/api-exchange';
 import { ClientAddressResolver } from './client-address';
 import type { WindowSpec } from './rate-limit-store';

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Consumer } from '../plans/consumer';
+import type { Consumer } from '../consumers/consumer';
 
 /** Each request's exchange, for what reads a request after the pipeline (the request log line); never on the request itself. */
 const exchanges = new WeakMap<object, ApiExchange>();

@@ -1,0 +1,103 @@
+import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { AuditChanges, AuditEntryEntity } from '../../audit-entry.entity';
+import { AUDIT_ORDERS, AuditOrder } from '../../audit-log';
+import { PAGE_SIZE } from '../../../admin/shared/page-size';
+
+/** No control characters (a NUL byte is not text to PostgreSQL). */
+// eslint-disable-next-line no-control-regex -- the point is to refuse control characters
+const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
+
+export class ListAuditQueryDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'Rows at or after this time.' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
+  from?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Rows before this time.' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
+  to?: string;
+
+  @ApiPropertyOptional({ description: 'A token name, a token id, `root` or `anonymous`.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(PRINTABLE, { message: 'actor must be printable text' })
+  actor?: string;
+
+  @ApiPropertyOptional({ description: 'A consumer name, a key id or a token id.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(PRINTABLE, { message: 'target must be printable text' })
+  target?: string;
+
+  @ApiPropertyOptional({ example: 'key.rotate' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(PRINTABLE, { message: 'action must be printable text' })
+  action?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
+  @IsOptional()
+  @ParseDecimalInteger()
+  @IsIntegerInRange(PAGE_SIZE.min, PAGE_SIZE.max)
+  limit?: number;
+
+  @ApiPropertyOptional({
+    enum: AUDIT_ORDERS,
+    default: 'asc',
+    description: '`asc`: oldest first; `desc`: newest first.',
+  })
+  @IsOptional()
+  @IsIn(AUDIT_ORDERS, { message: `order must be one of ${AUDIT_ORDERS.join(', ')}` })
+  order?: AuditOrder;
+
+  @ApiPropertyOptional({ description: 'The `next` of the previous page (in the same `order`).' })
+  @IsOptional()
+  @Matches(/^[0-9]{1,19}$/, { message: 'after must be the next of a previous page' })
+  after?: string;
+}
+
+export class AuditEntryResponse {
+  @ApiProperty() id!: string;
+  @ApiProperty({ format: 'date-time' }) at!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description: 'The admin token; null for root and anonymous.',
+  })
+  actorId!: string | null;
+  @ApiProperty({ example: 'portal' }) actorName!: string;
+  @ApiProperty({ example: 'key.rotate' }) action!: string;
+  @ApiProperty({ type: String, nullable: true }) targetConsumer!: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetKey!: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetToken!: string | null;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: { type: 'object', properties: { before: {}, after: {} }, required: ['before', 'after'] },
+    description: '`{field: {before, after}}` of what changed.',
+  })
+  changes!: AuditChanges | null;
+  @ApiProperty({ type: String, nullable: true }) requestId!: string | null;
+  @ApiProperty({ type: String, nullable: true }) source!: string | null;
+}
+
+export class AuditPageResponse {
+  @ApiProperty({ type: [AuditEntryResponse] }) items!: AuditEntryResponse[];
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `after` for the next page; null on the last page.',
+  })
+  next!: string | null;
+}
+
+export function toAuditEntryResponse(e: AuditEntryEntity): AuditEntryResponse {
+  return { ...e, id: String(e.id), at: e.at.toISOString() };
+}

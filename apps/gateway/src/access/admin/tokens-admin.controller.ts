@@ -1,0 +1,119 @@
+import { ApiError } from '@app/errors';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminTokens } from '../admin-tokens.repository';
+import { AuditLog } from '../audit-log';
+import {
+  AdminTokenParams,
+  AdminTokenResponse,
+  CreateAdminTokenDto,
+  CreatedAdminTokenResponse,
+  CurrentTokenResponse,
+  toAdminTokenResponse,
+} from './dto/admin-token.dto';
+import { AdminRequestContext } from '../admin-context';
+import { AuditPageResponse, ListAuditQueryDto, toAuditEntryResponse } from './dto/audit.dto';
+import { PAGE_SIZE } from '../../admin/shared/page-size';
+import { AdminCall } from '../admin-call.decorator';
+import { TOKENS_TAG } from '../../admin/shared/admin-tags';
+import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from '../../admin/shared/admin-responses';
+import { ADMIN_SCOPES } from '../admin-scopes';
+import { AnyValidToken, RequireScope } from '../require-scope.decorator';
+
+const BAD_SCOPE: AdminExample = ['VALIDATION_FAILED', `each scope must be one of ${ADMIN_SCOPES.join(', ')}`];
+const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
+
+/** Scoped admin tokens and the audit log (issue #24). */
+@ApiTags(TOKENS_TAG)
+@ApiBearerAuth('bearer')
+@Controller()
+export class TokensAdminController {
+  constructor(
+    private readonly tokens: AdminTokens,
+    private readonly audit: AuditLog,
+  ) {}
+
+  @AnyValidToken()
+  @Get('token')
+  @ApiOperation({
+    operationId: 'getCurrentToken',
+    summary: "Read the calling token's own record (who am I)",
+    description:
+      'The token that makes the call: its id, name, scopes, restrictions and expiry (root: name "root", every scope). What a console signs in with.',
+  })
+  @ApiOkResponse({ type: CurrentTokenResponse, description: 'The calling token; never a secret.' })
+  current(@AdminCall() { actor }: AdminRequestContext): CurrentTokenResponse {
+    return {
+      id: actor.id,
+      name: actor.name,
+      scopes: actor.scopes === 'all' ? [...ADMIN_SCOPES] : [...actor.scopes],
+      ownConsumersOnly: actor.ownConsumersOnly,
+      plans: actor.plans === null ? null : [...actor.plans],
+      expiresAt: actor.expiresAt?.toISOString() ?? null,
+    };
+  }
+
+  @RequireScope('tokens:admin')
+  @Post('tokens')
+  @ApiOperation({ operationId: 'createAdminToken', summary: 'Create a scoped admin token (shown once)' })
+  @AdminErrors({ 400: [BAD_SCOPE, PAST_EXPIRY, ...MALFORMED_BODY] })
+  @ApiCreatedResponse({ type: CreatedAdminTokenResponse, description: 'The token (shown only here) and its record.' })
+  async create(
+    @AdminCall() call: AdminRequestContext,
+    @Body() body: CreateAdminTokenDto,
+  ): Promise<CreatedAdminTokenResponse> {
+    const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt);
+    if (expiresAt && expiresAt.getTime() <= Date.now())
+      throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
+    const { token, record } = await this.tokens.create(call, { ...body, expiresAt });
+    return { token, record: toAdminTokenResponse(record) };
+  }
+
+  @RequireScope('tokens:admin')
+  @Get('tokens')
+  @ApiOperation({ operationId: 'listAdminTokens', summary: 'List the admin tokens, never their secrets' })
+  @ApiOkResponse({
+    type: [AdminTokenResponse],
+    description: 'Every token, revoked and expired ones included; never a secret.',
+  })
+  async list(): Promise<AdminTokenResponse[]> {
+    return (await this.tokens.list()).map(toAdminTokenResponse);
+  }
+
+  @RequireScope('tokens:admin')
+  @Post('tokens/:id/revoke')
+  @ApiOperation({ operationId: 'revokeAdminToken', summary: 'Revoke an admin token on every instance' })
+  @HttpCode(200)
+  @ApiOkResponse({ type: AdminTokenResponse, description: 'Refused by every instance within a second. Idempotent.' })
+  @AdminErrors({ 400: [['VALIDATION_FAILED', 'id must be a UUID']], 404: [`No admin token ${EXAMPLE_KEY_ID}.`] })
+  async revoke(@AdminCall() call: AdminRequestContext, @Param() { id }: AdminTokenParams): Promise<AdminTokenResponse> {
+    return toAdminTokenResponse(await this.tokens.revoke(call, id));
+  }
+
+  @RequireScope('audit:read')
+  @Get('audit')
+  @ApiOperation({ operationId: 'listAuditEntries', summary: 'Read the audit log of admin changes and refusals' })
+  @AdminErrors({
+    400: [
+      ['VALIDATION_FAILED', 'limit must be an integer from 1 to 1000'],
+      ['VALIDATION_FAILED', 'from must be an ISO 8601 date-time'],
+    ],
+  })
+  @ApiOkResponse({
+    type: AuditPageResponse,
+    description: 'The audit log, oldest first (newest first with `order=desc`), paged like /consumers.',
+  })
+  async auditLog(@Query() query: ListAuditQueryDto): Promise<AuditPageResponse> {
+    const page = await this.audit.list({
+      from: query.from === undefined ? undefined : new Date(query.from),
+      to: query.to === undefined ? undefined : new Date(query.to),
+      actor: query.actor,
+      target: query.target,
+      action: query.action,
+      limit: query.limit ?? PAGE_SIZE.default,
+      order: query.order,
+      after: query.after,
+    });
+    return { items: page.items.map(toAuditEntryResponse), next: page.next };
+  }
+}

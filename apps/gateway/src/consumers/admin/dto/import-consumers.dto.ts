@@ -1,0 +1,168 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { PLAN_NAMES, PlanName } from '../../../plans/plans';
+import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
+import { LimitsDto } from './limits.dto';
+
+export const IMPORT_BATCH_MAX = 500;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+/**
+ * 1-16 characters, none of them a control character (NUL included) or half a surrogate pair. Unicode property
+ * escapes: not written into the OpenAPI document as a pattern (tools read patterns without the `u` flag).
+ */
+const KEY_HINT = /^[^\p{Cc}\p{Cs}]{1,16}$/u;
+const KEY_HINT_RULE = '1-16 characters, no control characters';
+const DATE_TIME = { format: 'date-time' } as const;
+
+const IsDateTime = (field: string) =>
+  IsISO8601({ strict: true, strictSeparator: true }, { message: `${field} must be an ISO 8601 date-time` });
+
+/** A key of the file: its SHA-256 (the key itself is never stored nor exported); everything else has a default. */
+export class FileKeyDto {
+  @ApiProperty({ pattern: SHA256_HEX.source, description: 'SHA-256 of the key, lower-case hex.' })
+  @Matches(SHA256_HEX, { message: 'keyHash must be a SHA-256 hex digest' })
+  keyHash!: string;
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 16,
+    example: 'petk_AbCd…',
+    description: `What lists show of the key (${KEY_HINT_RULE}). Default: sha256: and the hash's first 8 characters.`,
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(KEY_HINT, { message: `keyHint must be ${KEY_HINT_RULE}` })
+  keyHint?: string;
+
+  @ApiPropertyOptional({ ...DATE_TIME, description: 'Default: when it is imported.' })
+  @IsOptional()
+  @IsDateTime('createdAt')
+  createdAt?: string;
+
+  @ApiPropertyOptional({ ...DATE_TIME, description: 'When it stops working (none: it does not expire).' })
+  @IsOptional()
+  @IsDateTime('expiresAt')
+  expiresAt?: string;
+
+  @ApiPropertyOptional({ ...DATE_TIME, description: 'Set: the key is revoked (an import never un-revokes a key).' })
+  @IsOptional()
+  @IsDateTime('revokedAt')
+  revokedAt?: string;
+}
+
+/** The one-key form of earlier files: key fields at the top level. Ignored when `keys` is given. */
+const usesTopLevelKey = (c: FileConsumerDto) =>
+  c.keyHash !== undefined ||
+  (c.keys === undefined && (c.keyHint !== undefined || c.expiresAt !== undefined || c.revokedAt !== undefined));
+
+/**
+ * One consumer of the consumers file. The least a person writes: `name` and `plan` (and `limits` on a custom
+ * plan), with `keys: [{"keyHash": ...}]`, or none at all. Export writes every field; both forms are accepted.
+ */
+export class FileConsumerDto {
+  @ApiProperty({
+    pattern: CONSUMER_NAME_PATTERN.source,
+    description: 'Matched by name: created, or brought in line with the file.',
+  })
+  @IsString()
+  @IsConsumerName()
+  name!: string;
+
+  @ApiProperty({ enum: PLAN_NAMES })
+  @IsIn(PLAN_NAMES, { message: `plan must be one of ${PLAN_NAMES.join(', ')}` })
+  plan!: PlanName;
+
+  @ApiPropertyOptional({
+    type: LimitsDto,
+    description: "Its own limits (required on a custom plan); absent: the plan's.",
+  })
+  @IsOptional()
+  @IsObject({ message: 'limits must be an object' })
+  @ValidateNested()
+  @Type(() => LimitsDto)
+  limits?: LimitsDto;
+
+  @ApiPropertyOptional({
+    ...DATE_TIME,
+    description: "When the consumer was created (default: when it is imported); in the one-key form, the key's too.",
+  })
+  @IsOptional()
+  @IsDateTime('createdAt')
+  createdAt?: string;
+
+  @ApiPropertyOptional({
+    ...DATE_TIME,
+    description: 'Set: the consumer is disabled (since then). Absent: left as it is (an import never enables).',
+  })
+  @IsOptional()
+  @IsDateTime('disabledAt')
+  disabledAt?: string;
+
+  @ApiPropertyOptional({
+    type: [FileKeyDto],
+    description: 'Every key of the consumer, matched by hash (added, or revoked when the file says so).',
+  })
+  @IsOptional()
+  @IsObject({ each: true, message: 'each entry of keys must be an object' })
+  @IsArray({ message: 'keys must be an array' })
+  @ValidateNested({ each: true })
+  @Type(() => FileKeyDto)
+  keys?: FileKeyDto[];
+
+  @ApiPropertyOptional({
+    pattern: SHA256_HEX.source,
+    description: "One-key form (earlier files): the key's SHA-256. Ignored when `keys` is given.",
+  })
+  @ValidateIf(usesTopLevelKey)
+  @Matches(SHA256_HEX, { message: 'keyHash must be a SHA-256 hex digest' })
+  keyHash?: string;
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 16,
+    description: `One-key form: the key's hint (${KEY_HINT_RULE}). Ignored when \`keys\` is given.`,
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(KEY_HINT, { message: `keyHint must be ${KEY_HINT_RULE}` })
+  keyHint?: string;
+
+  @ApiPropertyOptional({ ...DATE_TIME, description: "One-key form: the key's expiry. Ignored when `keys` is given." })
+  @IsOptional()
+  @IsDateTime('expiresAt')
+  expiresAt?: string;
+
+  @ApiPropertyOptional({
+    ...DATE_TIME,
+    description: 'One-key form: set, the key is revoked. Ignored when `keys` is given.',
+  })
+  @IsOptional()
+  @IsDateTime('revokedAt')
+  revokedAt?: string;
+}
+
+export class ImportConsumersDto {
+  @ApiProperty({ type: [FileConsumerDto], maxItems: IMPORT_BATCH_MAX })
+  // With stopAtFirstError, the rule nearest the property is checked (and reported) first: that it is there, then
+  // that it is an array.
+  @IsObject({ each: true, message: 'each entry of consumers must be an object' })
+  @ArrayMaxSize(IMPORT_BATCH_MAX, { message: `consumers takes at most ${IMPORT_BATCH_MAX} entries per request` })
+  @IsArray({ message: 'consumers must be an array' })
+  @IsDefined({ message: 'consumers is required' })
+  @ValidateNested({ each: true })
+  @Type(() => FileConsumerDto)
+  consumers!: FileConsumerDto[];
+}

@@ -1,0 +1,19 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
+import { PLAN_NAMES, PlanName } from '../../../plans/plans';
+import { LimitsDto } from './limits.dto';
+
+export class UpdateConsumerDto {
+  @ApiPropertyOptional({ enum: PLAN_NAMES })
+  @IsOptional()
+  @IsIn(PLAN_NAMES, { message: `plan must be one of ${PLAN_NAMES.join(', ')}` })
+  plan?: PlanName;
+
+  @ApiPropertyOptional({ type: LimitsDto, nullable: true, description: "null: back to the plan's limits." })
+  @IsOptional()
+  @IsObject({ message: 'limits must be an object or null' })
+  @ValidateNested()
+  @Type(() => LimitsDto)
+  limits?: LimitsDto | null;
+}

@@ -1,8 +1,0 @@
-import { Limits, PlanName } from './plans';
-
-/** An authenticated caller, as the rest of the gateway sees it: never the key. */
-export interface Consumer {
-  name: string;
-  plan: PlanName;
-  limits: Limits;
-}
