@@ -1,61 +1,86 @@
 /**
- * The folder tree is the architecture (npm run lint:architecture, in CI). The gateway's feature folders stand in
- * layers, lowest first: a folder imports only folders below it, so no two folders import each other (no loop),
- * and the composition root (main.ts, gateway-app.module.ts, create-gateway-app.ts) sits above them all.
- * Apps never import each other; libs never import apps.
+ * The folder tree is the architecture (npm run lint:architecture, in CI). Each app's folders stand in layers,
+ * lowest first: a folder imports only folders below it, so no two folders import each other (no loop), and the
+ * composition root (the files directly under src/ that no layer names: main.ts, the app module, create-*-app.ts)
+ * sits above them all. A layer entry may name a sub-folder ('consumers/admin'): it then stands in its own layer,
+ * and its parent's rule covers the parent's other files only. Apps never import each other; libs never import apps.
+ */
+
+/**
+ * The gateway (docs/architecture.md). The control plane's rooms: access (admin tokens, scopes, the admin context,
+ * audit) below consumers (the aggregate and its change channel), below keys (the data plane's lookup and cache) and
+ * plan-requests. Each room's admin controllers and DTOs (<room>/admin/) stand above every room and below the admin
+ * app's shell (admin/), with the few conventions they share (admin/shared/) just below them.
  */
 const GATEWAY_LAYERS = [
   ['config', 'clock.ts', 'nest-internals.ts'],
   ['plans', 'redis'],
-  ['routing'],
   ['database'],
+  ['access'],
   ['consumers'],
+  ['routing', 'keys', 'plan-requests'],
   ['rate-limit', 'usage'],
   ['auth'],
+  ['admin/shared'],
+  ['access/admin', 'consumers/admin', 'plan-requests/admin', 'usage/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];
 
-const SRC = '^apps/gateway/src/';
-const folder = (name) => (name.endsWith('.ts') ? `${SRC}${name.replace('.', '[.]')}$` : `${SRC}${name}/`);
+/** The developer portal. accounts and dashboard share a layer for now: the session guard and the admin API client
+ * cross between them (issue #35 point 5 gives the portal one idiom for "must be signed in"). */
+const PORTAL_LAYERS = [
+  ['config', 'mail', 'throttle'],
+  ['accounts', 'dashboard'],
+  ['database', 'reference'],
+];
+const PORTAL_SHARED_LAYERS = new Set([1]);
 
-const layerRules = GATEWAY_LAYERS.flatMap((layer, index) => {
-  const higher = GATEWAY_LAYERS.slice(index + 1).flat();
-  const siblings = (own) => layer.filter((name) => name !== own);
-  return layer.map((name) => ({
-    name: `gateway-${name.replace('.ts', '')}-imports-only-lower-layers`,
-    comment: `apps/gateway/src/${name} stands in layer ${index + 1}: it may import ${GATEWAY_LAYERS.slice(0, index).flat().join(', ') || 'nothing of the gateway'} (and itself), not ${[...siblings(name), ...higher].join(', ') || 'anything above it'} nor the composition root.`,
-    severity: 'error',
-    from: { path: folder(name) },
-    to: {
-      path: [...siblings(name), ...higher]
-        .map(folder)
-        .concat([`${SRC}(main|gateway-app[.]module|create-gateway-app)[.]ts$`]),
-    },
-  }));
-});
+/** The operator console: one folder per page family over the sign-in, the actions and the sections helpers. */
+const CONSOLE_LAYERS = [
+  ['config', 'auth', 'actions.ts', 'sections.ts'],
+  ['audit'],
+  ['overview', 'consumers', 'plan-requests', 'tokens'],
+];
+
+function layerRules(app, layers, sharedLayers = new Set()) {
+  const src = `^apps/${app}/src/`;
+  const all = layers.flat();
+  const folder = (name) => {
+    if (name.endsWith('.ts')) return `${src}${name.replace('.', '[.]')}$`;
+    const children = all.filter((other) => other.startsWith(`${name}/`)).map((other) => other.slice(name.length + 1));
+    return `${src}${name}/${children.length ? `(?!(${children.join('|')})/)` : ''}`;
+  };
+  const layered = all.filter((name) => name.endsWith('.ts')).map((name) => name.replace('.', '[.]'));
+  const root = `${src}(?!(${layered.join('|') || '$^'})$)[^/]+[.]ts$`;
+  return layers.flatMap((layer, index) => {
+    const higher = layers.slice(index + 1).flat();
+    const siblings = (own) => (sharedLayers.has(index) ? [] : layer.filter((name) => name !== own));
+    return layer.map((name) => ({
+      name: `${app}-${name.replace('.ts', '').replace('/', '-')}-imports-only-lower-layers`,
+      comment: `apps/${app}/src/${name} stands in layer ${index + 1}: it may import ${layers.slice(0, index).flat().join(', ') || `nothing of the ${app}`} (and itself), not ${[...siblings(name), ...higher].join(', ') || 'anything above it'} nor the composition root.`,
+      severity: 'error',
+      from: { path: folder(name) },
+      to: { path: [...siblings(name), ...higher].map(folder).concat([root]) },
+    }));
+  });
+}
+
+const appsNeverImportEachOther = ['gateway', 'pets', 'portal', 'console'].map((app) => ({
+  name: `apps-never-import-each-other-${app}`,
+  severity: 'error',
+  from: { path: `^apps/${app}/` },
+  to: { path: `^apps/(?!${app}/)` },
+}));
+
+const SRC = '^apps/gateway/src/';
 
 module.exports = {
   forbidden: [
-    ...layerRules,
-    {
-      name: 'apps-never-import-each-other-gateway',
-      severity: 'error',
-      from: { path: '^apps/gateway/' },
-      to: { path: '^apps/(?!gateway/)' },
-    },
-    {
-      name: 'apps-never-import-each-other-pets',
-      severity: 'error',
-      from: { path: '^apps/pets/' },
-      to: { path: '^apps/(?!pets/)' },
-    },
-    {
-      name: 'apps-never-import-each-other-console',
-      severity: 'error',
-      from: { path: '^apps/console/' },
-      to: { path: '^apps/(?!console/)' },
-    },
+    ...layerRules('gateway', GATEWAY_LAYERS),
+    ...layerRules('portal', PORTAL_LAYERS, PORTAL_SHARED_LAYERS),
+    ...layerRules('console', CONSOLE_LAYERS),
+    ...appsNeverImportEachOther,
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^apps/' } },
     {
       name: 'gateway-no-async-hooks',
