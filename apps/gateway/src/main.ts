@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { resolveAdminToken } from './admin/admin-token';
 import { adminUrlFile, localUrl, publishAdminUrl } from './admin/admin-url-file';
 import { createAdminApp } from './admin/create-admin-app';
-import { ConsumerRepository } from './consumers/consumer.repository';
+import { ConsumersService } from './consumers/consumers.service';
 import { mintDemoKeyIfNoConsumers } from './keys/demo-key';
 import { loadPlans } from './plans/plans';
 import { loadGatewayConfig } from './config/gateway.config';
@@ -15,7 +15,7 @@ async function bootstrap(): Promise<void> {
   const plans = loadPlans(config.plansFile);
   const adminToken = resolveAdminToken(config);
   const app = await createGatewayApp({ config, plans });
-  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumerRepository));
+  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumersService));
   const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
   await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
   await listenOrExplain(app, config.port, config.host, 'PORT');

@@ -3,7 +3,7 @@ import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AdminActor, AdminRequestContext } from '../access/admin-context';
 import { ADMIN_SCOPES } from '../access/admin-scopes';
-import { AdminTokens } from '../access/admin-tokens.repository';
+import { AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
 import { AdminRequest } from '../access/admin-request';
 import { AdminTokenGuard } from './admin-token.guard';
@@ -42,7 +42,7 @@ describe('AdminTokenGuard', () => {
   const deniedContexts: AdminRequestContext[] = [];
   const tokens = {
     authenticate: async (token: string) => (token === 'adm_good' ? everyScope : undefined),
-  } as unknown as AdminTokens;
+  } as unknown as AdminTokensService;
   const audit = {
     recordDenied: async (context: AdminRequestContext, status: number) => {
       deniedContexts.push(context);
@@ -77,7 +77,7 @@ describe('AdminTokenGuard', () => {
     const narrow = new AdminTokenGuard(
       ROOT,
       new Reflector(),
-      { authenticate: async () => noScopes } as unknown as AdminTokens,
+      { authenticate: async () => noScopes } as unknown as AdminTokensService,
       audit,
     );
     const check = (handler: () => void) => narrow.canActivate(contextFor(requestWith('Bearer adm_x'), handler));

@@ -4,7 +4,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { AdminActor, ANONYMOUS_ACTOR, ROOT_ACTOR } from '../access/admin-context';
 import { AdminScope } from '../access/admin-scopes';
-import { ADMIN_TOKEN_PREFIX, AdminTokens } from '../access/admin-tokens.repository';
+import { ADMIN_TOKEN_PREFIX, AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
 import { AdminRequest } from '../access/admin-request';
 import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from '../access/require-scope.decorator';
@@ -32,7 +32,7 @@ export class AdminTokenGuard implements CanActivate {
   constructor(
     @Inject(ADMIN_TOKEN) token: string,
     private readonly reflector: Reflector,
-    private readonly tokens: AdminTokens,
+    private readonly tokens: AdminTokensService,
     private readonly audit: AuditLog,
   ) {
     this.expected = digest(token);

@@ -1,12 +1,13 @@
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG } from '../config/gateway.config';
-import { AdminTokens } from '../access/admin-tokens.repository';
+import { AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
 import { ConsumerChanges } from '../consumers/consumer-changes';
-import { ConsumerRepository } from '../consumers/consumer.repository';
-import { ConsumersFile } from '../consumers/consumers-file.service';
-import { PlanRequests } from '../plan-requests/plan-requests.repository';
+import { ConsumerKeysService } from '../consumers/consumer-keys.service';
+import { ConsumersService } from '../consumers/consumers.service';
+import { ConsumersFileService } from '../consumers/consumers-file.service';
+import { PlanRequestsService } from '../plan-requests/plan-requests.service';
 import { PlanLimits } from '../plans/plan-limits';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { UsageExports } from '../usage/usage-exports';
@@ -18,12 +19,13 @@ export const GATEWAY_PROVIDERS = [
   Clock,
   PlanLimits,
   RateLimitStore,
-  ConsumerRepository,
-  ConsumersFile,
+  ConsumersService,
+  ConsumerKeysService,
+  ConsumersFileService,
   ConsumerChanges,
-  AdminTokens,
+  AdminTokensService,
   AuditLog,
-  PlanRequests,
+  PlanRequestsService,
   UsageHistoryService,
   UsageExports,
 ] as const;

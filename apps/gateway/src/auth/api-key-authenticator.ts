@@ -2,7 +2,7 @@ import { ApiError } from '@app/errors';
 import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { Injectable } from '@nestjs/common';
 import { hashApiKey, isWellFormedApiKey } from '../consumers/api-key';
-import { KeyCache } from '../keys/key-cache.service';
+import { KeyCache } from '../keys/key-cache';
 import type { Consumer } from '../consumers/consumer';
 
 const REALM = 'Bearer realm="petstore"';

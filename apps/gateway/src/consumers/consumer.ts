@@ -1,8 +1,16 @@
 import { Limits, PlanName } from '../plans/plans';
+import type { ConsumerEntity } from './consumer.entity';
 
 /** An authenticated caller, as the rest of the gateway sees it: never the key. */
 export interface Consumer {
   name: string;
   plan: PlanName;
   limits: Limits;
+}
+
+/** The consumer's own limits, or `null` when it has the plan's. */
+export function limitsOf(consumer: ConsumerEntity): Limits | null {
+  return consumer.limitPerMinute !== null && consumer.limitPerDay !== null
+    ? { perMinute: consumer.limitPerMinute, perDay: consumer.limitPerDay }
+    : null;
 }

@@ -11,7 +11,9 @@ import { ApiKeyEntity } from './api-key.entity';
 import { AuditLog, diff } from '../access/audit-log';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
-import { ConsumerRepository, limitsOf } from './consumer.repository';
+import { limitsOf } from './consumer';
+import { ConsumerKeysService } from './consumer-keys.service';
+import { ConsumersService } from './consumers.service';
 
 /** A key as the consumers-file format writes it: its hash; the rest has defaults. */
 export interface FileKey {
@@ -70,10 +72,11 @@ const date = (value: string | undefined): Date | undefined => (value === undefin
 
 /** The consumers-file format (`keys import/export`, `POST /import`, `GET /export`): hashes only, never keys. */
 @Injectable()
-export class ConsumersFile {
+export class ConsumersFileService {
   constructor(
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
-    private readonly consumers: ConsumerRepository,
+    private readonly consumers: ConsumersService,
+    private readonly keys: ConsumerKeysService,
     private readonly changes: ConsumerChanges,
     private readonly planLimits: PlanLimits,
     private readonly audit: AuditLog,
@@ -140,7 +143,7 @@ export class ConsumersFile {
           }
           touched.push(k.keyHash);
         }
-        await this.consumers.assertRoomForKeys(manager, consumer, 0);
+        await this.keys.assertRoomForKeys(manager, consumer, 0);
         if (created || changed) {
           const after = {
             plan: input.plan,

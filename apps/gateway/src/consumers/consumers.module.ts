@@ -9,8 +9,11 @@ import { GatewayDatabaseModule } from '../database/gateway-database.module';
 import { PlanLimits } from '../plans/plan-limits';
 import { ConsumerChanges } from './consumer-changes';
 import { CONSUMER_ENTITIES } from './consumer-entities';
+import { ConsumerKeysService } from './consumer-keys.service';
+import { ConsumerLocks } from './consumer-locks';
 import { ConsumerRepository } from './consumer.repository';
-import { ConsumersFile } from './consumers-file.service';
+import { ConsumersService } from './consumers.service';
+import { ConsumersFileService } from './consumers-file.service';
 import { PostgresConsumerChanges } from './postgres-consumer-changes';
 import { RedisConsumerChanges } from './redis-consumer-changes';
 
@@ -57,9 +60,12 @@ class ConsumerChangesLifecycle implements OnApplicationBootstrap, OnApplicationS
     },
     PlanLimits,
     ConsumerRepository,
-    ConsumersFile,
+    ConsumerLocks,
+    ConsumersService,
+    ConsumerKeysService,
+    ConsumersFileService,
     ConsumerChangesLifecycle,
   ],
-  exports: [PlanLimits, ConsumerRepository, ConsumersFile, ConsumerChanges],
+  exports: [PlanLimits, ConsumersService, ConsumerKeysService, ConsumersFileService, ConsumerChanges],
 })
 export class ConsumersModule {}

@@ -1,4 +1,4 @@
-import { DataSourceOptions, EntitySchema } from 'typeorm';
+import { DataSource, DataSourceOptions, EntitySchema } from 'typeorm';
 import { DatabaseEndpoint, postgresDataSourceOptions } from '@app/database';
 import { CreateConsumers1763942400000 } from './migrations/1763942400000-CreateConsumers';
 import { AddKeySuccessor1764547200000 } from './migrations/1764547200000-AddKeySuccessor';
@@ -42,4 +42,9 @@ export function dataSourceOptions(
     // A lookup never waits long on a sick database: the cache answers meanwhile (see KeyCache).
     queryTimeoutMs: 5_000,
   });
+}
+
+/** The schema a data source's tables live in (GATEWAY_DB_SCHEMA), for the few queries written in SQL. */
+export function schemaOf(dataSource: DataSource): string {
+  return (dataSource.options as { schema?: string }).schema ?? 'public';
 }

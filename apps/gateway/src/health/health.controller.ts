@@ -11,7 +11,7 @@ import {
 } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
-import { KeyCache } from '../keys/key-cache.service';
+import { KeyCache } from '../keys/key-cache';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 
 /**

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { ApiError } from '@app/errors';
 import { loadGatewayConfig } from '../config/gateway.config';
 import { AdminRequestContext } from '../access/admin-context';
-import { ConsumerRepository } from '../consumers/consumer.repository';
+import { ConsumersService } from '../consumers/consumers.service';
 import { mintDemoKeyIfNoConsumers } from './demo-key';
 
 /** A store that holds what `create` was given (the real one is covered by the e2e tests on both engines). */
-function storeWith(existing: string[]): ConsumerRepository & { created: string[] } {
+function storeWith(existing: string[]): ConsumersService & { created: string[] } {
   const names = [...existing];
   const created: string[] = [];
   return {
@@ -21,7 +21,7 @@ function storeWith(existing: string[]): ConsumerRepository & { created: string[]
       created.push(name);
       return { issued: { key: `petk_${'k'.repeat(43)}` } };
     },
-  } as unknown as ConsumerRepository & { created: string[] };
+  } as unknown as ConsumersService & { created: string[] };
 }
 
 describe('mintDemoKeyIfNoConsumers', () => {

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { ApiError } from '@app/errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { ROOT_CONTEXT } from '../access/admin-context';
-import { ConsumerRepository } from '../consumers/consumer.repository';
+import { ConsumersService } from '../consumers/consumers.service';
 
 export const DEMO_CONSUMER = 'demo';
 
@@ -21,7 +21,7 @@ export function demoKeyFile(config: GatewayConfig): string {
  */
 export async function mintDemoKeyIfNoConsumers(
   config: GatewayConfig,
-  store: ConsumerRepository,
+  store: ConsumersService,
 ): Promise<string | undefined> {
   if (!config.demoKey || (await store.hasConsumers())) return undefined;
   let key: string;

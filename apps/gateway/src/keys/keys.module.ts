@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConsumersModule } from '../consumers/consumers.module';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
-import { KeyCache } from './key-cache.service';
+import { KeyCache } from './key-cache';
 import { KeyLookupRepository } from './key-lookup.repository';
 
 /**

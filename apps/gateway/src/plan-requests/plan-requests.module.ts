@@ -5,7 +5,7 @@ import { ConsumersModule } from '../consumers/consumers.module';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
 import { PLAN_REQUEST_ENTITIES } from './plan-request-entities';
-import { PlanRequests } from './plan-requests.repository';
+import { PlanRequestsService } from './plan-requests.service';
 
 /** A consumer's request for another plan (or limits), and the operator's decision on it. */
 @Module({
@@ -15,7 +15,7 @@ import { PlanRequests } from './plan-requests.repository';
     ConsumersModule,
     TypeOrmModule.forFeature(PLAN_REQUEST_ENTITIES, GATEWAY_DATA_SOURCE),
   ],
-  providers: [PlanRequests],
-  exports: [PlanRequests],
+  providers: [PlanRequestsService],
+  exports: [PlanRequestsService],
 })
 export class PlanRequestsModule {}

@@ -1,7 +1,7 @@
 import { ApiError } from '@app/errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminTokens } from '../admin-tokens.repository';
+import { AdminTokensService } from '../admin-tokens.service';
 import { AuditLog } from '../audit-log';
 import {
   AdminTokenParams,
@@ -29,7 +29,7 @@ const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in th
 @Controller()
 export class TokensAdminController {
   constructor(
-    private readonly tokens: AdminTokens,
+    private readonly tokens: AdminTokensService,
     private readonly audit: AuditLog,
   ) {}
 

@@ -4,7 +4,8 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
 import { AdminActor, AdminRequestContext } from '../../access/admin-context';
 import { AuditLog } from '../../access/audit-log';
 import { ConsumerChanges } from '../consumer-changes';
-import { ConsumerRepository, limitsOf } from '../consumer.repository';
+import { limitsOf } from '../consumer';
+import { ConsumersService } from '../consumers.service';
 import { PlanLimits } from '../../plans/plan-limits';
 import { consumerTracker, consumerWindows } from '../../rate-limit/plan-throttlers';
 import { RateLimitStore, RateLimitUnavailableError } from '../../rate-limit/rate-limit-store';
@@ -22,7 +23,7 @@ export class ConsumerRateLimitService {
   private readonly logger = new Logger('RateLimit');
 
   constructor(
-    private readonly store: ConsumerRepository,
+    private readonly consumers: ConsumersService,
     private readonly planLimits: PlanLimits,
     private readonly counters: RateLimitStore,
     private readonly changes: ConsumerChanges,
@@ -31,7 +32,7 @@ export class ConsumerRateLimitService {
   ) {}
 
   async usage(actor: AdminActor, name: string): Promise<UsageResponse> {
-    const { consumer } = await this.store.get(actor, name);
+    const { consumer } = await this.consumers.get(actor, name);
     const limits = this.planLimits.effective({ plan: consumer.plan, limits: limitsOf(consumer) });
     if (!limits) throw new ApiError('VALIDATION_FAILED', `Consumer "${name}" has no limits to measure against.`);
     const windows = consumerWindows({ name: consumer.name, plan: consumer.plan, limits }, this.config);
@@ -57,7 +58,7 @@ export class ConsumerRateLimitService {
    * Redis cannot be reached: the ban lives there.
    */
   async unban(context: AdminRequestContext, name: string): Promise<UsageResponse> {
-    await this.store.get(context.actor, name);
+    await this.consumers.get(context.actor, name);
     try {
       await this.counters.unban(consumerTracker(name));
     } catch (error) {

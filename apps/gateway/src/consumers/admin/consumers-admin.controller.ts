@@ -2,8 +2,11 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nes
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { AdminRequestContext } from '../../access/admin-context';
-import { ConsumerRepository, ConsumerWithKeys, limitsOf } from '../consumer.repository';
-import { ConsumersFile } from '../consumers-file.service';
+import { limitsOf } from '../consumer';
+import { ConsumerKeysService } from '../consumer-keys.service';
+import { ConsumerWithKeys } from '../consumer.repository';
+import { ConsumersService } from '../consumers.service';
+import { ConsumersFileService } from '../consumers-file.service';
 import { PLAN_NAMES } from '../../plans/plans';
 import { PlanLimits } from '../../plans/plan-limits';
 import { AdminCall } from '../../access/admin-call.decorator';
@@ -72,8 +75,9 @@ function futureDate(value: string | undefined): Date | undefined {
 @Controller()
 export class ConsumersAdminController {
   constructor(
-    private readonly store: ConsumerRepository,
-    private readonly file: ConsumersFile,
+    private readonly consumers: ConsumersService,
+    private readonly keys: ConsumerKeysService,
+    private readonly file: ConsumersFileService,
     private readonly planLimits: PlanLimits,
     private readonly rateLimits: ConsumerRateLimitService,
   ) {}
@@ -92,7 +96,7 @@ export class ConsumersAdminController {
     @AdminCall() call: AdminRequestContext,
     @Query() query: ListConsumersQueryDto,
   ): Promise<ConsumerPageResponse> {
-    const page = await this.store.list(call.actor, query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
+    const page = await this.consumers.list(call.actor, query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 
@@ -115,7 +119,7 @@ export class ConsumersAdminController {
     @AdminCall() call: AdminRequestContext,
     @Body() body: CreateConsumerDto,
   ): Promise<CreatedConsumerResponse> {
-    const { consumer, issued } = await this.store.create(call, {
+    const { consumer, issued } = await this.consumers.create(call, {
       name: body.name,
       plan: body.plan,
       limits: body.limits,
@@ -137,7 +141,7 @@ export class ConsumersAdminController {
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_NAME], 404: notFound() })
   async get(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
-    return this.present(await this.store.get(call.actor, name));
+    return this.present(await this.consumers.get(call.actor, name));
   }
 
   @RequireScope('consumers:write')
@@ -163,7 +167,7 @@ export class ConsumersAdminController {
     @Param() { name }: ConsumerParams,
     @Body() body: UpdateConsumerDto,
   ): Promise<ConsumerResponse> {
-    return this.present(await this.store.update(call, name, { plan: body.plan, limits: body.limits }));
+    return this.present(await this.consumers.update(call, name, { plan: body.plan, limits: body.limits }));
   }
 
   @RequireScope('consumers:write')
@@ -177,7 +181,7 @@ export class ConsumersAdminController {
   @ApiOkResponse({ type: ConsumerResponse, description: 'Every key of the consumer is refused until it is enabled.' })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async disable(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
-    return this.present(await this.store.setDisabled(call, name, true));
+    return this.present(await this.consumers.setDisabled(call, name, true));
   }
 
   @RequireScope('consumers:write')
@@ -191,7 +195,7 @@ export class ConsumersAdminController {
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async enable(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<ConsumerResponse> {
-    return this.present(await this.store.setDisabled(call, name, false));
+    return this.present(await this.consumers.setDisabled(call, name, false));
   }
 
   @RequireScope('keys:write')
@@ -218,7 +222,7 @@ export class ConsumersAdminController {
     @Param() { name }: ConsumerParams,
     @Body() body: IssueKeyDto,
   ): Promise<IssuedKeyResponse> {
-    const issued = await this.store.issueKey(call, name, futureDate(body.expiresAt));
+    const issued = await this.keys.issueKey(call, name, futureDate(body.expiresAt));
     return toIssuedKeyResponse(issued.key, issued.record);
   }
 
@@ -236,7 +240,7 @@ export class ConsumersAdminController {
   })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async revokeAll(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<KeyResponse[]> {
-    return (await this.store.revoke(call, name)).map((k) => toKeyResponse(k));
+    return (await this.keys.revoke(call, name)).map((k) => toKeyResponse(k));
   }
 
   @RequireScope('keys:write')
@@ -253,7 +257,7 @@ export class ConsumersAdminController {
     @AdminCall() call: AdminRequestContext,
     @Param() { name, keyId }: ConsumerKeyParams,
   ): Promise<KeyResponse[]> {
-    return (await this.store.revoke(call, name, keyId)).map((k) => toKeyResponse(k));
+    return (await this.keys.revoke(call, name, keyId)).map((k) => toKeyResponse(k));
   }
 
   @RequireScope('keys:write')
@@ -293,7 +297,7 @@ export class ConsumersAdminController {
     @Param() { name, keyId }: ConsumerKeyParams,
     @Body() body: RotateKeyDto,
   ): Promise<RotatedKeyResponse> {
-    const { issued, previous } = await this.store.rotate(
+    const { issued, previous } = await this.keys.rotate(
       call,
       name,
       keyId,

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminRequestContext } from '../../access/admin-context';
-import { PlanRequests } from '../plan-requests.repository';
+import { PlanRequestsService } from '../plan-requests.service';
 import { PLAN_NAMES } from '../../plans/plans';
 import { AdminCall } from '../../access/admin-call.decorator';
 import { ADMIN_TAG } from '../../admin/shared/admin-tags';
@@ -42,7 +42,7 @@ const DECIDED: AdminExample[] = [
 @ApiBearerAuth('bearer')
 @Controller()
 export class PlanRequestsAdminController {
-  constructor(private readonly requests: PlanRequests) {}
+  constructor(private readonly requests: PlanRequestsService) {}
 
   @RequireScope('plan-requests:read')
   @Get('plan-requests')

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { Clock } from '../../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
 import { AdminRequestContext, assertUnrestricted } from '../../access/admin-context';
-import { ConsumerRepository } from '../../consumers/consumer.repository';
+import { ConsumersService } from '../../consumers/consumers.service';
 import { USAGE_RANGE, resolveRange, resolveTopRange } from '../usage-range';
 import { UsageHistoryService } from '../usage-history.service';
 import { ExportRow } from '../usage.repository';
@@ -80,7 +80,7 @@ function drained(response: Response, withinMs: number): Promise<void> {
 export class UsageAdminController {
   constructor(
     private readonly usage: UsageHistoryService,
-    private readonly consumers: ConsumerRepository,
+    private readonly consumers: ConsumersService,
     private readonly exports: UsageExports,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiKeyEntity } from '../../api-key.entity';
-import { ConsumerWithKeys, limitsOf } from '../../consumer.repository';
+import { limitsOf } from '../../consumer';
+import { ConsumerWithKeys } from '../../consumer.repository';
 import { Limits, PLAN_NAMES, PlanName } from '../../../plans/plans';
 import { FileConsumerDto } from './import-consumers.dto';
 import { LimitsDto } from './limits.dto';

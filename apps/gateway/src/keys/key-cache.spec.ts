@@ -5,7 +5,7 @@ import { Clock } from '../clock';
 import { LocalConsumerChanges } from '../consumers/consumer-changes';
 import { KeyLookupRepository, KeyRecord } from './key-lookup.repository';
 import { PlanLimits } from '../plans/plan-limits';
-import { KeyCache } from './key-cache.service';
+import { KeyCache } from './key-cache';
 
 class ManualClock extends Clock {
   time = Date.parse('2026-11-23T00:00:00Z');

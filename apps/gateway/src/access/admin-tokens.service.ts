@@ -33,7 +33,7 @@ export interface NewAdminToken {
 
 /** Scoped admin tokens: created (shown once), listed (no secrets), revoked; and resolved on every admin call. */
 @Injectable()
-export class AdminTokens {
+export class AdminTokensService {
   private readonly cache = new Map<string, { entity: AdminTokenEntity | null; until: number }>();
   private readonly lastUsedWritten = new Map<string, number>();
 

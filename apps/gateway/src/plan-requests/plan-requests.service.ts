@@ -9,7 +9,7 @@ import { Limits, PlanName } from '../plans/plans';
 import { AdminActor, AdminRequestContext, assertMayTouch } from '../access/admin-context';
 import { AuditLog, diff } from '../access/audit-log';
 import { ConsumerEntity } from '../consumers/consumer.entity';
-import { ConsumerRepository } from '../consumers/consumer.repository';
+import { ConsumersService } from '../consumers/consumers.service';
 import { PlanRequestEntity, PlanRequestStatus } from './plan-request.entity';
 
 export interface NewPlanRequest {
@@ -42,14 +42,14 @@ function assertMayReview(actor: AdminActor): void {
 /**
  * Plan requests (issue #25): a consumer asks for another plan, an operator approves or declines. A decision locks
  * the request's row (SELECT ... FOR UPDATE): of two concurrent decisions exactly one finds it pending. An approval
- * changes the plan through ConsumerRepository.update, in the same transaction, so that the audit and the change
+ * changes the plan through ConsumersService.update, in the same transaction, so that the audit and the change
  * channel to the other instances are exactly PATCH /consumers'.
  */
 @Injectable()
-export class PlanRequests {
+export class PlanRequestsService {
   constructor(
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
-    private readonly consumers: ConsumerRepository,
+    private readonly consumers: ConsumersService,
     private readonly audit: AuditLog,
   ) {}
 

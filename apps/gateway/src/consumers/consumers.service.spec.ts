@@ -15,7 +15,11 @@ import { AuditLog } from '../access/audit-log';
 import { ConsumerChanges } from './consumer-changes';
 import { ACCESS_ENTITIES } from '../access/access-entities';
 import { CONSUMER_ENTITIES } from './consumer-entities';
+import { SystemClock } from '../clock';
+import { ConsumerKeysService } from './consumer-keys.service';
+import { ConsumerLocks } from './consumer-locks';
 import { ConsumerRepository } from './consumer.repository';
+import { ConsumersService } from './consumers.service';
 
 const portal: AdminActor = {
   id: '00000000-0000-4000-8000-00000000000a',
@@ -36,10 +40,11 @@ const other: AdminActor = {
 const call = (actor: AdminActor, requestId: string): AdminRequestContext => ({ actor, requestId, source: '10.0.0.7' });
 
 /** The repository on a real (embedded) database: the actor it is handed decides, and the audit row carries the call. */
-describe('ConsumerRepository with an explicit admin request context', () => {
+describe('ConsumersService and ConsumerKeysService with an explicit admin request context', () => {
   let endpoint: DatabaseEndpoint;
   let dataSource: DataSource;
-  let store: ConsumerRepository;
+  let store: ConsumersService;
+  let keys: ConsumerKeysService;
 
   beforeAll(async () => {
     Logger.overrideLogger(false); // the embedded database's start-up line
@@ -52,7 +57,11 @@ describe('ConsumerRepository with an explicit admin request context', () => {
     await runMigrations(dataSource, endpoint, config.consumers.schema);
     const changes = { publish: async () => undefined } as unknown as ConsumerChanges;
     const planLimits = new PlanLimits(loadPlans(join(__dirname, '../../../../gateway/plans.json')));
-    store = new ConsumerRepository(dataSource, changes, planLimits, config, new AuditLog(dataSource, config));
+    const audit = new AuditLog(dataSource, config);
+    const repository = new ConsumerRepository(dataSource);
+    const locks = new ConsumerLocks(repository);
+    keys = new ConsumerKeysService(repository, locks, changes, audit, new SystemClock(), config);
+    store = new ConsumersService(repository, locks, keys, changes, planLimits, audit);
   });
   afterAll(async () => {
     if (dataSource?.isInitialized) await dataSource.destroy();
@@ -81,8 +90,8 @@ describe('ConsumerRepository with an explicit admin request context', () => {
     const attempts = [
       () => store.get(other, 'portal-app'),
       () => store.setDisabled(intruder, 'portal-app', true),
-      () => store.issueKey(intruder, 'portal-app'),
-      () => store.revoke(intruder, 'portal-app'),
+      () => keys.issueKey(intruder, 'portal-app'),
+      () => keys.revoke(intruder, 'portal-app'),
     ];
     for (const attempt of attempts) {
       const refusal = await attempt().catch((error: unknown) => error);
@@ -93,9 +102,9 @@ describe('ConsumerRepository with an explicit admin request context', () => {
       });
     }
     expect((await store.list(other, 10)).items).toEqual([]);
-    const { consumer, keys } = await store.get(portal, 'portal-app');
-    expect(consumer.disabledAt).toBeNull();
-    expect(keys.map((k) => k.revokedAt)).toEqual([null]);
+    const stored = await store.get(portal, 'portal-app');
+    expect(stored.consumer.disabledAt).toBeNull();
+    expect(stored.keys.map((k) => k.revokedAt)).toEqual([null]);
     expect((await rowsFor('portal-app')).map((row) => row.action)).toEqual(['consumer.create']);
   });
 

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '@app/database';
+import { ApiError } from '@app/errors';
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AdminActor, AdminRequestContext, assertMayTouch, assertPlanAllowed } from '../access/admin-context';
+import { AuditLog, diff } from '../access/audit-log';
+import { PlanLimits } from '../plans/plan-limits';
+import { Limits, PlanName } from '../plans/plans';
+import { ConsumerKeysService, IssuedKey } from './consumer-keys.service';
+import { ConsumerChanges } from './consumer-changes';
+import { limitsOf } from './consumer';
+import { ConsumerEntity } from './consumer.entity';
+import { ConsumerRepository, ConsumerWithKeys } from './consumer.repository';
+import { ConsumerLocks } from './consumer-locks.service';
+
+export interface NewConsumer {
+  name?: string;
+  plan: PlanName;
+  limits?: Limits;
+  expiresAt?: Date;
+}
+
+/**
+ * The consumer's use cases (create, list, read, change the plan or limits, disable): each one authorises the
+ * caller's context, applies the plan rules (PlanLimits), writes through ConsumerRepository with its audit row in
+ * the same transaction, and publishes the change once committed (ConsumerChanges), so that no instance reloads a
+ * state older than the answer the caller gets.
+ */
+@Injectable()
+export class ConsumersService {
+  constructor(
+    private readonly repository: ConsumerRepository,
+    private readonly locks: ConsumerLocks,
+    private readonly keys: ConsumerKeysService,
+    private readonly changes: ConsumerChanges,
+    private readonly planLimits: PlanLimits,
+    private readonly audit: AuditLog,
+  ) {}
+
+  hasConsumers(): Promise<boolean> {
+    return this.repository.hasConsumers();
+  }
+
+  /** Creates a consumer and its first key together; a taken name is 409 `CONSUMER_EXISTS` (names are unique in the database). */
+  async create(
+    context: AdminRequestContext,
+    input: NewConsumer,
+  ): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
+    this.planLimits.check(input.plan, input.limits ?? null);
+    const { actor } = context;
+    assertPlanAllowed(actor, input.plan);
+    const name = input.name ?? `${input.plan}-${randomUUID().slice(0, 8)}`;
+    try {
+      const result = await this.repository.transaction(async (manager) => {
+        const consumer = await this.repository.insertConsumer(manager, {
+          id: randomUUID(),
+          name,
+          plan: input.plan,
+          limitPerMinute: input.limits?.perMinute ?? null,
+          limitPerDay: input.limits?.perDay ?? null,
+          disabledAt: null,
+          createdByToken: actor.id,
+        });
+        const issued = await this.keys.insertKey(manager, consumer.id, input.expiresAt ?? null);
+        await this.audit.record(context, manager, {
+          action: 'consumer.create',
+          targetConsumer: name,
+          targetKey: issued.record.id,
+          changes: diff({}, { plan: input.plan, limits: input.limits ?? null, keyExpiresAt: input.expiresAt ?? null }),
+        });
+        return { consumer, issued };
+      });
+      await this.changes.publish({ keyHashes: [result.issued.record.keyHash], consumerIds: [result.consumer.id] });
+      return result;
+    } catch (error) {
+      if (isUniqueViolation(error, 'UQ_consumers_name'))
+        throw new ApiError('CONSUMER_EXISTS', `A consumer named "${name}" already exists.`);
+      throw error;
+    }
+  }
+
+  /** One page in name order, with each one's keys: only the consumers the actor may see. */
+  list(
+    actor: AdminActor,
+    limit: number,
+    after?: string,
+    prefix?: string,
+  ): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
+    return this.repository.page({
+      limit,
+      after,
+      prefix,
+      ...(actor.ownConsumersOnly ? { createdByToken: actor.id } : {}),
+      ...(actor.plans !== null && !actor.ownConsumersOnly ? { plans: [...actor.plans] } : {}),
+    });
+  }
+
+  async get(actor: AdminActor, name: string): Promise<ConsumerWithKeys> {
+    const consumer = await this.repository.findByName(name);
+    if (!consumer) throw ConsumerLocks.unknown(name);
+    assertMayTouch(actor, consumer);
+    return { consumer, keys: await this.repository.keysOf([consumer.id]) };
+  }
+
+  /**
+   * Changes the plan and/or the consumer's own limits (`null` clears them: back to the plan's). `alongside` runs
+   * first in the same transaction, under the consumer's lock (a plan request's approval: both commit or neither).
+   */
+  async update(
+    context: AdminRequestContext,
+    name: string,
+    patch: { plan?: PlanName; limits?: Limits | null },
+    alongside?: (manager: EntityManager, consumer: ConsumerEntity) => Promise<void>,
+  ): Promise<ConsumerWithKeys> {
+    const consumer = await this.locks.change(context.actor, name, async (manager, current) => {
+      if (alongside) await alongside(manager, current);
+      const plan = patch.plan ?? current.plan;
+      const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
+      this.planLimits.check(plan, limits);
+      assertPlanAllowed(context.actor, plan);
+      await this.repository.updateConsumer(manager, current.id, {
+        plan,
+        limitPerMinute: limits?.perMinute ?? null,
+        limitPerDay: limits?.perDay ?? null,
+      });
+      const changes = diff({ plan: current.plan, limits: limitsOf(current) }, { plan, limits });
+      if (Object.keys(changes).length > 0)
+        await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });
+      return current;
+    });
+    await this.changes.publish({ keyHashes: [], consumerIds: [consumer.id] });
+    return this.get(context.actor, name);
+  }
+
+  /** Disables (every key refused) or enables a consumer; its keys are kept. */
+  async setDisabled(context: AdminRequestContext, name: string, disabled: boolean): Promise<ConsumerWithKeys> {
+    const changed = await this.locks.change(context.actor, name, async (manager, consumer) => {
+      if ((consumer.disabledAt !== null) === disabled) return undefined;
+      await this.repository.setDisabled(manager, consumer.id, disabled);
+      await this.audit.record(context, manager, {
+        action: disabled ? 'consumer.disable' : 'consumer.enable',
+        targetConsumer: name,
+        changes: diff({ disabled: !disabled }, { disabled }),
+      });
+      return consumer;
+    });
+    if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
+    return this.get(context.actor, name);
+  }
+}
