@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import houseRules from './eslint-rules/file-role.mjs';
 
 /** The folder tree is the architecture: apps never import each other, libs never import apps. */
 const appBoundary = (other, ...more) => ({
@@ -45,6 +46,13 @@ export default tseslint.config(
     },
   },
   { files: ['apps/pets/**/*.ts'], rules: appBoundary('gateway', FRAMEWORK_INTERNALS) },
+  {
+    // Names and file roles agree (eslint-rules/file-role.mjs).
+    files: ['apps/gateway/src/**/*.ts', 'apps/pets/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    plugins: { house: houseRules },
+    rules: { 'house/file-role': 'error' },
+  },
   {
     files: ['apps/portal/**/*.ts', 'apps/console/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_INTERNALS] }] },

@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import type { AdminAuditEntry } from '@app/web';
 import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { ADMIN_SCOPES, AdminScope } from '../apps/gateway/src/access/admin-scopes';
-import { hashAdminToken } from '../apps/gateway/src/access/admin-tokens.repository';
+import { hashAdminToken } from '../apps/gateway/src/access/admin-tokens.service';
 import { AuditLog, DENIED_PER_MINUTE } from '../apps/gateway/src/access/audit-log';
 import {
   adminCall,

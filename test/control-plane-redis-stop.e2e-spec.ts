@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashApiKey } from '../apps/gateway/src/consumers/api-key';
-import { KeyCache } from '../apps/gateway/src/keys/key-cache.service';
+import { KeyCache } from '../apps/gateway/src/keys/key-cache';
 import {
   adminCall,
   createGatewayTestDatabase,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { AppMetrics } from '@app/platform';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
-import { KeyCache } from '../apps/gateway/src/keys/key-cache.service';
+import { KeyCache } from '../apps/gateway/src/keys/key-cache';
 import { KeyLookupRepository } from '../apps/gateway/src/keys/key-lookup.repository';
 import {
   createGatewayTestDatabase,

@@ -10,7 +10,7 @@ import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, keyHint } from './api-key';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
-import { ConsumerLocks } from './consumer-locks.service';
+import { ConsumerLocks } from './consumer-locks';
 import { ConsumerRepository } from './consumer.repository';
 
 export interface IssuedKey {

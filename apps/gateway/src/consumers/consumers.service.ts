@@ -12,7 +12,7 @@ import { ConsumerChanges } from './consumer-changes';
 import { limitsOf } from './consumer';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository, ConsumerWithKeys } from './consumer.repository';
-import { ConsumerLocks } from './consumer-locks.service';
+import { ConsumerLocks } from './consumer-locks';
 
 export interface NewConsumer {
   name?: string;
