@@ -3,7 +3,8 @@ import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { Clock } from '../clock';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { AdminActor, AdminRequestContext, assertUnrestricted } from './admin-context';
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
@@ -40,6 +41,7 @@ export class AdminTokensService {
   constructor(
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   async create(
@@ -112,7 +114,7 @@ export class AdminTokensService {
   }
 
   /** The actor a presented `adm_…` token stands for, or undefined (unknown, revoked, expired). */
-  async authenticate(token: string, now = Date.now()): Promise<AdminActor | undefined> {
+  async authenticate(token: string, now = this.clock.now()): Promise<AdminActor | undefined> {
     const hash = hashAdminToken(token);
     let cached = this.cache.get(hash);
     if (!cached || cached.until <= now) {
@@ -141,13 +143,9 @@ export class AdminTokensService {
     this.lastUsedWritten.set(entity.id, now);
     this.dataSource
       .query(
-        `UPDATE "${this.schema}"."admin_tokens" SET "last_used_at" = now() WHERE "id" = $1 AND ("last_used_at" IS NULL OR "last_used_at" < now() - interval '1 minute')`,
+        `UPDATE "${schemaOf(this.dataSource)}"."admin_tokens" SET "last_used_at" = now() WHERE "id" = $1 AND ("last_used_at" IS NULL OR "last_used_at" < now() - interval '1 minute')`,
         [entity.id],
       )
       .catch(() => this.lastUsedWritten.delete(entity.id));
-  }
-
-  private get schema(): string {
-    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
   }
 }

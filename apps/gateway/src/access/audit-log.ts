@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
-import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { deleteInBatches } from '../database/delete-in-batches';
 import { AdminRequestContext } from './admin-context';
 import { AuditChanges, AuditEntryEntity } from './audit-entry.entity';
@@ -60,6 +61,7 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly clock: Clock,
   ) {}
 
   /** One row, written by `manager` (the change's transaction): the call's actor, request id and source. */
@@ -87,7 +89,7 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     context: AdminRequestContext,
     status: number,
     detail: AuditChanges,
-    now = Date.now(),
+    now = this.clock.now(),
   ): Promise<boolean> {
     const source = context.source ?? 'unknown';
     const minute = Math.floor(now / 60_000);
@@ -134,9 +136,12 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /** Deletes rows older than AUDIT_RETENTION_DAYS, a batch at a time; the number deleted. */
   async prune(): Promise<number> {
-    return deleteInBatches(this.dataSource, `"${this.schema}"."audit_log"`, `"at" < now() - $1 * interval '1 day'`, [
-      this.config.admin.auditRetentionDays,
-    ]);
+    return deleteInBatches(
+      this.dataSource,
+      `"${schemaOf(this.dataSource)}"."audit_log"`,
+      `"at" < now() - $1 * interval '1 day'`,
+      [this.config.admin.auditRetentionDays],
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -152,9 +157,5 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
 
   private forgetOld(minute: number): void {
     for (const [source, seen] of this.denied) if (seen.minute !== minute) this.denied.delete(source);
-  }
-
-  private get schema(): string {
-    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
   }
 }

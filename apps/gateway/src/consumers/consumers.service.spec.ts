@@ -57,10 +57,11 @@ describe('ConsumersService and ConsumerKeysService with an explicit admin reques
     await runMigrations(dataSource, endpoint, config.consumers.schema);
     const changes = { publish: async () => undefined } as unknown as ConsumerChanges;
     const planLimits = new PlanLimits(loadPlans(join(__dirname, '../../../../gateway/plans.json')));
-    const audit = new AuditLog(dataSource, config);
+    const clock = new SystemClock();
+    const audit = new AuditLog(dataSource, config, clock);
     const repository = new ConsumerRepository(dataSource);
     const locks = new ConsumerLocks(repository);
-    keys = new ConsumerKeysService(repository, locks, changes, audit, new SystemClock(), config);
+    keys = new ConsumerKeysService(repository, locks, changes, audit, clock, config);
     store = new ConsumersService(repository, locks, keys, changes, planLimits, audit);
   });
   afterAll(async () => {

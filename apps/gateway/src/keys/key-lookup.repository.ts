@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { Limits, PlanName } from '../plans/plans';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
@@ -43,7 +43,7 @@ export class KeyLookupRepository {
       revoked_at: Date | null;
     }> = await this.dataSource.query(
       `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.disabled_at, k.expires_at, k.revoked_at ` +
-        `FROM "${this.schema}"."api_keys" k JOIN "${this.schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
+        `FROM "${schemaOf(this.dataSource)}"."api_keys" k JOIN "${schemaOf(this.dataSource)}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
       [keyHash],
     );
     const row = rows[0];
@@ -66,7 +66,7 @@ export class KeyLookupRepository {
   /** How many keys are neither revoked nor expired (sizes the key filter before it is filled). */
   async countValidKeyHashes(): Promise<number> {
     const rows: Array<{ count: string }> = await this.dataSource.query(
-      `SELECT count(*) AS count FROM "${this.schema}"."api_keys" WHERE ${VALID_KEY}`,
+      `SELECT count(*) AS count FROM "${schemaOf(this.dataSource)}"."api_keys" WHERE ${VALID_KEY}`,
     );
     return Number(rows[0].count);
   }
@@ -83,7 +83,7 @@ export class KeyLookupRepository {
     for (;;) {
       const rows: Array<{ hashes: string | null }> = await this.dataSource.query(
         `SELECT string_agg(key_hash, '' ORDER BY key_hash) AS hashes FROM (` +
-          `SELECT key_hash FROM "${this.schema}"."api_keys" WHERE key_hash > $1 AND ${VALID_KEY} ORDER BY key_hash LIMIT $2) AS page`,
+          `SELECT key_hash FROM "${schemaOf(this.dataSource)}"."api_keys" WHERE key_hash > $1 AND ${VALID_KEY} ORDER BY key_hash LIMIT $2) AS page`,
         [after, pageSize],
       );
       const text = rows[0]?.hashes ?? '';
@@ -94,9 +94,5 @@ export class KeyLookupRepository {
       if (page.length < pageSize) return;
       after = page[page.length - 1];
     }
-  }
-
-  private get schema(): string {
-    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
   }
 }

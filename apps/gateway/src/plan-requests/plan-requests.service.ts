@@ -4,7 +4,7 @@ import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { Limits, PlanName } from '../plans/plans';
 import { AdminActor, AdminRequestContext, assertMayTouch } from '../access/admin-context';
 import { AuditLog, diff } from '../access/audit-log';
@@ -106,7 +106,7 @@ export class PlanRequestsService {
     }
     if (actor.ownConsumersOnly) {
       builder.andWhere(
-        `r.consumer IN (SELECT c.name FROM "${this.schema}"."consumers" c WHERE c.created_by_token = :actorId)`,
+        `r.consumer IN (SELECT c.name FROM "${schemaOf(this.dataSource)}"."consumers" c WHERE c.created_by_token = :actorId)`,
         { actorId: actor.id },
       );
     }
@@ -116,7 +116,7 @@ export class PlanRequestsService {
       if (!last) throw new ApiError('VALIDATION_FAILED', 'after must be the next of a previous page');
       // Compared in SQL: created_at has microseconds, a JavaScript Date only milliseconds.
       builder.andWhere(
-        `(r.created_at, r.id) > (SELECT p.created_at, p.id FROM "${this.schema}"."plan_requests" p WHERE p.id = :after)`,
+        `(r.created_at, r.id) > (SELECT p.created_at, p.id FROM "${schemaOf(this.dataSource)}"."plan_requests" p WHERE p.id = :after)`,
         { after: last.id },
       );
     }
@@ -199,9 +199,5 @@ export class PlanRequestsService {
     const consumer = await manager.findOneBy(ConsumerEntity, { name });
     if (!consumer) throw new ApiError('NOT_FOUND', `No consumer named "${name}".`);
     return consumer;
-  }
-
-  private get schema(): string {
-    return (this.dataSource.options as { schema?: string }).schema ?? 'public';
   }
 }

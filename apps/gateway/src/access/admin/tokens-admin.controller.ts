@@ -1,6 +1,7 @@
 import { ApiError } from '@app/errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Clock } from '../../clock';
 import { AdminTokensService } from '../admin-tokens.service';
 import { AuditLog } from '../audit-log';
 import {
@@ -31,6 +32,7 @@ export class TokensAdminController {
   constructor(
     private readonly tokens: AdminTokensService,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   @AnyValidToken()
@@ -63,7 +65,7 @@ export class TokensAdminController {
     @Body() body: CreateAdminTokenDto,
   ): Promise<CreatedAdminTokenResponse> {
     const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt);
-    if (expiresAt && expiresAt.getTime() <= Date.now())
+    if (expiresAt && expiresAt.getTime() <= this.clock.now())
       throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
     const { token, record } = await this.tokens.create(call, { ...body, expiresAt });
     return { token, record: toAdminTokenResponse(record) };

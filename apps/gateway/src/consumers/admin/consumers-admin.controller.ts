@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nes
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { AdminRequestContext } from '../../access/admin-context';
+import { Clock } from '../../clock';
 import { limitsOf } from '../consumer';
 import { ConsumerKeysService } from '../consumer-keys.service';
 import { ConsumerWithKeys } from '../consumer.repository';
@@ -62,10 +63,10 @@ const NEEDS_LIMITS: AdminExample = [
 ];
 const IN_THE_PAST: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
 
-function futureDate(value: string | undefined): Date | undefined {
+function futureDate(value: string | undefined, now: number): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
-  if (date.getTime() <= Date.now()) throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
+  if (date.getTime() <= now) throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
   return date;
 }
 
@@ -80,6 +81,7 @@ export class ConsumersAdminController {
     private readonly file: ConsumersFileService,
     private readonly planLimits: PlanLimits,
     private readonly rateLimits: ConsumerRateLimitService,
+    private readonly clock: Clock,
   ) {}
 
   @RequireScope('consumers:read')
@@ -123,11 +125,11 @@ export class ConsumersAdminController {
       name: body.name,
       plan: body.plan,
       limits: body.limits,
-      expiresAt: futureDate(body.expiresAt),
+      expiresAt: futureDate(body.expiresAt, this.clock.now()),
     });
     return {
       consumer: this.present({ consumer, keys: [issued.record] }),
-      key: toIssuedKeyResponse(issued.key, issued.record),
+      key: toIssuedKeyResponse(issued.key, issued.record, this.clock.now()),
     };
   }
 
@@ -222,8 +224,8 @@ export class ConsumersAdminController {
     @Param() { name }: ConsumerParams,
     @Body() body: IssueKeyDto,
   ): Promise<IssuedKeyResponse> {
-    const issued = await this.keys.issueKey(call, name, futureDate(body.expiresAt));
-    return toIssuedKeyResponse(issued.key, issued.record);
+    const issued = await this.keys.issueKey(call, name, futureDate(body.expiresAt, this.clock.now()));
+    return toIssuedKeyResponse(issued.key, issued.record, this.clock.now());
   }
 
   @RequireScope('keys:write')
@@ -240,7 +242,7 @@ export class ConsumersAdminController {
   })
   @AdminErrors({ 400: [BAD_NAME, MALFORMED_JSON], 404: notFound() })
   async revokeAll(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<KeyResponse[]> {
-    return (await this.keys.revoke(call, name)).map((k) => toKeyResponse(k));
+    return (await this.keys.revoke(call, name)).map((k) => toKeyResponse(k, this.clock.now()));
   }
 
   @RequireScope('keys:write')
@@ -257,7 +259,7 @@ export class ConsumersAdminController {
     @AdminCall() call: AdminRequestContext,
     @Param() { name, keyId }: ConsumerKeyParams,
   ): Promise<KeyResponse[]> {
-    return (await this.keys.revoke(call, name, keyId)).map((k) => toKeyResponse(k));
+    return (await this.keys.revoke(call, name, keyId)).map((k) => toKeyResponse(k, this.clock.now()));
   }
 
   @RequireScope('keys:write')
@@ -303,7 +305,10 @@ export class ConsumersAdminController {
       keyId,
       (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000,
     );
-    return { key: toIssuedKeyResponse(issued.key, issued.record), previous: toKeyResponse(previous) };
+    return {
+      key: toIssuedKeyResponse(issued.key, issued.record, this.clock.now()),
+      previous: toKeyResponse(previous, this.clock.now()),
+    };
   }
 
   @RequireScope('usage:read')
@@ -390,6 +395,7 @@ export class ConsumersAdminController {
     return toConsumerResponse(
       item,
       this.planLimits.effective({ plan: item.consumer.plan, limits: limitsOf(item.consumer) }),
+      this.clock.now(),
     );
   }
 }

@@ -108,7 +108,7 @@ export class ImportResponse {
   @ApiProperty({ type: 'integer' }) unchanged!: number;
 }
 
-export function toKeyResponse(key: ApiKeyEntity, now = Date.now()): KeyResponse {
+export function toKeyResponse(key: ApiKeyEntity, now: number): KeyResponse {
   const expired = key.expiresAt !== null && key.expiresAt.getTime() <= now;
   return {
     id: key.id,
@@ -121,13 +121,14 @@ export function toKeyResponse(key: ApiKeyEntity, now = Date.now()): KeyResponse 
   };
 }
 
-export function toIssuedKeyResponse(key: string, record: ApiKeyEntity): IssuedKeyResponse {
-  return { ...toKeyResponse(record), key };
+export function toIssuedKeyResponse(key: string, record: ApiKeyEntity, now: number): IssuedKeyResponse {
+  return { ...toKeyResponse(record, now), key };
 }
 
 export function toConsumerResponse(
   { consumer, keys }: ConsumerWithKeys,
   effectiveLimits: Limits | undefined,
+  now: number,
 ): ConsumerResponse {
   return {
     id: consumer.id,
@@ -138,6 +139,6 @@ export function toConsumerResponse(
     createdAt: consumer.createdAt.toISOString(),
     updatedAt: consumer.updatedAt.toISOString(),
     disabledAt: consumer.disabledAt?.toISOString() ?? null,
-    keys: keys.map((k) => toKeyResponse(k)),
+    keys: keys.map((k) => toKeyResponse(k, now)),
   };
 }
