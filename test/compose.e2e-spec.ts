@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runIf } from './support/skip';
 
 const ROOT = join(__dirname, '..');
 // The Compose CI validates with (Debian's docker-compose, which CI installs); without it there is nothing to run.
@@ -68,7 +69,7 @@ function replicas(env: Record<string, string>): Record<string, number> {
   return JSON.parse(run.stdout) as Record<string, number>;
 }
 
-(hasCompose ? describe : describe.skip)('docker-compose.yml', () => {
+runIf(hasCompose, 'docker-compose on PATH').describe('docker-compose.yml', () => {
   const secret = {
     INTERNAL_SECRET: 'compose-test-0123456789abcdef',
     ADMIN_TOKEN: 'compose-test-admin-token-0123456789abcdef',
@@ -134,7 +135,7 @@ function replicas(env: Record<string, string>): Record<string, number> {
       for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
   });
 
-  (hasComposeV2 ? it : it.skip)(
+  runIf(hasComposeV2, 'Compose v2 (docker compose)').it(
     "is read alike by Compose v2 and docker-compose 1.29: every service's environment and command",
     () => {
       for (const env of [

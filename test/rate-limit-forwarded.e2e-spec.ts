@@ -4,6 +4,7 @@ import { ForwardingProxy, startForwardingProxy } from './support/forwarding-prox
 import { GatewayUnderTest, startGateway } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
+import { runIf } from './support/skip';
 
 const ANON_LIMIT = 30;
 const keyless = (url: string, forwardedFor: string) =>
@@ -77,7 +78,7 @@ describe('anonymous limits behind a trusted proxy', () => {
   });
 
   // Only with REDIS_URL: the embedded run has no Redis keys (its in-process bound is the test above).
-  (process.env.REDIS_URL ? it : it.skip)(
+  runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)').it(
     'with Redis, stores anonymous trackers under short key names, whatever the header sent',
     async () => {
       const { keyPrefix } = gateway.config.redis!;
