@@ -5,7 +5,7 @@
  * (docs/testing.md, "Skipped tests").
  */
 
-type Body = () => void | Promise<unknown>;
+type Body = jest.ProvidesCallback;
 
 function say(title: string, needs: string): void {
   process.stderr.write(`skipped: ${title}: needs ${needs}\n`);
