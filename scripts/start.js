@@ -191,7 +191,14 @@ async function runBuild() {
 function runBuildStep(step) {
   return new Promise((resolve) => {
     // A process group of its own (sh, npm, nest, tsc): a signal stops all of it.
-    const child = spawn('sh', ['-c', step], { cwd: ROOT, stdio: 'inherit', detached: true });
+    // node_modules/.bin on the PATH, as npm gives a script (`node scripts/start.js --build` runs without npm).
+    const PATH = [path.join(ROOT, 'node_modules/.bin'), process.env.PATH].join(path.delimiter);
+    const child = spawn('sh', ['-c', step], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      detached: true,
+      env: { ...process.env, PATH },
+    });
     child.group = true;
     children.set('build', child);
     child.on('exit', (code, signal) => {
