@@ -31,7 +31,8 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
  * trusting the balancer (TRUST_PROXY) would believe. The real gateway/nginx.conf runs in front of a server of the
  * test's own that records the headers it receives.
  */
-runIf(hasNginx, 'nginx on PATH').describe('gateway/nginx.conf', () => {
+const ifNginx = runIf(hasNginx, 'nginx on PATH');
+ifNginx.describe('gateway/nginx.conf', () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-balancer-'));
   let upstream: Server;
   let nginx: ChildProcess;

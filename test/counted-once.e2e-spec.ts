@@ -339,46 +339,44 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
  * Through two instances the windows are shared only when the counters are (REDIS_URL): the in-process counters
  * are each instance's own by design (docs/rate-limits.md), so the run without Redis has nothing to test here.
  */
-runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)').describe(
-  'counted once through two instances sharing Redis',
-  () => {
-    let fleet: TwoInstances;
+const ifRedis = runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)');
+ifRedis.describe('counted once through two instances sharing Redis', () => {
+  let fleet: TwoInstances;
 
-    beforeAll(async () => {
-      fleet = await startTwoInstances('counted-once', CORS_ENV);
-    });
-    afterAll(async () => {
-      await fleet?.close();
-    });
+  beforeAll(async () => {
+    fleet = await startTwoInstances('counted-once', CORS_ENV);
+  });
+  afterAll(async () => {
+    await fleet?.close();
+  });
 
-    it('a burst of 200 concurrent requests carrying Origin, straight at two instances, admits exactly 60', async () => {
-      const consumer = `burst-${randomBytes(4).toString('hex')}`;
-      const key = await mintKey(fleet.a, 'free', consumer);
-      const gateways = [fleet.a, fleet.b];
-      const replies = await Promise.all(
-        Array.from({ length: 200 }, (_, i) =>
-          call(`${gateways[i % 2].url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } }),
-        ),
-      );
-      expect(replies.filter((r) => r.status === 200)).toHaveLength(60);
-      // Refusals are 429 RATE_LIMITED, or KEY_BANNED once the ban threshold's refusals have passed.
-      for (const reply of replies.filter((r) => r.status !== 200)) expectErrorBody(reply, 429);
-      expect(await used(fleet.a, consumer)).toBe(60);
-      expect(await recorded(gateways, consumer)).toBe(200);
-    });
-
-    it.each(SHAPES.filter((shape) => shape.counted === 1).map((shape) => [shape.name, shape] as const))(
-      '%s, alternating instances',
-      async (_name, shape) => {
-        const consumer = `pair-${randomBytes(4).toString('hex')}`;
-        const key = await mintKey(fleet.a, 'free', consumer);
-        const first = await shape.send(fleet.a.url, key);
-        const second = await shape.send(fleet.b.url, key);
-        expect([first.status, second.status]).toEqual([shape.status, shape.status]);
-        expect(await used(fleet.b, consumer)).toBe(2);
-        expect(await recorded([fleet.a, fleet.b], consumer)).toBe(2);
-        expect(second.headers('x-ratelimit-remaining')).toBe('58');
-      },
+  it('a burst of 200 concurrent requests carrying Origin, straight at two instances, admits exactly 60', async () => {
+    const consumer = `burst-${randomBytes(4).toString('hex')}`;
+    const key = await mintKey(fleet.a, 'free', consumer);
+    const gateways = [fleet.a, fleet.b];
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        call(`${gateways[i % 2].url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } }),
+      ),
     );
-  },
-);
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(60);
+    // Refusals are 429 RATE_LIMITED, or KEY_BANNED once the ban threshold's refusals have passed.
+    for (const reply of replies.filter((r) => r.status !== 200)) expectErrorBody(reply, 429);
+    expect(await used(fleet.a, consumer)).toBe(60);
+    expect(await recorded(gateways, consumer)).toBe(200);
+  });
+
+  it.each(SHAPES.filter((shape) => shape.counted === 1).map((shape) => [shape.name, shape] as const))(
+    '%s, alternating instances',
+    async (_name, shape) => {
+      const consumer = `pair-${randomBytes(4).toString('hex')}`;
+      const key = await mintKey(fleet.a, 'free', consumer);
+      const first = await shape.send(fleet.a.url, key);
+      const second = await shape.send(fleet.b.url, key);
+      expect([first.status, second.status]).toEqual([shape.status, shape.status]);
+      expect(await used(fleet.b, consumer)).toBe(2);
+      expect(await recorded([fleet.a, fleet.b], consumer)).toBe(2);
+      expect(second.headers('x-ratelimit-remaining')).toBe('58');
+    },
+  );
+});

@@ -69,28 +69,26 @@ describe('gateway migrations', () => {
 
   // Needs a server: on the embedded engine every connection is PGlite's one session, where an advisory lock is
   // re-entrant (and the embedded data belongs to one gateway process anyway).
-  runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)').it(
-    'run once when two instances start at the same time',
-    async () => {
-      const fresh = await createGatewayTestDatabase();
-      const shared = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: fresh.url }));
-      const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
-      const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
-      try {
-        await Promise.all([a.initialize(), b.initialize()]);
-        const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
-        expect(results.flat()).toEqual([
-          'CreateConsumers1763942400000',
-          'AddKeySuccessor1764547200000',
-          'AddAdminTokensAndAudit1795514162797',
-          'AddPlanRequests1795531276417',
-          'CreateUsageHistory1795600000000',
-        ]);
-      } finally {
-        await a.destroy();
-        await b.destroy();
-        await fresh.drop();
-      }
-    },
-  );
+  const ifDatabase = runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)');
+  ifDatabase.it('run once when two instances start at the same time', async () => {
+    const fresh = await createGatewayTestDatabase();
+    const shared = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: fresh.url }));
+    const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
+    const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
+    try {
+      await Promise.all([a.initialize(), b.initialize()]);
+      const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
+      expect(results.flat()).toEqual([
+        'CreateConsumers1763942400000',
+        'AddKeySuccessor1764547200000',
+        'AddAdminTokensAndAudit1795514162797',
+        'AddPlanRequests1795531276417',
+        'CreateUsageHistory1795600000000',
+      ]);
+    } finally {
+      await a.destroy();
+      await b.destroy();
+      await fresh.drop();
+    }
+  });
 });

@@ -48,22 +48,20 @@ describe('migrations', () => {
   });
 
   // Concurrent start-up only exists with a shared server: PGlite's data belongs to one process.
-  runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)').it(
-    'run once when two instances start at the same time',
-    async () => {
-      const fresh = await createTestDatabase();
-      const shared = await openDatabaseEndpoint(fresh.config);
-      const a = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });
-      const b = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });
-      try {
-        await Promise.all([a.initialize(), b.initialize()]);
-        const results = await Promise.all([runMigrations(a, shared), runMigrations(b, shared)]);
-        expect(results.flat()).toEqual(['CreatePets1763769600000']);
-      } finally {
-        await a.destroy();
-        await b.destroy();
-        await fresh.drop();
-      }
-    },
-  );
+  const ifDatabase = runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)');
+  ifDatabase.it('run once when two instances start at the same time', async () => {
+    const fresh = await createTestDatabase();
+    const shared = await openDatabaseEndpoint(fresh.config);
+    const a = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });
+    const b = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });
+    try {
+      await Promise.all([a.initialize(), b.initialize()]);
+      const results = await Promise.all([runMigrations(a, shared), runMigrations(b, shared)]);
+      expect(results.flat()).toEqual(['CreatePets1763769600000']);
+    } finally {
+      await a.destroy();
+      await b.destroy();
+      await fresh.drop();
+    }
+  });
 });

@@ -65,111 +65,105 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
  * started (pets, gateways, nginx) and dropped the database it had created, and no wait of it is endless.
  * Needs nginx and Redis, like test/stack.e2e-spec.ts (CI runs both in its Redis pass).
  */
-runIf(hasNginx && process.env.REDIS_URL, 'nginx on PATH and REDIS_URL (a Redis server)').describe(
-  'a failed start of the stack',
-  () => {
-    const runs: StackRun[] = [];
-    const start = (env: Record<string, string | undefined>) => {
-      const run = runStackCli({ GATEWAY_INSTANCES: '1', DATABASE_URL: undefined, ...env });
-      runs.push(run);
-      return run;
-    };
+const ifNginxAndRedis = runIf(hasNginx && process.env.REDIS_URL, 'nginx on PATH and REDIS_URL (a Redis server)');
+ifNginxAndRedis.describe('a failed start of the stack', () => {
+  const runs: StackRun[] = [];
+  const start = (env: Record<string, string | undefined>) => {
+    const run = runStackCli({ GATEWAY_INSTANCES: '1', DATABASE_URL: undefined, ...env });
+    runs.push(run);
+    return run;
+  };
 
-    beforeAll(() => buildAppsIfMissing(), 120_000);
-    afterEach(async () => {
-      for (const run of runs.splice(0)) {
-        killLeftovers(run);
-        await dropDatabasesLeftBy(run);
-      }
-    });
+  beforeAll(() => buildAppsIfMissing(), 120_000);
+  afterEach(async () => {
+    for (const run of runs.splice(0)) {
+      killLeftovers(run);
+      await dropDatabasesLeftBy(run);
+    }
+  });
 
-    it('refuses a STACK_PORT another HTTP server holds, before starting anything', async () => {
-      const ports = await freeStackPorts(2);
-      const other = await httpServer(ports.nginx);
-      try {
-        const run = start(ports.env);
-        const { code, ms } = await exitWithin(run, 45_000);
-        expect(code).toBe(1);
-        expect(stackLines(run)).toEqual([
-          `stack: STACK_PORT: port ${ports.nginx} (nginx, the stack's entry) is already in use on 127.0.0.1: set STACK_PORT to a free port`,
-        ]);
-        expect(ms).toBeLessThan(5000);
-        expect(leftoverProcesses(run)).toEqual([]);
-        expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
-      } finally {
-        await new Promise((resolve) => other.close(resolve));
-      }
-    });
-
-    it('refuses a STACK_PORT held by a server that never answers, well within its deadline', async () => {
-      const ports = await freeStackPorts(2);
-      const silent = await silentServer(ports.nginx);
-      try {
-        const run = start({ ...ports.env, STACK_READY_TIMEOUT_MS: '10000' });
-        const { code, ms } = await exitWithin(run, 45_000);
-        expect(code).toBe(1);
-        expect(stackLines(run)).toEqual([
-          expect.stringMatching(new RegExp(`^stack: STACK_PORT: port ${ports.nginx} .* already in use`)),
-        ]);
-        expect(ms).toBeLessThan(10_000);
-        expect(leftoverProcesses(run)).toEqual([]);
-      } finally {
-        await silent.close();
-      }
-    });
-
-    it('stops the pets service, the gateway, the portal and nginx when nginx cannot bind STACK_PORT (taken after the check)', async () => {
-      const ports = await freeStackPorts(2);
+  it('refuses a STACK_PORT another HTTP server holds, before starting anything', async () => {
+    const ports = await freeStackPorts(2);
+    const other = await httpServer(ports.nginx);
+    try {
       const run = start(ports.env);
-      // The port check is over once the pets service listens: take STACK_PORT then, as a late-starting server would.
-      await listening(ports.pets, 30_000);
-      const other = await httpServer(ports.nginx);
-      try {
-        const { code } = await exitWithin(run, 60_000);
-        expect(code).toBe(1);
-        const lines = stackLines(run);
-        expect(lines).toHaveLength(1);
-        expect(lines[0]).toMatch(
-          new RegExp(
-            `^stack: nginx exited \\(code 1\\) during the start, .*bind\\(\\) to 127\\.0\\.0\\.1:${ports.nginx} failed.*; stopped everything it had started \\(pets, gateway-1, portal, nginx\\)$`,
-          ),
-        );
-        expect(leftoverProcesses(run)).toEqual([]);
-        expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
-        expect(await databasesLeftBy(run)).toEqual([]);
-      } finally {
-        await new Promise((resolve) => other.close(resolve));
-      }
-    }, 90_000);
+      const { code, ms } = await exitWithin(run, 45_000);
+      expect(code).toBe(1);
+      expect(stackLines(run)).toEqual([
+        `stack: STACK_PORT: port ${ports.nginx} (nginx, the stack's entry) is already in use on 127.0.0.1: set STACK_PORT to a free port`,
+      ]);
+      expect(ms).toBeLessThan(5000);
+      expect(leftoverProcesses(run)).toEqual([]);
+      expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
 
-    it('gives up on a gateway that never gets ready at STACK_READY_TIMEOUT_MS, saying what it waited for, and stops everything', async () => {
-      const ports = await freeStackPorts(2);
-      // A Redis that accepts and never answers: the gateway starts but is never ready.
-      const redis = await silentServer(0);
-      const redisPort = (redis.server.address() as { port: number }).port;
-      try {
-        const run = start({
-          ...ports.env,
-          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-          STACK_READY_TIMEOUT_MS: '8000',
-        });
-        const { code, ms } = await exitWithin(run, 60_000);
-        expect(code).toBe(1);
-        const lines = stackLines(run);
-        expect(lines).toHaveLength(1);
-        expect(lines[0]).toMatch(
-          new RegExp(
-            `^stack: gateway-1 \\(port ${ports.gateway(1).port}, STACK_GATEWAY_PORT_BASE\\) was not ready within 8 s: GET http://127\\.0\\.0\\.1:${ports.gateway(1).port}/health/ready (answered 503|failed \\(ECONNREFUSED\\)|got no answer within \\d+ ms) \\(STACK_READY_TIMEOUT_MS sets the wait\\); stopped everything it had started \\(pets, gateway-1\\)$`,
-          ),
-        );
-        // The pets service's start, the gateway's 8 s and the stop: well under the old fixed 30 s wait.
-        expect(ms).toBeLessThan(25_000);
-        expect(leftoverProcesses(run)).toEqual([]);
-        expect(await portsInUse(ports.all(1))).toEqual([]);
-        expect(await databasesLeftBy(run)).toEqual([]);
-      } finally {
-        await redis.close();
-      }
-    });
-  },
-);
+  it('refuses a STACK_PORT held by a server that never answers, well within its deadline', async () => {
+    const ports = await freeStackPorts(2);
+    const silent = await silentServer(ports.nginx);
+    try {
+      const run = start({ ...ports.env, STACK_READY_TIMEOUT_MS: '10000' });
+      const { code, ms } = await exitWithin(run, 45_000);
+      expect(code).toBe(1);
+      expect(stackLines(run)).toEqual([
+        expect.stringMatching(new RegExp(`^stack: STACK_PORT: port ${ports.nginx} .* already in use`)),
+      ]);
+      expect(ms).toBeLessThan(10_000);
+      expect(leftoverProcesses(run)).toEqual([]);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('stops the pets service, the gateway, the portal and nginx when nginx cannot bind STACK_PORT (taken after the check)', async () => {
+    const ports = await freeStackPorts(2);
+    const run = start(ports.env);
+    // The port check is over once the pets service listens: take STACK_PORT then, as a late-starting server would.
+    await listening(ports.pets, 30_000);
+    const other = await httpServer(ports.nginx);
+    try {
+      const { code } = await exitWithin(run, 60_000);
+      expect(code).toBe(1);
+      const lines = stackLines(run);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^stack: nginx exited \\(code 1\\) during the start, .*bind\\(\\) to 127\\.0\\.0\\.1:${ports.nginx} failed.*; stopped everything it had started \\(pets, gateway-1, portal, nginx\\)$`,
+        ),
+      );
+      expect(leftoverProcesses(run)).toEqual([]);
+      expect(await portsInUse(ports.all(1).filter((port) => port !== ports.nginx))).toEqual([]);
+      expect(await databasesLeftBy(run)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  }, 90_000);
+
+  it('gives up on a gateway that never gets ready at STACK_READY_TIMEOUT_MS, saying what it waited for, and stops everything', async () => {
+    const ports = await freeStackPorts(2);
+    // A Redis that accepts and never answers: the gateway starts but is never ready.
+    const redis = await silentServer(0);
+    const redisPort = (redis.server.address() as { port: number }).port;
+    try {
+      const run = start({ ...ports.env, REDIS_URL: `redis://127.0.0.1:${redisPort}`, STACK_READY_TIMEOUT_MS: '8000' });
+      const { code, ms } = await exitWithin(run, 60_000);
+      expect(code).toBe(1);
+      const lines = stackLines(run);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^stack: gateway-1 \\(port ${ports.gateway(1).port}, STACK_GATEWAY_PORT_BASE\\) was not ready within 8 s: GET http://127\\.0\\.0\\.1:${ports.gateway(1).port}/health/ready (answered 503|failed \\(ECONNREFUSED\\)|got no answer within \\d+ ms) \\(STACK_READY_TIMEOUT_MS sets the wait\\); stopped everything it had started \\(pets, gateway-1\\)$`,
+        ),
+      );
+      // The pets service's start, the gateway's 8 s and the stop: well under the old fixed 30 s wait.
+      expect(ms).toBeLessThan(25_000);
+      expect(leftoverProcesses(run)).toEqual([]);
+      expect(await portsInUse(ports.all(1))).toEqual([]);
+      expect(await databasesLeftBy(run)).toEqual([]);
+    } finally {
+      await redis.close();
+    }
+  });
+});

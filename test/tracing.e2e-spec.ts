@@ -247,7 +247,8 @@ describe('tracing (OpenTelemetry)', () => {
   });
 
   // Without REDIS_URL the counters are in-process and there is no Redis call to trace (CI runs this file both ways).
-  runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)').it(
+  const ifRedis = runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)');
+  ifRedis.it(
     "the same trace holds the rate-limit script's Redis call, a child of the gateway server span",
     async () => {
       const { status, traceId, serverSpanId } = await createPet(gateway);

@@ -79,39 +79,37 @@ describe('usage history durability', () => {
   });
 
   // A PostgreSQL of the test's own, stopped and started again (never the shared server on 5432).
-  runIf(canRunOwnPostgres, "PostgreSQL's initdb and pg_ctl (the test starts its own server)").describe(
-    'while the gateway database is down',
-    () => {
-      let pg: OwnPostgres;
-      let gateway: GatewayUnderTest;
+  const ifOwnPostgres = runIf(canRunOwnPostgres, "PostgreSQL's initdb and pg_ctl (the test starts its own server)");
+  ifOwnPostgres.describe('while the gateway database is down', () => {
+    let pg: OwnPostgres;
+    let gateway: GatewayUnderTest;
 
-      beforeAll(async () => {
-        pg = await OwnPostgres.create();
-        const database: GatewayTestDatabase = { url: pg.url, drop: async () => undefined };
-        gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1', database, env: { USAGE_FLUSH_MS: '200' } });
-      }, 60_000);
-      afterAll(async () => {
-        await gateway?.close();
-        pg?.destroy();
-      });
+    beforeAll(async () => {
+      pg = await OwnPostgres.create();
+      const database: GatewayTestDatabase = { url: pg.url, drop: async () => undefined };
+      gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1', database, env: { USAGE_FLUSH_MS: '200' } });
+    }, 60_000);
+    afterAll(async () => {
+      await gateway?.close();
+      pg?.destroy();
+    });
 
-      it('keeps the batches it could not write and writes them, merged, once the database is back: nothing lost, nothing twice', async () => {
-        await send(gateway.url, 10);
-        await sleep(600);
-        expect(await recorded(pg.url)).toBe(10);
-        pg.stop('fast');
-        await send(gateway.url, 12);
-        await sleep(1000);
-        pg.start();
-        const deadline = Date.now() + 15_000;
-        while (Date.now() < deadline) {
-          const n = await recorded(pg.url).catch(() => 0);
-          if (n >= 22) break;
-          await sleep(200);
-        }
-        await sleep(600);
-        expect(await recorded(pg.url)).toBe(22);
-      }, 30_000);
-    },
-  );
+    it('keeps the batches it could not write and writes them, merged, once the database is back: nothing lost, nothing twice', async () => {
+      await send(gateway.url, 10);
+      await sleep(600);
+      expect(await recorded(pg.url)).toBe(10);
+      pg.stop('fast');
+      await send(gateway.url, 12);
+      await sleep(1000);
+      pg.start();
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
+        const n = await recorded(pg.url).catch(() => 0);
+        if (n >= 22) break;
+        await sleep(200);
+      }
+      await sleep(600);
+      expect(await recorded(pg.url)).toBe(22);
+    }, 30_000);
+  });
 });

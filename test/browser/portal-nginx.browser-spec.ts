@@ -19,7 +19,8 @@ const hasNginx = spawnSync('nginx', ['-v']).status === 0;
  * gateway/nginx.conf as compose runs it, on this machine: the gateway upstream is a local gateway, the portal upstream
  * two local portal instances (PORTAL_BASE_PATH=/portal), one database for both. Every other line is the file's own.
  */
-runIf(hasNginx, 'nginx on PATH').describe('developer portal behind nginx at /portal/, two instances', () => {
+const ifNginx = runIf(hasNginx, 'nginx on PATH');
+ifNginx.describe('developer portal behind nginx at /portal/, two instances', () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-portal-nginx-'));
   let pets: RunningPets;
   let gateway: GatewayUnderTest;
