@@ -135,7 +135,9 @@ async function startSharedDatabase() {
   if (process.env.DATABASE_URL || process.env.GATEWAY_DATABASE_URL) return {};
   const { startSharedPglite } = require(path.join(__dirname, 'shared-pglite.js'));
   const dataDir = process.env.PGLITE_DATA_DIR || '.data/pglite';
-  phase(`database: embedded PGlite in ${dataDir}${existsSync(dataDir) ? '' : ' (created on this first start)'}`);
+  phase(
+    `database: embedded PGlite in ${dataDir}${dataDir.startsWith('memory://') || existsSync(dataDir) ? '' : ' (created on this first start)'}`,
+  );
   sharedDatabase = await startSharedPglite(dataDir);
   return {
     DATABASE_URL: sharedDatabase.url,
