@@ -76,7 +76,6 @@ async function startSharedPglite(
   if (inMemory) setTimeout(collectGarbage, 1000).unref();
   const server = new PgliteWireServer(db);
   const address = await server.listen(0, '127.0.0.1');
-  console.log(`database | Embedded PGlite in ${dataDir}, shared by the apps on ${address}`);
   return {
     url: `postgres://postgres@${address}/postgres`,
     close: async () => {

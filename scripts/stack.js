@@ -34,6 +34,9 @@ function printStack(stack) {
     );
   }
   if (stack.portal) console.log(`  portal        ${stack.portal.url} (developer portal, behind nginx)`);
+  // The operator console is private and signs operators in with an admin token: the stack rehearses the public
+  // topology and leaves it out (docs/stack.md says how to run it beside the stack).
+  console.log('  console       not started by the stack (docs/stack.md, "The operator console")');
   console.log(`  database      ${stack.database}`);
   console.log(
     `  Redis         ${stack.redis.url ?? 'REDIS_CLUSTER_NODES / REDIS_SENTINELS'}, key prefix ${stack.redis.keyPrefix}`,

@@ -2,8 +2,10 @@
 /**
  * `npm start`: builds (with --build, unless the last successful build was made from the same sources), then runs
  * the built apps side by side (the pets service first, then the gateway, then the developer portal once the gateway
- * answers, with a development admin token made for it) on their embedded defaults, prefixes their output, prints one "Ready" line once every app answers its readiness, and stops everything when either
- * app exits or on SIGINT / SIGTERM.
+ * answers, with a development admin token made for it) on their embedded defaults, and stops everything when either
+ * app exits or on SIGINT / SIGTERM. It prints one line per phase (building, database, starting), each app's log
+ * lines in one human format (scripts/start-output.js; the apps write JSON), and a closing Ready block with every
+ * address and the demo key once every app answers its readiness.
  * `node scripts/start.js pets` or `... gateway` runs one of them.
  *
  * Signals: npm runs a script under `sh -c`, which does not pass signals on, so package.json `exec`s this script:
@@ -19,6 +21,7 @@ const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const { appNodeOptions } = require('./app-node-options');
 const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
+const { AppOutput, phase, readyBlock } = require('./start-output');
 
 const ROOT = path.join(__dirname, '..');
 const ENTRY = {
@@ -102,16 +105,6 @@ const children = new Map();
 let stopping = false;
 let exitCode = 0;
 
-function prefixLines(name, stream, target) {
-  let rest = '';
-  stream.on('data', (chunk) => {
-    const lines = (rest + chunk.toString()).split('\n');
-    rest = lines.pop();
-    for (const line of lines) target.write(`${name.padEnd(7)} | ${line}\n`);
-  });
-  stream.on('end', () => rest && target.write(`${name.padEnd(7)} | ${rest}\n`));
-}
-
 /** Stops every child (the build's whole process group, or the apps) and exits once they have all gone. */
 function stopAll(code) {
   exitCode = code;
@@ -141,7 +134,11 @@ let sharedDatabase;
 async function startSharedDatabase() {
   if (process.env.DATABASE_URL || process.env.GATEWAY_DATABASE_URL) return {};
   const { startSharedPglite } = require(path.join(__dirname, 'shared-pglite.js'));
-  sharedDatabase = await startSharedPglite(process.env.PGLITE_DATA_DIR || '.data/pglite');
+  const dataDir = process.env.PGLITE_DATA_DIR || '.data/pglite';
+  phase(
+    `database: embedded PGlite in ${dataDir}${dataDir.startsWith('memory://') || existsSync(dataDir) ? '' : ' (created on this first start)'}`,
+  );
+  sharedDatabase = await startSharedPglite(dataDir);
   return {
     DATABASE_URL: sharedDatabase.url,
     DB_MIGRATE_ON_START: 'true',
@@ -165,8 +162,8 @@ const BUILD_OUTPUTS = [...Object.values(ENTRY), path.join(ROOT, 'libs/client/dis
 async function buildIfChanged() {
   const fingerprint = buildInputsFingerprint(ROOT);
   if (process.env.FORCE_BUILD !== 'true' && buildIsCurrent(ROOT, fingerprint, BUILD_OUTPUTS)) {
-    console.log(
-      'build   | dist/ is up to date with apps/, libs/ and the configuration: not rebuilt (FORCE_BUILD=true to rebuild)',
+    phase(
+      'build: dist/ is up to date with apps/, libs/ and the configuration, not rebuilt (FORCE_BUILD=true rebuilds)',
     );
     return;
   }
@@ -176,16 +173,41 @@ async function buildIfChanged() {
   recordBuild(ROOT, fingerprint);
 }
 
-function runBuild() {
+/** The build script's steps (`a && b && ...` in package.json), run one by one so that each gets a progress line. */
+function buildSteps() {
+  const script = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.build;
+  return script.split('&&').map((step) => step.trim());
+}
+
+async function runBuild() {
+  const steps = buildSteps();
+  const started = Date.now();
+  for (const [index, step] of steps.entries()) {
+    if (stopping) return;
+    phase(`building ${index + 1}/${steps.length}: ${step} (${seconds(Date.now() - started)} so far)`);
+    await runBuildStep(step);
+  }
+  if (!stopping) phase(`built in ${seconds(Date.now() - started)}`);
+}
+
+function runBuildStep(step) {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit', detached: true });
+    // A process group of its own (sh, npm, nest, tsc): a signal stops all of it.
+    // node_modules/.bin on the PATH, as npm gives a script (`node scripts/start.js --build` runs without npm).
+    const PATH = [path.join(ROOT, 'node_modules/.bin'), process.env.PATH].join(path.delimiter);
+    const child = spawn('sh', ['-c', step], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      detached: true,
+      env: { ...process.env, PATH },
+    });
     child.group = true;
     children.set('build', child);
     child.on('exit', (code, signal) => {
       children.delete('build');
       if (stopping) return;
       if (code !== 0) {
-        console.error(`build failed (${signal ?? code})`);
+        console.error(`build failed at "${step}" (${signal ?? code})`);
         stopAll(1);
         return;
       }
@@ -193,6 +215,8 @@ function runBuild() {
     });
   });
 }
+
+const seconds = (ms) => `${Math.round(ms / 1000)} s`;
 
 function readinessUrl(name) {
   const env = process.env;
@@ -215,27 +239,45 @@ async function waitUntilReady(names, { quiet = false } = {}) {
     }
   }
   if (stopping || quiet) return;
+  output.ready();
   const port = process.env.PORT || 3000;
-  const parts = [];
+  const rows = [];
   if (names.includes('gateway')) {
-    parts.push(`gateway on http://localhost:${port}/v1, Swagger UI on http://localhost:${port}/docs`);
-    parts.push(`admin API (private) on http://127.0.0.1:${process.env.ADMIN_PORT || 3002}/docs`);
-    if (!process.env.REDIS_URL)
-      parts.push(
-        `rate-limit counters in-process, kept across restarts in ${process.env.RATE_LIMIT_STATE_FILE || '.data/rate-limits.json'}`,
-      );
+    rows.push(['Swagger UI (try the API)', `http://localhost:${port}/docs`]);
+    rows.push(['gateway (public API)', `http://localhost:${port}/v1`]);
+    rows.push([
+      'admin API (private)',
+      `http://127.0.0.1:${process.env.ADMIN_PORT || 3002}/docs (token in ${process.env.ADMIN_TOKEN_FILE || '.data/admin-token'})`,
+    ]);
   }
-  if (names.includes('pets')) parts.push(`pets service on http://127.0.0.1:${process.env.PETS_PORT || 3001}`);
+  if (names.includes('pets'))
+    rows.push(['pets service (internal)', `http://127.0.0.1:${process.env.PETS_PORT || 3001}`]);
   if (names.includes('portal'))
-    parts.push(
-      `developer portal on ${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}/`,
-    );
+    rows.push([
+      'developer portal',
+      `${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}/`,
+    ]);
   if (names.includes('console'))
-    parts.push(
-      `operator console (private) on http://${process.env.CONSOLE_HOST || '127.0.0.1'}:${process.env.CONSOLE_PORT || 3004}`,
-    );
-  process.stdout.write(`\nReady: ${parts.join('; ')}\n\n`);
+    rows.push([
+      'operator console (private)',
+      `http://${process.env.CONSOLE_HOST || '127.0.0.1'}:${process.env.CONSOLE_PORT || 3004}`,
+    ]);
+  if (names.includes('gateway')) {
+    if (!process.env.REDIS_URL)
+      rows.push([
+        'rate-limit counters',
+        `in-process, kept across restarts in ${process.env.RATE_LIMIT_STATE_FILE || '.data/rate-limits.json'}`,
+      ]);
+    const demoKeyFile = path.join(path.dirname(process.env.ADMIN_TOKEN_FILE || '.data/admin-token'), 'demo-api-key');
+    if (output.demoKey)
+      rows.push(['demo API key (Free plan)', `${output.demoKey} (shown once, kept in ${demoKeyFile})`]);
+    else if (existsSync(demoKeyFile)) rows.push(['demo API key (Free plan)', `cat ${demoKeyFile}`]);
+  }
+  process.stdout.write(readyBlock(`Ready in ${seconds(Date.now() - startedAt)}`, rows));
 }
+
+const startedAt = Date.now();
+const output = new AppOutput();
 
 async function main() {
   if (build) await buildIfChanged();
@@ -250,15 +292,17 @@ async function main() {
     return;
   }
   if (stopping) return;
+  if (!sharedDatabase) phase('database: the servers at DATABASE_URL / GATEWAY_DATABASE_URL');
   wantsPortal = names.includes('portal');
+  phase(`starting ${names.join(', ')} (each applies its pending migrations first)`);
   const spawnApp = (name, extraEnv = {}) => {
     const child = spawn(process.execPath, [ENTRY[name]], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...appEnvironment(databaseEnv, name), ...extraEnv },
     });
     children.set(name, child);
-    prefixLines(name, child.stdout, process.stdout);
-    prefixLines(name, child.stderr, process.stderr);
+    output.follow(name, child.stdout, process.stdout);
+    output.follow(name, child.stderr, process.stderr);
     child.on('exit', (code, signal) => {
       children.delete(name);
       if (!stopping) {

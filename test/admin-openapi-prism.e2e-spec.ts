@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { GatewayUnderTest, startGateway } from './support/gateway';
 import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, send, startPrism } from './support/prism';
+import { runIf } from './support/skip';
 
 /**
  * The admin API's document tells client generators and validators the truth (issue #22, point 7): a validating
@@ -11,7 +12,8 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
  * what every operation answers, consumers without limits of their own (`limits: null`) and `PATCH {"limits":
  * null}` included; a doctored document proves the check is real.
  */
-(prismInstalled ? describe : describe.skip)("the admin API's OpenAPI document, checked by Stoplight Prism", () => {
+const ifPrism = runIf(prismInstalled, 'Stoplight Prism (node_modules/.bin/prism, from npm ci)');
+ifPrism.describe("the admin API's OpenAPI document, checked by Stoplight Prism", () => {
   let gateway: GatewayUnderTest;
   let strict: PrismProxy;
   let reporting: PrismProxy;

@@ -4,6 +4,7 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../scripts/free-port';
+import { runIf } from './support/skip';
 
 const ROOT = join(__dirname, '..');
 const hasNginx = spawnSync('nginx', ['-v']).status === 0;
@@ -30,7 +31,8 @@ function localNginxConf(upstreamPort: number, listenPort: number): string {
  * trusting the balancer (TRUST_PROXY) would believe. The real gateway/nginx.conf runs in front of a server of the
  * test's own that records the headers it receives.
  */
-(hasNginx ? describe : describe.skip)('gateway/nginx.conf', () => {
+const ifNginx = runIf(hasNginx, 'nginx on PATH');
+ifNginx.describe('gateway/nginx.conf', () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-balancer-'));
   let upstream: Server;
   let nginx: ChildProcess;

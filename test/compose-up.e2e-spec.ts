@@ -2,6 +2,7 @@ import { spawnSync, SpawnSyncReturns } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { freePort } from '../scripts/free-port';
+import { runIf } from './support/skip';
 
 /**
  * Issue #33: docker-compose.yml started for real on a Docker engine, and attacked through the balancer's published
@@ -28,7 +29,8 @@ interface Answer {
   text: string;
 }
 
-(enabled ? describe : describe.skip)(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')})`, () => {
+const ifComposeUp = runIf(enabled, 'COMPOSE_UP_TEST=1 and a Docker engine (CI runs it through docker/compose-test.sh)');
+ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')})`, () => {
   let env: Record<string, string>;
   let url: string;
   let inbox: string;

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runIf } from './support/skip';
 
 const ROOT = join(__dirname, '..');
 // The Compose CI validates with (Debian's docker-compose, which CI installs); without it there is nothing to run.
@@ -68,7 +69,8 @@ function replicas(env: Record<string, string>): Record<string, number> {
   return JSON.parse(run.stdout) as Record<string, number>;
 }
 
-(hasCompose ? describe : describe.skip)('docker-compose.yml', () => {
+const ifCompose = runIf(hasCompose, 'docker-compose on PATH');
+ifCompose.describe('docker-compose.yml', () => {
   const secret = {
     INTERNAL_SECRET: 'compose-test-0123456789abcdef',
     ADMIN_TOKEN: 'compose-test-admin-token-0123456789abcdef',
@@ -134,15 +136,13 @@ function replicas(env: Record<string, string>): Record<string, number> {
       for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
   });
 
-  (hasComposeV2 ? it : it.skip)(
-    "is read alike by Compose v2 and docker-compose 1.29: every service's environment and command",
-    () => {
-      for (const env of [
-        secret,
-        { ...secret, BALANCER_PORT: '9090', PORTAL_PUBLIC_URL: 'http://localhost:9090', REDIS_URL: '' },
-      ]) {
-        expect(resolved(['docker', 'compose'], env)).toEqual(resolved(['docker-compose'], env));
-      }
-    },
-  );
+  const ifComposeV2 = runIf(hasComposeV2, 'Compose v2 (docker compose)');
+  ifComposeV2.it("is read alike by Compose v2 and docker-compose 1.29: every service's environment and command", () => {
+    for (const env of [
+      secret,
+      { ...secret, BALANCER_PORT: '9090', PORTAL_PUBLIC_URL: 'http://localhost:9090', REDIS_URL: '' },
+    ]) {
+      expect(resolved(['docker', 'compose'], env)).toEqual(resolved(['docker-compose'], env));
+    }
+  });
 });

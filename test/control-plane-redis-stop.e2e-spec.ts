@@ -12,6 +12,7 @@ import {
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
+import { runIf } from './support/skip';
 
 const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 
@@ -49,7 +50,8 @@ async function until(
  * Issue #21: an admin change never waits on Redis. Two instances share a consumers database (the run's engine)
  * and a Redis of this test's own, which is frozen (SIGSTOP) while instance A revokes and issues keys.
  */
-(hasRedisServer ? describe : describe.skip)('control plane while the change channel (Redis) hangs', () => {
+const ifRedisServer = runIf(hasRedisServer, 'redis-server on PATH (the test starts its own)');
+ifRedisServer.describe('control plane while the change channel (Redis) hangs', () => {
   let pets: RunningPets;
   let redis: OwnRedisServer;
   let database: GatewayTestDatabase;

@@ -5,6 +5,7 @@ import { adminCall, GatewayUnderTest, mintKey, startGateway } from './support/ga
 import { call, expectErrorBody } from './support/http';
 import { rawRequest } from './support/raw-http';
 import { RunningPets, startPetsService } from './support/pets-service';
+import { runIf } from './support/skip';
 
 const ALLOWED_ORIGIN = 'https://app.example';
 const OTHER_ORIGIN = 'https://elsewhere.example';
@@ -338,7 +339,8 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
  * Through two instances the windows are shared only when the counters are (REDIS_URL): the in-process counters
  * are each instance's own by design (docs/rate-limits.md), so the run without Redis has nothing to test here.
  */
-(process.env.REDIS_URL ? describe : describe.skip)('counted once through two instances sharing Redis', () => {
+const ifRedis = runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)');
+ifRedis.describe('counted once through two instances sharing Redis', () => {
   let fleet: TwoInstances;
 
   beforeAll(async () => {

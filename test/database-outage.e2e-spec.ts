@@ -3,6 +3,7 @@ import { createPetsApp } from '../apps/pets/src/create-pets-app';
 import { GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { Reply, call, expectErrorBody, postJson } from './support/http';
 import { OwnPostgres, canRunOwnPostgres } from './support/own-postgres';
+import { runIf } from './support/skip';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -11,7 +12,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * would): every answer is a 201 or a 503 SERVICE_UNAVAILABLE, never a 500; readiness goes down while it lasts;
  * the pool recovers by itself once the server is back.
  */
-(canRunOwnPostgres ? describe : describe.skip)('a database outage', () => {
+const ifOwnPostgres = runIf(canRunOwnPostgres, "PostgreSQL's initdb and pg_ctl (the test starts its own server)");
+ifOwnPostgres.describe('a database outage', () => {
   let pg: OwnPostgres;
   let pets: INestApplication;
   let petsUrl: string;

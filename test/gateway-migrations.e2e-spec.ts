@@ -9,6 +9,7 @@ import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../apps/gateway/src/database/run-migrations';
 import { openDatabaseEndpoint } from '../apps/gateway/src/database/gateway-database.module';
 import { createGatewayTestDatabase, GatewayTestDatabase } from './support/gateway';
+import { runIf } from './support/skip';
 
 const ENTITIES = [...CONSUMER_ENTITIES, ...ACCESS_ENTITIES, ...PLAN_REQUEST_ENTITIES, ...USAGE_ENTITIES];
 
@@ -70,7 +71,8 @@ describe('gateway migrations', () => {
 
   // Needs a server: on the embedded engine every connection is PGlite's one session, where an advisory lock is
   // re-entrant (and the embedded data belongs to one gateway process anyway).
-  (process.env.DATABASE_URL ? it : it.skip)('run once when two instances start at the same time', async () => {
+  const ifDatabase = runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)');
+  ifDatabase.it('run once when two instances start at the same time', async () => {
     const fresh = await createGatewayTestDatabase();
     const shared = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: fresh.url }));
     const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });

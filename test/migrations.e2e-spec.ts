@@ -4,6 +4,7 @@ import { DatabaseEndpoint } from '@app/database';
 import { openDatabaseEndpoint } from '../apps/pets/src/database/database.module';
 import { runMigrations } from '../apps/pets/src/database/run-migrations';
 import { createTestDatabase, TestDatabase } from './support/pets-service';
+import { runIf } from './support/skip';
 
 /** The migrations are the schema: they must build exactly what the entities describe, once, under a lock. */
 describe('migrations', () => {
@@ -47,7 +48,8 @@ describe('migrations', () => {
   });
 
   // Concurrent start-up only exists with a shared server: PGlite's data belongs to one process.
-  (process.env.DATABASE_URL ? it : it.skip)('run once when two instances start at the same time', async () => {
+  const ifDatabase = runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)');
+  ifDatabase.it('run once when two instances start at the same time', async () => {
     const fresh = await createTestDatabase();
     const shared = await openDatabaseEndpoint(fresh.config);
     const a = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });

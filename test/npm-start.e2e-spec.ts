@@ -33,8 +33,11 @@ interface Started {
 /** Every process a test started: a failing test must not leave `npm start` (and its apps) running. */
 const spawned: ChildProcess[] = [];
 
-/** Starts `command` with the apps on free ports and an in-memory database; resolves once it prints "Ready". */
-async function start(command: string, args: string[]): Promise<Started> {
+/**
+ * Starts `command` with the apps on free ports and an in-memory database; resolves once it prints its Ready block.
+ * `overrides`: variables to set otherwise ('' unsets one, as the apps read an empty variable as unset).
+ */
+async function start(command: string, args: string[], overrides: Record<string, string> = {}): Promise<Started> {
   const ports = {
     gateway: await freePort(),
     pets: await freePort(),
@@ -68,6 +71,7 @@ async function start(command: string, args: string[]): Promise<Started> {
       DATABASE_URL: '',
       REDIS_URL: '',
       SHUTDOWN_GRACE_MS: '2000',
+      ...overrides,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own, so that a failed test can stop npm, the script and both apps at once.
@@ -79,8 +83,8 @@ async function start(command: string, args: string[]): Promise<Started> {
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 240_000;
-  while (!/^Ready: /m.test(output)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no Ready line:\n${output}`);
+  while (!/^Ready in \d+ s:$/m.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no Ready block:\n${output}`);
     await sleep(200);
   }
   return { process: child, ports, tokenFile, output: () => output, exited };
@@ -111,14 +115,50 @@ describe('npm start', () => {
   });
 
   it('says Ready once both apps answer, and stops everything on SIGTERM to npm', async () => {
-    const started = await start('npm', ['start']);
-    const readyLines = started.output().match(/^Ready: .*$/gm) ?? [];
-    expect(readyLines).toEqual([
-      `Ready: gateway on http://localhost:${started.ports.gateway}/v1, Swagger UI on http://localhost:${started.ports.gateway}/docs; ` +
-        `admin API (private) on http://127.0.0.1:${started.ports.admin}/docs; ` +
-        `rate-limit counters in-process, kept across restarts in ${join(dirname(started.tokenFile), 'rate-limits.json')}; pets service on http://127.0.0.1:${started.ports.pets}; ` +
-        `developer portal on http://localhost:${started.ports.portal}/; operator console (private) on http://127.0.0.1:${started.ports.console}`,
+    // As a newcomer runs it: the default log level, and a demo key minted on the first start.
+    const started = await start('npm', ['start'], { LOG_LEVEL: '', DEMO_KEY: '' });
+    const output = started.output();
+    const lines = output.split('\n');
+    const { gateway, admin, pets, portal, console: consoleUi } = started.ports;
+    const key = /^ {2}demo API key \(Free plan\) +(petk_\S+) \(shown once, kept in .*demo-api-key\)$/m.exec(
+      output,
+    )?.[1];
+    expect(key).toBeDefined();
+    // The closing block names every address and the demo key, aligned, one per line.
+    const block = output
+      .slice(output.search(/^Ready in \d+ s:$/m))
+      .trim()
+      .split('\n')
+      .slice(1);
+    expect(block.map((line) => line.trim().replace(/  +/g, ' | '))).toEqual([
+      `Swagger UI (try the API) | http://localhost:${gateway}/docs`,
+      `gateway (public API) | http://localhost:${gateway}/v1`,
+      `admin API (private) | http://127.0.0.1:${admin}/docs (token in ${started.tokenFile})`,
+      `pets service (internal) | http://127.0.0.1:${pets}`,
+      `developer portal | http://localhost:${portal}/`,
+      `operator console (private) | http://127.0.0.1:${consoleUi}`,
+      `rate-limit counters | in-process, kept across restarts in ${join(dirname(started.tokenFile), 'rate-limits.json')}`,
+      `demo API key (Free plan) | ${key} (shown once, kept in ${join(dirname(started.tokenFile), 'demo-api-key')})`,
     ]);
+    // The key is printed once, in the block, not also in the gateway's own lines above it.
+    expect(output.split(key!).length - 1).toBe(1);
+    // One line per phase of npm start's own, then the apps' lines, all in one human format: no framework route
+    // dump, no debug line at the default level, no JSON and no Nest-coloured text.
+    expect(lines.filter((line) => line.startsWith('start    | ')).map((line) => line.replace(/:.*/, ''))).toEqual([
+      expect.stringMatching(/^start {4}\| build/),
+      'start    | database',
+      'start    | starting pets, gateway, portal, console (each applies its pending migrations first)',
+    ]);
+    const appLines = lines.filter((line) => /^(pets|gateway|portal|console) +\| /.test(line));
+    expect(appLines.length).toBeGreaterThan(0);
+    expect(appLines.filter((line) => !/^\w+ +\| \d\d:\d\d:\d\d (info |warn |error|fatal) /.test(line))).toEqual([]);
+    expect(
+      lines.filter((line) => /RoutesResolver|RouterExplorer|Mapped \{|InstanceLoader|DEBUG|\[Nest\]/.test(line)),
+    ).toEqual([]);
+    // Each app's migrations are named as they are applied (the "migrating" phase, per app).
+    expect(appLines.filter((line) => /Migrations: Applied/.test(line)).map((line) => line.split(' ')[0])).toEqual(
+      expect.arrayContaining(['pets', 'gateway', 'portal']),
+    );
     // "Ready" means ready: both answer their readiness at that moment.
     expect((await fetch(`http://127.0.0.1:${started.ports.gateway}/health/ready`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${started.ports.pets}/health/ready`)).status).toBe(200);
@@ -139,7 +179,7 @@ describe('npm start', () => {
         cwd: ROOT,
         env: { ...env, ADMIN_TOKEN_FILE: started.tokenFile },
       });
-    expect((await keys('list')).stdout).toBe('No consumers.\n');
+    expect((await keys('list')).stdout).toMatch(/^demo\b/m);
 
     started.process.kill('SIGTERM');
     await started.exited;

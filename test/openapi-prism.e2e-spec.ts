@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FakeClock, GatewayUnderTest, mintKey, startGateway } from './support/gateway';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, send, startPrism } from './support/prism';
+import { runIf } from './support/skip';
 
 /**
  * The served document tells client generators the truth: a validating proxy (Prism, --errors) in front of the
@@ -11,7 +12,8 @@ import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, sen
  * (413 cannot be produced through Prism: it re-serialises the JSON body it forwards, so a valid NewPet never
  * reaches 16 KiB; the ajv contract check covers it in the gateway's own tests.)
  */
-(prismInstalled ? describe : describe.skip)('the OpenAPI document, checked by Stoplight Prism', () => {
+const ifPrism = runIf(prismInstalled, 'Stoplight Prism (node_modules/.bin/prism, from npm ci)');
+ifPrism.describe('the OpenAPI document, checked by Stoplight Prism', () => {
   let pets: RunningPets;
   let gateway: GatewayUnderTest;
   let strict: PrismProxy;

@@ -9,6 +9,7 @@ import {
 } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
+import { runIf } from './support/skip';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -16,7 +17,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Several gateway instances behind a round-robin balancer must hold a key to its plan exactly. Needs a real
  * Redis: CI runs this file with REDIS_URL set (the run without it has no shared counters to test).
  */
-(process.env.REDIS_URL ? describe : describe.skip)('rate limits across two gateway instances sharing Redis', () => {
+const ifRedis = runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)');
+ifRedis.describe('rate limits across two gateway instances sharing Redis', () => {
   let pets: RunningPets;
   const gateways: GatewayUnderTest[] = [];
   const keys: Record<string, string> = {};

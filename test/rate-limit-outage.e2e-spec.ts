@@ -10,6 +10,7 @@ import {
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
+import { runIf } from './support/skip';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const remaining = (reply: Reply) => Number(reply.headers.get('x-ratelimit-remaining'));
@@ -26,7 +27,8 @@ async function metric(gateway: GatewayUnderTest, name: string, labels = ''): Pro
  * shared one). Two instances fail open (RATE_LIMIT_FAILURE_MODE=open, the default), one fails closed.
  * Needs a redis-server binary, as CI has; without one there is no Redis to stop.
  */
-(hasRedisServer ? describe : describe.skip)('rate limits when Redis is late, gone, and back', () => {
+const ifRedisServer = runIf(hasRedisServer, 'redis-server on PATH (the test starts its own)');
+ifRedisServer.describe('rate limits when Redis is late, gone, and back', () => {
   let redis: OwnRedisServer;
   let pets: RunningPets;
   let open: GatewayUnderTest[];

@@ -12,6 +12,7 @@ import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { command, hasRedisCluster, OwnRedisCluster } from './support/redis-topologies';
+import { runIf } from './support/skip';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,7 +21,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * temporary folder; never the shared Redis). Needs Debian's redis-server and redis-cli (redis-tools), as CI
  * has; without them there is no cluster to start, so the suite is skipped.
  */
-(hasRedisCluster ? describe : describe.skip)('rate limits on a three-master Redis Cluster', () => {
+const ifRedisCluster = runIf(
+  hasRedisCluster,
+  'redis-server and redis-cli on PATH (the test starts a three-master cluster)',
+);
+ifRedisCluster.describe('rate limits on a three-master Redis Cluster', () => {
   let cluster: OwnRedisCluster;
   let inspector: Cluster;
   let pets: RunningPets;

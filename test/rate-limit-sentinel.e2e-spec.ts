@@ -12,6 +12,7 @@ import { metric } from './support/gateway-metrics';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { command, hasRedisSentinel, OwnSentinelSetup } from './support/redis-topologies';
+import { runIf } from './support/skip';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const remaining = (reply: Reply) => Number(reply.headers.get('x-ratelimit-remaining'));
@@ -30,7 +31,11 @@ interface Sample {
  * (private ports, a temporary folder; never the shared Redis), three gateway instances failing open (the
  * default). Needs Debian's redis-server (run as a sentinel with --sentinel), as CI has; skipped without it.
  */
-(hasRedisSentinel ? describe : describe.skip)('rate limits through Sentinel when the primary dies under load', () => {
+const ifRedisSentinel = runIf(
+  hasRedisSentinel,
+  'redis-server on PATH (the test starts a primary, a replica and Sentinels)',
+);
+ifRedisSentinel.describe('rate limits through Sentinel when the primary dies under load', () => {
   const commandTimeoutMs = 1000;
   const loadLimit = 300;
   let setup: OwnSentinelSetup;

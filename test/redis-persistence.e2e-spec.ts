@@ -12,6 +12,7 @@ import {
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
 import { hasRedisServer, OwnRedisServer } from './support/redis-server';
+import { runIf } from './support/skip';
 
 const ROOT = join(__dirname, '..');
 
@@ -49,7 +50,8 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
  * the restart (which remembers nothing itself) must still refuse the banned key for the rest of its ban and carry
  * the other key's count on; so must the gateway that was running throughout, once it is back on Redis.
  */
-(hasRedisServer ? describe : describe.skip)('Redis as compose runs it, after kill -9 and a restart', () => {
+const ifRedisServer = runIf(hasRedisServer, 'redis-server on PATH (the test starts its own)');
+ifRedisServer.describe('Redis as compose runs it, after kill -9 and a restart', () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-aof-'));
   const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}persist-${randomBytes(4).toString('hex')}:`;
   const env = { BAN_GRACE_MS: '0', BAN_THRESHOLD: '2', BAN_DURATION_SECONDS: '600' };

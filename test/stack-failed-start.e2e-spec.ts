@@ -13,6 +13,7 @@ import {
   runStackCli,
   StackRun,
 } from './support/stack';
+import { runIf } from './support/skip';
 
 /** The lines the CLI wrote about itself (the apps' own output aside). */
 function stackLines(run: StackRun): string[] {
@@ -64,7 +65,8 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
  * started (pets, gateways, nginx) and dropped the database it had created, and no wait of it is endless.
  * Needs nginx and Redis, like test/stack.e2e-spec.ts (CI runs both in its Redis pass).
  */
-(hasNginx && process.env.REDIS_URL ? describe : describe.skip)('a failed start of the stack', () => {
+const ifNginxAndRedis = runIf(hasNginx && process.env.REDIS_URL, 'nginx on PATH and REDIS_URL (a Redis server)');
+ifNginxAndRedis.describe('a failed start of the stack', () => {
   const runs: StackRun[] = [];
   const start = (env: Record<string, string | undefined>) => {
     const run = runStackCli({ GATEWAY_INSTANCES: '1', DATABASE_URL: undefined, ...env });

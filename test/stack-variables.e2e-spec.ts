@@ -14,6 +14,7 @@ import {
   runStackCli,
   StackRun,
 } from './support/stack';
+import { runIf } from './support/skip';
 
 async function status(url: string, headers: Record<string, string> = {}): Promise<number> {
   return (await fetch(url, { headers })).status;
@@ -34,7 +35,8 @@ async function databaseNames(serverUrl: string): Promise<string[]> {
  * have to override, and needs no `test` database on its PostgreSQL server. docs/stack.md lists the variables.
  * Needs nginx and Redis, like test/stack.e2e-spec.ts (CI runs both in its Redis pass).
  */
-(hasNginx && process.env.REDIS_URL ? describe : describe.skip)("the stack's variables", () => {
+const ifNginxAndRedis = runIf(hasNginx && process.env.REDIS_URL, 'nginx on PATH and REDIS_URL (a Redis server)');
+ifNginxAndRedis.describe("the stack's variables", () => {
   const runs: StackRun[] = [];
   const start = (env: Record<string, string | undefined>) => {
     const run = runStackCli(env);
@@ -124,7 +126,8 @@ async function databaseNames(serverUrl: string): Promise<string[]> {
     }
   });
 
-  (canRunOwnPostgres ? it : it.skip)(
+  const ifOwnPostgres = runIf(canRunOwnPostgres, "PostgreSQL's initdb and pg_ctl (the test starts its own server)");
+  ifOwnPostgres.it(
     "creates and drops its database through the server's postgres database: no `test` database needed",
     async () => {
       // A server of its own, as initdb makes it: postgres, template0 and template1, no `test`.

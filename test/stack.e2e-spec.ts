@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { mintKey } from './support/gateway';
 import { openSocket, readReply } from './support/raw-http';
 import { buildAppsIfMissing, freeStackPorts, hasNginx } from './support/stack';
+import { runIf } from './support/skip';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startStack } = require('../scripts/stack.js') as {
@@ -33,7 +34,8 @@ async function requestsServed(metricsPort: number): Promise<number> {
  * The balanced topology of docker-compose, without Docker (`npm run stack`): nginx in front of two gateway
  * instances sharing Redis. Needs nginx and Redis: CI installs nginx and runs this file in its Redis pass.
  */
-(hasNginx && process.env.REDIS_URL ? describe : describe.skip)('the stack behind nginx', () => {
+const ifNginxAndRedis = runIf(hasNginx && process.env.REDIS_URL, 'nginx on PATH and REDIS_URL (a Redis server)');
+ifNginxAndRedis.describe('the stack behind nginx', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let freeKey: string;
   let businessKey: string;

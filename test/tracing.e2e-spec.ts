@@ -6,6 +6,7 @@ import { freePort } from '../scripts/free-port';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 import { OtlpReceiver, ReceivedSpan, SPAN_KIND } from './support/otlp-receiver';
 import { createTestDatabase, TestDatabase } from './support/pets-service';
+import { runIf } from './support/skip';
 
 /*
  * One request, one trace, on the built apps started as real processes with tracing on: the SDK must patch
@@ -246,7 +247,8 @@ describe('tracing (OpenTelemetry)', () => {
   });
 
   // Without REDIS_URL the counters are in-process and there is no Redis call to trace (CI runs this file both ways).
-  (process.env.REDIS_URL ? it : it.skip)(
+  const ifRedis = runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)');
+  ifRedis.it(
     "the same trace holds the rate-limit script's Redis call, a child of the gateway server span",
     async () => {
       const { status, traceId, serverSpanId } = await createPet(gateway);

@@ -6,6 +6,7 @@ import { spawnBuiltGateway } from './support/built-gateway';
 import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
 import { call } from './support/http';
 import { canRunOwnPostgres, OwnPostgres } from './support/own-postgres';
+import { runIf } from './support/skip';
 
 const FLUSH_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -78,7 +79,8 @@ describe('usage history durability', () => {
   });
 
   // A PostgreSQL of the test's own, stopped and started again (never the shared server on 5432).
-  (canRunOwnPostgres ? describe : describe.skip)('while the gateway database is down', () => {
+  const ifOwnPostgres = runIf(canRunOwnPostgres, "PostgreSQL's initdb and pg_ctl (the test starts its own server)");
+  ifOwnPostgres.describe('while the gateway database is down', () => {
     let pg: OwnPostgres;
     let gateway: GatewayUnderTest;
 

@@ -152,6 +152,8 @@ function readStackSettings(env = process.env) {
     redisUrl: variable(env, 'REDIS_URL') ?? (clusterOrSentinels ? undefined : 'redis://127.0.0.1:6379'),
     /** One prefix for every instance (they share the counters); a fresh one per run unless set. */
     redisKeyPrefix: variable(env, 'REDIS_KEY_PREFIX') ?? `${run}:`,
+    /** The stack made the prefix (REDIS_KEY_PREFIX unset): its keys are deleted when the stack stops. */
+    redisKeyPrefixIsOwn: variable(env, 'REDIS_KEY_PREFIX') === undefined,
     adminToken: variable(env, 'ADMIN_TOKEN'),
     trustProxy: variable(env, 'TRUST_PROXY') ?? 'loopback',
     logLevel: variable(env, 'LOG_LEVEL') ?? 'warn',

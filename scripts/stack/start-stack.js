@@ -14,6 +14,7 @@ const { nginxConfig } = require('./nginx-config');
 const { assertPortsFree } = require('./ports');
 const { StackProcesses } = require('./processes');
 const { waitReady } = require('./readiness');
+const { deleteKeysWithPrefix } = require('./redis-keys');
 const { LOOPBACK, readStackSettings } = require('./settings');
 const { StackError } = require('./stack-error');
 
@@ -59,9 +60,22 @@ async function startStack(options = {}) {
 
   const processes = new StackProcesses();
   let database;
+  const dirExisted = existsSync(settings.dir);
+  // Everything the run made goes with it: its processes, its database, its Redis keys (the prefix it made, not one
+  // the user chose) and STACK_DIR (when it made it; else the files it wrote there).
   const cleanUp = async () => {
     await processes.stopAll();
     await database?.drop();
+    if (settings.redisUrl && settings.redisKeyPrefixIsOwn)
+      await deleteKeysWithPrefix(settings.redisUrl, settings.redisKeyPrefix).catch((error) =>
+        console.error(`stack: could not delete the Redis keys ${settings.redisKeyPrefix}*: ${error.message}`),
+      );
+    const written = dirExisted
+      ? ['nginx.conf', 'nginx.pid', 'nginx-error.log', 'client-body', 'proxy', 'portal-session-secret'].map((name) =>
+          path.join(settings.dir, name),
+        )
+      : [settings.dir];
+    for (const file of written) rmSync(file, { recursive: true, force: true });
   };
   try {
     ensureLocalServices(settings);

@@ -8,6 +8,7 @@ import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, start
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { runIf } from '../support/skip';
 
 const ROOT = join(__dirname, '../..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -18,7 +19,8 @@ const hasNginx = spawnSync('nginx', ['-v']).status === 0;
  * gateway/nginx.conf as compose runs it, on this machine: the gateway upstream is a local gateway, the portal upstream
  * two local portal instances (PORTAL_BASE_PATH=/portal), one database for both. Every other line is the file's own.
  */
-(hasNginx ? describe : describe.skip)('developer portal behind nginx at /portal/, two instances', () => {
+const ifNginx = runIf(hasNginx, 'nginx on PATH');
+ifNginx.describe('developer portal behind nginx at /portal/, two instances', () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-portal-nginx-'));
   let pets: RunningPets;
   let gateway: GatewayUnderTest;

@@ -1,4 +1,4 @@
-import { logLevelsFrom } from '@app/platform';
+import { PinoLoggerService, createAppLogger } from '@app/platform';
 import { configureWebApp, ensureSessionTable } from '@app/web';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -34,7 +34,7 @@ export async function createConsoleApp(config: ConsoleConfig): Promise<NestExpre
   await ensureSessionTable(pool, config.schema);
   const app = await NestFactory.create<NestExpressApplication>(ConsoleAppModule.register(config), {
     bodyParser: false,
-    logger: logLevelsFrom(config.logLevel),
+    logger: new PinoLoggerService(createAppLogger('console', config.logLevel)),
   });
   const web = configureWebApp(app, {
     appName: 'Operator console',

@@ -1,4 +1,4 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
@@ -17,13 +17,15 @@ export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 
 /** Builds the portal (not yet listening): main.ts and the tests share it. */
 export async function createPortalApp(config: PortalConfig): Promise<INestApplication> {
-  const logger = createAppLogger('portal', config.logLevel);
+  const logger = new PinoLoggerService(createAppLogger('portal', config.logLevel));
+  // The database opens before the app exists: its migration lines go through the same JSON logger.
+  Logger.overrideLogger(logger);
   const database = await openPortalDatabase(config);
   await ensureSessionTable(database.pool, config.schema);
   const mailer = new Mailer(config.smtpUrl, config.mailFrom);
   const app = await NestFactory.create<NestExpressApplication>(PortalAppModule.forRoot(config, database, mailer), {
     bodyParser: false,
-    logger: new PinoLoggerService(logger),
+    logger,
     abortOnError: false,
   });
   const web = configureWebApp(app, {

@@ -15,12 +15,25 @@ export function createAppLogger(app: string, level: LogLevelName, destination?: 
   return pino({ level: PINO_LEVEL[level], base: { app }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
+/**
+ * Nest's own start-up narration (every module initialised, every route mapped: ~100 lines an app): debug, not
+ * info, so that the default level shows what an operator acts on (docs/operations.md, "Logs").
+ */
+const FRAMEWORK_START_UP = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
+
 /** Nest's logger interface on top of pino, so that framework and app messages are JSON lines too. */
 export class PinoLoggerService implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    const context = rest.length > 0 ? rest[rest.length - 1] : undefined;
+    this.write(typeof context === 'string' && FRAMEWORK_START_UP.has(context) ? 'debug' : 'info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     // Nest passes (message, stack?, context?).
