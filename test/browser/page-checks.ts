@@ -56,18 +56,18 @@ function widest(page: Page): Promise<string> {
       children: ArrayLike<El>;
       getBoundingClientRect(): { right: number };
     };
-    const doc = (globalThis as unknown as { document: { documentElement: { clientWidth: number }; body: El } })
-      .document;
+    const doc = (
+      globalThis as unknown as {
+        document: { documentElement: { clientWidth: number }; querySelectorAll(s: string): ArrayLike<El> };
+      }
+    ).document;
     const limit = doc.documentElement.clientWidth + 1;
-    const found: string[] = [];
-    const visit = (el: El): void => {
-      const inner = Array.from(el.children).filter((child) => child.getBoundingClientRect().right > limit);
-      if (inner.length === 0 && el.getBoundingClientRect().right > limit)
-        found.push(`${el.tagName.toLowerCase()}.${String(el.className)}`);
-      inner.forEach(visit);
-    };
-    visit(doc.body);
-    return found.slice(0, 5).join(', ');
+    const past = (el: El) => el.getBoundingClientRect().right > limit;
+    return Array.from(doc.querySelectorAll('body *'))
+      .filter((el) => past(el) && !Array.from(el.children).some(past))
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`)
+      .join(', ');
   });
 }
 
