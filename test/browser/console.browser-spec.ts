@@ -237,7 +237,7 @@ describe('operator console (browser)', () => {
 
     // The other pages an operator with every scope sees.
     await page.getByRole('link', { name: 'Plan requests' }).click();
-    await page.getByRole('heading', { name: /zeta-corp: free → business/ }).waitFor();
+    await page.getByRole('heading', { name: /zeta-corp: Free → Business/ }).waitFor();
     await shot(page, 'plan-requests');
     await checkPage(page, 'console-plan-requests');
     await page.getByRole('link', { name: 'Tokens' }).click();

@@ -1,5 +1,5 @@
 import type { HelperOptions } from 'handlebars';
-import { describeLimits, type PlanCatalogue, type PlanName } from '@app/contract';
+import { describeLimits, planTitle, type PlanCatalogue, type PlanName } from '@app/contract';
 import { href } from './base-path';
 
 type Handlebars = { registerHelper(name: string, fn: (...args: never[]) => unknown): void };
@@ -34,6 +34,7 @@ export function registerWebHelpers(handlebars: Handlebars, plans?: PlanCatalogue
     typeof value === 'number' ? value.toLocaleString('en-US') : String(value ?? ''),
   );
   handlebars.registerHelper('duration', (value: unknown) => formatDuration(value));
+  handlebars.registerHelper('planTitle', (name: unknown) => planTitle(String(name ?? '')));
   handlebars.registerHelper('planLimits', (name: unknown) => describeLimits(plans?.[name as PlanName]));
 }
 

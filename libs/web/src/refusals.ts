@@ -41,7 +41,7 @@ export const REFUSALS: Record<AdminErrorCode, string> = {
   BAD_GATEWAY: 'Something went wrong on our side: try again in a moment.',
   SERVICE_UNAVAILABLE: 'The service is unavailable right now: try again in a moment.',
   GATEWAY_TIMEOUT: 'The service did not answer in time: try again in a moment.',
-  ADMIN_UNREACHABLE: 'The service is unavailable right now: try again in a moment.',
+  ADMIN_UNREACHABLE: 'The admin API cannot be reached right now: try again in a moment.',
   ADMIN_TIMEOUT: 'The service did not answer in time: try again in a moment.',
   ADMIN_ERROR: 'Something went wrong on our side: try again in a moment.',
 };
