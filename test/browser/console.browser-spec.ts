@@ -209,6 +209,23 @@ describe('operator console (browser)', () => {
 
     // Both changes in the audit log, under the token's name.
     await page.getByRole('link', { name: `Back to ${CONSUMER}` }).click();
+    // A refusal in the console's words, chosen by its code: the page offers to rotate a key rotated meanwhile elsewhere.
+    const keys = (
+      (await adminCall(gateway, 'GET', `/consumers/${CONSUMER}`)).body as {
+        keys: Array<{ id: string; state: string; replacedBy: string | null }>;
+      }
+    ).keys;
+    const current = keys.find((k) => k.state === 'active' && k.replacedBy === null)!;
+    const elsewhere = await adminCall(gateway, 'POST', `/consumers/${CONSUMER}/keys/${current.id}/rotate`, {
+      overlapSeconds: 3600,
+    });
+    expect(elsewhere.status).toBe(201);
+    await page.getByRole('button', { name: /^Rotate / }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'This key was rotated already: rotate its successor instead.' })
+      .waitFor();
+    expect(await page.locator('main').innerText()).not.toMatch(/KEY_ALREADY_ROTATED|was already rotated/);
     const trail = page.getByTestId('consumer-audit');
     await expect(
       trail.getByRole('row').filter({ hasText: 'oncall-writer' }).filter({ hasText: 'key.rotate' }).count(),
