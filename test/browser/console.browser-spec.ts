@@ -5,6 +5,8 @@ import { ConsoleUnderTest, startConsole } from '../support/console';
 import { adminCall, GatewayUnderTest, startGateway } from '../support/gateway';
 import { call } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
+import { describeLimits, readPlanCatalogue, ROTATION_OVERLAPS } from '@app/contract';
+import { checkPage, isCut } from './page-checks';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '../../artifacts');
@@ -19,6 +21,8 @@ const WRITE_SCOPES = [
   'plan-requests:review',
 ];
 const READ_SCOPES = ['consumers:read', 'usage:read', 'audit:read', 'plan-requests:read'];
+/** The plans the gateway under test runs with: the pages must say the same, from the same file. */
+const PLANS = readPlanCatalogue();
 
 /**
  * The operator console in Chromium (issue #26): an operator signs in with their own token, finds a consumer, raises
@@ -129,30 +133,50 @@ describe('operator console (browser)', () => {
       ),
     ).resolves.toBe('Skip to content');
     await shot(page, 'sign-in');
+    await checkPage(page, 'console-sign-in');
     await signIn(page, writer.token);
     await expect(page.getByRole('heading', { level: 1, name: 'Overview' }).isVisible()).resolves.toBe(true);
     await page.locator('[data-testid="usage-chart"][data-drawn="true"]').first().waitFor();
     await shot(page, 'overview');
+    // The usage tables are whole (no column cut off inside their box), at a laptop's width and at a phone's.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect([width, ...(await isCut(page, '.usage .table-scroll'))]).toEqual([width, false, false]);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await checkPage(page, 'console-overview');
 
     await page.getByRole('link', { name: 'Consumers' }).click();
     await page.getByLabel('Search consumers').fill('acme-b');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect(page.getByRole('link', { name: 'acme-other' }).count()).resolves.toBe(0);
     await shot(page, 'consumers-search');
+    await checkPage(page, 'console-consumers');
     await page.getByRole('link', { name: CONSUMER }).click();
     await page.getByRole('heading', { level: 1, name: CONSUMER }).waitFor();
 
     // Raise the plan.
+    // The plan and its limits in words, the plans offered with theirs: all from the same plans file.
+    expect(await page.getByTestId('plan-limits').innerText()).toBe(`${describeLimits(PLANS.free)} (the plan's)`);
+    expect(await page.getByLabel('Plan', { exact: true }).locator('option').allInnerTexts()).toEqual([
+      `Free (${describeLimits(PLANS.free)})`,
+      `Pro (${describeLimits(PLANS.pro)})`,
+      `Business (${describeLimits(PLANS.business)})`,
+      'Enterprise (its own limits)',
+    ]);
     await page.getByLabel('Plan', { exact: true }).selectOption('pro');
     await page.getByRole('button', { name: 'Save' }).click();
-    await seeText(page, `Saved: ${CONSUMER} is on the pro plan`);
-    // Bad input: the API's message next to the form, what was typed kept.
+    await seeText(page, `Saved: ${CONSUMER} is on the Pro plan (${describeLimits(PLANS.pro)})`);
+    expect(await page.getByTestId('plan-limits').innerText()).toBe(`${describeLimits(PLANS.pro)} (the plan's)`);
+    // Bad input: the console's own sentence next to the form (never the API's message), what was typed kept.
     await page.getByLabel('Own limit per minute').fill('0');
     await page.getByLabel('Own limit per day').fill('1000');
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('alert').filter({ hasText: 'perMinute must be at least 1' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'These limits were not accepted' }).waitFor();
+    expect(await page.locator('main').innerText()).not.toContain('perMinute must be');
     await expect(page.getByLabel('Own limit per minute').inputValue()).resolves.toBe('0');
     await shot(page, 'consumer-plan-refused');
+    await checkPage(page, 'console-consumer-plan-refused');
     await page.goto(`${consoleApp.url}/consumers/${CONSUMER}`);
     expect(((await adminCall(gateway, 'GET', `/consumers/${CONSUMER}`)).body as { plan: string }).plan).toBe('pro');
     await page.locator('[data-testid="usage-chart"][data-drawn="true"]').waitFor();
@@ -160,19 +184,48 @@ describe('operator console (browser)', () => {
     const dayRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'day', exact: true }) });
     expect((await dayRow.getByRole('cell').last().innerText()).trim()).toMatch(/^(1 d|23 h \d+ min)$/);
     await shot(page, 'consumer');
+    await checkPage(page, 'console-consumer');
 
-    // Rotate the key with an hour's overlap: both keys work meanwhile.
-    await page.getByLabel('Overlap').selectOption({ label: '1 hour' });
+    // Rotate the key with an hour's overlap: both keys work meanwhile. The overlaps read as on the portal.
+    expect(await page.getByLabel('Old key keeps working').locator('option').allInnerTexts()).toEqual(
+      ROTATION_OVERLAPS.map((o) => o.label),
+    );
+    await page.getByLabel('Old key keeps working').selectOption({ label: '1 hour' });
     await page.getByRole('button', { name: /^Rotate / }).click();
     const newKey = (await page.getByTestId('new-key').textContent())!.trim();
     expect(newKey).toMatch(/^petk_/);
     await expect(page.getByText(/keeps working until/).isVisible()).resolves.toBe(true);
+    // Post/Redirect/Get, with a Copy button; a reload says the key was shown once.
+    expect(new URL(page.url()).pathname).toBe(`/consumers/${CONSUMER}/keys/new`);
+    await page.getByRole('button', { name: 'Copy' }).waitFor();
     await shot(page, 'new-key');
+    await checkPage(page, 'console-new-key');
+    expect((await page.reload())?.status()).toBe(200);
+    await page.getByText('This key was shown once').waitFor();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    await checkPage(page, 'console-new-key-reloaded');
     expect((await v1(newKey)).status).toBe(200);
     expect((await v1(consumerKey)).status).toBe(200);
 
     // Both changes in the audit log, under the token's name.
     await page.getByRole('link', { name: `Back to ${CONSUMER}` }).click();
+    // A refusal in the console's words, chosen by its code: the page offers to rotate a key rotated meanwhile elsewhere.
+    const keys = (
+      (await adminCall(gateway, 'GET', `/consumers/${CONSUMER}`)).body as {
+        keys: Array<{ id: string; state: string; replacedBy: string | null }>;
+      }
+    ).keys;
+    const current = keys.find((k) => k.state === 'active' && k.replacedBy === null)!;
+    const elsewhere = await adminCall(gateway, 'POST', `/consumers/${CONSUMER}/keys/${current.id}/rotate`, {
+      overlapSeconds: 3600,
+    });
+    expect(elsewhere.status).toBe(201);
+    await page.getByRole('button', { name: /^Rotate / }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'This key was rotated already: rotate its successor instead.' })
+      .waitFor();
+    expect(await page.locator('main').innerText()).not.toMatch(/KEY_ALREADY_ROTATED|was already rotated/);
     const trail = page.getByTestId('consumer-audit');
     await expect(
       trail.getByRole('row').filter({ hasText: 'oncall-writer' }).filter({ hasText: 'key.rotate' }).count(),
@@ -182,6 +235,12 @@ describe('operator console (browser)', () => {
     ).resolves.toBe(1);
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.getByLabel('Actor').fill('oncall-writer');
+    // Dates typed as every date in the console reads: YYYY-MM-DD (no locale's mm/dd/yyyy).
+    for (const label of ['From (UTC)', 'To (UTC, inclusive)']) {
+      expect(await page.getByLabel(label).getAttribute('type')).toBe('text');
+      expect(await page.getByLabel(label).getAttribute('placeholder')).toBe('YYYY-MM-DD');
+    }
+    await page.getByLabel('From (UTC)').fill(new Date().toISOString().slice(0, 10));
     await page.getByRole('button', { name: 'Filter' }).click();
     const audit = page.getByTestId('audit-table');
     await expect(
@@ -191,14 +250,18 @@ describe('operator console (browser)', () => {
       audit.getByRole('row').filter({ hasText: 'consumer.update' }).filter({ hasText: 'plan: "free" → "pro"' }).count(),
     ).resolves.toBe(1);
     await shot(page, 'audit');
+    await checkPage(page, 'console-audit');
 
     // The other pages an operator with every scope sees.
     await page.getByRole('link', { name: 'Plan requests' }).click();
-    await page.getByRole('heading', { name: /zeta-corp: free → business/ }).waitFor();
+    await page.getByRole('heading', { name: /zeta-corp: Free → Business/ }).waitFor();
     await shot(page, 'plan-requests');
+    await checkPage(page, 'console-plan-requests');
     await page.getByRole('link', { name: 'Tokens' }).click();
     await page.getByRole('row').filter({ hasText: 'oncall-writer' }).first().waitFor();
     await shot(page, 'tokens');
+    await checkPage(page, 'console-tokens');
+    expect(await page.getByLabel('Expires (optional)').getAttribute('placeholder')).toBe('YYYY-MM-DD');
     await page.getByLabel('Token name').fill('ci-readonly');
     await page.getByRole('checkbox', { name: 'consumers:read' }).check();
     await page.getByRole('button', { name: 'Create token' }).click();
@@ -206,10 +269,15 @@ describe('operator console (browser)', () => {
     expect(((await adminCall(gateway, 'GET', '/token', undefined, newToken)).body as { name: string }).name).toBe(
       'ci-readonly',
     );
+    await page.getByRole('button', { name: 'Copy' }).waitFor();
     await shot(page, 'new-token');
+    await checkPage(page, 'console-new-token');
+    await page.reload();
+    await page.getByText('This token was shown once').waitFor();
     await page.goto(`${consoleApp.url}/consumers/no-such-consumer`);
     await page.getByText('No consumer named "no-such-consumer"').waitFor();
     await shot(page, 'not-found');
+    await checkPage(page, 'console-not-found');
     pageErrors.splice(0); // the 404 page's own status, reported by Chromium as a failed load
     await page.getByRole('link', { name: 'Consumers' }).click();
     await page.getByRole('link', { name: CONSUMER }).click();
@@ -219,6 +287,7 @@ describe('operator console (browser)', () => {
       .click();
     await page.getByRole('button', { name: 'Revoke key' }).waitFor();
     await shot(page, 'revoke-confirm');
+    await checkPage(page, 'console-revoke-confirm');
     expect(pageErrors).toEqual([]);
     await page.close();
   });
@@ -321,6 +390,7 @@ describe('operator console (browser)', () => {
     await page.getByRole('link', { name: CONSUMER }).click();
     await check('consumer');
     await shot(page, 'consumer-read-only');
+    await checkPage(page, 'console-consumer-read-only');
     await page.getByRole('link', { name: 'Plan requests' }).click();
     await check('plan requests');
     await page.getByRole('link', { name: 'Audit log' }).click();
@@ -336,6 +406,7 @@ describe('operator console (browser)', () => {
     await page.getByText('This token was not accepted: it is wrong, revoked or expired.').waitFor();
     await expect(page.getByLabel('Admin token').getAttribute('aria-invalid')).resolves.toBe('true');
     await shot(page, 'sign-in-refused');
+    await checkPage(page, 'console-sign-in-refused');
 
     const doomed = await createToken('doomed', READ_SCOPES);
     await signIn(page, doomed.token);
@@ -346,6 +417,7 @@ describe('operator console (browser)', () => {
     await page.getByText('Your session ended').waitFor();
     expect(new URL(page.url()).pathname).toBe('/sign-in');
     await shot(page, 'session-ended');
+    await checkPage(page, 'console-session-ended');
     await signIn(page, doomed.token);
     await page.getByText('This token was not accepted').waitFor();
     await page.close();
@@ -367,6 +439,7 @@ describe('operator console (browser)', () => {
     expect(response.status()).toBe(403);
     await page.getByRole('heading', { name: 'Form expired' }).waitFor();
     await shot(page, 'csrf-refused');
+    await checkPage(page, 'console-csrf-refused');
     expect(((await adminCall(gateway, 'GET', `/consumers/${CONSUMER}`)).body as { plan: string }).plan).toBe('pro');
     await page.close();
   });

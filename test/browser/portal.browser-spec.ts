@@ -12,10 +12,14 @@ import { call, postJson } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { describeLimits, readPlanCatalogue, ROTATION_OVERLAPS } from '@app/contract';
+import { checkPage, wrapsOntoTwoLines } from './page-checks';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '../../artifacts');
 const PASSWORD = 'correct horse battery staple';
+/** The plans the gateway under test runs with: the pages must say the same, from the same file. */
+const PLANS = readPlanCatalogue();
 
 /**
  * The developer portal's main path (issue #25): sign up, verify by the mailed link, see the key once, call /v1 with
@@ -78,6 +82,8 @@ describe('developer portal', () => {
   it('signs up, keeps what was typed on bad input, verifies by the mailed link and shows the key once', async () => {
     await page.goto(portal.url);
     await shot('home');
+    await expect(page.getByText(`the Free plan allows ${describeLimits(PLANS.free)}`).count()).resolves.toBe(1);
+    await checkPage(page, 'portal-home');
     await page.getByRole('link', { name: 'Create an account' }).first().click();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill('too short');
@@ -86,22 +92,26 @@ describe('developer portal', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe(email);
     expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
     await shot('signup-error');
+    await checkPage(page, 'portal-signup-error');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { name: 'Check your email' }).waitFor();
     await shot('check-email');
+    await checkPage(page, 'portal-check-email');
 
     const mail = await smtp.next(email, /Verify/);
     const link = /https?:\/\/\S+\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0];
     expect(link.startsWith(portal.url)).toBe(true);
     await page.goto(link);
     await shot('verify');
+    await checkPage(page, 'portal-verify');
     await page.getByRole('button', { name: 'Verify my email' }).click();
     key = (await page.getByTestId('new-key').innerText()).trim();
     expect(key).toMatch(/^petk_/);
     // Signed in by the verification: the header offers the dashboard and sign-out.
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     await shot('new-key');
+    await checkPage(page, 'portal-welcome-key');
 
     // The link is single-use.
     await page.goto(link);
@@ -120,7 +130,9 @@ describe('developer portal', () => {
       ).toBe(200);
     await page.reload();
     expect(Number(await page.getByTestId('minute-remaining').innerText())).toBe(before - 3);
-    expect(await page.getByTestId('plan-card').innerText()).toContain('free');
+    // The plan and its limits, in words, from the admin API's answer (which the gateway takes from plans.json).
+    expect(await page.getByTestId('plan-name').innerText()).toBe('Free');
+    expect(await page.getByTestId('plan-limits').innerText()).toBe(describeLimits(PLANS.free));
     // The 24-hour window says what it counts and when it resets, in words, and why the table below may count more.
     const day = await page.getByTestId('day-card').innerText();
     expect(day).toContain('This 24-hour window');
@@ -144,6 +156,7 @@ describe('developer portal', () => {
     expect(Number(cells[1])).toBe(3);
     await page.getByTestId('usage-chart').locator('canvas').first().waitFor();
     await shot('dashboard');
+    await checkPage(page, 'portal-dashboard');
   });
 
   it('runs listPets from the API reference with the key already authorised', async () => {
@@ -169,19 +182,44 @@ describe('developer portal', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const second = (await page.getByTestId('new-key').innerText()).trim();
     expect(second).toMatch(/^petk_/);
+    // Post/Redirect/Get: the key is on a page of its own, with a Copy button and the plan's limits.
+    expect(new URL(page.url()).pathname).toBe('/keys/new');
+    await page.getByRole('button', { name: 'Copy' }).waitFor();
+    expect(await page.getByTestId('plan-limits').innerText()).toBe(describeLimits(PLANS.free));
+    await checkPage(page, 'portal-new-key');
+    // A reload shows no key and no error: the page says the key was shown once.
+    const reloaded = await page.reload();
+    expect(reloaded?.status()).toBe(200);
+    await page.getByText('This key was shown once').waitFor();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    expect(await page.getByText('Form expired').count()).toBe(0);
+    await checkPage(page, 'portal-new-key-reloaded');
     expect(
       (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${second}` } })).status,
     ).toBe(200);
 
     await page.goto(`${portal.url}/dashboard`);
     const firstHint = key.slice(0, 9);
+    // Rotate and Revoke sit on one line, at a laptop's width and at a phone's (the table scrolls in its box there).
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect([width, ...(await wrapsOntoTwoLines(page, '.key-actions'))]).toEqual([width, false, false]);
+      expect([width, ...(await wrapsOntoTwoLines(page, '.key-actions form'))]).toEqual([width, false, false]);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await checkPage(page, 'portal-dashboard-keys');
     const row = page.locator('tr', { has: page.getByText(firstHint) });
-    await row.getByLabel('Old key keeps working').selectOption('1h');
+    // The overlaps, in the one wording both apps use.
+    expect(await row.getByLabel('Old key keeps working').locator('option').allInnerTexts()).toEqual(
+      ROTATION_OVERLAPS.map((o) => o.label),
+    );
+    await row.getByLabel('Old key keeps working').selectOption({ label: '1 hour' });
     await row.getByRole('button', { name: /^Rotate/ }).click();
     const rotated = (await page.getByTestId('new-key').innerText()).trim();
     expect(rotated).not.toBe(key);
     await page.getByText('keeps working until').waitFor();
     await shot('rotated');
+    await checkPage(page, 'portal-rotated');
     for (const k of [key, rotated])
       expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${k}` } })).status).toBe(
         200,
@@ -192,6 +230,7 @@ describe('developer portal', () => {
     await secondRow.getByRole('link', { name: /^Revoke/ }).click();
     await page.getByRole('heading', { name: /Revoke key/ }).waitFor();
     await shot('revoke-confirm');
+    await checkPage(page, 'portal-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByText('The key is revoked').waitFor();
     expect(
@@ -200,30 +239,82 @@ describe('developer portal', () => {
     await shot('dashboard-keys');
   });
 
-  it("asks for a higher plan (bad input keeps what was typed) and shows the operator's decline note", async () => {
+  it('asks for another plan: only other plans offered, a pending request instead of the form, refusals in its own words', async () => {
     await page.goto(`${portal.url}/plan`);
+    // Only the plans the consumer is not on, each with its limits from the catalogue.
+    const offered = await page.getByLabel('Plan').locator('option').allInnerTexts();
+    expect(offered).toEqual([
+      'Choose a plan',
+      `Pro (${describeLimits(PLANS.pro)})`,
+      `Business (${describeLimits(PLANS.business)})`,
+      `Enterprise (${describeLimits(PLANS.enterprise)})`,
+    ]);
+    await checkPage(page, 'portal-plan');
     await page.getByLabel('Message').fill('A shelter app for the city.');
     await page.getByRole('button', { name: 'Send request' }).click();
     await page.getByText('Choose a plan.').waitFor();
     expect(await page.getByLabel('Message').inputValue()).toBe('A shelter app for the city.');
     await shot('plan-error');
+    await checkPage(page, 'portal-plan-error');
     await page.getByLabel('Plan').selectOption('pro');
     await page.getByLabel('Expected volume').fill('5,000 requests a day');
     await page.getByRole('button', { name: 'Send request' }).click();
     await page.getByText('Your request was sent').waitFor();
     expect(await page.getByTestId('plan-request').innerText()).toContain('pending');
+    // While it waits: no link to ask again on the dashboard, and the plan page shows the request, not the form.
+    expect(await page.getByRole('main').getByRole('link', { name: 'Ask for another plan' }).count()).toBe(0);
+    await page.goto(`${portal.url}/plan`);
+    await page.getByText('is waiting for an operator').waitFor();
+    expect(await page.getByRole('button', { name: 'Send request' }).count()).toBe(0);
+    await checkPage(page, 'portal-plan-pending');
 
     const pending = (await adminCall(gateway, 'GET', '/plan-requests?status=pending')).body as {
-      items: Array<{ id: string; expectedVolume: string }>;
+      items: Array<{ id: string; expectedVolume: string; consumer: string }>;
     };
     expect(pending.items.map((r) => r.expectedVolume)).toContain('5,000 requests a day');
+    const consumer = pending.items[0].consumer;
     await adminCall(gateway, 'POST', `/plan-requests/${pending.items[0].id}/decline`, {
       note: 'Pro needs a company address.',
     });
-    await page.reload();
+    await page.goto(`${portal.url}/dashboard`);
     expect(await page.getByTestId('plan-request').innerText()).toContain('declined');
     expect(await page.getByTestId('plan-request-note').innerText()).toBe('Pro needs a company address.');
     await shot('plan-declined');
+
+    // A refusal of the admin API, chosen by its code: a request made elsewhere while this form was open.
+    await page.goto(`${portal.url}/plan`);
+    await page.getByLabel('Plan').selectOption('business');
+    await page.getByLabel('Expected volume').fill('50,000 a day');
+    const elsewhere = await adminCall(gateway, 'POST', '/plan-requests', {
+      consumer,
+      requestedPlan: 'pro',
+      expectedVolume: '5,000 requests a day',
+      message: '',
+    });
+    expect(elsewhere.status).toBe(201);
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/plan')),
+      page.getByRole('button', { name: 'Send request' }).click(),
+    ]);
+    expect(refused.status()).toBe(409);
+    await page.getByText('is waiting for an operator').waitFor();
+    expect(await page.locator('main').innerText()).not.toMatch(/requestedPlan|pending request for consumer/i);
+
+    // Approved: every page now states Pro and its limits, the new-key page included.
+    await adminCall(gateway, 'POST', `/plan-requests/${(elsewhere.body as { id: string }).id}/approve`, {});
+    await page.goto(`${portal.url}/dashboard`);
+    expect(await page.getByTestId('plan-name').innerText()).toBe('Pro');
+    expect(await page.getByTestId('plan-limits').innerText()).toBe(describeLimits(PLANS.pro));
+    await page.getByRole('button', { name: 'Create key' }).click();
+    expect(await page.getByTestId('plan-limits').innerText()).toBe(describeLimits(PLANS.pro));
+    await expect(page.getByText(`Your Pro plan allows ${describeLimits(PLANS.pro)}`).count()).resolves.toBe(1);
+    await page.goto(`${portal.url}/plan`);
+    expect(await page.getByLabel('Plan').locator('option').allInnerTexts()).toEqual([
+      'Choose a plan',
+      `Free (${describeLimits(PLANS.free)})`,
+      `Business (${describeLimits(PLANS.business)})`,
+      `Enterprise (${describeLimits(PLANS.enterprise)})`,
+    ]);
     expect(pageErrors).toEqual([]);
   });
 

@@ -1,21 +1,24 @@
-import { AdminApiError, redirectAfterSave, setFlash } from '@app/web';
+import { AdminApiError, redirectAfterSave, refusalText, setFlash } from '@app/web';
+import type { RefusalSentences } from '@app/web';
 import type { Request, Response } from 'express';
 
 /**
- * A form's change through the admin API, then back to `back` with a message: the success text, or the API's own
- * refusal (400 validation, 403 scope, 404, 409) shown on the page. A 401 is rethrown (it ends the session).
+ * A form's change through the admin API, then back to `back` with a message: the success text, or the refusal
+ * (400 validation, 403 scope, 404, 409) in the console's words, chosen by its code (`own` first, then libs/web's
+ * REFUSALS). A 401 is rethrown (it ends the session).
  */
 export async function act(
   request: Request,
   response: Response,
   back: string,
   change: () => Promise<string>,
+  own: RefusalSentences = {},
 ): Promise<void> {
   try {
     setFlash(request, 'success', await change());
   } catch (error) {
     if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
-    setFlash(request, 'error', `${error.message} (${error.status} ${error.code})`);
+    setFlash(request, 'error', refusalText(error, own));
   }
   await redirectAfterSave(request, response, back);
 }

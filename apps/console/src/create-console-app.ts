@@ -41,6 +41,7 @@ export async function createConsoleApp(config: ConsoleConfig): Promise<NestExpre
     viewsDir: viewsDir(),
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
+    plans: config.plans,
     exceptionFilter: new ConsoleExceptionFilter(),
     session: {
       pool,

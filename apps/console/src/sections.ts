@@ -1,9 +1,17 @@
-import { AdminApiError } from '@app/web';
+import { AdminApiError, refusalText } from '@app/web';
+import type { RefusalSentences } from '@app/web';
 
-/** A part of a page that could not be read: the API's own words, so the rest of the page still shows. */
+/** A part of a page that could not be read: why, in the console's words, so the rest of the page still shows. */
 export interface Unavailable {
   unavailable: string;
 }
+
+/** Why a panel is not shown, by the refusal's code (the admin API's message never reaches the page). */
+const PANEL_REFUSALS: RefusalSentences = {
+  FORBIDDEN: "your token's scopes do not cover it.",
+  NOT_FOUND: 'this admin API does not offer it.',
+  VALIDATION_FAILED: 'the admin API did not accept the question.',
+};
 
 /**
  * One section of a page: its data, or why the admin API refused it (403 for a scope the token lacks, 404 for a
@@ -14,7 +22,7 @@ export async function section<T>(read: () => Promise<T>): Promise<T | Unavailabl
     return await read();
   } catch (error) {
     if (error instanceof AdminApiError && error.status !== 401)
-      return { unavailable: `${error.message} (${error.status} ${error.code})` };
+      return { unavailable: refusalText(error, PANEL_REFUSALS) };
     throw error;
   }
 }

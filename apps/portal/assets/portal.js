@@ -1,7 +1,7 @@
 /* global document, window */
 /*
  * Keeps a newly shown key in this tab's sessionStorage (never sent to the portal's server again), for the API
- * reference page, and wires the "Copy" button. Loaded as a file: the CSP allows no inline script.
+ * reference page (the "Copy" button is libs/web's copy-secret.js). Loaded as a file: the CSP allows no inline script.
  */
 (function () {
   'use strict';
@@ -12,14 +12,5 @@
     } catch {
       /* storage off: the reference page asks */
     }
-  }
-  var copy = document.getElementById('copy-key');
-  if (copy && shown && window.navigator.clipboard) {
-    copy.hidden = false;
-    copy.addEventListener('click', function () {
-      window.navigator.clipboard.writeText(shown.textContent.trim()).then(function () {
-        copy.textContent = 'Copied';
-      });
-    });
   }
 })();

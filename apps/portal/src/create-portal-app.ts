@@ -34,6 +34,7 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
     basePath: config.basePath,
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
+    plans: config.plans,
     session: {
       pool: database.pool,
       schema: config.schema,

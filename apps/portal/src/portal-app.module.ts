@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
+import { PLAN_CATALOGUE } from '@app/web';
 import { AccountsController } from './accounts/accounts.controller';
 import { AccountsService } from './accounts/accounts.service';
 import { SignedInGuard } from './accounts/session';
@@ -48,6 +49,7 @@ export class PortalAppModule {
       controllers: [AccountsController, DashboardController, ReferenceController, HealthController],
       providers: [
         { provide: PORTAL_CONFIG, useValue: config },
+        { provide: PLAN_CATALOGUE, useValue: config.plans },
         { provide: DataSource, useValue: database.dataSource },
         { provide: Mailer, useValue: mailer },
         AccountsService,

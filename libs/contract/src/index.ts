@@ -8,3 +8,5 @@ export * from './error.dto';
 export * from './validation.pipe';
 export * from './plans';
 export * from './plan-requests';
+export * from './plan-catalogue';
+export * from './rotation-overlaps';

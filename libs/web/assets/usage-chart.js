@@ -1,4 +1,4 @@
-/* global document, uPlot */
+/* global document, uPlot, ResizeObserver */
 /*
  * Draws every usage table (data-testid="usage-table") with uPlot into the chart beside it (data-testid="usage-chart"):
  * the chart shows exactly the table's numbers. Axis labels in UTC; the legend shows the hovered time in local time too.
@@ -63,7 +63,7 @@
       }),
     );
     chart.textContent = '';
-    new uPlot(
+    var plot = new uPlot(
       {
         width: width,
         height: 260,
@@ -93,6 +93,13 @@
       chart,
     );
     chart.setAttribute('data-drawn', 'true');
+    // The chart follows its box (a window resized, a phone turned): never wider than the page.
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(function () {
+        var next = Math.max(chart.clientWidth, 280);
+        if (next !== plot.width) plot.setSize({ width: next, height: 260 });
+      }).observe(chart);
+    }
     // The newest rows matter most: show the end of a long table first (it scrolls inside its box).
     var scroller = table.closest('.table-scroll');
     if (scroller) scroller.scrollTop = scroller.scrollHeight;

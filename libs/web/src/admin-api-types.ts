@@ -13,6 +13,7 @@ export type AdminIssuedKey = Schemas['IssuedKeyResponse'];
 export type AdminCreatedConsumer = Schemas['CreatedConsumerResponse'];
 export type AdminRotatedKey = Schemas['RotatedKeyResponse'];
 export type AdminCurrentUsage = Schemas['UsageResponse'];
+export type AdminWindowUsage = Schemas['WindowUsageResponse'];
 export type AdminUsageHistory = Schemas['UsageHistoryResponse'];
 export type AdminUsageBucket = Schemas['UsageBucketResponse'];
 export type AdminUsageTop = Schemas['UsageTopResponse'];
@@ -24,3 +25,6 @@ export type AdminAuditPage = Schemas['AuditPageResponse'];
 export type AdminToken = Schemas['AdminTokenResponse'];
 export type AdminCreatedToken = Schemas['CreatedAdminTokenResponse'];
 export type AdminCurrentToken = Schemas['CurrentTokenResponse'];
+
+/** The admin API's scope names (its document's enum): a page checks a scope by a name the compiler knows. */
+export type AdminScope = AdminCurrentToken['scopes'][number];

@@ -1,4 +1,5 @@
 import type { HelperOptions } from 'handlebars';
+import { describeLimits, planTitle, type PlanCatalogue, type PlanName } from '@app/contract';
 import { href } from './base-path';
 
 type Handlebars = { registerHelper(name: string, fn: (...args: never[]) => unknown): void };
@@ -6,9 +7,10 @@ type Handlebars = { registerHelper(name: string, fn: (...args: never[]) => unkno
 /**
  * Template helpers: `{{url "/consumers"}}` (the base path joined), `{{concat a b}}`, `{{eq a b}}`, `{{startsWith s prefix}}`, `{{includes list item}}`,
  * `{{utc iso}}` (a date-time as "2026-11-24 13:05 UTC"), `{{number n}}` (thousands separated), `{{duration seconds}}`
- * ("23 h 56 min", "42 s").
+ * ("23 h 56 min", "42 s"), `{{planLimits "free"}}` (a plan's limits in words, from the plan catalogue: a page that
+ * names a plan's limits without a model of its own, such as the portal's home page, never spells a number).
  */
-export function registerWebHelpers(handlebars: Handlebars): void {
+export function registerWebHelpers(handlebars: Handlebars, plans?: PlanCatalogue): void {
   handlebars.registerHelper('url', (appPath: string, options: HelperOptions) =>
     href(String((options.data as { root?: { base?: string } }).root?.base ?? ''), String(appPath)),
   );
@@ -32,6 +34,8 @@ export function registerWebHelpers(handlebars: Handlebars): void {
     typeof value === 'number' ? value.toLocaleString('en-US') : String(value ?? ''),
   );
   handlebars.registerHelper('duration', (value: unknown) => formatDuration(value));
+  handlebars.registerHelper('planTitle', (name: unknown) => planTitle(String(name ?? '')));
+  handlebars.registerHelper('planLimits', (name: unknown) => describeLimits(plans?.[name as PlanName]));
 }
 
 /** Seconds as a person reads them: "42 s", "3 min 5 s", "23 h 56 min", "2 d 4 h" (the largest unit and the next). */

@@ -8,3 +8,8 @@ export * from './web-app';
 export * from './web-exception.filter';
 export * from './web-root';
 export * from './admin-api-types';
+export * from './refusals';
+export * from './typed-views';
+export * from './shown-once';
+export * from './key-table';
+export * from './plan-statement';

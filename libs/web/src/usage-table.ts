@@ -7,7 +7,8 @@ export interface UsageTable {
   /** 'hour' labels rows with the hour, 'day' with the date (both UTC). */
   granularity: 'hour' | 'day';
   columns: string[];
-  rows: { start: string; label: string; values: number[] }[];
+  /** `labelParts`: the label's date and hour, each kept on one line when a narrow table wraps the label. */
+  rows: { start: string; label: string; labelParts: string[]; values: number[] }[];
 }
 
 export const USAGE_COLUMNS: { key: Exclude<keyof AdminUsageBucket, 'start'>; label: string }[] = [
@@ -36,13 +37,17 @@ export function usageTable(
     caption,
     granularity,
     columns: columns.map((column) => column.label),
-    rows: buckets.map((bucket) => ({
-      start: new Date(bucket.start).toISOString(),
-      label:
+    rows: buckets.map((bucket) => {
+      const label =
         granularity === 'day'
           ? new Date(bucket.start).toISOString().slice(0, 10)
-          : `${new Date(bucket.start).toISOString().slice(0, 13).replace('T', ' ')}:00`,
-      values: columns.map((column) => Number(bucket[column.key] ?? 0)),
-    })),
+          : `${new Date(bucket.start).toISOString().slice(0, 13).replace('T', ' ')}:00`;
+      return {
+        start: new Date(bucket.start).toISOString(),
+        label,
+        labelParts: label.split(' '),
+        values: columns.map((column) => Number(bucket[column.key] ?? 0)),
+      };
+    }),
   };
 }

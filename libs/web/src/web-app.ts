@@ -7,6 +7,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import hbs from 'hbs';
 import type { Store } from 'express-session';
 import type { Pool } from 'pg';
+import type { PlanCatalogue } from '@app/contract';
 import { securityHeadersMiddleware } from '@app/platform';
 import { normalizeBasePath, stripBasePath } from './base-path';
 import { csrfProtection } from './csrf';
@@ -26,6 +27,8 @@ export interface WebAppOptions {
   publicUrl?: string;
   /** Express's trust proxy (behind nginx: the proxy's address, or 1), as expressTrustProxy from @app/platform gives it. */
   trustProxy?: string | boolean | number;
+  /** The plan catalogue (PLANS_FILE) for the `planLimits` helper. */
+  plans?: PlanCatalogue;
   /** Replaces the library's WebExceptionFilter (an app that must also redirect, e.g. to its sign-in page). */
   exceptionFilter?: ExceptionFilter;
   session: {
@@ -94,7 +97,7 @@ export function configureWebApp(app: NestExpressApplication, options: WebAppOpti
   app.setBaseViewsDir([options.viewsDir, WEB_VIEWS]);
   app.setViewEngine('hbs');
   app.set('view options', { layout: 'layout' });
-  registerWebHelpers(hbs);
+  registerWebHelpers(hbs, options.plans);
   registerPartialsFrom(path.join(WEB_VIEWS, 'partials'));
   registerPartialsFrom(path.join(options.viewsDir, 'partials'));
   app.useGlobalFilters(options.exceptionFilter ?? new WebExceptionFilter());

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AdminApiError } from './admin-client';
+import { refusalText } from './refusals';
 
 export interface ErrorPage {
   status: number;
@@ -9,7 +10,7 @@ export interface ErrorPage {
   code?: string;
 }
 
-/** What a page shows for an exception: HttpExceptions and admin API errors as they are, anything else a plain 500. */
+/** What a page shows for an exception: an HttpException as it is, an admin API error by its code, anything else a plain 500. */
 export function errorPage(exception: unknown): ErrorPage {
   if (exception instanceof AdminApiError) {
     const title =
@@ -20,7 +21,8 @@ export function errorPage(exception: unknown): ErrorPage {
           : exception.status >= 500
             ? 'The admin API is unavailable'
             : 'The admin API refused';
-    return { status: exception.status, title, message: exception.message, code: exception.code };
+    // The page's own sentence for the code: the admin API's message is never shown (it names its fields, not the page's).
+    return { status: exception.status, title, message: refusalText(exception), code: exception.code };
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();

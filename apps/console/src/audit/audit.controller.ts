@@ -1,7 +1,8 @@
-import { AdminApiError, AdminClient } from '@app/web';
-import { Controller, Get, Query, Render, Req } from '@nestjs/common';
+import { AdminApiError, AdminClient, refusalText } from '@app/web';
+import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
+import { AuditView, Page } from '../console.views';
 import { describeChanges } from './describe-changes';
 import type { AdminAuditPage } from '@app/web';
 
@@ -18,7 +19,8 @@ interface AuditFilter {
 function instant(value: string | undefined, endOfDay = false): string | undefined {
   const v = (value ?? '').trim();
   if (v === '') return undefined;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(v))
+  // A date that is no day (2026-13-45) goes on as typed: the admin API refuses it, and the page says so.
+  if (/^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)))
     return endOfDay ? new Date(Date.parse(`${v}T00:00:00Z`) + 86_400_000).toISOString() : `${v}T00:00:00Z`;
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v)) return `${v}:00Z`;
   return v;
@@ -30,8 +32,8 @@ export class AuditController {
   constructor(private readonly admin: AdminClient) {}
 
   @Get()
-  @Render('audit')
-  async list(@Req() request: Request, @Query() query: AuditFilter) {
+  @Page('audit')
+  async list(@Req() request: Request, @Query() query: AuditFilter): Promise<AuditView> {
     const filter = {
       actor: query.actor?.trim() || undefined,
       target: query.target?.trim() || undefined,
@@ -55,7 +57,15 @@ export class AuditController {
     } catch (error) {
       // A filter the API refuses (a malformed time): the message above the form, what was typed kept.
       if (error instanceof AdminApiError && error.status === 400)
-        return { title: 'Audit log', typed, error: error.message, items: [], next: null };
+        return {
+          title: 'Audit log',
+          typed,
+          error: refusalText(error, {
+            VALIDATION_FAILED: 'These filters were not accepted: write dates as YYYY-MM-DD (UTC).',
+          }),
+          items: [],
+          next: null,
+        };
       throw error;
     }
     const nextQuery = Object.fromEntries(

@@ -13,6 +13,7 @@ import {
   loadEnvironment,
 } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { DEFAULT_PLANS_FILE, PlanCatalogue, readPlanCatalogue } from '@app/contract';
 
 /** Every variable the operator console reads (docs/configuration.md lists the same names and defaults). */
 export class ConsoleEnvironment {
@@ -64,6 +65,10 @@ export class ConsoleEnvironment {
 
   @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
   SHUTDOWN_GRACE_MS = 10000;
+
+  /** The gateway's plans (its PLANS_FILE): the pages describe plans from the same file. */
+  @IsString()
+  PLANS_FILE = DEFAULT_PLANS_FILE;
 }
 
 export interface ConsoleConfig {
@@ -82,6 +87,8 @@ export interface ConsoleConfig {
   production: boolean;
   /** After SIGTERM: how long in-flight requests have to finish. */
   shutdownGraceMs: number;
+  /** The plan catalogue (PLANS_FILE, read once here). */
+  plans: PlanCatalogue;
 }
 
 /** The development secret: random, made once, kept in a file only this user reads (sessions survive restarts). */
@@ -95,6 +102,15 @@ function developmentSecret(file: string): string {
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return secret;
+}
+
+/** PLANS_FILE as a catalogue; a wrong file stops the console with one line. */
+function planCatalogue(file: string): PlanCatalogue {
+  try {
+    return readPlanCatalogue(file);
+  } catch (error) {
+    throw new ConfigurationError(`PLANS_FILE ${(error as Error).message}`);
+  }
 }
 
 /** Reads and validates the environment once; a wrong value stops the console with one line. */
@@ -119,5 +135,6 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
     logLevel: e.LOG_LEVEL,
     production,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    plans: planCatalogue(e.PLANS_FILE),
   };
 }

@@ -1,10 +1,25 @@
-import { PLAN_NAMES } from '@app/contract';
-import { AdminApiError, AdminClient, redirectAfterSave, setFlash, usageTable } from '@app/web';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
+import { PLAN_NAMES, describeLimits, planTitle, rotationOverlap } from '@app/contract';
+import type { PlanCatalogue } from '@app/contract';
+import {
+  AdminApiError,
+  AdminClient,
+  holdShownOnce,
+  keyTable,
+  PLAN_CATALOGUE,
+  planStatement,
+  redirectAfterSave,
+  refusalText,
+  saveSession,
+  setFlash,
+  takeShownOnce,
+  usageTable,
+} from '@app/web';
+import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { describeChanges } from '../audit/describe-changes';
-import { tokenOf } from '../auth/operator';
+import { Abilities, tokenOf } from '../auth/operator';
+import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
 import { daysAgo, isUnavailable, section } from '../sections';
 import type {
   AdminAuditPage,
@@ -15,26 +30,43 @@ import type {
   AdminKey,
   AdminRotatedKey,
   AdminUsageHistory,
+  RefusalSentences,
 } from '@app/web';
 
-/** Rotation overlaps offered (the admin API allows 0 to 7 days). */
-export const OVERLAPS = [
-  { seconds: 0, label: 'None: the old key stops now' },
-  { seconds: 3_600, label: '1 hour' },
-  { seconds: 86_400, label: '1 day' },
-  { seconds: 7 * 86_400, label: '7 days' },
-];
+/** The session's one-time secret of the new-key page (holdShownOnce/takeShownOnce). */
+const SHOWN_KEY = 'console.key';
+
+/** What the plan form says when the admin API refuses it (chosen by code). */
+const PLAN_FORM_REFUSALS: RefusalSentences = {
+  VALIDATION_FAILED:
+    "These limits were not accepted: give both as whole numbers of at least 1 (at most 1,000,000,000), or leave both empty for the plan's.",
+  FORBIDDEN: 'Your token may not put this consumer on this plan or give it these limits.',
+};
 
 const PAGE = 50;
+
+/** What the key actions say when refused (chosen by code; the rest: libs/web's REFUSALS). */
+const KEY_REFUSALS: RefusalSentences = {
+  VALIDATION_FAILED: 'Choose how long the old key keeps working.',
+  NOT_FOUND: 'No such key of this consumer.',
+};
+
+/** Whether this request's operator may issue, rotate and revoke keys (the OperatorGuard set its abilities). */
+function mayWriteKeys(request: Request): boolean {
+  return (request.res?.locals.can as Abilities | undefined)?.keysWrite === true;
+}
 
 /** Consumers: search by name prefix, a consumer's page, and every change an operator makes to one. */
 @Controller('consumers')
 export class ConsumersController {
-  constructor(private readonly admin: AdminClient) {}
+  constructor(
+    private readonly admin: AdminClient,
+    @Inject(PLAN_CATALOGUE) private readonly plans: PlanCatalogue,
+  ) {}
 
   @Get()
-  @Render('consumers')
-  async list(@Req() request: Request, @Query('q') q?: string, @Query('after') after?: string) {
+  @Page('consumers')
+  async list(@Req() request: Request, @Query('q') q?: string, @Query('after') after?: string): Promise<ConsumersView> {
     const search = typeof q === 'string' ? q.trim() : '';
     const page = await section(() =>
       this.admin.get<AdminConsumerPage>(tokenOf(request), '/consumers', {
@@ -63,8 +95,8 @@ export class ConsumersController {
   }
 
   @Get(':name')
-  @Render('consumer')
-  show(@Req() request: Request, @Param('name') name: string) {
+  @Page('consumer')
+  show(@Req() request: Request, @Param('name') name: string): Promise<ConsumerView> {
     return this.consumerPage(request, name);
   }
 
@@ -73,9 +105,13 @@ export class ConsumersController {
     request: Request,
     name: string,
     planForm?: { plan: string; perMinute: string; perDay: string; error: string },
-  ) {
+  ): Promise<ConsumerView> {
     const token = tokenOf(request);
-    const consumer = await this.admin.get<AdminConsumer>(token, `/consumers/${segment(name)}`);
+    const consumer = await this.admin.get<AdminConsumer>(token, `/consumers/${segment(name)}`).catch((error) => {
+      if (error instanceof AdminApiError && error.code === 'NOT_FOUND')
+        throw new NotFoundException(`No consumer named "${name}".`);
+      throw error;
+    });
     const [usage, history, audit] = await Promise.all([
       section(() => this.admin.get<AdminCurrentUsage>(token, `/consumers/${segment(name)}/usage`)),
       section(() =>
@@ -90,11 +126,15 @@ export class ConsumersController {
       title: consumer.name,
       chart: true,
       consumer,
+      current: planStatement(consumer),
       path: `/consumers/${segment(consumer.name)}`,
-      plans: PLAN_NAMES.map((plan) => ({ value: plan, selected: plan === (planForm?.plan ?? consumer.plan) })),
+      plans: PLAN_NAMES.map((plan) => ({
+        value: plan,
+        label: `${planTitle(plan)} (${this.plans[plan] === 'custom' ? 'its own limits' : describeLimits(this.plans[plan])})`,
+        selected: plan === (planForm?.plan ?? consumer.plan),
+      })),
       planForm: planForm ?? { perMinute: consumer.limits?.perMinute ?? '', perDay: consumer.limits?.perDay ?? '' },
-      overlaps: OVERLAPS.map((o) => ({ ...o, selected: o.seconds === 86_400 })),
-      keys: consumer.keys.map((k) => ({ ...k, active: k.state === 'active' })),
+      keyTable: keyTable(consumer.keys, `/consumers/${segment(consumer.name)}/keys`, mayWriteKeys(request)),
       usage,
       history: isUnavailable(history)
         ? history
@@ -114,25 +154,31 @@ export class ConsumersController {
   ): Promise<void> {
     const typed = { plan: field(body, 'plan'), perMinute: field(body, 'perMinute'), perDay: field(body, 'perDay') };
     const limits = limitsFrom(body);
-    let updated: AdminConsumer;
-    try {
-      updated = await this.admin.patch<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`, {
-        plan: typed.plan,
-        limits,
-      });
-    } catch (error) {
-      // Refused input: the page again, the form as typed, the API's message next to it (no redirect).
-      if (!(error instanceof AdminApiError) || error.status !== 400) throw error;
-      response
-        .status(400)
-        .render('consumer', await this.consumerPage(request, name, { ...typed, error: error.message }));
-      return;
+    // The page's own check first, from the catalogue: a plan without limits of its own needs the consumer's.
+    const refused =
+      this.plans[typed.plan as keyof PlanCatalogue] === 'custom' && limits === null
+        ? `${planTitle(typed.plan)} has no limits of its own: give both limits.`
+        : undefined;
+    let updated: AdminConsumer | undefined;
+    let error = refused;
+    if (!refused) {
+      try {
+        updated = await this.admin.patch<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`, {
+          plan: typed.plan,
+          limits,
+        });
+      } catch (caught) {
+        if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
+        error = refusalText(caught, PLAN_FORM_REFUSALS);
+      }
     }
-    setFlash(
-      request,
-      'success',
-      `Saved: ${updated.name} is on the ${updated.plan} plan${updated.effectiveLimits ? ` (${updated.effectiveLimits.perMinute}/min, ${updated.effectiveLimits.perDay}/day)` : ''}.`,
-    );
+    if (!updated) {
+      // Refused: the page again, the form as typed, the refusal next to it (no redirect).
+      const page = await this.consumerPage(request, name, { ...typed, error: error! });
+      return renderView(response, 'consumer', page, 400);
+    }
+    const statement = planStatement(updated);
+    setFlash(request, 'success', `Saved: ${updated.name} is on the ${statement.plan} plan (${statement.limits}).`);
     await redirectAfterSave(request, response, `/consumers/${segment(name)}`);
   }
 
@@ -160,43 +206,78 @@ export class ConsumersController {
     });
   }
 
-  /** The new key is rendered in this answer only (never stored by the console, never in a redirect). */
+  /** Post/Redirect/Get: the new key is held in the session for the one page the redirect leads to. */
   @Post(':name/keys')
-  @HttpCode(201)
-  @Render('new-key')
-  async issue(@Req() request: Request, @Param('name') name: string) {
-    const key = await this.admin.post<AdminIssuedKey>(tokenOf(request), `/consumers/${segment(name)}/keys`, {});
-    return { title: 'New key', name, path: `/consumers/${segment(name)}`, key, heading: `New key for ${name}` };
+  issue(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
+    return this.showKeyOnce(request, response, name, async () => {
+      const key = await this.admin.post<AdminIssuedKey>(tokenOf(request), `/consumers/${segment(name)}/keys`, {});
+      return { secret: key.key };
+    });
   }
 
   @Post(':name/keys/:keyId/rotate')
-  @HttpCode(201)
-  @Render('new-key')
-  async rotate(
+  rotate(
     @Req() request: Request,
+    @Res() response: Response,
     @Param('name') name: string,
     @Param('keyId') keyId: string,
     @Body() body: unknown,
-  ) {
-    const overlap = Number(field(body, 'overlapSeconds') || 86_400);
-    const rotated = await this.admin.post<AdminRotatedKey>(
-      tokenOf(request),
-      `/consumers/${segment(name)}/keys/${segment(keyId)}/rotate`,
-      { overlapSeconds: overlap },
-    );
+  ): Promise<void> {
+    const overlap = rotationOverlap(field(body, 'overlap'));
+    return this.showKeyOnce(request, response, name, async () => {
+      if (!overlap) throw new AdminApiError(400, 'VALIDATION_FAILED', 'no overlap chosen');
+      const rotated = await this.admin.post<AdminRotatedKey>(
+        tokenOf(request),
+        `/consumers/${segment(name)}/keys/${segment(keyId)}/rotate`,
+        { overlapSeconds: overlap.seconds },
+      );
+      return {
+        secret: rotated.key.key,
+        details: { previous: { hint: rotated.previous.hint, expiresAt: rotated.previous.expiresAt } },
+      };
+    });
+  }
+
+  /** The key made by the last POST, once; a reload says it was shown once. */
+  @Get(':name/keys/new')
+  @Page('new-key')
+  async newKey(@Req() request: Request, @Param('name') name: string): Promise<NewKeyView> {
+    const shown = takeShownOnce(request, SHOWN_KEY);
+    if (shown) await saveSession(request);
     return {
-      title: 'Key rotated',
+      title: shown ? 'New key' : 'Key shown once',
+      heading: shown ? `New key for ${name}` : `Key of ${name} shown once`,
       name,
       path: `/consumers/${segment(name)}`,
-      key: rotated.key,
-      previous: rotated.previous,
-      heading: `Key rotated for ${name}`,
+      key: shown?.secret,
+      previous: shown?.details?.previous as NewKeyView['previous'],
     };
   }
 
+  /** Makes a key (issue, rotate), holds it for the new-key page and goes there; a refusal goes back to the consumer. */
+  private async showKeyOnce(
+    request: Request,
+    response: Response,
+    name: string,
+    make: () => Promise<{ secret: string; details?: Record<string, unknown> }>,
+  ): Promise<void> {
+    try {
+      holdShownOnce(request, SHOWN_KEY, await make());
+    } catch (error) {
+      if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
+      setFlash(request, 'error', refusalText(error, KEY_REFUSALS));
+      return redirectAfterSave(request, response, `/consumers/${segment(name)}`);
+    }
+    await redirectAfterSave(request, response, `/consumers/${segment(name)}/keys/new`);
+  }
+
   @Get(':name/keys/:keyId/revoke')
-  @Render('confirm')
-  async confirmRevoke(@Req() request: Request, @Param('name') name: string, @Param('keyId') keyId: string) {
+  @Page('confirm')
+  async confirmRevoke(
+    @Req() request: Request,
+    @Param('name') name: string,
+    @Param('keyId') keyId: string,
+  ): Promise<ConfirmView> {
     const consumer = await this.admin.get<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`);
     const key = consumer.keys.find((k) => k.id === keyId);
     return {
@@ -216,12 +297,18 @@ export class ConsumersController {
     @Param('name') name: string,
     @Param('keyId') keyId: string,
   ): Promise<void> {
-    return act(request, response, `/consumers/${segment(name)}`, async () => {
-      const keys = await this.admin.post<AdminKey[]>(
-        tokenOf(request),
-        `/consumers/${segment(name)}/keys/${segment(keyId)}/revoke`,
-      );
-      return `Key ${keys.map((k) => k.hint).join(', ')} is revoked.`;
-    });
+    return act(
+      request,
+      response,
+      `/consumers/${segment(name)}`,
+      async () => {
+        const keys = await this.admin.post<AdminKey[]>(
+          tokenOf(request),
+          `/consumers/${segment(name)}/keys/${segment(keyId)}/revoke`,
+        );
+        return `Key ${keys.map((k) => k.hint).join(', ')} is revoked.`;
+      },
+      KEY_REFUSALS,
+    );
   }
 }

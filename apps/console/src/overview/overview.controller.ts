@@ -1,7 +1,8 @@
 import { AdminClient, usageTable } from '@app/web';
-import { Controller, Get, Query, Render, Req } from '@nestjs/common';
+import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
+import { OverviewView, Page } from '../console.views';
 import { daysAgo, hoursAgo, isUnavailable, section } from '../sections';
 import type { AdminPlanRequestPage, AdminUsageHistory, AdminUsageTop } from '@app/web';
 
@@ -18,8 +19,8 @@ export class OverviewController {
   constructor(private readonly admin: AdminClient) {}
 
   @Get()
-  @Render('overview')
-  async overview(@Req() request: Request, @Query('range') rangeParam?: string) {
+  @Page('overview')
+  async overview(@Req() request: Request, @Query('range') rangeParam?: string): Promise<OverviewView> {
     const token = tokenOf(request);
     const range = rangeParam !== undefined && rangeParam in TOP_RANGES ? rangeParam : '24h';
     const from = TOP_RANGES[range].from();

@@ -1,11 +1,21 @@
+import { planTitle } from '@app/contract';
 import { AdminClient } from '@app/web';
-import { Body, Controller, Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { tokenOf } from '../auth/operator';
-import type { AdminPlanRequest, AdminPlanRequestPage } from '@app/web';
+import { Page, PlanRequestsView } from '../console.views';
+import type { AdminPlanRequest, AdminPlanRequestPage, RefusalSentences } from '@app/web';
 
 const STATUSES = ['pending', 'approved', 'declined'];
+
+/** What approving or declining says when refused (chosen by code; the rest: libs/web's REFUSALS). */
+const DECISION_REFUSALS: RefusalSentences = {
+  VALIDATION_FAILED:
+    'Not accepted: give both limits as whole numbers of at least 1, or neither; a decline needs a note.',
+  NOT_FOUND: 'No such plan request.',
+  FORBIDDEN: 'Your token may not decide this request.',
+};
 
 /** Upgrade requests from the portal: approve (the plan changes, audited) or decline with a note the requester sees. */
 @Controller('plan-requests')
@@ -13,8 +23,12 @@ export class PlanRequestsController {
   constructor(private readonly admin: AdminClient) {}
 
   @Get()
-  @Render('plan-requests')
-  async list(@Req() request: Request, @Query('status') statusParam?: string, @Query('after') after?: string) {
+  @Page('plan-requests')
+  async list(
+    @Req() request: Request,
+    @Query('status') statusParam?: string,
+    @Query('after') after?: string,
+  ): Promise<PlanRequestsView> {
     const status = statusParam !== undefined && STATUSES.includes(statusParam) ? statusParam : 'pending';
     const page = await this.admin.get<AdminPlanRequestPage>(tokenOf(request), '/plan-requests', {
       status,
@@ -45,14 +59,20 @@ export class PlanRequestsController {
   ): Promise<void> {
     // No limits typed: the body is empty and the requested plan's own limits apply.
     const limits = limitsFrom(body) ?? {};
-    return act(request, response, '/plan-requests', async () => {
-      const decided = await this.admin.post<AdminPlanRequest>(
-        tokenOf(request),
-        `/plan-requests/${segment(id)}/approve`,
-        limits,
-      );
-      return `Approved: ${decided.consumer} is now on the ${decided.requestedPlan} plan.`;
-    });
+    return act(
+      request,
+      response,
+      '/plan-requests',
+      async () => {
+        const decided = await this.admin.post<AdminPlanRequest>(
+          tokenOf(request),
+          `/plan-requests/${segment(id)}/approve`,
+          limits,
+        );
+        return `Approved: ${decided.consumer} is now on the ${planTitle(decided.requestedPlan)} plan.`;
+      },
+      DECISION_REFUSALS,
+    );
   }
 
   @Post(':id/decline')
@@ -62,13 +82,19 @@ export class PlanRequestsController {
     @Param('id') id: string,
     @Body() body: unknown,
   ): Promise<void> {
-    return act(request, response, '/plan-requests', async () => {
-      const decided = await this.admin.post<AdminPlanRequest>(
-        tokenOf(request),
-        `/plan-requests/${segment(id)}/decline`,
-        { note: field(body, 'note') },
-      );
-      return `Declined the request of ${decided.consumer}; the note is on their portal.`;
-    });
+    return act(
+      request,
+      response,
+      '/plan-requests',
+      async () => {
+        const decided = await this.admin.post<AdminPlanRequest>(
+          tokenOf(request),
+          `/plan-requests/${segment(id)}/decline`,
+          { note: field(body, 'note') },
+        );
+        return `Declined the request of ${decided.consumer}; the note is on their portal.`;
+      },
+      DECISION_REFUSALS,
+    );
   }
 }

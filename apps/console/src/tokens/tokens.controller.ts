@@ -1,9 +1,28 @@
-import { AdminApiError, AdminClient } from '@app/web';
-import { Body, Controller, Get, HttpCode, Param, Post, Render, Req, Res } from '@nestjs/common';
+import {
+  AdminApiError,
+  AdminClient,
+  holdShownOnce,
+  redirectAfterSave,
+  refusalText,
+  saveSession,
+  takeShownOnce,
+} from '@app/web';
+import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, segment } from '../actions';
 import { tokenOf } from '../auth/operator';
-import type { AdminCreatedToken, AdminToken } from '@app/web';
+import { ConfirmView, NewTokenView, Page, renderView, TokensView } from '../console.views';
+import type { AdminCreatedToken, AdminToken, RefusalSentences } from '@app/web';
+
+/** The session's one-time secret of the new-token page. */
+const SHOWN_TOKEN = 'console.token';
+
+/** What the token form says when refused (chosen by code; the rest: libs/web's REFUSALS). */
+const TOKEN_REFUSALS: RefusalSentences = {
+  VALIDATION_FAILED:
+    'Not accepted: a name of letters, digits, dots, dashes and underscores, at least one scope, and an expiry date (YYYY-MM-DD) in the future.',
+  FORBIDDEN: 'Your token can grant only the scopes and restrictions it holds itself.',
+};
 
 function scopesOf(body: unknown): string[] {
   const value = (body as Record<string, unknown> | undefined)?.scopes;
@@ -17,8 +36,8 @@ export class TokensController {
   constructor(private readonly admin: AdminClient) {}
 
   @Get()
-  @Render('tokens')
-  async list(@Req() request: Request) {
+  @Page('tokens')
+  async list(@Req() request: Request): Promise<TokensView> {
     const tokens = await this.admin.get<AdminToken[]>(tokenOf(request), '/tokens');
     const now = Date.now();
     return {
@@ -32,31 +51,50 @@ export class TokensController {
     };
   }
 
-  /** The new token is rendered in this answer only. */
+  /** Post/Redirect/Get: the new token is held in the session for the one page the redirect leads to. */
   @Post()
-  @HttpCode(201)
   async create(@Req() request: Request, @Res() response: Response, @Body() body: unknown): Promise<void> {
     const expires = field(body, 'expiresAt');
     const input = {
       name: field(body, 'name'),
       scopes: scopesOf(body),
-      ...(expires ? { expiresAt: expires.length === 10 ? `${expires}T00:00:00Z` : expires } : {}),
+      ...(expires ? { expiresAt: /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T00:00:00Z` : expires } : {}),
     };
     try {
       const created = await this.admin.post<AdminCreatedToken>(tokenOf(request), '/tokens', input);
-      response.status(201).render('new-token', { title: 'New admin token', created });
+      holdShownOnce(request, SHOWN_TOKEN, {
+        secret: created.token,
+        details: { record: { name: created.record.name, scopes: created.record.scopes } },
+      });
     } catch (error) {
       if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
-      const tokens = await this.list(request);
-      response
-        .status(error.status)
-        .render('tokens', { ...tokens, error: error.message, typed: { ...input, expiresAt: expires } });
+      const page = await this.list(request);
+      return renderView(
+        response,
+        'tokens',
+        { ...page, error: refusalText(error, TOKEN_REFUSALS), typed: { ...input, expiresAt: expires } },
+        error.status,
+      );
     }
+    await redirectAfterSave(request, response, '/tokens/new');
+  }
+
+  /** The token made by the last POST, once; a reload says it was shown once. */
+  @Get('new')
+  @Page('new-token')
+  async newToken(@Req() request: Request): Promise<NewTokenView> {
+    const shown = takeShownOnce(request, SHOWN_TOKEN);
+    if (shown) await saveSession(request);
+    return {
+      title: shown ? 'New admin token' : 'Token shown once',
+      token: shown?.secret,
+      record: shown?.details?.record as NewTokenView['record'],
+    };
   }
 
   @Get(':id/revoke')
-  @Render('confirm')
-  confirmRevoke(@Param('id') id: string) {
+  @Page('confirm')
+  confirmRevoke(@Param('id') id: string): ConfirmView {
     return {
       title: 'Revoke token',
       heading: 'Revoke this admin token?',
@@ -69,9 +107,15 @@ export class TokensController {
 
   @Post(':id/revoke')
   revoke(@Req() request: Request, @Res() response: Response, @Param('id') id: string): Promise<void> {
-    return act(request, response, '/tokens', async () => {
-      const token = await this.admin.post<AdminToken>(tokenOf(request), `/tokens/${segment(id)}/revoke`);
-      return `Token "${token.name}" is revoked.`;
-    });
+    return act(
+      request,
+      response,
+      '/tokens',
+      async () => {
+        const token = await this.admin.post<AdminToken>(tokenOf(request), `/tokens/${segment(id)}/revoke`);
+        return `Token "${token.name}" is revoked.`;
+      },
+      TOKEN_REFUSALS,
+    );
   }
 }

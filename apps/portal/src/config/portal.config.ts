@@ -12,6 +12,7 @@ import {
   loadEnvironment,
 } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { DEFAULT_PLANS_FILE, PlanCatalogue, readPlanCatalogue } from '@app/contract';
 
 const URL_RULE = /^https?:\/\/[^\s]+$/;
 
@@ -72,6 +73,10 @@ export class PortalEnvironment {
   @IsString()
   PORTAL_OPENAPI_FILE = 'gateway/openapi.json';
 
+  /** The gateway's plans (its PLANS_FILE): the pages describe plans from the same file. */
+  @IsString()
+  PLANS_FILE = DEFAULT_PLANS_FILE;
+
   @EnvIntRange('PORTAL_THROTTLE_ADDRESS_LIMIT', 1, 100000)
   PORTAL_THROTTLE_ADDRESS_LIMIT = 30;
 
@@ -111,6 +116,8 @@ export interface PortalConfig {
   /** Express's form of PORTAL_TRUST_PROXY: a hop count is a number. */
   trustProxy: false | number | string;
   openApiFile: string;
+  /** The plan catalogue (PLANS_FILE, read once here): what the plan page offers. */
+  plans: PlanCatalogue;
   throttle: { addressLimit: number; accountLimit: number; windowMs: number };
   logLevel: LogLevelName;
   shutdownGraceMs: number;
@@ -134,6 +141,15 @@ function sessionSecret(e: PortalEnvironment): string {
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return secret;
+}
+
+/** PLANS_FILE as a catalogue; a wrong file stops the portal with one line. */
+function planCatalogue(file: string): PlanCatalogue {
+  try {
+    return readPlanCatalogue(file);
+  } catch (error) {
+    throw new ConfigurationError(`PLANS_FILE ${(error as Error).message}`);
+  }
 }
 
 /** Reads and validates the environment once; a wrong value stops the portal with one line. */
@@ -164,6 +180,7 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
     sessionSecret: sessionSecret(e),
     trustProxy: expressTrustProxy(e.PORTAL_TRUST_PROXY),
     openApiFile: e.PORTAL_OPENAPI_FILE,
+    plans: planCatalogue(e.PLANS_FILE),
     throttle: {
       addressLimit: e.PORTAL_THROTTLE_ADDRESS_LIMIT,
       accountLimit: e.PORTAL_THROTTLE_ACCOUNT_LIMIT,

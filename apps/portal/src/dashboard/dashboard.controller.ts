@@ -1,29 +1,64 @@
-import { EXPECTED_VOLUME_MAX, MESSAGE_MAX, PLAN_NAMES, PlanName } from '@app/contract';
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  EXPECTED_VOLUME_MAX,
+  MESSAGE_MAX,
+  PLAN_NAMES,
+  describeLimits,
+  planTitle,
+  rotationOverlap,
+} from '@app/contract';
+import type { PlanCatalogue } from '@app/contract';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import type { Response } from 'express';
-import { AdminApiError, redirectAfterSave, setFlash, usageTable, USAGE_COLUMNS } from '@app/web';
-import type { AdminConsumer, AdminKey, AdminPlanRequest } from '@app/web';
+import {
+  AdminApiError,
+  holdShownOnce,
+  keyTable,
+  PLAN_CATALOGUE,
+  planStatement,
+  redirectAfterSave,
+  refusalText,
+  saveSession,
+  setFlash,
+  takeShownOnce,
+  usageTable,
+  USAGE_COLUMNS,
+} from '@app/web';
+import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/session';
-import { MAX_ACTIVE_KEYS, OVERLAPS, PortalApi } from './portal-api.service';
+import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
+import { MAX_ACTIVE_KEYS, PortalApi } from './portal-api.service';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The session's one-time secret of this page (holdShownOnce/takeShownOnce). */
+const SHOWN_KEY = 'portal.key';
 
-type RequestablePlan = Exclude<PlanName, 'free'>;
-
-/** What each plan a Free consumer may ask for gives (gateway/plans.json's limits): a new plan must be described here. */
-const PLAN_OFFERS: Record<RequestablePlan, string> = {
-  pro: '300 a minute, 10,000 a day',
-  business: '1,000 a minute, 100,000 a day',
-  enterprise: 'limits agreed with you',
+/** What the key pages say when the admin API refuses (chosen by code; the rest: libs/web's REFUSALS). */
+const KEY_REFUSALS: RefusalSentences = {
+  NOT_FOUND: 'No such key.',
+  KEY_LIMIT_REACHED: `You have the most active keys an account holds: revoke one first.`,
 };
 
-/** The plan form's choices: the contract's plans, less Free (the portal's consumers are on it). */
-const REQUESTABLE_PLANS = PLAN_NAMES.filter((name): name is RequestablePlan => name !== 'free').map((name) => ({
-  value: name,
-  label: `${name[0].toUpperCase()}${name.slice(1)} (${PLAN_OFFERS[name]})`,
-}));
+/** What the plan page says when the admin API refuses a request (chosen by code). */
+const PLAN_REFUSALS: RefusalSentences = {
+  PLAN_UNCHANGED: 'You are on that plan already: choose another one.',
+  PLAN_REQUEST_PENDING: 'You already have a request waiting for an answer.',
+  VALIDATION_FAILED: 'The request was not accepted: check the plan and the expected volume, and try again.',
+  FORBIDDEN: 'The portal cannot send a request for this plan: write to the operators instead.',
+};
 
 /**
  * The signed-in developer's own consumer: plan, limits, usage, keys and plan requests. Every admin call names the
@@ -33,10 +68,14 @@ const REQUESTABLE_PLANS = PLAN_NAMES.filter((name): name is RequestablePlan => n
 @Controller()
 @UseGuards(SignedInGuard)
 export class DashboardController {
-  constructor(private readonly api: PortalApi) {}
+  constructor(
+    private readonly api: PortalApi,
+    @Inject(PLAN_CATALOGUE) private readonly plans: PlanCatalogue,
+  ) {}
 
   @Get('dashboard')
-  async dashboard(@Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
+  @Page('dashboard')
+  async dashboard(@Req() request: SignedInRequest): Promise<DashboardView> {
     const name = request.account.consumerName;
     const [consumer, usage, history, requests] = await Promise.all([
       this.api.consumer(name),
@@ -44,15 +83,15 @@ export class DashboardController {
       this.api.history(name),
       this.api.planRequests(name),
     ]);
-    const minute = usage.windows.find((w) => w.name === 'minute');
-    const day = usage.windows.find((w) => w.name === 'day');
-    response.render('dashboard', {
+    const latestRequest = requests[requests.length - 1] as AdminPlanRequest | undefined;
+    return {
       title: 'Dashboard',
       chart: history !== null,
       email: request.account.email,
-      consumer,
-      minute,
-      day,
+      consumerName: consumer.name,
+      current: planStatement(consumer),
+      minute: usage.windows.find((w) => w.name === 'minute'),
+      day: usage.windows.find((w) => w.name === 'day'),
       banned: usage.banned,
       banSecondsLeft: usage.banSecondsLeft,
       usage:
@@ -64,94 +103,108 @@ export class DashboardController {
               history,
               USAGE_COLUMNS.filter((c) => c.key !== 'serverErrors'),
             ),
-      keys: this.keyRows(consumer),
+      keyTable: keyTable(consumer.keys, '/keys', true),
       canCreate: activeKeys(consumer) < MAX_ACTIVE_KEYS,
       maxKeys: MAX_ACTIVE_KEYS,
-      overlaps: OVERLAPS,
-      latestRequest: requests[requests.length - 1] as AdminPlanRequest | undefined,
-    });
+      latestRequest,
+      mayAskForPlan: latestRequest?.status !== 'pending',
+    };
   }
 
+  /** Post/Redirect/Get: the new key is held in the session for the one page the redirect leads to. */
   @Post('keys')
-  @HttpCode(200)
   async createKey(@Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     const name = request.account.consumerName;
-    if (activeKeys(await this.api.consumer(name)) >= MAX_ACTIVE_KEYS) {
-      return this.back(
-        request,
-        response,
-        'error',
-        `You have ${MAX_ACTIVE_KEYS} active keys, the most a portal account holds: revoke one first.`,
-      );
+    if (activeKeys(await this.api.consumer(name)) >= MAX_ACTIVE_KEYS)
+      return this.back(request, response, 'error', KEY_REFUSALS.KEY_LIMIT_REACHED!);
+    try {
+      const key = await this.api.issueKey(name);
+      holdShownOnce(request, SHOWN_KEY, { secret: key.key });
+    } catch (error) {
+      if (error instanceof AdminApiError && error.status < 500)
+        return this.back(request, response, 'error', refusalText(error, KEY_REFUSALS));
+      throw error;
     }
-    const key = await this.api.issueKey(name);
-    response.render('new-key', { title: 'Your new API key', key: key.key });
+    await redirectAfterSave(request, response, '/keys/new');
   }
 
   @Post('keys/:id/rotate')
-  @HttpCode(200)
   async rotate(
     @Param('id') id: string,
     @Body() body: Form,
     @Req() request: SignedInRequest,
     @Res() response: Response,
   ): Promise<void> {
-    const overlap = OVERLAPS.find((o) => o.value === str(body.overlap));
+    const overlap = rotationOverlap(str(body.overlap));
     if (!KEY_ID.test(id) || !overlap)
       return this.back(request, response, 'error', 'Choose how long the old key keeps working.');
     try {
       const { key, previous } = await this.api.rotateKey(request.account.consumerName, id, overlap.seconds);
-      response.render('new-key', { title: 'Your new API key', key: key.key, rotated: previous });
+      holdShownOnce(request, SHOWN_KEY, {
+        secret: key.key,
+        details: { rotated: { hint: previous.hint, expiresAt: previous.expiresAt } },
+      });
     } catch (error) {
       if (error instanceof AdminApiError && error.status < 500)
-        return this.back(request, response, 'error', humane(error));
+        return this.back(request, response, 'error', refusalText(error, KEY_REFUSALS));
       throw error;
     }
+    await redirectAfterSave(request, response, '/keys/new');
+  }
+
+  /** The key made by the last POST, once; a reload (or any later visit) says it was shown once. */
+  @Get('keys/new')
+  @Page('new-key')
+  async newKey(@Req() request: SignedInRequest): Promise<NewKeyView> {
+    const shown = takeShownOnce(request, SHOWN_KEY);
+    if (shown) await saveSession(request);
+    const consumer = await this.api.consumer(request.account.consumerName);
+    return {
+      title: shown ? 'Your new API key' : 'Key shown once',
+      key: shown?.secret,
+      rotated: shown?.details?.rotated as NewKeyView['rotated'],
+      current: planStatement(consumer),
+    };
   }
 
   @Get('keys/:id/revoke')
-  async confirmRevoke(
-    @Param('id') id: string,
-    @Req() request: SignedInRequest,
-    @Res() response: Response,
-  ): Promise<void> {
+  @Page('revoke')
+  async confirmRevoke(@Param('id') id: string, @Req() request: SignedInRequest): Promise<RevokeView> {
     const key = KEY_ID.test(id)
       ? (await this.api.consumer(request.account.consumerName)).keys.find((k) => k.id === id)
       : undefined;
-    if (!key) return this.back(request, response, 'error', 'No such key.');
-    response.render('revoke', { title: 'Revoke a key', key });
+    if (!key) throw new NotFoundException(KEY_REFUSALS.NOT_FOUND);
+    return { title: 'Revoke a key', key: { id: key.id, hint: key.hint }, action: `/keys/${key.id}/revoke` };
   }
 
   @Post('keys/:id/revoke')
-  @HttpCode(200)
   async revoke(@Param('id') id: string, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
-    if (!KEY_ID.test(id)) return this.back(request, response, 'error', 'No such key.');
+    if (!KEY_ID.test(id)) return this.back(request, response, 'error', KEY_REFUSALS.NOT_FOUND!);
     try {
       await this.api.revokeKey(request.account.consumerName, id);
     } catch (error) {
       if (error instanceof AdminApiError && error.status < 500)
-        return this.back(request, response, 'error', humane(error));
+        return this.back(request, response, 'error', refusalText(error, KEY_REFUSALS));
       throw error;
     }
     return this.back(request, response, 'success', 'The key is revoked: every gateway instance refuses it now.');
   }
 
+  /** The plans the consumer is not on; while a request waits for its answer, that request instead of the form. */
   @Get('plan')
-  planForm(@Res() response: Response): void {
-    response.render('plan', {
-      title: 'Ask for a higher plan',
-      plans: REQUESTABLE_PLANS,
-      maxVolume: EXPECTED_VOLUME_MAX,
-      maxMessage: MESSAGE_MAX,
-    });
+  @Page('plan')
+  async planForm(@Req() request: SignedInRequest): Promise<PlanView> {
+    return this.planPage(request);
   }
 
   @Post('plan')
   @HttpCode(200)
   async requestPlan(@Body() body: Form, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     const typed = { plan: str(body.plan), expectedVolume: str(body.expectedVolume), message: str(body.message) };
-    const errors: Record<string, string | undefined> = {
-      plan: REQUESTABLE_PLANS.some((p) => p.value === typed.plan) ? undefined : 'Choose a plan.',
+    const page = await this.planPage(request);
+    if (page.pending) return renderView(response, 'plan', page, 409);
+    const errors: PlanView['errors'] = {
+      plan: page.plans.some((p) => p.value === typed.plan) ? undefined : 'Choose a plan.',
       expectedVolume:
         typed.expectedVolume.trim() === ''
           ? 'Say roughly how many requests you expect.'
@@ -160,31 +213,43 @@ export class DashboardController {
             : undefined,
       message: typed.message.length > MESSAGE_MAX ? `Use at most ${MESSAGE_MAX} characters.` : undefined,
     };
-    const render = (status: number, extra: Record<string, unknown> = {}) =>
-      response.status(status).render('plan', {
-        title: 'Ask for a higher plan',
-        plans: REQUESTABLE_PLANS,
-        maxVolume: EXPECTED_VOLUME_MAX,
-        maxMessage: MESSAGE_MAX,
-        typed,
-        errors,
-        ...extra,
-      });
-    if (errors.plan || errors.expectedVolume || errors.message) return render(400);
+    if (errors.plan || errors.expectedVolume || errors.message)
+      return renderView(response, 'plan', { ...page, typed, errors }, 400);
     try {
       await this.api.requestPlan(request.account.consumerName, typed.plan, typed.expectedVolume.trim(), typed.message);
     } catch (error) {
-      if (error instanceof AdminApiError && error.code === 'PLAN_REQUEST_PENDING')
-        return render(409, { failed: 'You already have a request waiting for an answer.' });
-      if (error instanceof AdminApiError && (error.status === 400 || error.status === 409))
-        return render(error.status, { failed: humane(error) });
+      if (error instanceof AdminApiError && error.status < 500)
+        return renderView(
+          response,
+          'plan',
+          { ...page, typed, failed: refusalText(error, PLAN_REFUSALS) },
+          error.status === 409 ? 409 : 400,
+        );
       throw error;
     }
     return this.back(request, response, 'success', 'Your request was sent. Its answer will show on this page.');
   }
 
-  private keyRows(consumer: AdminConsumer): Array<AdminKey & { usable: boolean }> {
-    return consumer.keys.map((k) => ({ ...k, usable: k.state === 'active' && k.replacedBy === null })).reverse();
+  private async planPage(request: SignedInRequest): Promise<PlanView> {
+    const name = request.account.consumerName;
+    const [consumer, requests] = await Promise.all([this.api.consumer(name), this.api.planRequests(name)]);
+    const pending = requests.find((r) => r.status === 'pending');
+    return {
+      title: 'Ask for another plan',
+      current: planStatement(consumer),
+      pending,
+      plans: pending ? [] : this.offers(consumer),
+      maxVolume: EXPECTED_VOLUME_MAX,
+      maxMessage: MESSAGE_MAX,
+    };
+  }
+
+  /** Every plan of the catalogue (PLANS_FILE) but the consumer's own, described from the same catalogue. */
+  private offers(consumer: AdminConsumer): PlanOffer[] {
+    return PLAN_NAMES.filter((plan) => plan !== consumer.plan).map((plan) => ({
+      value: plan,
+      label: `${planTitle(plan)} (${describeLimits(this.plans[plan])})`,
+    }));
   }
 
   private async back(
@@ -200,9 +265,4 @@ export class DashboardController {
 
 function activeKeys(consumer: AdminConsumer): number {
   return consumer.keys.filter((k) => k.state === 'active').length;
-}
-
-function humane(error: AdminApiError): string {
-  if (error.status === 404) return 'No such key.';
-  return error.message;
 }

@@ -1,0 +1,107 @@
+import type {
+  AdminAuditEntry,
+  AdminConsumer,
+  AdminCurrentUsage,
+  AdminPlanRequest,
+  AdminToken,
+  AdminUsageTop,
+  KeyTable,
+  PageModel,
+  PlanStatement,
+  UsageTable,
+} from '@app/web';
+import { typedRender, typedRenderer } from '@app/web';
+import type { Unavailable } from './sections';
+
+/** A panel of a page: its data, or the sentence saying why it is not shown. */
+type Panel<T> = T | Unavailable;
+
+export interface OverviewView extends PageModel {
+  hourly: Panel<UsageTable>;
+  daily: Panel<UsageTable>;
+  ranges: Array<{ value: string; label: string; selected: boolean }>;
+  rangeLabel: string;
+  byRequests: Panel<AdminUsageTop>;
+  byRateLimited: Panel<AdminUsageTop>;
+  pending: Panel<{ items: AdminPlanRequest[] }>;
+}
+
+export interface ConsumersView extends PageModel {
+  search: string;
+  page: Panel<{
+    items: Array<AdminConsumer & { activeKeys: number; href: string }>;
+    next: string | null;
+  }>;
+}
+
+export interface ConsumerView extends PageModel {
+  consumer: AdminConsumer;
+  current: PlanStatement;
+  path: string;
+  plans: Array<{ value: string; label: string; selected: boolean }>;
+  planForm: { perMinute: string | number; perDay: string | number; error?: string };
+  keyTable: KeyTable;
+  usage: Panel<AdminCurrentUsage>;
+  history: Panel<UsageTable>;
+  audit: Panel<Array<AdminAuditEntry & { summary: string }>>;
+}
+
+export interface NewKeyView extends PageModel {
+  heading: string;
+  name: string;
+  path: string;
+  /** Absent on a reload: the page says the key was shown once. */
+  key?: string;
+  previous?: { hint: string; expiresAt: string | null };
+}
+
+export interface ConfirmView extends PageModel {
+  heading: string;
+  text: string;
+  action: string;
+  button: string;
+  cancel: string;
+}
+
+export interface PlanRequestsView extends PageModel {
+  statuses: Array<{ value: string; selected: boolean }>;
+  status: string;
+  items: Array<AdminPlanRequest & { pending: boolean; consumerHref: string; path: string }>;
+  next: string | null;
+}
+
+export interface TokensView extends PageModel {
+  grantable: readonly string[];
+  tokens: Array<AdminToken & { state: string; active: boolean; path: string }>;
+  error?: string;
+  typed?: { name: string; scopes: string[]; expiresAt: string };
+}
+
+export interface NewTokenView extends PageModel {
+  /** Absent on a reload: the page says the token was shown once. */
+  token?: string;
+  record?: { name: string; scopes: readonly string[] };
+}
+
+export interface AuditView extends PageModel {
+  typed: { actor: string; target: string; action: string; from: string; to: string };
+  error?: string;
+  items: Array<AdminAuditEntry & { summary: string; target: string }>;
+  next: string | null;
+}
+
+/** The console's pages (sign-in aside: auth/) and the model each takes: `@Page('consumer')` checks a handler. */
+export interface ConsoleViews {
+  overview: OverviewView;
+  consumers: ConsumersView;
+  consumer: ConsumerView;
+  'new-key': NewKeyView;
+  confirm: ConfirmView;
+  'plan-requests': PlanRequestsView;
+  tokens: TokensView;
+  'new-token': NewTokenView;
+  audit: AuditView;
+}
+
+export const Page = typedRender<ConsoleViews>();
+export const renderView = typedRenderer<ConsoleViews>();

@@ -1,0 +1,61 @@
+import type { AdminPlanRequest, AdminWindowUsage, KeyTable, PageModel, PlanStatement, UsageTable } from '@app/web';
+import { typedRender, typedRenderer } from '@app/web';
+
+export interface DashboardView extends PageModel {
+  email: string;
+  consumerName: string;
+  current: PlanStatement;
+  minute?: AdminWindowUsage;
+  day?: AdminWindowUsage;
+  banned: boolean;
+  banSecondsLeft: number | null;
+  usage: UsageTable | null;
+  keyTable: KeyTable;
+  canCreate: boolean;
+  maxKeys: number;
+  latestRequest?: AdminPlanRequest;
+  /** No pending request: the link to the plan page shows. */
+  mayAskForPlan: boolean;
+}
+
+export interface NewKeyView extends PageModel {
+  /** Absent on a reload: the page says the key was shown once. */
+  key?: string;
+  /** Set by a rotation: the key it replaced and when that one stops. */
+  rotated?: { hint: string; expiresAt: string | null };
+  current?: PlanStatement;
+  welcome?: boolean;
+}
+
+export interface RevokeView extends PageModel {
+  key: { id: string; hint: string };
+  action: string;
+}
+
+export interface PlanOffer {
+  value: string;
+  label: string;
+}
+
+export interface PlanView extends PageModel {
+  current: PlanStatement;
+  /** The request waiting for an answer: shown instead of the form. */
+  pending?: AdminPlanRequest;
+  plans: PlanOffer[];
+  maxVolume: number;
+  maxMessage: number;
+  typed?: { plan: string; expectedVolume: string; message: string };
+  errors?: Partial<Record<'plan' | 'expectedVolume' | 'message', string>>;
+  failed?: string;
+}
+
+/** The portal's pages (of the dashboard) and their models: `@Page('dashboard')` checks a handler's answer. */
+export interface PortalViews {
+  dashboard: DashboardView;
+  'new-key': NewKeyView;
+  revoke: RevokeView;
+  plan: PlanView;
+}
+
+export const Page = typedRender<PortalViews>();
+export const renderView = typedRenderer<PortalViews>();

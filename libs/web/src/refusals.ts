@@ -1,0 +1,53 @@
+import type { ErrorCode } from '@app/errors';
+import { AdminApiError } from './admin-client';
+
+/** The codes an AdminApiError can carry: the Error contract's, and the client's own for a missing or slow API. */
+export type AdminErrorCode = ErrorCode | 'ADMIN_UNREACHABLE' | 'ADMIN_TIMEOUT' | 'ADMIN_ERROR';
+
+/** A page's own sentences for the refusals it expects, by code; the rest fall back to REFUSALS. */
+export type RefusalSentences = Partial<Record<AdminErrorCode, string>>;
+
+/**
+ * What a page says when the admin API refuses, chosen by the error's `code` (never by its message, which is the
+ * API's and never shown): every code the admin API answers with has a sentence of the web apps' own.
+ */
+export const REFUSALS: Record<AdminErrorCode, string> = {
+  VALIDATION_FAILED: 'Some of what was sent is not valid: check the form and try again.',
+  MALFORMED_JSON: 'The request could not be read: try again.',
+  MALFORMED_REQUEST: 'The request could not be read: try again.',
+  UNAUTHORIZED: 'Your sign-in is no longer accepted: sign in again.',
+  CONSUMER_DISABLED: 'This consumer is disabled: an operator must enable it first.',
+  FORBIDDEN: 'You are not allowed to do this.',
+  NOT_FOUND: 'Not found: it does not exist, or no longer does.',
+  CONSUMER_EXISTS: 'A consumer of that name exists already: choose another name.',
+  KEY_ALREADY_ROTATED: 'This key was rotated already: rotate its successor instead.',
+  KEY_REVOKED: 'This key is revoked: create a new key instead.',
+  KEY_EXPIRED: 'This key has expired: create a new key instead.',
+  KEY_LIMIT_REACHED: 'That would be more active keys than allowed: revoke one first.',
+  KEY_OF_ANOTHER_CONSUMER: 'One of these keys belongs to another consumer: nothing was imported.',
+  PLAN_UNCHANGED: 'That is the plan you are on already: choose another plan.',
+  PLAN_REQUEST_PENDING: 'A request is already waiting for an answer: you can ask again once it is decided.',
+  PLAN_REQUEST_DECIDED: 'This request was decided already, by someone else or a moment ago: nothing changed.',
+  PLAN_REQUEST_STALE: 'The consumer changed plan since this request was made: nothing changed. Decline it instead.',
+  METHOD_NOT_ALLOWED: 'This cannot be done here.',
+  REQUEST_TIMEOUT: 'The request took too long: try again.',
+  GONE: 'This is no longer offered.',
+  PAYLOAD_TOO_LARGE: 'That is too much text: shorten it and try again.',
+  UNSUPPORTED_MEDIA_TYPE: 'The request could not be read: try again.',
+  RATE_LIMITED: 'Too many requests: wait a moment and try again.',
+  KEY_BANNED: 'Too many requests: wait a moment and try again.',
+  HEADERS_TOO_LARGE: 'The request could not be read: try again.',
+  INTERNAL_ERROR: 'Something went wrong on our side: try again in a moment.',
+  BAD_GATEWAY: 'Something went wrong on our side: try again in a moment.',
+  SERVICE_UNAVAILABLE: 'The service is unavailable right now: try again in a moment.',
+  GATEWAY_TIMEOUT: 'The service did not answer in time: try again in a moment.',
+  ADMIN_UNREACHABLE: 'The admin API cannot be reached right now: try again in a moment.',
+  ADMIN_TIMEOUT: 'The service did not answer in time: try again in a moment.',
+  ADMIN_ERROR: 'Something went wrong on our side: try again in a moment.',
+};
+
+/** The sentence a page shows for a refusal: its own for the code, else the shared one, else a generic one. */
+export function refusalText(error: AdminApiError, own: RefusalSentences = {}): string {
+  const code = error.code as AdminErrorCode;
+  return own[code] ?? REFUSALS[code] ?? 'This could not be done: try again, or ask an operator.';
+}
