@@ -52,6 +52,7 @@ describe('developer portal security', () => {
     await page.getByRole('heading', { name: 'Check your email' }).waitFor();
     const mail = await smtp.next(email, /Verify/);
     await page.goto(/https?:\/\/\S+\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0]);
+    await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Verify my email' }).click();
     return (await page.getByTestId('new-key').innerText()).trim();
   }
@@ -250,15 +251,20 @@ describe('developer portal security', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe(email);
     expect(await page.getByLabel('Password').inputValue()).toBe('');
     await page.screenshot({ path: join(ARTIFACTS, 'portal-login-failed.png'), fullPage: true });
-    // Five guesses per account and window (the first above included), spread over both instances.
+    // Five wrong guesses per (account, address) pair and window (the first above included), over both instances.
     for (let i = 0; i < 4; i += 1) await signIn(page, email, `wrong password ${i}`, i % 2 ? a : b);
     await signIn(page, email, PASSWORD, b);
     await page.getByText(/Too many attempts/).waitFor();
     expect(await page.getByLabel('Email').inputValue()).toBe(email);
     await page.screenshot({ path: join(ARTIFACTS, 'portal-login-throttled.png'), fullPage: true });
-    // The right password does not get through while blocked, on either instance.
+    // The right password does not get through from this address while blocked, on either instance...
     await signIn(page, email, PASSWORD, a);
     await page.getByText(/Too many attempts/).waitFor();
+    // ...but the guesses slow the attacker, not the owner: from another address, the right password signs in.
+    const owner = await newPage();
+    await owner.setExtraHTTPHeaders({ 'x-forwarded-for': '198.51.100.77' });
+    await signIn(owner, email, PASSWORD, b);
+    await owner.getByRole('heading', { name: 'Your dashboard' }).waitFor();
   });
 
   it('keeps what was typed on the reset form and answers the same for a known and an unknown email', async () => {
