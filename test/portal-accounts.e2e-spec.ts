@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../apps/portal/src/accounts/accounts.service';
 import { AfterAnswer } from '../apps/portal/src/accounts/after-answer';
 import * as passwords from '../apps/portal/src/accounts/passwords';
 import { UnverifiedPurge } from '../apps/portal/src/accounts/unverified-purge';
