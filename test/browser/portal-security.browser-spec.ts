@@ -202,12 +202,17 @@ describe('developer portal security', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
-    const victim = await newPage();
-    await victim.goto(`${a.url}/login`);
-    const planted = (await victim.context().cookies()).find((c) => c.name === 'portal.sid')!;
+    // Viewing a form stores no session: the id an attacker can plant is one of a session they hold (their own).
+    const attacker = await newPage();
+    const attackerEmail = newEmail('fixation-attacker');
+    await signUp(attacker, attackerEmail);
+    const planted = (await attacker.context().cookies()).find((c) => c.name === 'portal.sid')!;
     expect(planted).toBeDefined();
     expect(planted.httpOnly).toBe(true);
     expect(planted.sameSite).toBe('Lax');
+    const victim = await newPage();
+    await victim.context().addCookies([{ ...planted }]);
+    await victim.goto(`${a.url}/login`);
     await victim.getByLabel('Email').fill(email);
     await victim.getByLabel('Password').fill(PASSWORD);
     await victim.getByRole('button', { name: 'Sign in' }).click();
@@ -215,10 +220,11 @@ describe('developer portal security', () => {
     const after = (await victim.context().cookies()).find((c) => c.name === 'portal.sid')!;
     expect(after.value).not.toBe(planted.value);
 
-    const attacker = await newPage();
-    await attacker.context().addCookies([{ ...planted }]);
+    // The planted id is still only the attacker's own session: it never became the victim's.
     await attacker.goto(`${a.url}/dashboard`);
-    expect(new URL(attacker.url()).pathname).toBe('/login');
+    const seen = await attacker.locator('main').innerText();
+    expect(seen).toContain(attackerEmail);
+    expect(seen).not.toContain(email);
   });
 
   it('shares sessions between two portal instances on one database', async () => {

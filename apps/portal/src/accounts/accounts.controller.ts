@@ -26,7 +26,7 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : '')
 const SIGN_IN_FAILED = 'Wrong email or password, or the email is not verified yet.';
 const CAP_REACHED =
   'Your email is verified, but the portal has handed out as many new API keys as it may this hour. Sign in again later to get yours.';
-const WRONG_PASSWORD = 'Enter the password you chose when you signed up with this link’s address.';
+const WRONG_PASSWORD = 'Enter the password you chose when you signed up (this link stays valid until it is used).';
 
 /** The sign-in page's refusal for each throttle code (the code chooses, never a message). */
 function throttledMessage(verdict: Exclude<SignInVerdict, { allowed: true }>): string {

@@ -1,0 +1,78 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { ConsoleUnderTest, startConsole } from '../support/console';
+import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from '../support/gateway';
+import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
+import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, '../../artifacts');
+
+/**
+ * The account refusals of issue #36 as a person sees them: a common or blank password and an address list refused
+ * next to their fields on the portal's sign-up form, and the console's sign-in slowed after refused tokens.
+ */
+describe('account refusals in the browser', () => {
+  let gateway: GatewayUnderTest;
+  let database: GatewayTestDatabase;
+  let smtp: SmtpSink;
+  let portal: PortalUnderTest;
+  let console_: ConsoleUnderTest;
+  let browser: Browser;
+  let page: Page;
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
+    database = await createGatewayTestDatabase();
+    smtp = await startSmtpSink();
+    portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
+    console_ = await startConsole(gateway.adminUrl);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    page = await (await browser.newContext()).newPage();
+    page.setDefaultTimeout(10_000);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await console_?.close();
+    await portal?.close();
+    await smtp?.close();
+    await database?.drop();
+    await gateway?.close();
+  });
+
+  it('refuses a common password, a blank one and an address list next to their fields, keeping the email typed', async () => {
+    await page.goto(`${portal.url}/signup`);
+    await page.getByLabel('Email').fill('dev@example.com');
+    await page.getByLabel('Password').fill('password1234');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('This password is one of the most common ones').waitFor();
+    expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Email').inputValue()).toBe('dev@example.com');
+    await shot('portal-signup-common-password');
+    await page.getByLabel('Password').fill(' '.repeat(12));
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Use more than spaces').waitFor();
+    await page.getByLabel('Email').fill('victim@example.com, attacker@evil.test');
+    await page.getByLabel('Password').fill('a long enough passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Enter an email address such as name@example.com.').waitFor();
+    expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+    await shot('portal-signup-address-list');
+  });
+
+  it('slows console sign-in after refused tokens, saying how long to wait', async () => {
+    for (let i = 0; i < 4; i += 1) {
+      await page.goto(`${console_.url}/sign-in`);
+      await page.getByLabel('Admin token').fill(`adm_wrong-${i}`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    }
+    await page.getByText(/Too many refused tokens from your address\. Wait \d+ seconds? and try again\./).waitFor();
+    await shot('console-sign-in-slowed');
+  });
+});
