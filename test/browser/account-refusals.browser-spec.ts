@@ -36,7 +36,7 @@ describe('account refusals in the browser', () => {
     });
     page = await (await browser.newContext()).newPage();
     page.setDefaultTimeout(10_000);
-  });
+  }, 300_000); // a gateway, a portal, a console and Chromium: slow on a loaded 2-core runner
   afterAll(async () => {
     await browser?.close();
     await console_?.close();
