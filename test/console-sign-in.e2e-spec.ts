@@ -14,7 +14,7 @@ describe('operator console sign-in throttle', () => {
   beforeAll(async () => {
     gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
     console_ = await startConsole(gateway.adminUrl);
-  });
+  }, 180_000); // several servers to start: slow on a loaded 2-core runner
   afterAll(async () => {
     await console_?.close();
     await gateway?.close();

@@ -115,7 +115,7 @@ describe('portal accounts that resist abuse', () => {
       // This file's own sign-ups all come from loopback: only the sign-in throttles are under test here.
       env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000', PORTAL_SIGN_IN_DELAY_AFTER: '6' },
     });
-  });
+  }, 180_000); // several servers to start: slow on a loaded 2-core runner
   afterAll(async () => {
     await portal?.close();
     await smtp?.close();
@@ -337,7 +337,7 @@ describe('portal caps and throttles per address block', () => {
       smtpUrl: smtp.url,
       env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '3', PORTAL_CONSUMERS_PER_HOUR: '1' },
     });
-  });
+  }, 180_000); // several servers to start: slow on a loaded 2-core runner
   afterAll(async () => {
     await portal?.close();
     await smtp?.close();
