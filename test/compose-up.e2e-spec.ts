@@ -434,7 +434,11 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
     const verifyForm = await page('GET', link![1]);
     expect(verifyForm.status).toBe(200);
     const token = /name="token" value="([^"]+)"/.exec(verifyForm.text)![1];
-    const verified = await page('POST', '/portal/verify', { _csrf: csrf(verifyForm.text), token });
+    const verified = await page('POST', '/portal/verify', {
+      _csrf: csrf(verifyForm.text),
+      token,
+      password: 'a long enough passphrase',
+    });
     expect(verified.status).toBe(200);
     const key = /data-testid="new-key"[^>]*>([^<]+)</.exec(verified.text)![1];
     expect(key).toMatch(/^petk_/);

@@ -115,6 +115,7 @@ ifNginx.describe('developer portal behind nginx at /portal/, two instances', () 
     const link = /https?:\/\/\S+\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0];
     expect(link.startsWith(`${url}/portal/verify?token=`)).toBe(true);
     await page.goto(link);
+    await page.getByLabel('Password').fill('a long enough passphrase');
     await page.getByRole('button', { name: 'Verify my email' }).click();
     await page.getByTestId('new-key').waitFor();
     const cookie = (await page.context().cookies()).find((c) => c.name === 'portal.sid')!;

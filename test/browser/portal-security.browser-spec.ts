@@ -52,6 +52,7 @@ describe('developer portal security', () => {
     await page.getByRole('heading', { name: 'Check your email' }).waitFor();
     const mail = await smtp.next(email, /Verify/);
     await page.goto(/https?:\/\/\S+\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0]);
+    await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Verify my email' }).click();
     return (await page.getByTestId('new-key').innerText()).trim();
   }
@@ -201,12 +202,17 @@ describe('developer portal security', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
-    const victim = await newPage();
-    await victim.goto(`${a.url}/login`);
-    const planted = (await victim.context().cookies()).find((c) => c.name === 'portal.sid')!;
+    // Viewing a form stores no session: the id an attacker can plant is one of a session they hold (their own).
+    const attacker = await newPage();
+    const attackerEmail = newEmail('fixation-attacker');
+    await signUp(attacker, attackerEmail);
+    const planted = (await attacker.context().cookies()).find((c) => c.name === 'portal.sid')!;
     expect(planted).toBeDefined();
     expect(planted.httpOnly).toBe(true);
     expect(planted.sameSite).toBe('Lax');
+    const victim = await newPage();
+    await victim.context().addCookies([{ ...planted }]);
+    await victim.goto(`${a.url}/login`);
     await victim.getByLabel('Email').fill(email);
     await victim.getByLabel('Password').fill(PASSWORD);
     await victim.getByRole('button', { name: 'Sign in' }).click();
@@ -214,8 +220,7 @@ describe('developer portal security', () => {
     const after = (await victim.context().cookies()).find((c) => c.name === 'portal.sid')!;
     expect(after.value).not.toBe(planted.value);
 
-    const attacker = await newPage();
-    await attacker.context().addCookies([{ ...planted }]);
+    // The planted id never becomes the victim's session: the sign-in ended it (regenerated), whoever held it.
     await attacker.goto(`${a.url}/dashboard`);
     expect(new URL(attacker.url()).pathname).toBe('/login');
   });
@@ -250,15 +255,20 @@ describe('developer portal security', () => {
     expect(await page.getByLabel('Email').inputValue()).toBe(email);
     expect(await page.getByLabel('Password').inputValue()).toBe('');
     await page.screenshot({ path: join(ARTIFACTS, 'portal-login-failed.png'), fullPage: true });
-    // Five guesses per account and window (the first above included), spread over both instances.
+    // Five wrong guesses per (account, address) pair and window (the first above included), over both instances.
     for (let i = 0; i < 4; i += 1) await signIn(page, email, `wrong password ${i}`, i % 2 ? a : b);
     await signIn(page, email, PASSWORD, b);
     await page.getByText(/Too many attempts/).waitFor();
     expect(await page.getByLabel('Email').inputValue()).toBe(email);
     await page.screenshot({ path: join(ARTIFACTS, 'portal-login-throttled.png'), fullPage: true });
-    // The right password does not get through while blocked, on either instance.
+    // The right password does not get through from this address while blocked, on either instance...
     await signIn(page, email, PASSWORD, a);
     await page.getByText(/Too many attempts/).waitFor();
+    // ...but the guesses slow the attacker, not the owner: from another address, the right password signs in.
+    const owner = await newPage();
+    await owner.setExtraHTTPHeaders({ 'x-forwarded-for': '198.51.100.77' });
+    await signIn(owner, email, PASSWORD, b);
+    await owner.getByRole('heading', { name: 'Your dashboard' }).waitFor();
   });
 
   it('keeps what was typed on the reset form and answers the same for a known and an unknown email', async () => {

@@ -105,6 +105,12 @@ describe('developer portal', () => {
     await page.goto(link);
     await shot('verify');
     await checkPage(page, 'portal-verify');
+    // Verification asks for the sign-up's password (a first registrant who is not the mailbox's owner gets nowhere).
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Verify my email' }).click();
+    await page.getByText('Enter the password you chose when you signed up').waitFor();
+    await shot('verify-wrong-password');
+    await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Verify my email' }).click();
     key = (await page.getByTestId('new-key').innerText()).trim();
     expect(key).toMatch(/^petk_/);

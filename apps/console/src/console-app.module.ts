@@ -5,6 +5,7 @@ import { AuditController } from './audit/audit.controller';
 import { AuthController } from './auth/auth.controller';
 import { HealthController } from './auth/health.controller';
 import { OperatorGuard } from './auth/operator.guard';
+import { ConsoleSignInThrottle } from './auth/sign-in-throttle';
 import { TokenVault } from './auth/token-vault';
 import { ConsoleConfig } from './config/console.config';
 import { ConsumersController } from './consumers/consumers.controller';
@@ -31,6 +32,7 @@ export class ConsoleAppModule {
         { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
         { provide: PLAN_CATALOGUE, useValue: config.plans },
+        { provide: ConsoleSignInThrottle, useValue: new ConsoleSignInThrottle() },
         { provide: APP_GUARD, useClass: OperatorGuard },
       ],
     };

@@ -5,7 +5,9 @@ import { DataSource } from 'typeorm';
 import { PLAN_CATALOGUE } from '@app/web';
 import { AccountsController } from './accounts/accounts.controller';
 import { AccountsService } from './accounts/accounts.service';
+import { AfterAnswer } from './accounts/after-answer';
 import { SignedInGuard } from './accounts/session';
+import { UnverifiedPurge } from './accounts/unverified-purge';
 import { PORTAL_CONFIG, PortalConfig } from './config/portal.config';
 import { DashboardController } from './dashboard/dashboard.controller';
 import { HealthController } from './health.controller';
@@ -14,7 +16,9 @@ import { PortalDatabase } from './database/portal-database';
 import { Mailer } from './mail/mailer';
 import { ShutdownHooks } from './shutdown-hooks';
 import { ReferenceController } from './reference/reference.controller';
+import { ConsumerCap } from './throttle/consumer-cap';
 import { PostgresThrottlerStorage } from './throttle/postgres-throttler.storage';
+import { PORTAL_POOL, SignInAttempts } from './throttle/sign-in-attempts';
 import { accountTracker, addressTracker } from './throttle/sign-in-throttler.guard';
 
 /** The developer portal: accounts, the dashboard over the admin API, the API reference. */
@@ -52,7 +56,12 @@ export class PortalAppModule {
         { provide: PLAN_CATALOGUE, useValue: config.plans },
         { provide: DataSource, useValue: database.dataSource },
         { provide: Mailer, useValue: mailer },
+        { provide: PORTAL_POOL, useValue: database.pool },
+        AfterAnswer,
         AccountsService,
+        UnverifiedPurge,
+        SignInAttempts,
+        ConsumerCap,
         PortalApi,
         SignedInGuard,
         ShutdownHooks,

@@ -15,3 +15,4 @@ export * from './listen';
 export * from './http-server';
 export * from './readiness';
 export * from './trust-proxy';
+export * from './address-block';

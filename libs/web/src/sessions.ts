@@ -9,8 +9,6 @@ declare module 'express-session' {
   interface SessionData {
     /** One message for the next page (after a redirect), shown once. */
     flash?: Flash;
-    /** Set when a page first issues a CSRF token: the session is then saved, so its id (the token's binding) holds. */
-    startedAt?: number;
   }
 }
 
@@ -75,6 +73,20 @@ export interface WebSessions {
 /** The session cookie (name, path) of each request that went through webSession: what endSession clears. */
 const sessionCookies = new WeakMap<Request, { name: string; path: string }>();
 
+/** Requests whose session express-session made new during the request (none was loaded from the store). */
+const newSessions = new WeakSet<object>();
+
+/**
+ * Whether the request's session is one worth binding to: loaded from the store (the visitor has a stored session),
+ * or holding data now (set during this request, e.g. at sign-in). An anonymous visitor's empty session is not:
+ * with `saveUninitialized: false` it is never stored, so nothing may depend on its id outliving the request.
+ */
+export function hasStoredSession(request: Request): boolean {
+  const current: object | undefined = request.session;
+  if (!current) return false;
+  return !newSessions.has(request) || Object.keys(current).some((key) => key !== 'cookie');
+}
+
 /** express-session on PostgreSQL: HttpOnly, SameSite=Lax, Secure behind https, rolling idle expiry. */
 export function webSession(options: WebSessionOptions): WebSessions {
   let store = options.store;
@@ -119,6 +131,13 @@ export function webSession(options: WebSessionOptions): WebSessions {
       path: cookie.path,
     },
   });
+  // express-session makes every new session (none loaded, or regenerated) through store.generate: noted per request.
+  const generating = store as session.Store & { generate: (request: Request) => void };
+  const generate = generating.generate.bind(store);
+  generating.generate = (request: Request) => {
+    newSessions.add(request);
+    generate(request);
+  };
   const handler: RequestHandler = (request, response, next) => {
     sessionCookies.set(request, cookie);
     sessionHandler(request, response, next);

@@ -116,10 +116,15 @@ describe('libs/web: a page app', () => {
     expect((await client.request('GET', '/portal/assets/uplot/uPlot.iife.min.js')).status).toBe(200);
   });
 
-  it('keeps the session cookie HttpOnly and SameSite=Lax', async () => {
+  it('stores no session for a form viewed anonymously; the session cookie, once set, is HttpOnly and SameSite=Lax', async () => {
     const client = new Client(origin);
     const page = await client.request('GET', '/portal/form');
-    const cookies = page.headers.getSetCookie().join('\n');
+    const viewed = page.headers.getSetCookie().join('\n');
+    expect(viewed).not.toMatch(/test\.sid=/);
+    expect(viewed).toMatch(/test\.sid\.csrf-visitor=[^;]+;.*HttpOnly/i);
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
+    const sent = await client.request('POST', '/portal/form', { _csrf: token, email: 'x' });
+    const cookies = sent.headers.getSetCookie().join('\n');
     expect(cookies).toMatch(/test\.sid=[^;]+;.*HttpOnly/i);
     expect(cookies).toMatch(/test\.sid=[^;]+;.*SameSite=Lax/i);
   });
@@ -146,6 +151,9 @@ describe('libs/web: a page app', () => {
 
   it('signs out: the session is gone and its cookie cleared with the name and path the app set', async () => {
     const client = new Client(origin);
+    const first = await client.request('GET', '/portal/form');
+    const anonymous = /name="_csrf" value="([^"]+)"/.exec(first.text)![1];
+    await client.request('POST', '/portal/form', { _csrf: anonymous, email: 'x' }); // now a stored session
     const page = await client.request('GET', '/portal/form');
     const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
     const signedOut = await client.request('POST', '/portal/sign-out', { _csrf: token! });

@@ -1,11 +1,21 @@
+import { addressBlock } from '@app/platform';
 import { AdminApiError, AdminClient, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
 import { PublicPage } from './public-page.decorator';
+import { ConsoleSignInThrottle, ConsoleSignInVerdict } from './sign-in-throttle';
 import { TokenVault } from './token-vault';
 
 const REFUSED = 'This token was not accepted: it is wrong, revoked or expired. Nothing was stored.';
+
+/** The sign-in page's refusal for each throttle code (the code chooses, never a message). */
+function throttledMessage(verdict: Exclude<ConsoleSignInVerdict, { allowed: true }>): string {
+  const wait = `${verdict.retryAfterSeconds} second${verdict.retryAfterSeconds === 1 ? '' : 's'}`;
+  return verdict.code === 'SLOWED_AFTER_FAILURES'
+    ? `Too many refused tokens from your address. Wait ${wait} and try again.`
+    : `Too many sign-in attempts from your address. Wait ${wait} and try again.`;
+}
 
 /**
  * Sign-in with the operator's own admin token: the console asks GET /token with it; only an accepted token starts
@@ -16,6 +26,7 @@ export class AuthController {
   constructor(
     private readonly admin: AdminClient,
     private readonly vault: TokenVault,
+    private readonly throttle: ConsoleSignInThrottle,
   ) {}
 
   @PublicPage()
@@ -38,15 +49,24 @@ export class AuthController {
     const token = typeof body.token === 'string' ? body.token.trim() : '';
     if (token === '')
       return response.status(400).render('sign-in', { title: 'Sign in', error: 'Enter your admin token.' });
+    // Throttled per address block (IPv6 by /64; behind a proxy, the client's: CONSOLE_TRUST_PROXY).
+    const block = addressBlock(request.ip);
+    const verdict = this.throttle.admit(block);
+    if (!verdict.allowed) {
+      response.setHeader('Retry-After', String(verdict.retryAfterSeconds));
+      return response.status(429).render('sign-in', { title: 'Sign in', error: throttledMessage(verdict) });
+    }
     let record: AdminCurrentToken;
     try {
       record = await this.admin.get<AdminCurrentToken>(token, '/token');
     } catch (error) {
       if (error instanceof AdminApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
+        this.throttle.failed(block, error.code);
         return response.status(401).render('sign-in', { title: 'Sign in', error: REFUSED });
       }
       throw error;
     }
+    this.throttle.succeeded(block);
     await regenerateSession(request);
     request.session.operator = { ...record, sealedToken: this.vault.seal(token) };
     await redirectAfterSave(request, response, '/');

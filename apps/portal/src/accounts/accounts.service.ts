@@ -1,11 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isUniqueViolation } from '@app/database';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
 import { Mailer } from '../mail/mailer';
 import { AccountTokenEntity, AccountTokenPurpose } from './account-token.entity';
 import { AccountEntity } from './account.entity';
+import { AfterAnswer } from './after-answer';
 import { hashPassword, verifyPassword } from './passwords';
 
 const VERIFY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -15,10 +16,18 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/** What a verification answers, by code: the page is chosen by it. */
+export type VerifyOutcome =
+  { code: 'VERIFIED'; account: AccountEntity } | { code: 'LINK_INVALID' } | { code: 'WRONG_PASSWORD' };
+
 /**
- * Accounts: sign-up, verification and reset links (single-use tokens, only their SHA-256 stored), sign-in. Nothing
- * here tells a caller whether an email has an account: the answers and the work done (one argon2 hash or verify, a
- * mail sent in the background) are the same either way.
+ * Accounts: sign-up, verification and reset links (single-use tokens, only their SHA-256 stored), sign-in.
+ * - Nothing here tells a caller whether an email has an account: sign-up and reset answer before any of their
+ *   email-dependent work (AfterAnswer), and sign-in does one argon2 verify either way.
+ * - An unverified account belongs to nobody yet: a new sign-up for its address replaces its password and kills its
+ *   links, and verification asks for the password. Whoever verifies proves both the mailbox and the password, so a
+ *   first registrant who is not the mailbox's owner (pre-account hijacking) never keeps the account.
+ * - Verifying the account or changing its password kills every unused link of it (verify and reset alike).
  */
 @Injectable()
 export class AccountsService {
@@ -27,6 +36,7 @@ export class AccountsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly mailer: Mailer,
+    private readonly afterAnswer: AfterAnswer,
     @Inject(PORTAL_CONFIG) private readonly config: PortalConfig,
   ) {}
 
@@ -34,46 +44,84 @@ export class AccountsService {
     return this.dataSource.getRepository(AccountEntity);
   }
 
-  async signUp(email: string, password: string): Promise<void> {
+  /** Answers at once; the sign-up itself runs after the answer (register). */
+  signUp(email: string, password: string): void {
+    this.afterAnswer.run('A sign-up', () => this.register(email, password));
+  }
+
+  /** Answers at once; the reset mail (for a known email only) is prepared after the answer. */
+  requestReset(email: string): void {
+    this.afterAnswer.run('A reset request', () => this.sendReset(email));
+  }
+
+  /** The sign-up's work, for a known and an unknown address alike: one argon2 hash, one lookup, one mail. */
+  async register(email: string, password: string): Promise<void> {
     const passwordHash = await hashPassword(password);
-    const existing = await this.accounts.findOneBy({ email });
-    if (existing) {
-      // The owner of the address learns of the attempt; the visitor sees what a new sign-up sees.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const existing = await this.accounts.findOneBy({ email });
+      if (existing?.verifiedAt) {
+        // The owner of the address learns of the attempt; the visitor saw what a new sign-up sees.
+        this.mailer.sendLater({
+          to: email,
+          subject: 'Someone tried to sign up with your email',
+          text: `An account already exists for this address. Sign in at ${this.link('/login')}, or reset your password at ${this.link('/reset')}.`,
+        });
+        return;
+      }
+      let accountId: string | undefined;
+      if (existing) {
+        // Still unverified: the newest registrant's password replaces the pending one, and older links die.
+        accountId = await this.dataSource.transaction(async (manager) => {
+          const updated = await manager.update(
+            AccountEntity,
+            { id: existing.id, verifiedAt: IsNull() },
+            { passwordHash },
+          );
+          if (!updated.affected) return undefined;
+          await this.killLinks(manager, existing.id);
+          return existing.id;
+        });
+      } else {
+        const id = randomUUID();
+        try {
+          await this.accounts.insert({ id, email, passwordHash, verifiedAt: null, consumerName: null });
+          accountId = id;
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+        }
+      }
+      if (accountId === undefined) continue; // raced with another sign-up or a verification: look again
+      const token = await this.issueToken(accountId, 'verify', VERIFY_TTL_MS);
       this.mailer.sendLater({
         to: email,
-        subject: 'Someone tried to sign up with your email',
-        text: `An account already exists for this address. Sign in at ${this.link('/login')}, or reset your password at ${this.link('/reset')}.`,
+        subject: 'Verify your email for the Pet store developer portal',
+        text: `Welcome! Open this link to verify your email and get your API key (valid 24 hours, once; it asks for the password you signed up with):\n\n${this.link(`/verify?token=${token}`)}\n`,
       });
       return;
     }
-    const account = this.accounts.create({
-      id: randomUUID(),
-      email,
-      passwordHash,
-      verifiedAt: null,
-      consumerName: null,
-    });
-    try {
-      await this.accounts.insert(account);
-    } catch (error) {
-      // Two sign-ups racing for one address: the loser is told nothing more than the winner.
-      if (isUniqueViolation(error)) return;
-      throw error;
-    }
-    const token = await this.issueToken(account.id, 'verify', VERIFY_TTL_MS);
-    this.mailer.sendLater({
-      to: email,
-      subject: 'Verify your email for the Pet store developer portal',
-      text: `Welcome! Open this link to verify your email and get your API key (valid 24 hours, once):\n\n${this.link(`/verify?token=${token}`)}\n`,
-    });
   }
 
-  /** The account a verification token names, now verified; undefined when the token is unknown, used or expired. */
-  async verify(token: string): Promise<AccountEntity | undefined> {
-    const accountId = await this.useToken(token, 'verify');
-    if (!accountId) return undefined;
-    await this.accounts.update({ id: accountId, verifiedAt: IsNull() }, { verifiedAt: () => 'now()' });
-    return (await this.accounts.findOneBy({ id: accountId })) ?? undefined;
+  /**
+   * Verifies the account a link names when `password` is its password. A wrong password leaves the link usable (only
+   * the mailbox's owner holds it); a right one uses it and kills every other unused link of the account.
+   */
+  async verify(token: string, password: string): Promise<VerifyOutcome> {
+    const link = await this.dataSource
+      .getRepository(AccountTokenEntity)
+      .findOneBy({ tokenHash: hashToken(token), purpose: 'verify', usedAt: IsNull() });
+    const account = link && link.expiresAt.getTime() > Date.now() ? await this.find(link.accountId) : null;
+    // An unknown link costs no argon2 (a link is a secret of its own: nothing to hide about it).
+    if (!account) return { code: 'LINK_INVALID' };
+    if (!(await verifyPassword(account.passwordHash, password))) return { code: 'WRONG_PASSWORD' };
+    const verified = await this.dataSource.transaction(async (manager) => {
+      // The link is used only if it is still unused: a sign-up that replaced the password meanwhile killed it.
+      if (!(await this.useToken(manager, token, 'verify'))) return false;
+      await manager.update(AccountEntity, { id: account.id, verifiedAt: IsNull() }, { verifiedAt: () => 'now()' });
+      await this.killLinks(manager, account.id);
+      return true;
+    });
+    if (!verified) return { code: 'LINK_INVALID' };
+    return { code: 'VERIFIED', account: (await this.find(account.id))! };
   }
 
   async signIn(email: string, password: string): Promise<AccountEntity | undefined> {
@@ -82,9 +130,9 @@ export class AccountsService {
     return ok ? (account ?? undefined) : undefined;
   }
 
-  async requestReset(email: string): Promise<void> {
+  private async sendReset(email: string): Promise<void> {
     const account = await this.accounts.findOneBy({ email });
-    // An unknown address gets no mail; the visitor sees the same page as for a known one (the mail goes later).
+    // An unknown address gets no mail (the visitor was answered the same page before this lookup).
     if (!account) return;
     const token = await this.issueToken(account.id, 'reset', RESET_TTL_MS);
     this.mailer.sendLater({
@@ -102,18 +150,23 @@ export class AccountsService {
     return !!found && found.expiresAt.getTime() > Date.now();
   }
 
-  async resetPassword(token: string, password: string): Promise<boolean> {
+  /**
+   * Sets a new password through a reset link: the link and every other unused link of the account die, every
+   * session of the account ends (on every instance), and an unverified account is verified (the reset proves the
+   * address). Answers the account's email (its sign-in throttle is lifted by the caller), or undefined.
+   */
+  async resetPassword(token: string, password: string): Promise<string | undefined> {
+    if (!(await this.resetTokenValid(token))) return undefined;
     const passwordHash = await hashPassword(password);
-    const accountId = await this.useToken(token, 'reset');
-    if (!accountId) return false;
-    // The reset proves the address: an unverified account is verified by it too.
-    await this.accounts.update({ id: accountId }, { passwordHash });
-    // Whoever was signed in with the old password is signed out (every session of the account, on every instance).
-    await this.dataSource.query(`DELETE FROM "${this.config.schema}"."session" WHERE "sess"->>'accountId' = $1`, [
-      accountId,
-    ]);
-    await this.accounts.update({ id: accountId, verifiedAt: IsNull() }, { verifiedAt: () => 'now()' });
-    return true;
+    return this.dataSource.transaction(async (manager) => {
+      const accountId = await this.useToken(manager, token, 'reset');
+      if (!accountId) return undefined;
+      await manager.update(AccountEntity, { id: accountId }, { passwordHash });
+      await manager.update(AccountEntity, { id: accountId, verifiedAt: IsNull() }, { verifiedAt: () => 'now()' });
+      await this.killLinks(manager, accountId);
+      await manager.query(`DELETE FROM "${this.config.schema}"."session" WHERE "sess"->>'accountId' = $1`, [accountId]);
+      return (await manager.findOneBy(AccountEntity, { id: accountId }))?.email;
+    });
   }
 
   find(id: string): Promise<AccountEntity | null> {
@@ -122,6 +175,22 @@ export class AccountsService {
 
   async setConsumer(accountId: string, consumerName: string): Promise<void> {
     await this.accounts.update({ id: accountId }, { consumerName });
+  }
+
+  /** Deletes the unverified accounts created before `maxAgeMs` ago (their links go with them); answers how many. */
+  async purgeUnverified(maxAgeMs: number): Promise<number> {
+    const result = await this.accounts
+      .createQueryBuilder()
+      .delete()
+      .where('"verified_at" IS NULL')
+      .andWhere(`"created_at" < now() - :ms * interval '1 millisecond'`, { ms: maxAgeMs })
+      .execute();
+    return result.affected ?? 0;
+  }
+
+  /** Every unused link of the account, of any purpose, can no longer be used. */
+  private async killLinks(manager: EntityManager, accountId: string): Promise<void> {
+    await manager.update(AccountTokenEntity, { accountId, usedAt: IsNull() }, { usedAt: () => 'now()' });
   }
 
   private async issueToken(accountId: string, purpose: AccountTokenPurpose, ttlMs: number): Promise<string> {
@@ -138,8 +207,12 @@ export class AccountsService {
   }
 
   /** Marks a token used (one UPDATE: two uses racing, one wins) and answers its account, if it was usable. */
-  private async useToken(token: string, purpose: AccountTokenPurpose): Promise<string | undefined> {
-    const [rows]: [Array<{ account_id: string }>, number] = await this.dataSource.query(
+  private async useToken(
+    manager: EntityManager,
+    token: string,
+    purpose: AccountTokenPurpose,
+  ): Promise<string | undefined> {
+    const [rows]: [Array<{ account_id: string }>, number] = await manager.query(
       `UPDATE "${this.config.schema}"."account_tokens" SET "used_at" = now() WHERE "token_hash" = $1 AND "purpose" = $2 AND "used_at" IS NULL AND "expires_at" > now() RETURNING "account_id"`,
       [hashToken(token), purpose],
     );

@@ -28,6 +28,19 @@ describe('loadPortalConfig', () => {
     );
   });
 
+  it('reads the account abuse settings, and refuses an unverified age shorter than the link (24 h)', () => {
+    const base = { NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN };
+    const defaults = loadPortalConfig(base);
+    expect(defaults.throttle.signIn).toEqual({ pairLimit: 5, delayAfter: 10, maxDelayMs: 60_000 });
+    expect(defaults.consumersPerHour).toBe(100);
+    expect(defaults.unverifiedMaxAgeMs).toBe(72 * 3600 * 1000);
+    const set = loadPortalConfig({ ...base, PORTAL_CONSUMERS_PER_HOUR: '7', PORTAL_UNVERIFIED_MAX_AGE_HOURS: '24' });
+    expect([set.consumersPerHour, set.unverifiedMaxAgeMs]).toEqual([7, 24 * 3600 * 1000]);
+    expect(() => loadPortalConfig({ ...base, PORTAL_UNVERIFIED_MAX_AGE_HOURS: '23' })).toThrow(
+      /PORTAL_UNVERIFIED_MAX_AGE_HOURS/,
+    );
+  });
+
   it('gives Express a hop count as a number and the default loopback as it is; refuses true with one line', () => {
     const base = { NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN };
     expect(loadPortalConfig({ ...base, PORTAL_TRUST_PROXY: '1' }).trustProxy).toBe(1);

@@ -86,6 +86,22 @@ export class PortalEnvironment {
   @EnvIntRange('PORTAL_THROTTLE_WINDOW_SECONDS', 1, 86400)
   PORTAL_THROTTLE_WINDOW_SECONDS = 900;
 
+  @EnvIntRange('PORTAL_SIGN_IN_PAIR_LIMIT', 1, 100000)
+  PORTAL_SIGN_IN_PAIR_LIMIT = 5;
+
+  @EnvIntRange('PORTAL_SIGN_IN_DELAY_AFTER', 1, 100000)
+  PORTAL_SIGN_IN_DELAY_AFTER = 10;
+
+  @EnvIntRange('PORTAL_SIGN_IN_MAX_DELAY_SECONDS', 1, 3600)
+  PORTAL_SIGN_IN_MAX_DELAY_SECONDS = 60;
+
+  @EnvIntRange('PORTAL_CONSUMERS_PER_HOUR', 1, 1000000)
+  PORTAL_CONSUMERS_PER_HOUR = 100;
+
+  /** At least the verification link's 24 hours: no account is purged while its link still works. */
+  @EnvIntRange('PORTAL_UNVERIFIED_MAX_AGE_HOURS', 24, 8760)
+  PORTAL_UNVERIFIED_MAX_AGE_HOURS = 72;
+
   @IsString()
   PORTAL_DATA_DIR = '.data';
 
@@ -118,7 +134,21 @@ export interface PortalConfig {
   openApiFile: string;
   /** The plan catalogue (PLANS_FILE, read once here): what the plan page offers. */
   plans: PlanCatalogue;
-  throttle: { addressLimit: number; accountLimit: number; windowMs: number };
+  /**
+   * addressLimit: form posts per client address block (IPv4 address, IPv6 /64) and window; accountLimit: sign-up and
+   * reset requests per email and window (mail sent to one address); signIn: failed sign-ins per (account, address
+   * block) pair and window, then failures on an account (any address) before each next attempt waits, up to a cap.
+   */
+  throttle: {
+    addressLimit: number;
+    accountLimit: number;
+    windowMs: number;
+    signIn: { pairLimit: number; delayAfter: number; maxDelayMs: number };
+  };
+  /** Sign-ups that create a gateway consumer (one per verified account), all instances together, per hour. */
+  consumersPerHour: number;
+  /** Unverified accounts older than this are deleted (a periodic job). */
+  unverifiedMaxAgeMs: number;
   logLevel: LogLevelName;
   shutdownGraceMs: number;
 }
@@ -185,7 +215,14 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
       addressLimit: e.PORTAL_THROTTLE_ADDRESS_LIMIT,
       accountLimit: e.PORTAL_THROTTLE_ACCOUNT_LIMIT,
       windowMs: e.PORTAL_THROTTLE_WINDOW_SECONDS * 1000,
+      signIn: {
+        pairLimit: e.PORTAL_SIGN_IN_PAIR_LIMIT,
+        delayAfter: e.PORTAL_SIGN_IN_DELAY_AFTER,
+        maxDelayMs: e.PORTAL_SIGN_IN_MAX_DELAY_SECONDS * 1000,
+      },
     },
+    consumersPerHour: e.PORTAL_CONSUMERS_PER_HOUR,
+    unverifiedMaxAgeMs: e.PORTAL_UNVERIFIED_MAX_AGE_HOURS * 3600 * 1000,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Mailer } from './mailer';
+import { startSmtpSink } from '../../../../test/support/smtp-sink';
 
 /** Without SMTP_URL the mail goes to the log: as a warning, so the link shows at npm run stack's LOG_LEVEL=warn. */
 describe('Mailer without SMTP_URL', () => {
@@ -19,6 +20,23 @@ describe('Mailer without SMTP_URL', () => {
     } finally {
       warn.mockRestore();
       log.mockRestore();
+    }
+  });
+});
+
+describe('Mailer recipients', () => {
+  it('sends to the one address given, and refuses anything that could name a second one', async () => {
+    const sink = await startSmtpSink();
+    const mailer = new Mailer(sink.url, 'Portal <portal@example.com>');
+    try {
+      await mailer.send({ to: 'dev@example.com', subject: 'One', text: 'x' });
+      expect(sink.mails.map((m) => m.to)).toEqual([['dev@example.com']]);
+      for (const to of ['a,attacker\n@evil.test', 'a,attacker@evil.test', 'Dev <dev@example.com>', 'a b@example.com'])
+        await expect(mailer.send({ to, subject: 'Two', text: 'x' })).rejects.toThrow('one plain address');
+      expect(sink.mails).toHaveLength(1);
+    } finally {
+      mailer.close();
+      await sink.close();
     }
   });
 });

@@ -1,7 +1,11 @@
 import { Logger } from '@nestjs/common';
 import nodemailer, { Transporter } from 'nodemailer';
 
+/** One `local@domain` without anything that separates, quotes or comments addresses, nor whitespace. */
+const ONE_ADDRESS = /^[^\s,;:<>"()[\]\\@]+@[^\s,;:<>"()[\]\\@]+$/;
+
 export interface Mail {
+  /** One address (the accounts' rule: a single addr-spec); anything that could name a second one is refused. */
   to: string;
   subject: string;
   text: string;
@@ -24,6 +28,8 @@ export class Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
+    // Defence in depth behind the form's rule: nodemailer reads a string as an address list ("a,b@c" is two).
+    if (!ONE_ADDRESS.test(mail.to)) throw new Error('a mail goes to one plain address');
     if (!this.transport) {
       // One line (the log is JSON lines): the link stands out in it. A warning (a mail was not sent), so that it
       // shows at every level a developer runs with (npm run stack runs at LOG_LEVEL=warn).
@@ -32,7 +38,13 @@ export class Mailer {
       );
       return;
     }
-    await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+    // An address object, not a string: nodemailer takes it as one recipient and never parses it as a list.
+    await this.transport.sendMail({
+      from: this.from,
+      to: { name: '', address: mail.to },
+      subject: mail.subject,
+      text: mail.text,
+    });
   }
 
   /** Sends without holding the answer back (a page never waits on SMTP: same timing whether a mail goes or not). */

@@ -1,26 +1,40 @@
-import { ExecutionContext, HttpException, Injectable } from '@nestjs/common';
+import { ExecutionContext, HttpException, Injectable, Logger } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { Request } from 'express';
+import { normalizeEmail } from '../accounts/account-input';
+import { clientBlock, emailHash } from './client-address';
 
-/** The address a request came from (behind nginx, the client's: PORTAL_TRUST_PROXY). */
+/** The address block a request came from: an IPv4 address, an IPv6 /64 (one host holds a whole /64). */
 export function addressTracker(request: Request): string {
-  return `ip:${request.ip ?? 'unknown'}`;
+  return `ip:${clientBlock(request)}`;
 }
 
-/** The account a form names: its email as typed, lower-cased (known or not: nothing tells them apart). */
+/** The account a form names: its typed email's hash (known or not: nothing tells them apart). */
 export function accountTracker(request: Request): string {
-  const email = (request.body as { email?: unknown } | undefined)?.email;
-  return `account:${typeof email === 'string' ? email.trim().toLowerCase().slice(0, 254) : ''}`;
+  return `account:${emailHash(normalizeEmail((request.body as { email?: unknown } | undefined)?.email).slice(0, 254))}`;
 }
 
-/** Sign-in and sign-up throttled per address and per account; past the limit, a page that says how long to wait. */
+/**
+ * The account forms' throttles (per address block, and per email on sign-up and reset): past the limit, a page
+ * that says how long to wait, and a warn line naming the throttle, the address block and the email's hash.
+ */
 @Injectable()
 export class SignInThrottlerGuard extends ThrottlerGuard {
+  private readonly signInLogger = new Logger('SignIn');
+
   protected override async throwThrottlingException(
-    _context: ExecutionContext,
+    context: ExecutionContext,
     detail: ThrottlerLimitDetail,
   ): Promise<void> {
+    const request = context.switchToHttp().getRequest<Request>();
+    this.signInLogger.warn({
+      event: 'portal.form.throttled',
+      path: request.path,
+      throttle: detail.tracker.startsWith('ip:') ? 'address' : 'email',
+      account: accountTracker(request).slice('account:'.length),
+      address: clientBlock(request),
+    });
     const minutes = Math.max(1, Math.ceil(detail.timeToBlockExpire / 60));
     throw new HttpException(`Too many attempts. Wait ${minutes} minute${minutes === 1 ? '' : 's'} and try again.`, 429);
   }
