@@ -30,15 +30,17 @@ const GATEWAY_LAYERS = [
 /** The developer portal. accounts and dashboard share a layer for now: the session guard and the admin API client
  * cross between them (issue #35 point 5 gives the portal one idiom for "must be signed in"). */
 const PORTAL_LAYERS = [
-  ['config', 'mail', 'throttle'],
+  ['config', 'credentials'],
+  ['mail', 'throttle'],
   ['accounts', 'dashboard'],
   ['database', 'reference'],
 ];
-const PORTAL_SHARED_LAYERS = new Set([1]);
+const PORTAL_SHARED_LAYERS = new Set([2]);
 
 /** The operator console: one folder per page family over the sign-in, the actions and the sections helpers. */
 const CONSOLE_LAYERS = [
   ['config', 'auth', 'actions.ts', 'sections.ts'],
+  ['console.views.ts'],
   ['audit'],
   ['overview', 'consumers', 'plan-requests', 'tokens'],
 ];

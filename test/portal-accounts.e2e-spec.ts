@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AfterAnswer } from '../apps/portal/src/accounts/after-answer';
-import * as passwords from '../apps/portal/src/accounts/passwords';
+import * as passwords from '../apps/portal/src/credentials/passwords';
 import { UnverifiedPurge } from '../apps/portal/src/accounts/unverified-purge';
 import { Mailer } from '../apps/portal/src/mail/mailer';
 import { emailHash } from '../apps/portal/src/throttle/client-address';

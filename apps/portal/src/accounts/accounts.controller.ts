@@ -16,7 +16,7 @@ import { ConsumerCap } from '../throttle/consumer-cap';
 import { SignInAttempts, SignInVerdict } from '../throttle/sign-in-attempts';
 import { SignInThrottlerGuard } from '../throttle/sign-in-throttler.guard';
 import { ThrottledFormFilter } from '../throttle/throttled-form.filter';
-import { emailError, FieldErrors, normalizeEmail, passwordError } from './account-input';
+import { emailError, FieldErrors, normalizeEmail, passwordError } from '../credentials/account-input';
 import { AccountEntity } from './account.entity';
 import { AccountsService } from './accounts.service';
 

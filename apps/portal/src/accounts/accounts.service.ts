@@ -7,7 +7,7 @@ import { Mailer } from '../mail/mailer';
 import { AccountTokenEntity, AccountTokenPurpose } from './account-token.entity';
 import { AccountEntity } from './account.entity';
 import { AfterAnswer } from './after-answer';
-import { hashPassword, verifyPassword } from './passwords';
+import { hashPassword, verifyPassword } from '../credentials/passwords';
 
 const VERIFY_TTL_MS = 24 * 60 * 60 * 1000;
 const RESET_TTL_MS = 60 * 60 * 1000;

@@ -2,7 +2,7 @@ import { ExecutionContext, HttpException, Injectable, Logger } from '@nestjs/com
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { normalizeEmail } from '../accounts/account-input';
+import { normalizeEmail } from '../credentials/account-input';
 import { clientBlock, emailHash } from './client-address';
 
 /** The address block a request came from: an IPv4 address, an IPv6 /64 (one host holds a whole /64). */
