@@ -10,6 +10,7 @@ const GATEWAY_LAYERS = [
   ['routing'],
   ['database'],
   ['consumers'],
+  ['billing'],
   ['rate-limit', 'usage'],
   ['auth'],
   ['pipeline', 'proxy', 'health', 'admin'],
