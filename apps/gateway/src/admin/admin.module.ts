@@ -1,6 +1,8 @@
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { BillingService } from '../billing/billing.service';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
+import { BillingAdminController } from './billing-admin.controller';
 import { ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { ConsumersAdminController } from './consumers-admin.controller';
 import { UsageAdminController } from './usage-admin.controller';
@@ -23,10 +25,17 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [GatewayProvidersModule.lentBy(gateway)],
-      controllers: [ConsumersAdminController, TokensAdminController, UsageAdminController, PlanRequestsAdminController],
+      controllers: [
+        ConsumersAdminController,
+        TokensAdminController,
+        UsageAdminController,
+        PlanRequestsAdminController,
+        BillingAdminController,
+      ],
       providers: [
         { provide: ADMIN_TOKEN, useValue: token },
         ConsumerRateLimitService,
+        BillingService,
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ForbiddenAuditInterceptor },

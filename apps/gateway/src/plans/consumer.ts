@@ -5,4 +5,6 @@ export interface Consumer {
   name: string;
   plan: PlanName;
   limits: Limits;
+  /** Unix ms where its billing months are cut (its anchor, else its creation time): docs/billing.md. */
+  billingAnchorMs: number;
 }
