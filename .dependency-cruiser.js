@@ -19,10 +19,11 @@ const GATEWAY_LAYERS = [
   ['access'],
   ['consumers'],
   ['routing', 'keys', 'plan-requests'],
+  ['billing'],
   ['rate-limit', 'usage'],
   ['auth'],
   ['admin/shared'],
-  ['access/admin', 'consumers/admin', 'plan-requests/admin', 'usage/admin'],
+  ['access/admin', 'consumers/admin', 'plan-requests/admin', 'usage/admin', 'billing/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];

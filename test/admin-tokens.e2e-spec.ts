@@ -224,6 +224,18 @@ describe('admin tokens and the audit log', () => {
         prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/unban` }),
       },
       {
+        method: 'GET',
+        path: '/consumers/{name}/billing',
+        scope: 'consumers:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/billing` }),
+      },
+      {
+        method: 'PATCH',
+        path: '/consumers/{name}/billing',
+        scope: 'consumers:write',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/billing`, body: { perMonth: 10 } }),
+      },
+      {
         method: 'POST',
         path: '/import',
         scope: 'import',

@@ -124,7 +124,7 @@ describe('the OpenAPI document', () => {
     expect(codes('400')).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'MALFORMED_JSON', 'MALFORMED_REQUEST']));
     expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'CONSUMER_DISABLED']);
     expect(codes('413')).toEqual(['PAYLOAD_TOO_LARGE']);
-    expect(codes('429')).toEqual(['RATE_LIMITED', 'KEY_BANNED']);
+    expect(codes('429')).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED']);
     expect(codes('431')).toEqual(['HEADERS_TOO_LARGE']);
     for (const status of Object.keys(post.responses).filter((s) => s >= '400')) {
       for (const example of examples(status)) expect(example.status).toBe(Number(status));

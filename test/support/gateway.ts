@@ -94,6 +94,8 @@ export async function startGateway(options: {
   logDestination?: DestinationStream;
   /** The loopback address both apps listen on (127.0.0.1 unless given). */
   host?: string;
+  /** The plan table (gateway/plans.json unless given). */
+  plans?: PlanTable;
 }): Promise<GatewayUnderTest> {
   const own =
     options.database === undefined && process.env.DATABASE_URL ? await createGatewayTestDatabase() : undefined;
@@ -114,7 +116,12 @@ export async function startGateway(options: {
     ...options.env,
   });
   options.adjust?.(config);
-  const app = await createGatewayApp({ config, plans, clock: options.clock, logDestination: options.logDestination });
+  const app = await createGatewayApp({
+    config,
+    plans: options.plans ?? plans,
+    clock: options.clock,
+    logDestination: options.logDestination,
+  });
   const admin = await createAdminApp(app, {
     token: config.admin.token!,
     logLevel: config.logLevel,

@@ -31,6 +31,14 @@ export class ConsumerEntity {
   @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
   disabledAt!: Date | null;
 
+  /** Where its billing months are cut (docs/billing.md); null: its creation time. */
+  @Column({ name: 'billing_anchor', type: 'timestamptz', nullable: true })
+  billingAnchor!: Date | null;
+
+  /** Its own monthly quota, agreed individually; null: its plan's, if the plan has one. */
+  @Column({ name: 'limit_per_month', type: 'integer', nullable: true })
+  limitPerMonth!: number | null;
+
   /** The admin token that created it (null: root, an import, or before issue #24): `ownConsumersOnly` tokens see only theirs. */
   @Column({ name: 'created_by_token', type: 'uuid', nullable: true })
   createdByToken!: string | null;

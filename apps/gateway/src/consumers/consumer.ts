@@ -6,6 +6,8 @@ export interface Consumer {
   name: string;
   plan: PlanName;
   limits: Limits;
+  /** Unix ms where its billing months are cut (its anchor, else its creation time): docs/billing.md. */
+  billingAnchorMs: number;
 }
 
 /** The consumer's own limits, or `null` when it has the plan's. */

@@ -134,6 +134,32 @@ export class ConsumersService {
   }
 
   /** Disables (every key refused) or enables a consumer; its keys are kept. */
+  /**
+   * Sets the consumer's billing anchor and/or its own monthly quota (`null` clears either: its creation time, its
+   * plan's quota), audited as `consumer.billing`. The counters are not touched: what a move does to the period in
+   * progress is the rate-limit store's rule (docs/billing.md).
+   */
+  async setBilling(
+    context: AdminRequestContext,
+    name: string,
+    patch: { billingAnchor?: Date | null; perMonth?: number | null },
+  ): Promise<ConsumerEntity> {
+    const changed = await this.locks.change(context.actor, name, async (manager, current) => {
+      const billingAnchor = patch.billingAnchor === undefined ? current.billingAnchor : patch.billingAnchor;
+      const limitPerMonth = patch.perMonth === undefined ? current.limitPerMonth : patch.perMonth;
+      const changes = diff(
+        { billingAnchor: current.billingAnchor, perMonth: current.limitPerMonth },
+        { billingAnchor, perMonth: limitPerMonth },
+      );
+      if (Object.keys(changes).length === 0) return undefined;
+      await this.repository.updateConsumer(manager, current.id, { billingAnchor, limitPerMonth });
+      await this.audit.record(context, manager, { action: 'consumer.billing', targetConsumer: name, changes });
+      return current;
+    });
+    if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
+    return (await this.get(context.actor, name)).consumer;
+  }
+
   async setDisabled(context: AdminRequestContext, name: string, disabled: boolean): Promise<ConsumerWithKeys> {
     const changed = await this.locks.change(context.actor, name, async (manager, consumer) => {
       if ((consumer.disabledAt !== null) === disabled) return undefined;

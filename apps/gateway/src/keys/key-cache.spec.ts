@@ -29,6 +29,8 @@ const record = (overrides: Partial<KeyRecord> = {}): KeyRecord => ({
   name: 'acme',
   plan: 'pro',
   limits: null,
+  perMonth: null,
+  billingAnchor: new Date(0),
   disabledAt: null,
   expiresAt: null,
   revokedAt: null,

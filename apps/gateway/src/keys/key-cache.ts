@@ -322,7 +322,8 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       return { outcome: 'invalid', reason: 'expired' };
     const limits = this.planLimits.effective(record);
     if (!limits) return { outcome: 'invalid', reason: 'unknown' };
-    return { outcome: 'valid', consumer: { name: record.name, plan: record.plan, limits }, keyId: record.keyId };
+    const consumer = { name: record.name, plan: record.plan, limits, billingAnchorMs: record.billingAnchor.getTime() };
+    return { outcome: 'valid', consumer, keyId: record.keyId };
   }
 
   /** One query per hash at a time, however many requests carry it. */

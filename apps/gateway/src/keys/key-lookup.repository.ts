@@ -16,6 +16,10 @@ export interface KeyRecord {
   name: string;
   plan: PlanName;
   limits: Limits | null;
+  /** Its own monthly quota (null: the plan's, if any). */
+  perMonth: number | null;
+  /** Where its billing months are cut: its anchor, else its creation time. */
+  billingAnchor: Date;
   disabledAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -38,11 +42,13 @@ export class KeyLookupRepository {
       plan: PlanName;
       limit_per_minute: number | null;
       limit_per_day: number | null;
+      limit_per_month: number | null;
+      billing_anchor: Date;
       disabled_at: Date | null;
       expires_at: Date | null;
       revoked_at: Date | null;
     }> = await this.dataSource.query(
-      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.disabled_at, k.expires_at, k.revoked_at ` +
+      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.disabled_at, k.expires_at, k.revoked_at ` +
         `FROM "${schemaOf(this.dataSource)}"."api_keys" k JOIN "${schemaOf(this.dataSource)}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
       [keyHash],
     );
@@ -57,6 +63,8 @@ export class KeyLookupRepository {
         row.limit_per_minute !== null && row.limit_per_day !== null
           ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
           : null,
+      perMonth: row.limit_per_month,
+      billingAnchor: row.billing_anchor,
       disabledAt: row.disabled_at,
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at,

@@ -7,10 +7,18 @@ import { Limits, PLAN_TABLE, PlanName, PlanTable } from './plans';
 export class PlanLimits {
   constructor(@Inject(PLAN_TABLE) private readonly plans: PlanTable) {}
 
-  /** The limits a consumer is held to: its own, else its plan's; undefined when neither exists. */
-  effective(consumer: { plan: PlanName; limits: Limits | null }): Limits | undefined {
+  /**
+   * The limits a consumer is held to: its own per-minute and per-day limits, else its plan's; undefined when
+   * neither exists. The monthly quota is the consumer's own (`perMonth`, agreed individually) when it has one,
+   * else its plan's (which own per-minute and per-day limits do not remove), else none.
+   */
+  effective(consumer: { plan: PlanName; limits: Limits | null; perMonth?: number | null }): Limits | undefined {
     const plan = this.plans[consumer.plan];
-    return consumer.limits ?? (plan === 'custom' ? undefined : plan);
+    const limits = consumer.limits ?? (plan === 'custom' ? undefined : plan);
+    if (limits === undefined) return undefined;
+    const perMonth = consumer.perMonth ?? limits.perMonth ?? (plan === 'custom' ? undefined : plan.perMonth);
+    if (perMonth === limits.perMonth) return limits;
+    return { perMinute: limits.perMinute, perDay: limits.perDay, perMonth };
   }
 
   check(plan: PlanName, limits: Limits | null): void {

@@ -11,6 +11,8 @@ export { PLAN_NAMES, type PlanName };
 export interface Limits {
   perMinute: number;
   perDay: number;
+  /** Requests per billing month (docs/billing.md); unset: no monthly quota. */
+  perMonth?: number;
 }
 
 /** Limits of each plan; `custom` means every consumer of the plan carries its own (Enterprise). */
@@ -24,7 +26,8 @@ function isLimits(value: unknown): value is Limits {
     Number.isSafeInteger(v.perMinute) &&
     v.perMinute > 0 &&
     Number.isSafeInteger(v.perDay) &&
-    v.perDay > 0
+    v.perDay > 0 &&
+    (v.perMonth === undefined || (Number.isSafeInteger(v.perMonth) && v.perMonth > 0))
   );
 }
 
@@ -42,7 +45,7 @@ export function loadPlans(file: string): PlanTable {
     const plan = plans[name];
     if (plan !== 'custom' && !isLimits(plan)) {
       throw new ConfigurationError(
-        `PLANS_FILE ${file}: plan "${name}" must be "custom" or {"perMinute": n, "perDay": n} with positive integers`,
+        `PLANS_FILE ${file}: plan "${name}" must be "custom" or {"perMinute": n, "perDay": n, "perMonth"?: n} with positive integers`,
       );
     }
     table[name] = plan;

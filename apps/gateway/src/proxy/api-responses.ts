@@ -10,29 +10,30 @@ import { API_CACHE_CONTROL } from '../routing/api-cache-control';
  */
 export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
-    description: 'Rate limit: the request limit of the window closest to running out (per minute or per day).',
+    description:
+      'Rate limit: the quota of the policy nearest exhaustion (per minute, per day, or per billing month; on a 429 the violated one): the policy `RateLimit` names.',
     required: true,
     schema: { type: 'integer' },
   },
   'X-RateLimit-Remaining': {
-    description: 'Rate limit: requests remaining in that window.',
+    description: 'Rate limit: requests remaining in that policy (0 on a 429).',
     required: true,
     schema: { type: 'integer' },
   },
   'X-RateLimit-Reset': {
-    description: 'Rate limit: Unix time (seconds) at which that window resets.',
+    description: 'Rate limit: Unix time (seconds) at which that policy resets (on a 429: now + `Retry-After`).',
     required: true,
     schema: { type: 'integer' },
   },
   'RateLimit-Policy': {
     description:
-      'Rate limit: every window of the caller\'s plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+      'Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period).',
     required: true,
     schema: { type: 'string' },
   },
   RateLimit: {
     description:
-      'Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`.',
+      'Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`.',
     required: true,
     schema: { type: 'string' },
   },
@@ -164,12 +165,13 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   429: {
     name: 'TooManyRequests',
     description:
-      'Over a rate limit (`RATE_LIMITED`), or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially.',
+      "Over a rate limit (`RATE_LIMITED`): the `RateLimit` field names the violated policy (`minute`, `day`, `month` or a route's own) with `r=0`; or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` (that policy's reset) and back off exponentially.",
     examples: [
       ['RATE_LIMITED', 'Rate limit of the minute window exceeded: retry after 42 seconds.'],
+      ['RATE_LIMITED', 'Rate limit of the month window exceeded: retry after 259200 seconds.'],
       ['KEY_BANNED', 'Temporarily banned for sending on after rate-limit refusals: retry after 598 seconds.'],
     ],
-    headers: { ...ERROR_HEADERS, ...refs('Retry-After') },
+    headers: { ...ERROR_HEADERS, ...refs('RateLimit', 'Retry-After') },
   },
   431: {
     name: 'HeadersTooLarge',

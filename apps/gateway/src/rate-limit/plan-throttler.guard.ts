@@ -10,6 +10,7 @@ import {
   ThrottlerOptions,
 } from '@nestjs/throttler';
 import type { ThrottlerRequest } from '@nestjs/throttler';
+import { monthWindowOf } from '../billing/month-window';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { THROTTLER_METADATA_PREFIX, THROTTLER_SKIP_DEFAULT } from '../nest-internals';
@@ -90,6 +91,9 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       await this.planWindowsOnly(context, pending);
     }
     if (pending.tracker === undefined || pending.windows.length === 0) return;
+    // A monthly quota is decided in the same call: it is the consumer's billing, not a throttler of the route.
+    const month = consumer && monthWindowOf(consumer, this.clock.now());
+    if (month) pending.windows.push(month);
 
     const plan = consumer?.plan ?? 'anonymous';
     const decision = await this.consume(pending.tracker, pending.windows);

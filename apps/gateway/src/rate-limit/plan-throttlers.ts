@@ -1,6 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { ThrottlerModuleOptions } from '@nestjs/throttler';
 import type { IncomingMessage } from 'node:http';
+import { monthWindowOf } from '../billing/month-window';
 import type { GatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../consumers/consumer';
 import { exchangeOf } from '../routing/api-exchange';
@@ -24,13 +25,19 @@ export function trackerOf(
   return consumer ? consumerTracker(consumer.name) : `anonymous:${addresses.resolve(request)}`;
 }
 
-/** A consumer's plan windows, as the throttlers resolve them (the admin API's usage reads the same). */
-export function consumerWindows(consumer: Consumer, config: GatewayConfig): WindowSpec[] {
+/**
+ * A consumer's plan windows, as the throttlers resolve them, and its monthly quota's window if it has one, as
+ * PlanThrottlerGuard adds it (the admin API's usage reads the same).
+ */
+export function consumerWindows(consumer: Consumer, config: GatewayConfig, nowMs: number): WindowSpec[] {
   const { minute, day } = config.rateLimit.windowMs;
-  return [
+  const windows: WindowSpec[] = [
     { name: 'minute', limit: consumer.limits.perMinute, ttlMs: minute },
     { name: 'day', limit: consumer.limits.perDay, ttlMs: day },
   ];
+  const month = monthWindowOf(consumer, nowMs);
+  if (month) windows.push(month);
+  return windows;
 }
 
 /**

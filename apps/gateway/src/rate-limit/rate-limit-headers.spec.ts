@@ -19,7 +19,7 @@ describe('rateLimitHeaders', () => {
       'X-RateLimit-Remaining': '5',
       'X-RateLimit-Reset': String(Math.ceil((now + 3_600_000) / 1000)),
       'RateLimit-Policy': '"minute";q=60;w=60, "day";q=1000;w=86400',
-      RateLimit: '"minute";r=50;t=31, "day";r=5;t=3600',
+      RateLimit: '"day";r=5;t=3600',
     });
   });
 
@@ -49,7 +49,7 @@ describe('rateLimitHeaders', () => {
     expect(headers['X-RateLimit-Limit']).toBe('60');
     expect(headers['X-RateLimit-Remaining']).toBe('0');
     expect(headers['Retry-After']).toBe('13');
-    expect(headers.RateLimit).toBe('"minute";r=0;t=13, "day";r=900;t=50000');
+    expect(headers.RateLimit).toBe('"minute";r=0;t=13');
   });
 
   it('on a ban makes every field tell the same story: Remaining 0, Reset and every t at the end of the ban', () => {
@@ -65,7 +65,7 @@ describe('rateLimitHeaders', () => {
     expect(headers['Retry-After']).toBe('503');
     expect(headers['X-RateLimit-Remaining']).toBe('0');
     expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 503_000) / 1000)));
-    expect(headers.RateLimit).toBe('"minute";r=0;t=503, "day";r=0;t=503');
+    expect(headers.RateLimit).toBe('"minute";r=0;t=503');
   });
 
   it('on a ban shorter than a spent window, waits for the window too: Retry-After is when a request can pass', () => {
@@ -93,7 +93,7 @@ describe('rateLimitHeaders', () => {
     expect(headers['Retry-After']).toBe('1');
     expect(headers['X-RateLimit-Remaining']).toBe('0');
     expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 1_000) / 1000)));
-    expect(headers.RateLimit).toBe('"minute";r=0;t=1, "day";r=0;t=1');
+    expect(headers.RateLimit).toBe('"minute";r=0;t=1');
   });
 
   it.each<[string, Decision]>([
@@ -195,5 +195,106 @@ describe('rateLimitHeaders', () => {
   it('never sends a negative Remaining', () => {
     const decision: Decision = { outcome: 'allowed', windows: [{ ...minute, count: 61, resetMs: 1_000 }] };
     expect(rateLimitHeaders(decision, now)['X-RateLimit-Remaining']).toBe('0');
+  });
+
+  it('names the violated policy in RateLimit on a refusal by the month, with the month’s period as its w', () => {
+    const month = { name: 'month', limit: 5000, ttlMs: 30 * 86_400_000 };
+    const decision: Decision = {
+      outcome: 'limited',
+      window: 'month',
+      retryAfterMs: 3 * 86_400_000,
+      windows: [
+        { ...minute, count: 1, resetMs: 59_000 },
+        { ...day, count: 1, resetMs: 86_000_000 },
+        { ...month, count: 5000, resetMs: 3 * 86_400_000 },
+      ],
+    };
+    const headers = rateLimitHeaders(decision, now);
+    expect(headers['RateLimit-Policy']).toBe('"minute";q=60;w=60, "day";q=1000;w=86400, "month";q=5000;w=2592000');
+    expect(headers.RateLimit).toBe('"month";r=0;t=259200');
+    expect(headers['Retry-After']).toBe('259200');
+    expect(headers['X-RateLimit-Limit']).toBe('5000');
+  });
+});
+
+/**
+ * The fields' syntax, checked against draft-ietf-httpapi-ratelimit-headers-11: both are Structured Field Lists
+ * (RFC 8941) of Items whose value is a String (the policy name) with Integer parameters; RateLimit-Policy items
+ * carry `q` (required, >= 0) and `w` (seconds, > 0); RateLimit items carry `r` (required, >= 0) and `t` (>= 0), and
+ * name a policy of RateLimit-Policy.
+ */
+describe('the RateLimit fields, parsed as the draft defines them', () => {
+  type Item = { name: string; params: Record<string, number> };
+  /** A strict parser for the subset the draft uses: sf-string items, integer parameters, OWS around commas. */
+  function parseList(field: string): Item[] {
+    const item = /^"((?:[\x20-\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"((?:;[a-z*][a-z0-9_.*-]*=-?\d{1,15})*)$/;
+    return field.split(/[ \t]*,[ \t]*/).map((member) => {
+      const match = item.exec(member);
+      if (!match) throw new Error(`not an sf-item of a string with integer parameters: ${member}`);
+      const params: Record<string, number> = {};
+      for (const param of match[2].split(';').slice(1)) {
+        const [key, value] = param.split('=');
+        if (key in params) throw new Error(`parameter ${key} twice in ${member}`);
+        params[key] = Number(value);
+      }
+      return { name: match[1], params };
+    });
+  }
+  const month = { name: 'month', limit: 100_000, ttlMs: 2_678_400_000 };
+  const cases: Array<[string, Decision]> = [
+    [
+      'allowed',
+      {
+        outcome: 'allowed',
+        windows: [
+          { ...minute, count: 3, resetMs: 40_000 },
+          { ...day, count: 10, resetMs: 80_000_000 },
+          { ...month, count: 99_990, resetMs: 1_000_000_000 },
+        ],
+      },
+    ],
+    [
+      'limited',
+      {
+        outcome: 'limited',
+        window: 'day',
+        retryAfterMs: 5_000_000,
+        windows: [
+          { ...minute, count: 3, resetMs: 40_000 },
+          { ...day, count: 1000, resetMs: 5_000_000 },
+        ],
+      },
+    ],
+    ['banned', { outcome: 'banned', retryAfterMs: 600_000, windows: [{ ...minute, count: 60, resetMs: 1_000 }] }],
+    ['unavailable', { outcome: 'unavailable', retryAfterMs: 5_000, windows: [{ ...minute, count: 0, resetMs: 1 }] }],
+  ];
+
+  it.each(cases)('when %s: well-formed, one RateLimit item, naming a listed policy', (_, decision) => {
+    const headers = rateLimitHeaders(decision, now);
+    const policies = parseList(headers['RateLimit-Policy']);
+    expect(policies.map((p) => p.name)).toEqual(decision.windows.map((w) => w.name));
+    for (const policy of policies) {
+      expect(Object.keys(policy.params).sort()).toEqual(['q', 'w']);
+      expect(policy.params.q).toBeGreaterThanOrEqual(0);
+      expect(policy.params.w).toBeGreaterThan(0);
+    }
+    const limits = parseList(headers.RateLimit);
+    expect(limits).toHaveLength(1);
+    expect(policies.map((p) => p.name)).toContain(limits[0].name);
+    expect(Object.keys(limits[0].params).sort()).toEqual(['r', 't']);
+    expect(limits[0].params.r).toBeGreaterThanOrEqual(0);
+    expect(limits[0].params.t).toBeGreaterThanOrEqual(0);
+    // The nearest exhaustion: no policy has fewer requests left.
+    const left = decision.windows.map((w) => Math.max(0, w.limit - w.count));
+    if (decision.outcome === 'allowed') expect(limits[0].params.r).toBe(Math.min(...left));
+    else expect(limits[0].params.r).toBe(0);
+    if (decision.outcome === 'limited') expect(limits[0].name).toBe(decision.window);
+  });
+
+  it('the parser itself refuses what the draft does not allow', () => {
+    expect(() => parseList('minute;r=1')).toThrow();
+    expect(() => parseList('"minute";r=1.5')).toThrow();
+    expect(() => parseList('"minute";r=1;r=2')).toThrow();
+    expect(() => parseList('"minute", ')).toThrow();
   });
 });

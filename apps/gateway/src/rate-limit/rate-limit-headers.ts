@@ -33,31 +33,29 @@ export function waitOf(decision: Decision): number | undefined {
 }
 
 /**
- * Headers of a decision: the spec's X-RateLimit-Limit/Remaining/Reset (Reset in Unix seconds), the IETF
- * RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for every window, and
- * Retry-After on refusals. They tell one story in every state, from one computation (secondsUntil): Reset is
- * now (Unix seconds) + the reported window's `t`; when refused, Remaining is 0, that `t` is Retry-After, and
- * RateLimit says r=0 with t=Retry-After for the limiting window (for every window during a ban or a 503, since
- * none of them can be used before then).
+ * Headers of a decision, all about the same policy where they name one: the spec's X-RateLimit-Limit/Remaining/Reset
+ * (Reset in Unix seconds) and the IETF RateLimit field (draft-ietf-httpapi-ratelimit-headers-11) report the policy
+ * nearest exhaustion (reportedWindow: on a refusal the violated one); RateLimit-Policy lists every policy in force
+ * (`w` is a window's length: for the month, the current billing period's); Retry-After on refusals. They tell one
+ * story in every state, from one computation (secondsUntil): Reset is now (Unix seconds) + RateLimit's `t`; when
+ * refused, Remaining is 0 and RateLimit says r=0 with t=Retry-After (during a ban or a 503 too, since nothing can
+ * pass before then).
  */
 export function rateLimitHeaders(decision: Decision, nowMs: number): Record<string, string> {
   const window = reportedWindow(decision);
   const waitMs = waitOf(decision);
-  const blocked = decision.outcome === 'banned' || decision.outcome === 'unavailable';
   const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
-  const field = (w: WindowState) =>
-    waitMs !== undefined && (blocked || w === window)
-      ? `r=0;t=${seconds(waitMs)}`
-      : `r=${remainingOf(w)};t=${seconds(w.resetMs)}`;
+  const remaining = waitMs === undefined ? remainingOf(window) : 0;
+  const t = seconds(waitMs ?? window.resetMs);
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(window.limit),
-    'X-RateLimit-Remaining': String(waitMs === undefined ? remainingOf(window) : 0),
-    'X-RateLimit-Reset': String(Math.floor(nowMs / 1000) + seconds(waitMs ?? window.resetMs)),
+    'X-RateLimit-Remaining': String(remaining),
+    'X-RateLimit-Reset': String(Math.floor(nowMs / 1000) + t),
     'RateLimit-Policy': decision.windows
       .map((w) => `"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`)
       .join(', '),
-    RateLimit: decision.windows.map((w) => `"${w.name}";${field(w)}`).join(', '),
+    RateLimit: `"${window.name}";r=${remaining};t=${t}`,
   };
-  if (waitMs !== undefined) headers['Retry-After'] = String(seconds(waitMs));
+  if (waitMs !== undefined) headers['Retry-After'] = String(t);
   return headers;
 }

@@ -1,13 +1,19 @@
 import { ThrottlerStorage } from '@nestjs/throttler';
+import type { AnchoredPeriod } from '../billing/month-window';
 
 /** What ThrottlerStorage.increment answers (the package does not export the record type from its entry point). */
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
-/** One counting window of a limit, for example 60 requests per 60,000 ms. */
+/**
+ * One counting window of a limit, for example 60 requests per 60,000 ms. A window opens at a tracker's first
+ * request and lasts `ttlMs`; an anchored window (a monthly quota, `period` set) ends instead at the end of the
+ * billing period it falls in (`ttlMs` is then that period's length, for RateLimit-Policy).
+ */
 export interface WindowSpec {
   name: string;
   limit: number;
   ttlMs: number;
+  period?: AnchoredPeriod;
 }
 
 /**

@@ -15,24 +15,47 @@ import {
 
 /**
  * One atomic round trip decides every window of a request. KEYS: ban, strikes, grace, then one counter per
- * window. ARGV: ban threshold, ban ms, grace ms, then limit and ttl ms per window. Returns {outcome, retry ms,
- * limiting window, count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned, 3 banned by
- * this request (the strike that started the ban). Time is
- * Redis's own (PTTL), so instances with skewed clocks still agree. The same algorithm as
- * MemoryRateLimitStore: the window's first refusal creates the strikes counter (at 0, living as long as the
- * limiting window) and the grace key; refusals count as strikes only once the grace key has expired.
+ * window. ARGV: ban threshold, ban ms, grace ms, then per window its limit, ttl ms, and for an anchored window
+ * (a monthly quota) the end of the billing period by the gateway's clock and the end of the one after it (both
+ * 0 for a window that opens at the first request). Returns {outcome, retry ms, limiting window, count1, reset1,
+ * count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned, 3 banned by this request (the strike that
+ * started the ban). Time is Redis's own (PTTL, TIME), so instances with skewed clocks still agree: an anchored
+ * counter ends at the first of the two period ends still ahead of Redis's clock (PEXPIREAT), and a counter that
+ * ends elsewhere (PEXPIRETIME, Redis 7) was cut on an anchor since moved: it is re-cut, its count kept. The same
+ * algorithm as MemoryRateLimitStore: the window's first refusal creates the strikes counter (at 0, living as long
+ * as the limiting window) and the grace key; refusals count as strikes only once the grace key has expired.
  */
 const CONSUME_SCRIPT = `
 local n = #KEYS - 3
-local counts, resets = {}, {}
+local counts, resets, ends = {}, {}, {}
+local now
 for i = 1, n do
-  local ttl = redis.call('PTTL', KEYS[i + 3])
-  if ttl > 0 then
-    counts[i] = tonumber(redis.call('GET', KEYS[i + 3]) or '0')
-    resets[i] = ttl
+  local key = KEYS[i + 3]
+  local periodEnd = tonumber(ARGV[4 * i + 2])
+  if periodEnd > 0 then
+    if not now then
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
+    if periodEnd <= now then periodEnd = tonumber(ARGV[4 * i + 3]) end
+    ends[i] = periodEnd
+    local expiry = redis.call('PEXPIRETIME', key)
+    if expiry ~= -2 then
+      counts[i] = tonumber(redis.call('GET', key) or '0')
+      if expiry ~= periodEnd then redis.call('PEXPIREAT', key, periodEnd) end
+    else
+      counts[i] = 0
+    end
+    resets[i] = periodEnd - now
   else
-    counts[i] = 0
-    resets[i] = tonumber(ARGV[3 + 2 * i])
+    local ttl = redis.call('PTTL', key)
+    if ttl > 0 then
+      counts[i] = tonumber(redis.call('GET', key) or '0')
+      resets[i] = ttl
+    else
+      counts[i] = 0
+      resets[i] = tonumber(ARGV[4 * i + 1])
+    end
   end
 end
 local function result(outcome, retry, limiting)
@@ -47,7 +70,7 @@ local banned = redis.call('PTTL', KEYS[1])
 if banned > 0 then return result(2, banned, 0) end
 local limiting, wait = 0, 0
 for i = 1, n do
-  if counts[i] >= tonumber(ARGV[2 + 2 * i]) and resets[i] > wait then
+  if counts[i] >= tonumber(ARGV[4 * i]) and resets[i] > wait then
     limiting, wait = i, resets[i]
   end
 end
@@ -67,10 +90,13 @@ if limiting > 0 then
   return result(1, wait, limiting)
 end
 for i = 1, n do
-  counts[i] = redis.call('INCR', KEYS[i + 3])
-  if counts[i] == 1 or redis.call('PTTL', KEYS[i + 3]) < 0 then
-    redis.call('PEXPIRE', KEYS[i + 3], ARGV[3 + 2 * i])
-    resets[i] = tonumber(ARGV[3 + 2 * i])
+  local key = KEYS[i + 3]
+  counts[i] = redis.call('INCR', key)
+  if ends[i] then
+    if counts[i] == 1 then redis.call('PEXPIREAT', key, ends[i]) end
+  elseif counts[i] == 1 or redis.call('PTTL', key) < 0 then
+    redis.call('PEXPIRE', key, ARGV[4 * i + 1])
+    resets[i] = tonumber(ARGV[4 * i + 1])
   end
 end
 return result(0, 0, 0)
@@ -107,14 +133,17 @@ export interface RedisRateLimitOptions {
 
 /**
  * The consume script's arguments in the order CONSUME_SCRIPT reads them: the number of keys, the keys (ban,
- * strikes, grace, one per window), then the ban policy and each window's limit and ttl. One array built in place:
+ * strikes, grace, one per window), then the ban policy and each window's limit, ttl and period ends. One array built in place:
  * the spreads and flatMap it replaces, with the spread in toDecision, were ~3 % of a request's CPU (bench:budget).
  */
 function consumeArguments(base: string, windows: WindowSpec[], ban: BanPolicy): Array<string | number> {
   const out: Array<string | number> = [3 + windows.length, `${base}:ban`, `${base}:strikes`, `${base}:grace`];
   for (const window of windows) out.push(`${base}:w:${window.name}`);
   out.push(ban.threshold, ban.durationMs, ban.graceMs);
-  for (const window of windows) out.push(window.limit, window.ttlMs);
+  for (const window of windows) {
+    const period = window.period;
+    out.push(window.limit, window.ttlMs, period ? period.endMs : 0, period ? period.nextEndMs : 0);
+  }
   return out;
 }
 
@@ -247,9 +276,17 @@ export class RedisRateLimitStore extends RateLimitStore {
     return {
       windows: windows.map((spec, i) => {
         const ttl = Number(value(2 + 2 * i));
-        return ttl > 0
-          ? { ...spec, count: Number(value(1 + 2 * i) ?? 0), resetMs: ttl }
-          : { ...spec, count: 0, resetMs: spec.ttlMs };
+        const count = ttl > 0 ? Number(value(1 + 2 * i) ?? 0) : 0;
+        if (spec.period) {
+          // Where the next consume cuts it (re-cut if the anchor moved since), by this instance's clock.
+          const now = Date.now();
+          return {
+            ...spec,
+            count,
+            resetMs: (spec.period.endMs > now ? spec.period.endMs : spec.period.nextEndMs) - now,
+          };
+        }
+        return ttl > 0 ? { ...spec, count, resetMs: ttl } : { ...spec, count: 0, resetMs: spec.ttlMs };
       }),
       bannedForMs: ban > 0 ? ban : 0,
     };

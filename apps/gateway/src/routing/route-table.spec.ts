@@ -73,7 +73,7 @@ describe("RouteTable: what a /v1 request is for, from the controllers' own route
     expect([matched.route.methodName, matched.params]).toEqual(['getPet', { petId: '42' }]);
     const request = { url: '/v1/pets/42?x=1', originalUrl: '/v1/pets/42?x=1' };
     const exchange = new ApiExchange(request as never, {} as never, '/v1/pets/42');
-    exchange.consumer = { name: 'acme', plan: 'free', limits: { perMinute: 60, perDay: 1000 } };
+    exchange.consumer = { name: 'acme', plan: 'free', limits: { perMinute: 60, perDay: 1000 }, billingAnchorMs: 0 };
     await matched.route.invoke({ request, response: {}, url: request.url, params: matched.params, custom: exchange });
     expect(served).toEqual(['forward /pets/42?x=1 for acme']);
   });

@@ -231,12 +231,13 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Over a rate limit (`RATE_LIMITED`), or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` and back off exponentially. */
+        /** @description Over a rate limit (`RATE_LIMITED`): the `RateLimit` field names the violated policy (`minute`, `day`, `month` or a route's own) with `r=0`; or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` (that policy's reset) and back off exponentially. */
         TooManyRequests: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -358,15 +359,15 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Rate limit: the request limit of the window closest to running out (per minute or per day). */
+        /** @description Rate limit: the quota of the policy nearest exhaustion (per minute, per day, or per billing month; on a 429 the violated one): the policy `RateLimit` names. */
         "X-RateLimit-Limit": number;
-        /** @description Rate limit: requests remaining in that window. */
+        /** @description Rate limit: requests remaining in that policy (0 on a 429). */
         "X-RateLimit-Remaining": number;
-        /** @description Rate limit: Unix time (seconds) at which that window resets. */
+        /** @description Rate limit: Unix time (seconds) at which that policy resets (on a 429: now + `Retry-After`). */
         "X-RateLimit-Reset": number;
-        /** @description Rate limit: every window of the caller's plan (draft-ietf-httpapi-ratelimit-headers), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+        /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period). */
         "RateLimit-Policy": string;
-        /** @description Rate limit: remaining requests (r) and seconds to reset (t) of every window, e.g. `"minute";r=59;t=60, "day";r=999;t=86400`. */
+        /** @description Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. */
         RateLimit: string;
         /** @description `private, no-store` on every /v1 answer: it is for its caller alone (it carries the caller's rate-limit state) and no cache may store it. */
         "Cache-Control": string;

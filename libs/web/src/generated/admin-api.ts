@@ -526,6 +526,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consumers/{name}/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a consumer's billing anchor, monthly quota and current billing period
+         * @description The counts of the period are in the usage (`GET /consumers/{name}/usage`, window `month`).
+         *
+         *     Required scope: `consumers:read` (or ADMIN_TOKEN).
+         */
+        get: operations["getConsumerBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a consumer's billing anchor or set its own monthly quota
+         * @description Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). Every instance applies the change at once.
+         *
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         */
+        patch: operations["updateConsumerBilling"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -693,8 +721,11 @@ export interface components {
             previous: components["schemas"]["KeyResponse"];
         };
         WindowUsageResponse: {
-            /** @enum {string} */
-            name: "minute" | "day";
+            /**
+             * @description `month`: the monthly quota, when there is one (docs/billing.md).
+             * @enum {string}
+             */
+            name: "minute" | "day" | "month";
             limit: number;
             /** @description Requests admitted in the current window. */
             used: number;
@@ -1010,6 +1041,44 @@ export interface components {
              * @example Pro needs a company address: write to sales@example.com.
              */
             note: string;
+        };
+        BillingPeriodResponse: {
+            /** Format: date-time */
+            start: string;
+            /**
+             * Format: date-time
+             * @description The next reset of the monthly quota.
+             */
+            end: string;
+        };
+        BillingResponse: {
+            /** @example acme */
+            consumer: string;
+            /**
+             * Format: date-time
+             * @description Its own anchor, else its creation time.
+             */
+            billingAnchor: string;
+            /** @description false: the anchor is its creation time (the default). */
+            anchorSet: boolean;
+            /** @description Its own monthly quota (null: its plan's, if any). */
+            ownPerMonth: number | null;
+            /** @description The monthly quota it is held to; null: none. */
+            perMonth: number | null;
+            currentPeriod: components["schemas"]["BillingPeriodResponse"];
+        };
+        UpdateBillingDto: {
+            /**
+             * Format: date-time
+             * @description Where the consumer's billing months are cut (its day of month and time of day, UTC). null: back to its creation time. Moving it keeps the count of the period in progress (docs/billing.md).
+             * @example 2026-01-31T00:00:00Z
+             */
+            billingAnchor?: string | null;
+            /**
+             * @description The consumer's own monthly quota (agreed individually). null: back to its plan's, if any.
+             * @example 5000000
+             */
+            perMonth?: number | null;
         };
     };
     responses: {
@@ -2661,6 +2730,135 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConsumerBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "message": "name must be 1-64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit",
+                     *       "status": 400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `consumers:read`, or the target is outside its own consumers or plans. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateConsumerBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBillingDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

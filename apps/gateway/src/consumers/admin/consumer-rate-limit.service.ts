@@ -1,5 +1,6 @@
 import { ApiError } from '@app/errors';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
 import { AdminActor, AdminRequestContext } from '../../access/admin-context';
 import { AuditLog } from '../../access/audit-log';
@@ -29,13 +30,23 @@ export class ConsumerRateLimitService {
     private readonly changes: ConsumerChanges,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   async usage(actor: AdminActor, name: string): Promise<UsageResponse> {
     const { consumer } = await this.consumers.get(actor, name);
-    const limits = this.planLimits.effective({ plan: consumer.plan, limits: limitsOf(consumer) });
+    const limits = this.planLimits.effective({
+      plan: consumer.plan,
+      limits: limitsOf(consumer),
+      perMonth: consumer.limitPerMonth,
+    });
     if (!limits) throw new ApiError('VALIDATION_FAILED', `Consumer "${name}" has no limits to measure against.`);
-    const windows = consumerWindows({ name: consumer.name, plan: consumer.plan, limits }, this.config);
+    const billingAnchorMs = (consumer.billingAnchor ?? consumer.createdAt).getTime();
+    const windows = consumerWindows(
+      { name: consumer.name, plan: consumer.plan, limits, billingAnchorMs },
+      this.config,
+      this.clock.now(),
+    );
     const usage = await this.counters.usage(consumerTracker(consumer.name), windows);
     return {
       consumer: consumer.name,

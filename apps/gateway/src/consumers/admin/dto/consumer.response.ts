@@ -71,7 +71,11 @@ export class RotatedKeyResponse {
 }
 
 export class WindowUsageResponse {
-  @ApiProperty({ enum: ['minute', 'day'] }) name!: string;
+  @ApiProperty({
+    enum: ['minute', 'day', 'month'],
+    description: '`month`: the monthly quota, when there is one (docs/billing.md).',
+  })
+  name!: string;
   @ApiProperty({ type: 'integer' }) limit!: number;
   @ApiProperty({ type: 'integer', description: 'Requests admitted in the current window.' }) used!: number;
   @ApiProperty({ type: 'integer' }) remaining!: number;

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../clock';
+import { AdminActor, AdminRequestContext } from '../access/admin-context';
+import { limitsOf } from '../consumers/consumer';
+import { ConsumerEntity } from '../consumers/consumer.entity';
+import { ConsumersService } from '../consumers/consumers.service';
+import { PlanLimits } from '../plans/plan-limits';
+import { BillingPeriod, billingPeriodAt } from './billing-period';
+
+/** A consumer's billing as the admin API shows it. */
+export interface BillingState {
+  consumer: string;
+  /** Where its months are cut: its own anchor, else its creation time. */
+  billingAnchor: Date;
+  /** Whether `billingAnchor` is its own (false: its creation time, the default). */
+  anchorSet: boolean;
+  /** Its own monthly quota, or null (its plan's, if any). */
+  ownPerMonth: number | null;
+  /** The monthly quota it is held to: its own, else its plan's; null: none. */
+  perMonth: number | null;
+  /** The billing period in progress. */
+  currentPeriod: BillingPeriod;
+}
+
+/**
+ * A consumer's billing anchor and monthly quota: read, and changed (audited, through ConsumersService, which
+ * publishes the change to every instance). The counts themselves are the rate-limit store's (the usage).
+ */
+@Injectable()
+export class BillingService {
+  constructor(
+    private readonly consumers: ConsumersService,
+    private readonly planLimits: PlanLimits,
+    private readonly clock: Clock,
+  ) {}
+
+  async get(actor: AdminActor, name: string): Promise<BillingState> {
+    return this.stateOf((await this.consumers.get(actor, name)).consumer);
+  }
+
+  async update(
+    context: AdminRequestContext,
+    name: string,
+    patch: { billingAnchor?: Date | null; perMonth?: number | null },
+  ): Promise<BillingState> {
+    return this.stateOf(await this.consumers.setBilling(context, name, patch));
+  }
+
+  private stateOf(consumer: ConsumerEntity): BillingState {
+    const billingAnchor = consumer.billingAnchor ?? consumer.createdAt;
+    const limits = this.planLimits.effective({
+      plan: consumer.plan,
+      limits: limitsOf(consumer),
+      perMonth: consumer.limitPerMonth,
+    });
+    return {
+      consumer: consumer.name,
+      billingAnchor,
+      anchorSet: consumer.billingAnchor !== null,
+      ownPerMonth: consumer.limitPerMonth,
+      perMonth: limits?.perMonth ?? null,
+      currentPeriod: billingPeriodAt(billingAnchor.getTime(), this.clock.now()),
+    };
+  }
+}
