@@ -1,4 +1,4 @@
-import type { Consumer } from '../plans/consumer';
+import type { Consumer } from '../consumers/consumer';
 import { billingPeriodAt } from './billing-period';
 
 /** The counting window of a monthly quota, in RateLimit-Policy and in a 429's `policy`. */

@@ -102,7 +102,9 @@ export class ConsumerRepository {
   async updateConsumer(
     manager: EntityManager,
     id: string,
-    fields: Partial<Pick<ConsumerEntity, 'plan' | 'limitPerMinute' | 'limitPerDay' | 'billingAnchor' | 'limitPerMonth'>>,
+    fields: Partial<
+      Pick<ConsumerEntity, 'plan' | 'limitPerMinute' | 'limitPerDay' | 'billingAnchor' | 'limitPerMonth'>
+    >,
   ): Promise<void> {
     await manager.update(ConsumerEntity, { id }, fields);
   }

@@ -59,6 +59,8 @@ export class ConsumersService {
           plan: input.plan,
           limitPerMinute: input.limits?.perMinute ?? null,
           limitPerDay: input.limits?.perDay ?? null,
+          limitPerMonth: null,
+          billingAnchor: null,
           disabledAt: null,
           createdByToken: actor.id,
         });
