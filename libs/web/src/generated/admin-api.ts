@@ -800,6 +800,8 @@ export interface components {
             plans: string[] | null;
             /** Format: date-time */
             expiresAt: string | null;
+            /** @description May name the end user behind its calls (X-On-Behalf-Of); true for root. */
+            actsForUsers: boolean;
         };
         CreateAdminTokenDto: {
             /**
@@ -825,6 +827,11 @@ export interface components {
             ownConsumersOnly: boolean;
             /** @description Only consumers on these plans (created, changed to, or touched). */
             plans?: ("free" | "pro" | "business" | "enterprise")[];
+            /**
+             * @description May name the end user behind its calls (headers X-On-Behalf-Of, X-End-User-Address), recorded in the audit log: the portal's and the console's token. Only root may grant it.
+             * @default false
+             */
+            actsForUsers: boolean;
         };
         AdminTokenResponse: {
             /** Format: uuid */
@@ -838,6 +845,8 @@ export interface components {
             scopes: ("consumers:read" | "consumers:write" | "keys:write" | "usage:read" | "import" | "export" | "tokens:admin" | "audit:read" | "plan-requests:read" | "plan-requests:write" | "plan-requests:review")[];
             ownConsumersOnly: boolean;
             plans: string[] | null;
+            /** @description May name the end user behind its calls (X-On-Behalf-Of). */
+            actsForUsers: boolean;
             /** Format: date-time */
             createdAt: string;
             createdBy: string;
@@ -877,6 +886,11 @@ export interface components {
             targetKey: string | null;
             /** Format: uuid */
             targetToken: string | null;
+            /**
+             * @description The target key's hint, as every page names a key (never the key).
+             * @example petk_F7WF…
+             */
+            targetKeyHint: string | null;
             /** @description `{field: {before, after}}` of what changed. */
             changes: {
                 [key: string]: {
@@ -886,6 +900,23 @@ export interface components {
             } | null;
             requestId: string | null;
             source: string | null;
+            /**
+             * @description The end user behind a call made by the portal or the console (X-On-Behalf-Of, from a token allowed to act for users).
+             * @example account:3f2c9a4e-… dev@example.com
+             */
+            onBehalfOf: string | null;
+            /**
+             * @description That end user's address, as the web app saw it (X-End-User-Address).
+             * @example 203.0.113.7
+             */
+            endUserAddress: string | null;
+            /**
+             * @description How many calls the row stands for: 1, or on an aggregate row the refusals of one source, status and actor in its minute beyond the rows of their own.
+             * @example 1
+             */
+            count: number;
+            /** @description An aggregate row: `count` more refused calls from `source` in the minute `changes.minute` (the details are the first one's). */
+            aggregated: boolean;
         };
         AuditPageResponse: {
             items: components["schemas"]["AuditEntryResponse"][];

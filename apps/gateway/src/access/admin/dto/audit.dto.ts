@@ -78,6 +78,13 @@ export class AuditEntryResponse {
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetKey!: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetToken!: string | null;
   @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'petk_F7WF…',
+    description: "The target key's hint, as every page names a key (never the key).",
+  })
+  targetKeyHint!: string | null;
+  @ApiProperty({
     type: 'object',
     nullable: true,
     additionalProperties: { type: 'object', properties: { before: {}, after: {} }, required: ['before', 'after'] },
@@ -86,6 +93,34 @@ export class AuditEntryResponse {
   changes!: AuditChanges | null;
   @ApiProperty({ type: String, nullable: true }) requestId!: string | null;
   @ApiProperty({ type: String, nullable: true }) source!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'account:3f2c9a4e-… dev@example.com',
+    description:
+      'The end user behind a call made by the portal or the console (X-On-Behalf-Of, from a token allowed to act for users).',
+  })
+  onBehalfOf!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '203.0.113.7',
+    description: "That end user's address, as the web app saw it (X-End-User-Address).",
+  })
+  endUserAddress!: string | null;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    example: 1,
+    description:
+      'How many calls the row stands for: 1, or on an aggregate row the refusals of one source, status and actor in its minute beyond the rows of their own.',
+  })
+  count!: number;
+  @ApiProperty({
+    description:
+      "An aggregate row: `count` more refused calls from `source` in the minute `changes.minute` (the details are the first one's).",
+  })
+  aggregated!: boolean;
 }
 
 export class AuditPageResponse {
@@ -99,5 +134,22 @@ export class AuditPageResponse {
 }
 
 export function toAuditEntryResponse(e: AuditEntryEntity): AuditEntryResponse {
-  return { ...e, id: String(e.id), at: e.at.toISOString() };
+  return {
+    id: String(e.id),
+    at: e.at.toISOString(),
+    actorId: e.actorId,
+    actorName: e.actorName,
+    action: e.action,
+    targetConsumer: e.targetConsumer,
+    targetKey: e.targetKey,
+    targetToken: e.targetToken,
+    targetKeyHint: e.targetKeyHint,
+    changes: e.changes,
+    requestId: e.requestId,
+    source: e.source,
+    onBehalfOf: e.onBehalfOf,
+    endUserAddress: e.endUserAddress,
+    count: e.count,
+    aggregated: e.aggregateKey !== null && e.aggregateKey !== undefined,
+  };
 }
