@@ -919,6 +919,68 @@ export interface components {
             aggregated: boolean;
         };
         AuditPageResponse: {
+            /**
+             * @example [
+             *       {
+             *         "id": "1041",
+             *         "at": "2026-11-27T16:20:07.312Z",
+             *         "actorId": "6f1c2d8e-3b4a-4c5d-9e8f-0a1b2c3d4e5f",
+             *         "actorName": "console",
+             *         "action": "key.rotate",
+             *         "targetConsumer": "acme",
+             *         "targetKey": "0b6c1f2e-8d3a-4e5f-9a7b-1c2d3e4f5a6b",
+             *         "targetToken": null,
+             *         "targetKeyHint": "petk_F7WF…",
+             *         "changes": {
+             *           "expiresAt": {
+             *             "before": null,
+             *             "after": "2026-11-28T16:20:07.310Z"
+             *           },
+             *           "replacedBy": {
+             *             "before": null,
+             *             "after": "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+             *           },
+             *           "successorHint": {
+             *             "before": null,
+             *             "after": "petk_Q2mX…"
+             *           }
+             *         },
+             *         "requestId": "b7e0f6a2-1c3d-4e5f-8a9b-0c1d2e3f4a5b",
+             *         "source": "127.0.0.1",
+             *         "onBehalfOf": "operator:alice",
+             *         "endUserAddress": "198.51.100.4",
+             *         "count": 1,
+             *         "aggregated": false
+             *       },
+             *       {
+             *         "id": "1072",
+             *         "at": "2026-11-27T16:21:02.118Z",
+             *         "actorId": null,
+             *         "actorName": "anonymous",
+             *         "action": "auth.unauthorized",
+             *         "targetConsumer": null,
+             *         "targetKey": null,
+             *         "targetToken": null,
+             *         "targetKeyHint": null,
+             *         "changes": {
+             *           "minute": {
+             *             "before": null,
+             *             "after": "2026-11-27T16:21:00.000Z"
+             *           },
+             *           "route": {
+             *             "before": null,
+             *             "after": "GET /consumers"
+             *           }
+             *         },
+             *         "requestId": null,
+             *         "source": "203.0.113.9",
+             *         "onBehalfOf": null,
+             *         "endUserAddress": null,
+             *         "count": 970,
+             *         "aggregated": true
+             *       }
+             *     ]
+             */
             items: components["schemas"]["AuditEntryResponse"][];
             /** @description Pass as `after` for the next page; null on the last page. */
             next: string | null;
