@@ -40,6 +40,7 @@ describe('gateway migrations', () => {
       'AddAdminTokensAndAudit1795514162797',
       'AddPlanRequests1795531276417',
       'CreateUsageHistory1795600000000',
+      'AddAuditAggregatesAndEndUsers1795710000000',
       'AddBillingAnchor1795794638464',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
@@ -87,6 +88,7 @@ describe('gateway migrations', () => {
         'AddAdminTokensAndAudit1795514162797',
         'AddPlanRequests1795531276417',
         'CreateUsageHistory1795600000000',
+        'AddAuditAggregatesAndEndUsers1795710000000',
         'AddBillingAnchor1795794638464',
       ]);
     } finally {

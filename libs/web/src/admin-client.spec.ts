@@ -5,14 +5,28 @@ import { AdminApiError, AdminClient } from './admin-client';
 describe('AdminClient', () => {
   let server: Server;
   let baseUrl: string;
-  const seen: { method?: string; url?: string; authorization?: string; body?: string }[] = [];
+  const seen: {
+    method?: string;
+    url?: string;
+    authorization?: string;
+    body?: string;
+    onBehalfOf?: string | string[];
+    endUserAddress?: string | string[];
+  }[] = [];
 
   beforeAll(async () => {
     server = createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
-        seen.push({ method: request.method, url: request.url, authorization: request.headers.authorization, body });
+        seen.push({
+          method: request.method,
+          url: request.url,
+          authorization: request.headers.authorization,
+          body,
+          onBehalfOf: request.headers['x-on-behalf-of'],
+          endUserAddress: request.headers['x-end-user-address'],
+        });
         if (request.url?.startsWith('/ok'))
           return response.writeHead(200, { 'content-type': 'application/json' }).end('{"name":"acme"}');
         if (request.url === '/forbidden')
@@ -52,6 +66,19 @@ describe('AdminClient', () => {
       body: '{"plan":"pro"}',
     });
     await expect(client.post('t', '/empty')).resolves.toBeUndefined();
+  });
+
+  it('names the end user behind a call only when asked (X-On-Behalf-Of, X-End-User-Address), as printable ASCII', async () => {
+    const client = new AdminClient({ baseUrl });
+    seen.length = 0;
+    await client.post('t', '/ok/keys', undefined, { onBehalfOf: 'account:42 zoë@example.com', endUserAddress: '::1' });
+    await client.get('t', '/ok', undefined, { onBehalfOf: 'operator:alice' });
+    await client.get('t', '/ok');
+    expect(seen.map((s) => [s.onBehalfOf, s.endUserAddress])).toEqual([
+      ['account:42 zo%C3%AB@example.com', '::1'],
+      ['operator:alice', undefined],
+      [undefined, undefined],
+    ]);
   });
 
   it('maps the admin Error body to a typed error', async () => {

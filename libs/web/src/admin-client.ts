@@ -16,9 +16,25 @@ export class AdminApiError extends Error {
 
 export type QueryValue = string | number | boolean | undefined | null;
 
-export interface AdminRequest {
+export interface AdminRequest extends AdminEndUser {
   query?: Record<string, QueryValue | readonly string[]>;
   body?: unknown;
+}
+
+/**
+ * The person behind a call (docs/admin-tokens.md, "Acting for users"): sent as X-On-Behalf-Of and
+ * X-End-User-Address, recorded in the audit log. Only a token created with `actsForUsers` (or root) may send them.
+ */
+export interface AdminEndUser {
+  /** An opaque label: `account:<id> <email>` (the portal), `operator:<name>` (the console). */
+  onBehalfOf?: string;
+  /** Their address as the web app saw it (an IPv4 or IPv6 address). */
+  endUserAddress?: string;
+}
+
+/** A header carries printable ASCII: anything else is percent-encoded, so the label reaches the audit readable. */
+function headerText(value: string): string {
+  return value.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
 }
 
 export interface AdminClientOptions {
@@ -51,20 +67,20 @@ export class AdminClient {
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  get<T>(token: string, path: string, query?: AdminRequest['query']): Promise<T> {
-    return this.request<T>(token, 'GET', path, { query });
+  get<T>(token: string, path: string, query?: AdminRequest['query'], endUser?: AdminEndUser): Promise<T> {
+    return this.request<T>(token, 'GET', path, { query, ...endUser });
   }
 
-  post<T>(token: string, path: string, body?: unknown): Promise<T> {
-    return this.request<T>(token, 'POST', path, { body });
+  post<T>(token: string, path: string, body?: unknown, endUser?: AdminEndUser): Promise<T> {
+    return this.request<T>(token, 'POST', path, { body, ...endUser });
   }
 
-  patch<T>(token: string, path: string, body: unknown): Promise<T> {
-    return this.request<T>(token, 'PATCH', path, { body });
+  patch<T>(token: string, path: string, body: unknown, endUser?: AdminEndUser): Promise<T> {
+    return this.request<T>(token, 'PATCH', path, { body, ...endUser });
   }
 
-  delete<T>(token: string, path: string): Promise<T> {
-    return this.request<T>(token, 'DELETE', path, {});
+  delete<T>(token: string, path: string, endUser?: AdminEndUser): Promise<T> {
+    return this.request<T>(token, 'DELETE', path, { ...endUser });
   }
 
   url(path: string, query?: AdminRequest['query']): string {
@@ -82,9 +98,16 @@ export class AdminClient {
     return url.toString();
   }
 
-  async request<T>(token: string, method: string, path: string, { query, body }: AdminRequest = {}): Promise<T> {
+  async request<T>(
+    token: string,
+    method: string,
+    path: string,
+    { query, body, onBehalfOf, endUserAddress }: AdminRequest = {},
+  ): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    if (onBehalfOf !== undefined) headers['x-on-behalf-of'] = headerText(onBehalfOf);
+    if (endUserAddress !== undefined) headers['x-end-user-address'] = headerText(endUserAddress);
     let response: Response;
     const target = this.url(path, query);
     try {

@@ -13,9 +13,18 @@ export interface AdminActor {
   plans: readonly string[] | null;
   /** When the token stops working; null: never (root). */
   expiresAt?: Date | null;
+  /** May name the end user behind its calls (X-On-Behalf-Of, X-End-User-Address): a web app's token, or root. */
+  actsForUsers?: boolean;
 }
 
-export const ROOT_ACTOR: AdminActor = { id: null, name: 'root', scopes: 'all', ownConsumersOnly: false, plans: null };
+export const ROOT_ACTOR: AdminActor = {
+  id: null,
+  name: 'root',
+  scopes: 'all',
+  ownConsumersOnly: false,
+  plans: null,
+  actsForUsers: true,
+};
 
 /** The actor of a call refused before any token was recognised (401). */
 export const ANONYMOUS_ACTOR: AdminActor = {
@@ -40,6 +49,16 @@ export interface AdminRequestOrigin {
  */
 export interface AdminRequestContext extends AdminRequestOrigin {
   actor: AdminActor;
+  /** The person behind a web app's call, as a token allowed to act for users names them; absent otherwise. */
+  endUser?: EndUser;
+}
+
+/** The end user behind an admin call made by the portal or the console (X-On-Behalf-Of, X-End-User-Address). */
+export interface EndUser {
+  /** An opaque label: `account:<id> <email>`, `operator:<name>`. */
+  onBehalfOf: string | null;
+  /** Their address, as the web app saw it. */
+  address: string | null;
 }
 
 /**

@@ -25,6 +25,10 @@ export class AdminTokenEntity {
   @Column({ name: 'own_consumers_only', type: 'boolean', default: false })
   ownConsumersOnly!: boolean;
 
+  /** May name the end user behind its calls (X-On-Behalf-Of, X-End-User-Address): a web app's token. Root grants it. */
+  @Column({ name: 'acts_for_users', type: 'boolean', default: false })
+  actsForUsers!: boolean;
+
   /** Null: every plan. */
   @Column({ type: 'text', array: true, nullable: true })
   plans!: string[] | null;

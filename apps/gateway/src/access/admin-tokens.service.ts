@@ -5,7 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../clock';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
-import { AdminActor, AdminRequestContext, assertUnrestricted } from './admin-context';
+import { AdminActor, AdminRequestContext, assertUnrestricted, ROOT_ACTOR } from './admin-context';
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
 import { AuditLog } from './audit-log';
@@ -30,6 +30,7 @@ export interface NewAdminToken {
   expiresAt?: Date;
   ownConsumersOnly?: boolean;
   plans?: string[];
+  actsForUsers?: boolean;
 }
 
 /** Scoped admin tokens: created (shown once), listed (no secrets), revoked; and resolved on every admin call. */
@@ -59,6 +60,9 @@ export class AdminTokensService {
         );
       assertUnrestricted(actor, 'create tokens');
     }
+    // Naming the people behind calls is vouching for them: only root hands that to a web app's token.
+    if (input.actsForUsers === true && actor !== ROOT_ACTOR)
+      throw new ApiError('FORBIDDEN', `Only the root token may create a token that acts for users (actsForUsers).`);
     const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const record = await this.dataSource.transaction(async (manager) => {
       const entity = manager.create(AdminTokenEntity, {
@@ -69,6 +73,7 @@ export class AdminTokensService {
         scopes: input.scopes,
         ownConsumersOnly: input.ownConsumersOnly ?? false,
         plans: input.plans ?? null,
+        actsForUsers: input.actsForUsers ?? false,
         createdBy: actor.id === null ? actor.name : `${actor.name} (${actor.id})`,
         expiresAt: input.expiresAt ?? null,
         lastUsedAt: null,
@@ -84,6 +89,7 @@ export class AdminTokensService {
           scopes: { before: null, after: saved.scopes },
           ownConsumersOnly: { before: null, after: saved.ownConsumersOnly },
           plans: { before: null, after: saved.plans },
+          actsForUsers: { before: null, after: saved.actsForUsers },
           expiresAt: { before: null, after: saved.expiresAt?.toISOString() ?? null },
         },
       });
@@ -134,6 +140,7 @@ export class AdminTokensService {
       ownConsumersOnly: entity.ownConsumersOnly,
       plans: entity.plans,
       expiresAt: entity.expiresAt,
+      actsForUsers: entity.actsForUsers,
     };
   }
 

@@ -13,6 +13,8 @@ export interface AuditChange {
   targetConsumer?: string | null;
   targetKey?: string | null;
   targetToken?: string | null;
+  /** The target key's hint (`petk_F7WF…`), so that a reader can tell which key without its id. */
+  targetKeyHint?: string | null;
   /** `{field: {before, after}}`: never a key, a token or a hash. */
   changes?: AuditChanges | null;
 }
@@ -33,7 +35,11 @@ export interface AuditQuery {
 export const AUDIT_ORDERS = ['asc', 'desc'] as const;
 export type AuditOrder = (typeof AUDIT_ORDERS)[number];
 
-/** At most this many refused calls (401/403) are recorded per source address and minute (in memory, per instance). */
+/**
+ * Refused calls (401/403) get a row each up to this many per source address, status, actor and minute (counted in
+ * memory, per instance); the rest of that minute are counted on one aggregate row, never dropped. A flood thus
+ * writes a bounded number of rows, and cannot hide a known token's 403s behind anonymous 401s.
+ */
 export const DENIED_PER_MINUTE = 30;
 const RETENTION_EVERY_MS = 60 * 60 * 1000;
 
@@ -56,6 +62,8 @@ export function diff(before: Record<string, unknown>, after: Record<string, unkn
 export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AuditLog');
   private readonly denied = new Map<string, { minute: number; count: number }>();
+  /** Refusals counted but not yet added to their aggregate row: one upsert in flight per row and instance. */
+  private readonly aggregates = new Map<string, { count: number; done: Promise<void> }>();
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -73,9 +81,12 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
       targetConsumer: change.targetConsumer ?? null,
       targetKey: change.targetKey ?? null,
       targetToken: change.targetToken ?? null,
+      targetKeyHint: change.targetKeyHint ?? null,
       changes: (change.changes ?? null) as never,
       requestId: context.requestId,
       source: context.source,
+      onBehalfOf: context.endUser?.onBehalfOf ?? null,
+      endUserAddress: context.endUser?.address ?? null,
     });
   }
 
@@ -84,7 +95,10 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     return this.record(context, this.dataSource.manager, change);
   }
 
-  /** A refused call (401: ANONYMOUS_ACTOR, or 403); false when this source's quota for the minute is spent (nothing written). */
+  /**
+   * A refused call (401: ANONYMOUS_ACTOR, or 403): its own row within DENIED_PER_MINUTE for its source, status,
+   * actor and minute, else one more on that minute's aggregate row. False when the database refused the write.
+   */
   async recordDenied(
     context: AdminRequestContext,
     status: number,
@@ -93,16 +107,15 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
   ): Promise<boolean> {
     const source = context.source ?? 'unknown';
     const minute = Math.floor(now / 60_000);
-    const seen = this.denied.get(source);
-    const count = seen && seen.minute === minute ? seen.count + 1 : 1;
+    const budget = `${status}|${minute}|${context.actor.id ?? context.actor.name}|${source}`.slice(0, 200);
+    const seen = this.denied.get(budget);
+    const count = (seen?.count ?? 0) + 1;
     if (this.denied.size > 10_000) this.forgetOld(minute);
-    this.denied.set(source, { minute, count });
-    if (count > DENIED_PER_MINUTE) return false;
+    this.denied.set(budget, { minute, count });
+    const action = status === 401 ? 'auth.unauthorized' : 'auth.forbidden';
     try {
-      await this.record(context, this.dataSource.manager, {
-        action: status === 401 ? 'auth.unauthorized' : 'auth.forbidden',
-        changes: detail,
-      });
+      if (count <= DENIED_PER_MINUTE) await this.record(context, this.dataSource.manager, { action, changes: detail });
+      else await this.countOnAggregate(budget, context, action, { minute: new Date(minute * 60_000), detail });
       return true;
     } catch (error) {
       this.logger.warn(`Could not record a refused admin call: ${(error as Error).message}`);
@@ -110,11 +123,72 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
     }
   }
 
+  /**
+   * Adds one refusal to the aggregate row `key` (an upsert: every instance adds to the same row). Refusals that
+   * arrive while this instance's upsert is in flight are added by the next one, so a flood costs a write per
+   * round trip, not per call.
+   */
+  private countOnAggregate(
+    key: string,
+    context: AdminRequestContext,
+    action: string,
+    first: { minute: Date; detail: AuditChanges },
+  ): Promise<void> {
+    const batch = this.aggregates.get(key);
+    if (batch) {
+      batch.count += 1;
+      return batch.done;
+    }
+    const fresh = { count: 1, done: Promise.resolve() };
+    this.aggregates.set(key, fresh);
+    fresh.done = (async () => {
+      try {
+        while (fresh.count > 0) {
+          const adding = fresh.count;
+          fresh.count = 0;
+          await this.upsertAggregate(key, context, action, first, adding);
+        }
+      } finally {
+        this.aggregates.delete(key);
+      }
+    })();
+    return fresh.done;
+  }
+
+  private async upsertAggregate(
+    key: string,
+    context: AdminRequestContext,
+    action: string,
+    first: { minute: Date; detail: AuditChanges },
+    adding: number,
+  ): Promise<void> {
+    // The row keeps the first refusal's details; `minute` says which minute its count covers.
+    const changes: AuditChanges = { minute: { before: null, after: first.minute.toISOString() }, ...first.detail };
+    await this.dataSource.query(
+      `INSERT INTO "${schemaOf(this.dataSource)}"."audit_log" ` +
+        `("actor_id", "actor_name", "action", "changes", "source", "on_behalf_of", "end_user_address", "count", "aggregate_key") ` +
+        `VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ` +
+        `ON CONFLICT ("aggregate_key") DO UPDATE SET "count" = "audit_log"."count" + EXCLUDED."count"`,
+      [
+        context.actor.id,
+        context.actor.name,
+        action,
+        JSON.stringify(changes),
+        context.source,
+        context.endUser?.onBehalfOf ?? null,
+        context.endUser?.address ?? null,
+        adding,
+        key,
+      ],
+    );
+  }
+
   async list(query: AuditQuery): Promise<{ items: AuditEntryEntity[]; next: string | null }> {
     const descending = query.order === 'desc';
     const builder = this.dataSource
       .getRepository(AuditEntryEntity)
       .createQueryBuilder('a')
+      .addSelect('a.aggregateKey')
       .orderBy('a.id', descending ? 'DESC' : 'ASC')
       .take(query.limit + 1);
     if (query.from) builder.andWhere('a.at >= :from', { from: query.from });

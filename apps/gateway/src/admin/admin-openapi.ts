@@ -31,6 +31,10 @@ export function buildAdminOpenApiDocument(app: INestApplication, served: boolean
         'load balancer: every route needs `Authorization: Bearer <token>`, ADMIN_TOKEN (root: every scope) or an admin ' +
         'token (`adm_…`) holding the scope the route names (`x-required-scope`; otherwise 403 `FORBIDDEN`). ' +
         'Errors use the `{code, message, status}` body. ' +
+        'A web app calling for a person names them with `X-On-Behalf-Of` (`account:<id> <email>`, `operator:<name>`) and ' +
+        '`X-End-User-Address` (an IP address), recorded in the audit log: only root and tokens created with ' +
+        '`actsForUsers` may send them (otherwise 403 `FORBIDDEN`; a value that is not printable ASCII up to 320 ' +
+        'characters, or not an address, 400 `VALIDATION_FAILED`). ' +
         'The keys CLI (`npm run -s keys -- ...`) is a client of this API.',
     )
     .setVersion(ADMIN_API_VERSION)

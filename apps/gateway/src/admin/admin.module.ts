@@ -7,6 +7,7 @@ import { PlanRequestsAdminModule } from '../plan-requests/admin/plan-requests-ad
 import { UsageAdminModule } from '../usage/admin/usage-admin.module';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
+import { EndUserInterceptor } from './end-user.interceptor';
 import { ForbiddenAuditInterceptor } from './forbidden-audit.interceptor';
 import { GatewayProvidersModule } from './gateway-providers.module';
 
@@ -38,6 +39,8 @@ export class AdminModule {
         { provide: ADMIN_TOKEN, useValue: token },
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         { provide: APP_INTERCEPTOR, useClass: DatabaseUnavailableInterceptor },
+        // Before ForbiddenAuditInterceptor: the repository's 403 rows then name the end user too.
+        { provide: APP_INTERCEPTOR, useClass: EndUserInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ForbiddenAuditInterceptor },
       ],
     };

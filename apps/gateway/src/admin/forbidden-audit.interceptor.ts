@@ -6,7 +6,8 @@ import { adminContextOf, AdminRequest } from '../access/admin-request';
 
 /**
  * A 403 that the repository decides (a token limited to its own consumers or to some plans, reaching beyond
- * them) goes to the audit log like the guard's own refusals: rate-limited per source address.
+ * them) goes to the audit log like the guard's own refusals: a row of its own within the minute's budget, else
+ * counted on the minute's aggregate row (AuditLog.recordDenied); never dropped.
  */
 @Injectable()
 export class ForbiddenAuditInterceptor implements NestInterceptor {

@@ -43,6 +43,7 @@ export class ConsumerKeysService {
         action: 'key.issue',
         targetConsumer: name,
         targetKey: issued.record.id,
+        targetKeyHint: issued.record.hint,
         changes: diff({}, { hint: issued.record.hint, expiresAt: issued.record.expiresAt }),
       });
       return issued;
@@ -66,6 +67,7 @@ export class ConsumerKeysService {
           action: 'key.revoke',
           targetConsumer: name,
           targetKey: key.id,
+          targetKeyHint: key.hint,
           changes: diff({ revokedAt: null }, { revokedAt: key.revokedAt }),
         });
       return done;
@@ -106,9 +108,11 @@ export class ConsumerKeysService {
         action: 'key.rotate',
         targetConsumer: name,
         targetKey: old.id,
+        targetKeyHint: old.hint,
+        // The successor by id and by hint: the row says which key replaced which, as the pages name them.
         changes: diff(
-          { expiresAt: old.expiresAt, replacedBy: null },
-          { expiresAt: previous.expiresAt, replacedBy: issued.record.id },
+          { expiresAt: old.expiresAt, replacedBy: null, successorHint: null },
+          { expiresAt: previous.expiresAt, replacedBy: issued.record.id, successorHint: issued.record.hint },
         ),
       });
       return { issued, previous };

@@ -69,6 +69,7 @@ export class ConsumersService {
           action: 'consumer.create',
           targetConsumer: name,
           targetKey: issued.record.id,
+          targetKeyHint: issued.record.hint,
           changes: diff({}, { plan: input.plan, limits: input.limits ?? null, keyExpiresAt: input.expiresAt ?? null }),
         });
         return { consumer, issued };

@@ -831,6 +831,8 @@ export interface components {
             plans: string[] | null;
             /** Format: date-time */
             expiresAt: string | null;
+            /** @description May name the end user behind its calls (X-On-Behalf-Of); true for root. */
+            actsForUsers: boolean;
         };
         CreateAdminTokenDto: {
             /**
@@ -856,6 +858,11 @@ export interface components {
             ownConsumersOnly: boolean;
             /** @description Only consumers on these plans (created, changed to, or touched). */
             plans?: ("free" | "pro" | "business" | "enterprise")[];
+            /**
+             * @description May name the end user behind its calls (headers X-On-Behalf-Of, X-End-User-Address), recorded in the audit log: the portal's and the console's token. Only root may grant it.
+             * @default false
+             */
+            actsForUsers: boolean;
         };
         AdminTokenResponse: {
             /** Format: uuid */
@@ -869,6 +876,8 @@ export interface components {
             scopes: ("consumers:read" | "consumers:write" | "keys:write" | "usage:read" | "import" | "export" | "tokens:admin" | "audit:read" | "plan-requests:read" | "plan-requests:write" | "plan-requests:review")[];
             ownConsumersOnly: boolean;
             plans: string[] | null;
+            /** @description May name the end user behind its calls (X-On-Behalf-Of). */
+            actsForUsers: boolean;
             /** Format: date-time */
             createdAt: string;
             createdBy: string;
@@ -908,6 +917,11 @@ export interface components {
             targetKey: string | null;
             /** Format: uuid */
             targetToken: string | null;
+            /**
+             * @description The target key's hint, as every page names a key (never the key).
+             * @example petk_F7WF…
+             */
+            targetKeyHint: string | null;
             /** @description `{field: {before, after}}` of what changed. */
             changes: {
                 [key: string]: {
@@ -917,8 +931,87 @@ export interface components {
             } | null;
             requestId: string | null;
             source: string | null;
+            /**
+             * @description The end user behind a call made by the portal or the console (X-On-Behalf-Of, from a token allowed to act for users).
+             * @example account:3f2c9a4e-… dev@example.com
+             */
+            onBehalfOf: string | null;
+            /**
+             * @description That end user's address, as the web app saw it (X-End-User-Address).
+             * @example 203.0.113.7
+             */
+            endUserAddress: string | null;
+            /**
+             * @description How many calls the row stands for: 1, or on an aggregate row the refusals of one source, status and actor in its minute beyond the rows of their own.
+             * @example 1
+             */
+            count: number;
+            /** @description An aggregate row: `count` more refused calls from `source` in the minute `changes.minute` (the details are the first one's). */
+            aggregated: boolean;
         };
         AuditPageResponse: {
+            /**
+             * @example [
+             *       {
+             *         "id": "1041",
+             *         "at": "2026-11-27T16:20:07.312Z",
+             *         "actorId": "6f1c2d8e-3b4a-4c5d-9e8f-0a1b2c3d4e5f",
+             *         "actorName": "console",
+             *         "action": "key.rotate",
+             *         "targetConsumer": "acme",
+             *         "targetKey": "0b6c1f2e-8d3a-4e5f-9a7b-1c2d3e4f5a6b",
+             *         "targetToken": null,
+             *         "targetKeyHint": "petk_F7WF…",
+             *         "changes": {
+             *           "expiresAt": {
+             *             "before": null,
+             *             "after": "2026-11-28T16:20:07.310Z"
+             *           },
+             *           "replacedBy": {
+             *             "before": null,
+             *             "after": "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+             *           },
+             *           "successorHint": {
+             *             "before": null,
+             *             "after": "petk_Q2mX…"
+             *           }
+             *         },
+             *         "requestId": "b7e0f6a2-1c3d-4e5f-8a9b-0c1d2e3f4a5b",
+             *         "source": "127.0.0.1",
+             *         "onBehalfOf": "operator:alice",
+             *         "endUserAddress": "198.51.100.4",
+             *         "count": 1,
+             *         "aggregated": false
+             *       },
+             *       {
+             *         "id": "1072",
+             *         "at": "2026-11-27T16:21:02.118Z",
+             *         "actorId": null,
+             *         "actorName": "anonymous",
+             *         "action": "auth.unauthorized",
+             *         "targetConsumer": null,
+             *         "targetKey": null,
+             *         "targetToken": null,
+             *         "targetKeyHint": null,
+             *         "changes": {
+             *           "minute": {
+             *             "before": null,
+             *             "after": "2026-11-27T16:21:00.000Z"
+             *           },
+             *           "route": {
+             *             "before": null,
+             *             "after": "GET /consumers"
+             *           }
+             *         },
+             *         "requestId": null,
+             *         "source": "203.0.113.9",
+             *         "onBehalfOf": null,
+             *         "endUserAddress": null,
+             *         "count": 970,
+             *         "aggregated": true
+             *       }
+             *     ]
+             */
             items: components["schemas"]["AuditEntryResponse"][];
             /** @description Pass as `after` for the next page; null on the last page. */
             next: string | null;

@@ -52,6 +52,7 @@ export class TokensAdminController {
       ownConsumersOnly: actor.ownConsumersOnly,
       plans: actor.plans === null ? null : [...actor.plans],
       expiresAt: actor.expiresAt?.toISOString() ?? null,
+      actsForUsers: actor.actsForUsers === true,
     };
   }
 

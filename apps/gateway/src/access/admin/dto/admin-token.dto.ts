@@ -53,6 +53,15 @@ export class CreateAdminTokenDto {
   @ArrayMinSize(1)
   @IsIn(PLAN_NAMES, { each: true, message: `each plan must be one of ${PLAN_NAMES.join(', ')}` })
   plans?: string[];
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "May name the end user behind its calls (headers X-On-Behalf-Of, X-End-User-Address), recorded in the audit log: the portal's and the console's token. Only root may grant it.",
+  })
+  @IsOptional()
+  @IsBoolean()
+  actsForUsers?: boolean;
 }
 
 export class AdminTokenParams {
@@ -72,6 +81,7 @@ export class AdminTokenResponse {
   @ApiProperty({ enum: ADMIN_SCOPES, isArray: true }) scopes!: string[];
   @ApiProperty() ownConsumersOnly!: boolean;
   @ApiProperty({ type: [String], nullable: true }) plans!: string[] | null;
+  @ApiProperty({ description: 'May name the end user behind its calls (X-On-Behalf-Of).' }) actsForUsers!: boolean;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty() createdBy!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
@@ -94,6 +104,7 @@ export function toAdminTokenResponse(t: AdminTokenEntity): AdminTokenResponse {
     scopes: t.scopes,
     ownConsumersOnly: t.ownConsumersOnly,
     plans: t.plans,
+    actsForUsers: t.actsForUsers,
     createdAt: t.createdAt.toISOString(),
     createdBy: t.createdBy,
     expiresAt: t.expiresAt?.toISOString() ?? null,
@@ -111,4 +122,6 @@ export class CurrentTokenResponse {
   @ApiProperty() ownConsumersOnly!: boolean;
   @ApiProperty({ type: [String], nullable: true }) plans!: string[] | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expiresAt!: string | null;
+  @ApiProperty({ description: 'May name the end user behind its calls (X-On-Behalf-Of); true for root.' })
+  actsForUsers!: boolean;
 }

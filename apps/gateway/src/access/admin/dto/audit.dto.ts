@@ -78,6 +78,13 @@ export class AuditEntryResponse {
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetKey!: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) targetToken!: string | null;
   @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'petk_F7WF…',
+    description: "The target key's hint, as every page names a key (never the key).",
+  })
+  targetKeyHint!: string | null;
+  @ApiProperty({
     type: 'object',
     nullable: true,
     additionalProperties: { type: 'object', properties: { before: {}, after: {} }, required: ['before', 'after'] },
@@ -86,10 +93,85 @@ export class AuditEntryResponse {
   changes!: AuditChanges | null;
   @ApiProperty({ type: String, nullable: true }) requestId!: string | null;
   @ApiProperty({ type: String, nullable: true }) source!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'account:3f2c9a4e-… dev@example.com',
+    description:
+      'The end user behind a call made by the portal or the console (X-On-Behalf-Of, from a token allowed to act for users).',
+  })
+  onBehalfOf!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '203.0.113.7',
+    description: "That end user's address, as the web app saw it (X-End-User-Address).",
+  })
+  endUserAddress!: string | null;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    example: 1,
+    description:
+      'How many calls the row stands for: 1, or on an aggregate row the refusals of one source, status and actor in its minute beyond the rows of their own.',
+  })
+  count!: number;
+  @ApiProperty({
+    description:
+      "An aggregate row: `count` more refused calls from `source` in the minute `changes.minute` (the details are the first one's).",
+  })
+  aggregated!: boolean;
 }
 
+/** What GET /audit shows: a key action by the person behind the console, and refusals counted on one row. */
+const AUDIT_PAGE_EXAMPLE: AuditEntryResponse[] = [
+  {
+    id: '1041',
+    at: '2026-11-27T16:20:07.312Z',
+    actorId: '6f1c2d8e-3b4a-4c5d-9e8f-0a1b2c3d4e5f',
+    actorName: 'console',
+    action: 'key.rotate',
+    targetConsumer: 'acme',
+    targetKey: '0b6c1f2e-8d3a-4e5f-9a7b-1c2d3e4f5a6b',
+    targetToken: null,
+    targetKeyHint: 'petk_F7WF…',
+    changes: {
+      expiresAt: { before: null, after: '2026-11-28T16:20:07.310Z' },
+      replacedBy: { before: null, after: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a' },
+      successorHint: { before: null, after: 'petk_Q2mX…' },
+    },
+    requestId: 'b7e0f6a2-1c3d-4e5f-8a9b-0c1d2e3f4a5b',
+    source: '127.0.0.1',
+    onBehalfOf: 'operator:alice',
+    endUserAddress: '198.51.100.4',
+    count: 1,
+    aggregated: false,
+  },
+  {
+    id: '1072',
+    at: '2026-11-27T16:21:02.118Z',
+    actorId: null,
+    actorName: 'anonymous',
+    action: 'auth.unauthorized',
+    targetConsumer: null,
+    targetKey: null,
+    targetToken: null,
+    targetKeyHint: null,
+    changes: {
+      minute: { before: null, after: '2026-11-27T16:21:00.000Z' },
+      route: { before: null, after: 'GET /consumers' },
+    },
+    requestId: null,
+    source: '203.0.113.9',
+    onBehalfOf: null,
+    endUserAddress: null,
+    count: 970,
+    aggregated: true,
+  },
+];
+
 export class AuditPageResponse {
-  @ApiProperty({ type: [AuditEntryResponse] }) items!: AuditEntryResponse[];
+  @ApiProperty({ type: [AuditEntryResponse], example: AUDIT_PAGE_EXAMPLE }) items!: AuditEntryResponse[];
   @ApiProperty({
     nullable: true,
     type: String,
@@ -99,5 +181,22 @@ export class AuditPageResponse {
 }
 
 export function toAuditEntryResponse(e: AuditEntryEntity): AuditEntryResponse {
-  return { ...e, id: String(e.id), at: e.at.toISOString() };
+  return {
+    id: String(e.id),
+    at: e.at.toISOString(),
+    actorId: e.actorId,
+    actorName: e.actorName,
+    action: e.action,
+    targetConsumer: e.targetConsumer,
+    targetKey: e.targetKey,
+    targetToken: e.targetToken,
+    targetKeyHint: e.targetKeyHint,
+    changes: e.changes,
+    requestId: e.requestId,
+    source: e.source,
+    onBehalfOf: e.onBehalfOf,
+    endUserAddress: e.endUserAddress,
+    count: e.count,
+    aggregated: e.aggregateKey !== null && e.aggregateKey !== undefined,
+  };
 }
