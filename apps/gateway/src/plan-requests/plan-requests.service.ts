@@ -165,6 +165,9 @@ export class PlanRequestsService {
     assertMayReview(context.actor);
     return this.dataSource.transaction(async (manager) => {
       const request = await this.find(manager, id, true);
+      // A plans token decides only for consumers on its plans, as an approval's update checks.
+      const consumer = await manager.findOneBy(ConsumerEntity, { name: request.consumer });
+      if (consumer) assertMayTouch(context.actor, consumer);
       this.assertPending(request);
       await manager.update(
         PlanRequestEntity,
