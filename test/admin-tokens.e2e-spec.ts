@@ -291,7 +291,7 @@ describe('admin tokens and the audit log', () => {
         scope: 'plan-requests:review',
         prepare: async () => ({ path: `/plan-requests/${await planRequest()}/decline`, body: { note: 'no' } }),
       },
-      // @AnyValidToken: every valid token, whatever its scopes (issue #26).
+      // The policy's `any`: every valid token, whatever its scopes (issue #26).
       { method: 'GET', path: '/token', scope: 'any', prepare: async () => ({ path: '/token' }) },
     ];
 

@@ -33,7 +33,7 @@ export type ObjectRule = (typeof OBJECT_RULES)[number];
 /** What a restricted token meets under each rule: the admin OpenAPI document and docs/admin-tokens.md say it. */
 export const OBJECT_RULE_TEXT: Record<ObjectRule, string> = {
   self: 'its own record only',
-  fleet: 'refused (403) to a restricted token: it reaches every consumer',
+  fleet: "refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)",
   consumer: 'own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)',
   consumers: 'lists only its own consumers / those on its plans',
   'plan-request': 'never an ownConsumersOnly token (403); a plans token only for consumers on its plans (403)',
@@ -110,7 +110,7 @@ export function routeRefusal(actor: AdminActor, operationId: string | undefined,
     if (missing.length > 0) return `Token "${actor.name}" lacks the scope ${missing.join(', ')} that ${route} needs.`;
   }
   if (policy.objects === 'fleet' && isRestricted(actor))
-    return `Token "${actor.name}" is limited to its own consumers or to some plans: ${route} reaches every consumer.`;
+    return `Token "${actor.name}" is limited to its own consumers or to some plans: ${route} is an operator's (every consumer, or a ban).`;
   return null;
 }
 

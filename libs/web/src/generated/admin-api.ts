@@ -227,7 +227,7 @@ export interface paths {
          * Lift a consumer's ban
          * @description On every instance: the ban and the strikes are forgotten, the windows keep counting.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: it reaches every consumer.
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         post: operations["unbanConsumer"];
         delete?: never;
@@ -249,7 +249,7 @@ export interface paths {
          * Import consumers (the consumers-file format)
          * @description Idempotent: consumers matched by name, keys by hash; at most 500 consumers per request, one transaction (a refused entry refuses the batch).
          *
-         *     Required scope: `import` and `consumers:write` and `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: it reaches every consumer.
+         *     Required scope: `import` and `consumers:write` and `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         post: operations["importConsumers"];
         delete?: never;
@@ -269,7 +269,7 @@ export interface paths {
          * Export consumers (the consumers-file format), a page at a time
          * @description Every field, key hashes only: imports back as it was.
          *
-         *     Required scope: `export` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: it reaches every consumer.
+         *     Required scope: `export` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["exportConsumers"];
         put?: never;
@@ -399,7 +399,7 @@ export interface paths {
          * Read the usage history of every consumer together
          * @description The same buckets summed over every consumer, the anonymous answers (no valid key) included; `consumer` is `*`. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: it reaches every consumer.
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["getFleetUsageHistory"];
         put?: never;
@@ -421,7 +421,7 @@ export interface paths {
          * Rank the consumers by requests, 429s or 5xx answers
          * @description Over [from, to): UTC days (the daily roll-up) when both are days or omitted (the last 30 days), else hours. At most 100 consumers; the anonymous and overflow rows are left out. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: it reaches every consumer.
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["getTopConsumers"];
         put?: never;
@@ -443,7 +443,7 @@ export interface paths {
          * Export the usage history as CSV, for billing and spreadsheets
          * @description One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor on a connection of its own; buckets without answers are not listed. The anonymous answers are the `(anonymous)` lines. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer. At most `USAGE_EXPORT_CONCURRENCY` exports run at once on an instance (503 beyond). Once the CSV has begun, a client that reads nothing for `USAGE_EXPORT_WRITE_TIMEOUT_MS`, or an export still running after `USAGE_EXPORT_TIMEOUT_MS`, has its connection cut: the answer ends without its last chunk, never passing for a whole file.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: it reaches every consumer.
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["exportUsage"];
         put?: never;
@@ -1811,7 +1811,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: it reaches every consumer). */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1884,7 +1884,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `import` + `consumers:write` + `keys:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: it reaches every consumer). */
+            /** @description The token lacks the scope `import` + `consumers:write` + `keys:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1942,7 +1942,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `export`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: it reaches every consumer). */
+            /** @description The token lacks the scope `export`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2280,7 +2280,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: it reaches every consumer). */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2328,7 +2328,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: it reaches every consumer). */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2380,7 +2380,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: it reaches every consumer). */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
