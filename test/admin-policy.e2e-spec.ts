@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ADMIN_SCOPES, AdminScope } from '../apps/gateway/src/access/admin-scopes';
+import { ADMIN_SCOPES } from '../apps/gateway/src/access/admin-scopes';
 import { ADMIN_POLICY, AdminOperationId, RoutePolicy } from '../apps/gateway/src/access/admin-policy';
 import {
   adminCall,
@@ -316,7 +316,7 @@ describe('the admin policy, every route × token kind × object', () => {
     expect((await root('POST', `/tokens/${parent.id}/revoke`)).status).toBe(200);
     // Every instance trusts what it read of a token for 0.5 s: within 3 s (a loaded machine), both are refused.
     const deadline = Date.now() + 3000;
-    let statuses: number[] = [];
+    let statuses: number[];
     do {
       statuses = [
         (await as(child.token, 'GET', '/token')).status,
