@@ -2103,7 +2103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such consumer (`NOT_FOUND`). */
+            /** @description No such token, or (a restricted token) one it did not create: a token outside its reach does not exist for it (`NOT_FOUND`). */
             404: {
                 headers: {
                     [name: string]: unknown;

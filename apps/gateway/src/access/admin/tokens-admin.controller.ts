@@ -84,7 +84,14 @@ export class TokensAdminController {
   @AdminOperation({ operationId: 'revokeAdminToken', summary: 'Revoke an admin token on every instance' })
   @HttpCode(200)
   @ApiOkResponse({ type: AdminTokenResponse, description: 'Refused by every instance within a second. Idempotent.' })
-  @AdminErrors({ 400: [['VALIDATION_FAILED', 'id must be a UUID']], 404: [`No admin token ${EXAMPLE_KEY_ID}.`] })
+  @AdminErrors({
+    400: [['VALIDATION_FAILED', 'id must be a UUID']],
+    404: {
+      description:
+        'No such token, or (a restricted token) one it did not create: a token outside its reach does not exist for it (`NOT_FOUND`).',
+      messages: [`No admin token ${EXAMPLE_KEY_ID}.`],
+    },
+  })
   async revoke(@AdminCall() call: AdminRequestContext, @Param() { id }: AdminTokenParams): Promise<AdminTokenResponse> {
     return toAdminTokenResponse(await this.tokens.revoke(call, id));
   }
