@@ -39,7 +39,7 @@ describe('gateway migrations', () => {
       'AddAdminTokensAndAudit1795514162797',
       'AddPlanRequests1795531276417',
       'CreateUsageHistory1795600000000',
-      'AddAdminTokenCreator1795700000000',
+      'AddAdminTokenCreator1795800000000',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
@@ -85,7 +85,7 @@ describe('gateway migrations', () => {
         'AddAdminTokensAndAudit1795514162797',
         'AddPlanRequests1795531276417',
         'CreateUsageHistory1795600000000',
-        'AddAdminTokenCreator1795700000000',
+        'AddAdminTokenCreator1795800000000',
       ]);
     } finally {
       await a.destroy();

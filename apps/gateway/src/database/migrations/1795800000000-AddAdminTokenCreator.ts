@@ -5,8 +5,8 @@ function schemaOf(queryRunner: QueryRunner): string {
 }
 
 /** The token that created each admin token (issue #36): a revocation takes the token's descendants with it. */
-export class AddAdminTokenCreator1795700000000 implements MigrationInterface {
-  name = 'AddAdminTokenCreator1795700000000';
+export class AddAdminTokenCreator1795800000000 implements MigrationInterface {
+  name = 'AddAdminTokenCreator1795800000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const s = schemaOf(queryRunner);
