@@ -42,6 +42,7 @@ describe('gateway migrations', () => {
       'CreateUsageHistory1795600000000',
       'AddAuditAggregatesAndEndUsers1795710000000',
       'AddBillingAnchor1795794638464',
+      'AddAdminTokenCreator1795800000000',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
@@ -90,6 +91,7 @@ describe('gateway migrations', () => {
         'CreateUsageHistory1795600000000',
         'AddAuditAggregatesAndEndUsers1795710000000',
         'AddBillingAnchor1795794638464',
+        'AddAdminTokenCreator1795800000000',
       ]);
     } finally {
       await a.destroy();

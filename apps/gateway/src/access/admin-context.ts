@@ -1,4 +1,3 @@
-import { ApiError } from '@app/errors';
 import type { AdminScope } from './admin-scopes';
 
 /** Who makes an admin call: root (ADMIN_TOKEN), an admin token, or nobody (a refused call). */
@@ -73,41 +72,4 @@ export const ROOT_CONTEXT: Readonly<AdminRequestContext> = Object.freeze({
 
 export function isRestricted(actor: AdminActor): boolean {
   return actor.ownConsumersOnly || actor.plans !== null;
-}
-
-/** 403 for a token limited to its own consumers or to some plans: `what` (import, export, ...) reaches every consumer. */
-export function assertUnrestricted(actor: AdminActor, what: string): void {
-  if (isRestricted(actor))
-    throw new ApiError(
-      'FORBIDDEN',
-      `Token "${actor.name}" is limited to its own consumers or to some plans: it may not ${what}.`,
-    );
-}
-
-/**
- * 403 unless the actor may act on a consumer with this creator and plan. A consumer an own-consumers token created
- * stays its own whatever plan an operator moved it to (the portal keeps serving a developer whose plan request was
- * approved); the plans it may set are still checked where a plan is set (create, update).
- */
-export function assertMayTouch(
-  actor: AdminActor,
-  consumer: { name: string; plan: string; createdByToken: string | null },
-): void {
-  if (actor.ownConsumersOnly && consumer.createdByToken !== actor.id) {
-    throw new ApiError(
-      'FORBIDDEN',
-      `Token "${actor.name}" may act only on the consumers it created; "${consumer.name}" is not one of them.`,
-    );
-  }
-  if (actor.ownConsumersOnly) return;
-  assertPlanAllowed(actor, consumer.plan);
-}
-
-export function assertPlanAllowed(actor: AdminActor, plan: string): void {
-  if (actor.plans !== null && !actor.plans.includes(plan)) {
-    throw new ApiError(
-      'FORBIDDEN',
-      `Token "${actor.name}" may act only on consumers on the plans ${actor.plans.join(', ')}, not ${plan}.`,
-    );
-  }
 }

@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
 
 /**
  * A scoped admin token (issue #24): only its SHA-256 is stored; the token itself (`adm_…`) is shown once. It may be
@@ -39,6 +39,11 @@ export class AdminTokenEntity {
   /** `root`, or the name and id of the token that created it. */
   @Column({ name: 'created_by', type: 'varchar', length: 128 })
   createdBy!: string;
+
+  /** The token that created this one (null: root, or created before #36): revoking it revokes this one too. */
+  @Index('IDX_admin_tokens_created_by_token')
+  @Column({ name: 'created_by_token', type: 'uuid', nullable: true })
+  createdByToken!: string | null;
 
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt!: Date | null;

@@ -5,7 +5,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../clock';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
-import { AdminActor, AdminRequestContext, assertUnrestricted, ROOT_ACTOR } from './admin-context';
+import { AdminActor, AdminRequestContext, ROOT_ACTOR } from './admin-context';
+import { assertMayGrant, grantRefusal, seesOnlyOwnTokens } from './admin-policy';
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
 import { AuditLog } from './audit-log';
@@ -50,32 +51,41 @@ export class AdminTokensService {
     input: NewAdminToken,
   ): Promise<{ token: string; record: AdminTokenEntity }> {
     const { actor } = context;
-    // No escalation: a token grants only scopes it holds itself, and a restricted token grants none.
-    if (actor.scopes !== 'all') {
-      const missing = input.scopes.filter((scope) => !actor.scopes.includes(scope));
-      if (missing.length > 0)
-        throw new ApiError(
-          'FORBIDDEN',
-          `Token "${actor.name}" cannot grant scopes it does not hold: ${missing.join(', ')}.`,
-        );
-      assertUnrestricted(actor, 'create tokens');
-    }
+    // No escalation (admin-policy.ts): a child never outranks nor outlives its creator; without an expiry of its
+    // own it expires with its creator.
+    const grant = {
+      scopes: input.scopes,
+      ownConsumersOnly: input.ownConsumersOnly ?? false,
+      plans: input.plans ?? null,
+      expiresAt: input.expiresAt ?? actor.expiresAt ?? null,
+    };
+    assertMayGrant(actor, grant);
     // Naming the people behind calls is vouching for them: only root hands that to a web app's token.
     if (input.actsForUsers === true && actor !== ROOT_ACTOR)
       throw new ApiError('FORBIDDEN', `Only the root token may create a token that acts for users (actsForUsers).`);
     const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const record = await this.dataSource.transaction(async (manager) => {
+      // The creator's row locked and still valid: a child cannot slip in beside its creator's revocation.
+      if (actor.id !== null) {
+        const creator = await manager.findOne(AdminTokenEntity, {
+          where: { id: actor.id },
+          lock: { mode: 'pessimistic_write' },
+        });
+        if (!creator || creator.revokedAt !== null)
+          throw new ApiError('UNAUTHORIZED', `Token "${actor.name}" was revoked.`);
+      }
       const entity = manager.create(AdminTokenEntity, {
         id: randomUUID(),
         name: input.name,
         tokenHash: hashAdminToken(token),
         hint: `${token.slice(0, ADMIN_TOKEN_PREFIX.length + 4)}…`,
         scopes: input.scopes,
-        ownConsumersOnly: input.ownConsumersOnly ?? false,
-        plans: input.plans ?? null,
+        ownConsumersOnly: grant.ownConsumersOnly,
+        plans: grant.plans,
         actsForUsers: input.actsForUsers ?? false,
         createdBy: actor.id === null ? actor.name : `${actor.name} (${actor.id})`,
-        expiresAt: input.expiresAt ?? null,
+        createdByToken: actor.id,
+        expiresAt: grant.expiresAt,
         lastUsedAt: null,
         revokedAt: null,
       });
@@ -98,25 +108,55 @@ export class AdminTokensService {
     return { token, record };
   }
 
-  list(): Promise<AdminTokenEntity[]> {
-    return this.dataSource.getRepository(AdminTokenEntity).find({ order: { createdAt: 'ASC' } });
+  /** Every token; a restricted token's list holds only the tokens it created. */
+  list(actor: AdminActor): Promise<AdminTokenEntity[]> {
+    return this.dataSource.getRepository(AdminTokenEntity).find({
+      where: seesOnlyOwnTokens(actor) ? { createdByToken: actor.id ?? '' } : {},
+      order: { createdAt: 'ASC' },
+    });
   }
 
-  /** Idempotent: an already revoked token is returned as it is. */
+  /**
+   * Revokes a token the actor could have created (403 otherwise; 404 for a token a restricted actor does not see),
+   * and every token created under it, at any depth: a child dies with its creator. Idempotent: an already revoked
+   * token is returned as it is.
+   */
   async revoke(context: AdminRequestContext, id: string): Promise<AdminTokenEntity> {
+    const { actor } = context;
     return this.dataSource.transaction(async (manager) => {
       const token = await manager.findOne(AdminTokenEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
-      if (!token) throw new ApiError('NOT_FOUND', `No admin token ${id}.`);
+      if (!token || (seesOnlyOwnTokens(actor) && token.createdByToken !== actor.id))
+        throw new ApiError('NOT_FOUND', `No admin token ${id}.`);
+      const refusal = grantRefusal(actor, token);
+      if (refusal !== null)
+        throw new ApiError(
+          'FORBIDDEN',
+          `Token "${actor.name}" may revoke only a token it could have created: ${refusal}`,
+        );
       if (token.revokedAt !== null) return token;
+      const descendants = (await manager.query(
+        `WITH RECURSIVE tree AS (SELECT "id" FROM ${this.table()} WHERE "created_by_token" = $1 ` +
+          `UNION SELECT t."id" FROM ${this.table()} t JOIN tree ON t."created_by_token" = tree."id") ` +
+          `UPDATE ${this.table()} SET "revoked_at" = now() WHERE "id" IN (SELECT "id" FROM tree) AND "revoked_at" IS NULL RETURNING "id"`,
+        [id],
+      )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
+      const cascaded = (Array.isArray(descendants[0]) ? descendants[0] : descendants) as Array<{ id: string }>;
       await manager.update(AdminTokenEntity, { id }, { revokedAt: () => 'now()' });
       const revoked = await manager.findOneByOrFail(AdminTokenEntity, { id });
       await this.audit.record(context, manager, {
         action: 'token.revoke',
         targetToken: id,
-        changes: { revokedAt: { before: null, after: revoked.revokedAt!.toISOString() } },
+        changes: {
+          revokedAt: { before: null, after: revoked.revokedAt!.toISOString() },
+          ...(cascaded.length > 0 ? { descendants: { before: null, after: cascaded.map((t) => t.id) } } : {}),
+        },
       });
       return revoked;
     });
+  }
+
+  private table(): string {
+    return `"${schemaOf(this.dataSource)}"."admin_tokens"`;
   }
 
   /** The actor a presented `adm_…` token stands for, or undefined (unknown, revoked, expired). */

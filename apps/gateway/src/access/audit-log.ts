@@ -30,6 +30,8 @@ export interface AuditQuery {
   order?: AuditOrder;
   /** The id of the last row of the previous page: the rows after it in `order`. */
   after?: string;
+  /** Only rows about these consumers (a restricted reader's, from consumerFilter); absent: every row. */
+  about?: { createdByToken?: string; plans?: string[] } | null;
 }
 
 export const AUDIT_ORDERS = ['asc', 'desc'] as const;
@@ -201,6 +203,16 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
         { target: query.target },
       );
     }
+    // A restricted reader sees the rows about its consumers only: none about tokens, refusals or other consumers.
+    const consumers = `"${schemaOf(this.dataSource)}"."consumers"`;
+    if (query.about?.createdByToken !== undefined)
+      builder.andWhere(`a.target_consumer IN (SELECT c.name FROM ${consumers} c WHERE c.created_by_token = :owner)`, {
+        owner: query.about.createdByToken,
+      });
+    else if (query.about?.plans !== undefined)
+      builder.andWhere(`a.target_consumer IN (SELECT c.name FROM ${consumers} c WHERE c.plan IN (:...plans))`, {
+        plans: query.about.plans,
+      });
     // Keyset paging: `after` is the last row of the previous page, so the next page continues in the same order.
     if (query.after) builder.andWhere(descending ? 'a.id < :after' : 'a.id > :after', { after: query.after });
     const rows = await builder.getMany();

@@ -3,7 +3,8 @@ import { ERROR_CODE_VALUES, ERROR_CODES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
-import { ANY_SCOPE } from '../access/require-scope.decorator';
+import { ANY_SCOPE } from '../access/admin-operation.decorator';
+import { ADMIN_POLICY } from '../access/admin-policy';
 import { ADMIN_TAG, TOKENS_TAG } from './shared/admin-tags';
 import {
   BODY_STATUSES,
@@ -61,6 +62,7 @@ export function buildAdminOpenApiDocument(app: INestApplication, served: boolean
   const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorDto] });
   tellGeneratorsTheTruth(document);
   describeScopes(document);
+  assertEveryRouteInThePolicy(document);
   return document;
 }
 
@@ -115,20 +117,43 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
   }
 }
 
-/** Each operation's description says which scope it needs (from its `x-required-scope`), or that it is root's only. */
+type Described = Record<string, unknown> & { description?: string; operationId?: string };
+
+/** Each operation's description says which scopes it needs and what a restricted token reaches (its policy entry). */
 function describeScopes(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
     for (const method of ['get', 'put', 'post', 'patch', 'delete'] as const) {
-      const operation = item[method] as (Record<string, unknown> & { description?: string }) | undefined;
+      const operation = item[method] as Described | undefined;
       if (!operation) continue;
-      const scope = operation['x-required-scope'];
+      const scopes = (operation['x-required-scopes'] as string[] | undefined) ?? [operation['x-required-scope']];
+      const restriction = operation['x-object-restriction'] as { restricted: string } | undefined;
       const line =
-        scope === ANY_SCOPE
+        scopes[0] === ANY_SCOPE
           ? 'Any valid token (no scope needed), ADMIN_TOKEN included.'
-          : typeof scope === 'string'
-            ? `Required scope: \`${scope}\` (or ADMIN_TOKEN).`
-            : 'Root only (ADMIN_TOKEN).';
-      operation.description = operation.description ? `${operation.description}\n\n${line}` : line;
+          : typeof scopes[0] === 'string'
+            ? `Required scope: ${scopes.map((scope) => `\`${String(scope)}\``).join(' and ')} (or ADMIN_TOKEN).`
+            : 'No entry in the admin policy: refused to every token.';
+      const restricted = restriction ? ` A restricted token (ownConsumersOnly, plans): ${restriction.restricted}.` : '';
+      operation.description = `${operation.description ? `${operation.description}\n\n` : ''}${line}${restricted}`;
     }
   }
+}
+
+/**
+ * The start-up check of the admin policy (access/admin-policy.ts): every route is in it (through @AdminOperation)
+ * and every entry is a route. A new route that forgets its entry stops the gateway here, before it serves anyone.
+ */
+function assertEveryRouteInThePolicy(document: OpenAPIObject): void {
+  const operations = new Set<string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'patch', 'delete'] as const) {
+      const operation = item[method] as Described | undefined;
+      if (!operation) continue;
+      if (!operation.operationId || !operation['x-object-restriction'])
+        throw new Error(`Admin route ${method.toUpperCase()} ${path} has no @AdminOperation entry in ADMIN_POLICY.`);
+      operations.add(operation.operationId);
+    }
+  }
+  const orphans = Object.keys(ADMIN_POLICY).filter((id) => !operations.has(id));
+  if (orphans.length > 0) throw new Error(`ADMIN_POLICY names operations no admin route has: ${orphans.join(', ')}.`);
 }

@@ -7,7 +7,7 @@ import { AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
 import { AdminRequest } from '../access/admin-request';
 import { AdminTokenGuard } from './admin-token.guard';
-import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from '../access/require-scope.decorator';
+import { ADMIN_OPERATION } from '../access/admin-operation.decorator';
 
 const ROOT = 'r'.repeat(40);
 const everyScope: AdminActor = {
@@ -52,17 +52,38 @@ describe('AdminTokenGuard', () => {
   const guard = new AdminTokenGuard(ROOT, new Reflector(), tokens, audit);
   const undeclared = () => undefined;
   const declared = () => undefined;
-  Reflect.defineMetadata(REQUIRED_SCOPE, 'usage:read', declared);
+  Reflect.defineMetadata(ADMIN_OPERATION, 'getConsumerUsage', declared);
+  const fleet = () => undefined;
+  Reflect.defineMetadata(ADMIN_OPERATION, 'getTopConsumers', fleet);
+  const unlisted = () => undefined;
+  Reflect.defineMetadata(ADMIN_OPERATION, 'notInThePolicy', unlisted);
   const anyToken = () => undefined;
-  Reflect.defineMetadata(ANY_VALID_TOKEN, true, anyToken);
+  Reflect.defineMetadata(ADMIN_OPERATION, 'getCurrentToken', anyToken);
 
   const run = (authorization: string, handler: () => void) =>
     guard.canActivate(contextFor(requestWith(authorization), handler));
 
-  it('denies a route without a declared scope to every token but root (deny by default)', async () => {
-    await expect(run('Bearer adm_good', undeclared)).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(run(`Bearer ${ROOT}`, undeclared)).resolves.toBe(true);
-    expect(denied).toEqual([403]);
+  it('denies a route without an entry in the admin policy to every token, root included (deny by default)', async () => {
+    for (const handler of [undeclared, unlisted]) {
+      await expect(run('Bearer adm_good', handler)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      await expect(run(`Bearer ${ROOT}`, handler)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    }
+    expect(denied).toEqual([403, 403, 403, 403]);
+  });
+
+  it('refuses a fleet route to a restricted token holding its scope; lets an unrestricted one through', async () => {
+    const restricted = { ...everyScope, ownConsumersOnly: true };
+    const portal = new AdminTokenGuard(
+      ROOT,
+      new Reflector(),
+      { authenticate: async () => restricted } as unknown as AdminTokensService,
+      audit,
+    );
+    await expect(portal.canActivate(contextFor(requestWith('Bearer adm_x'), fleet))).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    await expect(portal.canActivate(contextFor(requestWith('Bearer adm_x'), declared))).resolves.toBe(true);
+    await expect(run('Bearer adm_good', fleet)).resolves.toBe(true);
   });
 
   it('lets a token holding the declared scope through; refuses an unknown one with 401', async () => {
@@ -72,7 +93,7 @@ describe('AdminTokenGuard', () => {
     expect((refused as ApiError).code).toBe('UNAUTHORIZED');
   });
 
-  it('lets any valid token through a route that opts in with @AnyValidToken, never an invalid one', async () => {
+  it('lets any valid token through a route that the policy opens to any token (GET /token), never an invalid one', async () => {
     const noScopes = { ...everyScope, scopes: [] };
     const narrow = new AdminTokenGuard(
       ROOT,

@@ -3,11 +3,11 @@ import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AdminActor, ANONYMOUS_ACTOR, ROOT_ACTOR } from '../access/admin-context';
-import { AdminScope } from '../access/admin-scopes';
+import { routeRefusal } from '../access/admin-policy';
 import { ADMIN_TOKEN_PREFIX, AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
 import { AdminRequest } from '../access/admin-request';
-import { ANY_VALID_TOKEN, REQUIRED_SCOPE } from '../access/require-scope.decorator';
+import { ADMIN_OPERATION } from '../access/admin-operation.decorator';
 import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from './shared/admin-responses';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
@@ -20,9 +20,9 @@ function digest(value: string): Buffer {
 
 /**
  * Every admin API route needs `Authorization: Bearer <token>`: ADMIN_TOKEN (root, every scope, compared in
- * constant time) or an admin token (`adm_…`, looked up by hash) holding the route's @RequireScope. Deny by
- * default: a route that declares no scope is root's only,
- * unless it opts in with @AnyValidToken (any valid token). Refusals (401, 403) go to the audit log, rate-limited.
+ * constant time) or an admin token (`adm_…`, looked up by hash) that the route's entry in the admin policy admits
+ * (its @AdminOperation's operationId in ADMIN_POLICY: the scopes, and no `fleet` route for a restricted token).
+ * Deny by default: a route without an entry refuses everyone, root included. Refusals (401, 403) go to the audit log, rate-limited.
  * A recognised token's actor, with the origin the admin app's middleware set, becomes the request's context (@AdminCall).
  */
 @Injectable()
@@ -66,19 +66,14 @@ export class AdminTokenGuard implements CanActivate {
       });
     }
     request.adminContext = { ...request.adminOrigin, actor };
-    const scope = this.reflector.get<AdminScope | undefined>(REQUIRED_SCOPE, context.getHandler());
-    if (actor.scopes === 'all') return true;
-    if (this.reflector.get<boolean | undefined>(ANY_VALID_TOKEN, context.getHandler()) === true) return true;
-    if (scope !== undefined && actor.scopes.includes(scope)) return true;
+    // The policy table decides (access/admin-policy.ts): scopes, and the routes a restricted token never reaches.
+    const operationId = this.reflector.get<string | undefined>(ADMIN_OPERATION, context.getHandler());
+    const refusal = routeRefusal(actor, operationId, route);
+    if (refusal === null) return true;
     void this.audit.recordDenied(request.adminContext, 403, {
       route: { before: null, after: route },
-      scope: { before: null, after: scope ?? null },
+      operation: { before: null, after: operationId ?? null },
     });
-    throw new ApiError(
-      'FORBIDDEN',
-      scope === undefined
-        ? `${route} is for the root token only.`
-        : `Token "${actor.name}" lacks the scope ${scope} that ${route} needs.`,
-    );
+    throw new ApiError('FORBIDDEN', refusal);
   }
 }

@@ -1,7 +1,8 @@
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AdminActor, assertMayTouch } from '../access/admin-context';
+import { AdminActor } from '../access/admin-context';
+import { assertMayTouch } from '../access/admin-policy';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository } from './consumer.repository';
 

@@ -3,7 +3,8 @@ import { isUniqueViolation } from '@app/database';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AdminActor, AdminRequestContext, assertMayTouch, assertPlanAllowed } from '../access/admin-context';
+import { AdminActor, AdminRequestContext } from '../access/admin-context';
+import { assertMaySetPlan, assertMayTouch, consumerFilter } from '../access/admin-policy';
 import { AuditLog, diff } from '../access/audit-log';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
@@ -49,7 +50,7 @@ export class ConsumersService {
   ): Promise<{ consumer: ConsumerEntity; issued: IssuedKey }> {
     this.planLimits.check(input.plan, input.limits ?? null);
     const { actor } = context;
-    assertPlanAllowed(actor, input.plan);
+    assertMaySetPlan(actor, input.plan, input.limits);
     const name = input.name ?? `${input.plan}-${randomUUID().slice(0, 8)}`;
     try {
       const result = await this.repository.transaction(async (manager) => {
@@ -94,8 +95,7 @@ export class ConsumersService {
       limit,
       after,
       prefix,
-      ...(actor.ownConsumersOnly ? { createdByToken: actor.id } : {}),
-      ...(actor.plans !== null && !actor.ownConsumersOnly ? { plans: [...actor.plans] } : {}),
+      ...consumerFilter(actor),
     });
   }
 
@@ -121,7 +121,7 @@ export class ConsumersService {
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       this.planLimits.check(plan, limits);
-      assertPlanAllowed(context.actor, plan);
+      assertMaySetPlan(context.actor, plan, patch.limits);
       await this.repository.updateConsumer(manager, current.id, {
         plan,
         limitPerMinute: limits?.perMinute ?? null,

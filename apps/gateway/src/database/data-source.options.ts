@@ -7,6 +7,7 @@ import { AddPlanRequests1795531276417 } from './migrations/1795531276417-AddPlan
 import { CreateUsageHistory1795600000000 } from './migrations/1795600000000-CreateUsageHistory';
 import { AddAuditAggregatesAndEndUsers1795710000000 } from './migrations/1795710000000-AddAuditAggregatesAndEndUsers';
 import { AddBillingAnchor1795794638464 } from './migrations/1795794638464-AddBillingAnchor';
+import { AddAdminTokenCreator1795800000000 } from './migrations/1795800000000-AddAdminTokenCreator';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   CreateUsageHistory1795600000000,
   AddAuditAggregatesAndEndUsers1795710000000,
   AddBillingAnchor1795794638464,
+  AddAdminTokenCreator1795800000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -6,7 +6,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { Limits, PlanName } from '../plans/plans';
-import { AdminActor, AdminRequestContext, assertMayTouch } from '../access/admin-context';
+import { AdminActor, AdminRequestContext } from '../access/admin-context';
+import { assertMayReview, assertMayTouch, consumerFilter } from '../access/admin-policy';
 import { AuditLog, diff } from '../access/audit-log';
 import { ConsumerEntity } from '../consumers/consumer.entity';
 import { ConsumersService } from '../consumers/consumers.service';
@@ -29,15 +30,6 @@ export interface PlanRequestQuery {
 
 /** The partial unique index that allows one pending request per consumer. */
 const ONE_PENDING = 'UQ_plan_requests_one_pending';
-
-/** A token limited to its own consumers asks for plans; it never decides them. */
-function assertMayReview(actor: AdminActor): void {
-  if (actor.ownConsumersOnly)
-    throw new ApiError(
-      'FORBIDDEN',
-      `Token "${actor.name}" acts only on the consumers it created: it cannot decide plan requests.`,
-    );
-}
 
 /**
  * Plan requests (issue #25): a consumer asks for another plan, an operator approves or declines. A decision locks
@@ -104,10 +96,17 @@ export class PlanRequestsService {
       if (consumer) assertMayTouch(actor, consumer);
       builder.andWhere('r.consumer = :consumer', { consumer: query.consumer });
     }
-    if (actor.ownConsumersOnly) {
+    // Only the requests of the consumers the actor may touch (its own, or those now on its plans).
+    const only = consumerFilter(actor);
+    if (only?.createdByToken !== undefined) {
       builder.andWhere(
         `r.consumer IN (SELECT c.name FROM "${schemaOf(this.dataSource)}"."consumers" c WHERE c.created_by_token = :actorId)`,
-        { actorId: actor.id },
+        { actorId: only.createdByToken },
+      );
+    } else if (only?.plans !== undefined) {
+      builder.andWhere(
+        `r.consumer IN (SELECT c.name FROM "${schemaOf(this.dataSource)}"."consumers" c WHERE c.plan IN (:...plans))`,
+        { plans: only.plans },
       );
     }
     if (query.status !== undefined) builder.andWhere('r.status = :status', { status: query.status });
@@ -166,6 +165,9 @@ export class PlanRequestsService {
     assertMayReview(context.actor);
     return this.dataSource.transaction(async (manager) => {
       const request = await this.find(manager, id, true);
+      // A plans token decides only for consumers on its plans, as an approval's update checks.
+      const consumer = await manager.findOneBy(ConsumerEntity, { name: request.consumer });
+      if (consumer) assertMayTouch(context.actor, consumer);
       this.assertPending(request);
       await manager.update(
         PlanRequestEntity,

@@ -15,7 +15,7 @@ export interface paths {
          * List consumers, a page at a time
          * @description In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.
          *
-         *     Required scope: `consumers:read` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): lists only its own consumers / those on its plans.
          */
         get: operations["listConsumers"];
         put?: never;
@@ -23,7 +23,7 @@ export interface paths {
          * Create a consumer and its first key
          * @description The key is in this answer only: only its SHA-256 is stored.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["createConsumer"];
         delete?: never;
@@ -43,7 +43,7 @@ export interface paths {
          * Read a consumer and its keys
          * @description Keys are listed by hint, never the key itself.
          *
-         *     Required scope: `consumers:read` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         get: operations["getConsumer"];
         put?: never;
@@ -55,7 +55,7 @@ export interface paths {
          * Change a consumer's plan or limits
          * @description `limits: null` clears its own limits: back to the plan's. Every instance applies the change at once.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         patch: operations["updateConsumer"];
         trace?: never;
@@ -73,7 +73,7 @@ export interface paths {
          * Disable a consumer
          * @description Every key of the consumer is refused (401) until it is enabled; the keys are kept.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["disableConsumer"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
          * Enable a disabled consumer
          * @description Its keys that are neither revoked nor expired work again.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["enableConsumer"];
         delete?: never;
@@ -117,7 +117,7 @@ export interface paths {
          * Issue another key to a consumer
          * @description The consumer's other keys keep working. The body is optional.
          *
-         *     Required scope: `keys:write` (or ADMIN_TOKEN).
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["issueKey"];
         delete?: never;
@@ -139,7 +139,7 @@ export interface paths {
          * Revoke every key of a consumer
          * @description The consumer stays and can be issued new keys. Idempotent: nothing left to revoke answers `[]`.
          *
-         *     Required scope: `keys:write` (or ADMIN_TOKEN).
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["revokeConsumerKeys"];
         delete?: never;
@@ -161,7 +161,7 @@ export interface paths {
          * Revoke one key
          * @description Every gateway instance refuses it at once. Idempotent: an already revoked key answers `[]`.
          *
-         *     Required scope: `keys:write` (or ADMIN_TOKEN).
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["revokeKey"];
         delete?: never;
@@ -183,7 +183,7 @@ export interface paths {
          * Rotate a key: a new key now, the old one after an overlap
          * @description The old key keeps working for `overlapSeconds` (default 86400, at most 604800), never longer than it already would. A key is rotated once. The body is optional.
          *
-         *     Required scope: `keys:write` (or ADMIN_TOKEN).
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["rotateKey"];
         delete?: never;
@@ -203,7 +203,7 @@ export interface paths {
          * Read a consumer's current rate-limit usage
          * @description Minute and day counts, remaining, reset and ban, read from the rate-limit store: nothing is counted.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN).
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         get: operations["getConsumerUsage"];
         put?: never;
@@ -227,7 +227,7 @@ export interface paths {
          * Lift a consumer's ban
          * @description On every instance: the ban and the strikes are forgotten, the windows keep counting.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         post: operations["unbanConsumer"];
         delete?: never;
@@ -249,7 +249,7 @@ export interface paths {
          * Import consumers (the consumers-file format)
          * @description Idempotent: consumers matched by name, keys by hash; at most 500 consumers per request, one transaction (a refused entry refuses the batch).
          *
-         *     Required scope: `import` (or ADMIN_TOKEN).
+         *     Required scope: `import` and `consumers:write` and `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         post: operations["importConsumers"];
         delete?: never;
@@ -269,7 +269,7 @@ export interface paths {
          * Export consumers (the consumers-file format), a page at a time
          * @description Every field, key hashes only: imports back as it was.
          *
-         *     Required scope: `export` (or ADMIN_TOKEN).
+         *     Required scope: `export` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["exportConsumers"];
         put?: never;
@@ -291,7 +291,7 @@ export interface paths {
          * Read the calling token's own record (who am I)
          * @description The token that makes the call: its id, name, scopes, restrictions and expiry (root: name "root", every scope). What a console signs in with.
          *
-         *     Any valid token (no scope needed), ADMIN_TOKEN included.
+         *     Any valid token (no scope needed), ADMIN_TOKEN included. A restricted token (ownConsumersOnly, plans): its own record only.
          */
         get: operations["getCurrentToken"];
         put?: never;
@@ -311,13 +311,13 @@ export interface paths {
         };
         /**
          * List the admin tokens, never their secrets
-         * @description Required scope: `tokens:admin` (or ADMIN_TOKEN).
+         * @description Required scope: `tokens:admin` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): a restricted token lists only the tokens it created.
          */
         get: operations["listAdminTokens"];
         put?: never;
         /**
          * Create a scoped admin token (shown once)
-         * @description Required scope: `tokens:admin` (or ADMIN_TOKEN).
+         * @description Required scope: `tokens:admin` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): a restricted token creates none (403); a child's scopes ⊆ and expiry ≤ its creator's (403).
          */
         post: operations["createAdminToken"];
         delete?: never;
@@ -337,7 +337,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke an admin token on every instance
-         * @description Required scope: `tokens:admin` (or ADMIN_TOKEN).
+         * @description Required scope: `tokens:admin` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): only a token it could have created (403); a restricted token: only its own children (404 for others).
          */
         post: operations["revokeAdminToken"];
         delete?: never;
@@ -355,7 +355,7 @@ export interface paths {
         };
         /**
          * Read the audit log of admin changes and refusals
-         * @description Required scope: `audit:read` (or ADMIN_TOKEN).
+         * @description Required scope: `audit:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): lists only the rows about its own consumers / its plans' consumers.
          */
         get: operations["listAuditEntries"];
         put?: never;
@@ -377,7 +377,7 @@ export interface paths {
          * Read a consumer's usage history, hour by hour or day by day
          * @description Answers by outcome and latency percentiles per UTC hour or day, every bucket of the range (empty ones included), summed over its keys. Kept in the database: independent of Redis and restarts.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN).
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         get: operations["getConsumerUsageHistory"];
         put?: never;
@@ -399,7 +399,7 @@ export interface paths {
          * Read the usage history of every consumer together
          * @description The same buckets summed over every consumer, the anonymous answers (no valid key) included; `consumer` is `*`. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN).
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["getFleetUsageHistory"];
         put?: never;
@@ -421,7 +421,7 @@ export interface paths {
          * Rank the consumers by requests, 429s or 5xx answers
          * @description Over [from, to): UTC days (the daily roll-up) when both are days or omitted (the last 30 days), else hours. At most 100 consumers; the anonymous and overflow rows are left out. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN).
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["getTopConsumers"];
         put?: never;
@@ -443,7 +443,7 @@ export interface paths {
          * Export the usage history as CSV, for billing and spreadsheets
          * @description One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor on a connection of its own; buckets without answers are not listed. The anonymous answers are the `(anonymous)` lines. Restricted tokens (own consumers or plans only) are refused (403): this route reads every consumer. At most `USAGE_EXPORT_CONCURRENCY` exports run at once on an instance (503 beyond). Once the CSV has begun, a client that reads nothing for `USAGE_EXPORT_WRITE_TIMEOUT_MS`, or an export still running after `USAGE_EXPORT_TIMEOUT_MS`, has its connection cut: the answer ends without its last chunk, never passing for a whole file.
          *
-         *     Required scope: `usage:read` (or ADMIN_TOKEN).
+         *     Required scope: `usage:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         get: operations["exportUsage"];
         put?: never;
@@ -465,7 +465,7 @@ export interface paths {
          * List plan requests, a page at a time
          * @description Oldest first, filtered by status and consumer. Pass `next` as `after` for the next page.
          *
-         *     Required scope: `plan-requests:read` (or ADMIN_TOKEN).
+         *     Required scope: `plan-requests:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): lists only its own consumers' / its plans' requests.
          */
         get: operations["listPlanRequests"];
         put?: never;
@@ -473,7 +473,7 @@ export interface paths {
          * Ask for another plan for a consumer
          * @description At most one pending request per consumer; an operator approves or declines it.
          *
-         *     Required scope: `plan-requests:write` (or ADMIN_TOKEN).
+         *     Required scope: `plan-requests:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         post: operations["createPlanRequest"];
         delete?: never;
@@ -495,7 +495,7 @@ export interface paths {
          * Approve a plan request: the consumer moves to the requested plan
          * @description In one transaction with the plan change (audited as PATCH /consumers is, and applied by every instance at once). Custom limits (both) are required for Enterprise. The body is optional.
          *
-         *     Required scope: `plan-requests:review` (or ADMIN_TOKEN).
+         *     Required scope: `plan-requests:review` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): never an ownConsumersOnly token (403); a plans token only for consumers on its plans (403).
          */
         post: operations["approvePlanRequest"];
         delete?: never;
@@ -517,7 +517,7 @@ export interface paths {
          * Decline a plan request with a note
          * @description The note is shown to the requester on the portal.
          *
-         *     Required scope: `plan-requests:review` (or ADMIN_TOKEN).
+         *     Required scope: `plan-requests:review` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): never an ownConsumersOnly token (403); a plans token only for consumers on its plans (403).
          */
         post: operations["declinePlanRequest"];
         delete?: never;
@@ -537,7 +537,7 @@ export interface paths {
          * Read a consumer's billing anchor, monthly quota and current billing period
          * @description The counts of the period are in the usage (`GET /consumers/{name}/usage`, window `month`).
          *
-         *     Required scope: `consumers:read` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
         get: operations["getConsumerBilling"];
         put?: never;
@@ -549,7 +549,7 @@ export interface paths {
          * Move a consumer's billing anchor or set its own monthly quota
          * @description Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). Every instance applies the change at once.
          *
-         *     Required scope: `consumers:write` (or ADMIN_TOKEN).
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         patch: operations["updateConsumerBilling"];
         trace?: never;
@@ -1286,7 +1286,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:read`, or the target is outside what it may reach (restricted token: lists only its own consumers / those on its plans). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1331,7 +1331,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1398,7 +1398,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1460,7 +1460,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1521,7 +1521,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1581,7 +1581,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1646,7 +1646,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `keys:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1723,7 +1723,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `keys:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1785,7 +1785,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `keys:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1844,7 +1844,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `keys:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1914,7 +1914,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1973,7 +1973,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2046,7 +2046,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `import`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `import` + `consumers:write` + `keys:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2104,7 +2104,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `export`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `export`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2159,7 +2159,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `tokens:admin`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `tokens:admin`, or the target is outside what it may reach (restricted token: a restricted token lists only the tokens it created). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2204,7 +2204,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `tokens:admin`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `tokens:admin`, or the target is outside what it may reach (restricted token: a restricted token creates none (403); a child's scopes ⊆ and expiry ≤ its creator's (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2256,7 +2256,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `tokens:admin`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `tokens:admin`, or the target is outside what it may reach (restricted token: only a token it could have created (403); a restricted token: only its own children (404 for others)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2265,7 +2265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such consumer (`NOT_FOUND`). */
+            /** @description No such token, or (a restricted token) one it did not create: a token outside its reach does not exist for it (`NOT_FOUND`). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2330,7 +2330,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `audit:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `audit:read`, or the target is outside what it may reach (restricted token: lists only the rows about its own consumers / its plans' consumers). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2379,7 +2379,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2442,7 +2442,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2490,7 +2490,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2542,7 +2542,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `usage:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `usage:read`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2599,7 +2599,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `plan-requests:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `plan-requests:read`, or the target is outside what it may reach (restricted token: lists only its own consumers' / its plans' requests). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2644,7 +2644,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `plan-requests:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `plan-requests:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2718,7 +2718,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `plan-requests:review`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `plan-requests:review`, or the target is outside what it may reach (restricted token: never an ownConsumersOnly token (403); a plans token only for consumers on its plans (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2792,7 +2792,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `plan-requests:review`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `plan-requests:review`, or the target is outside what it may reach (restricted token: never an ownConsumersOnly token (403); a plans token only for consumers on its plans (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2868,7 +2868,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:read`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2930,7 +2930,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope `consumers:write`, or the target is outside its own consumers or plans. */
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
             403: {
                 headers: {
                     [name: string]: unknown;

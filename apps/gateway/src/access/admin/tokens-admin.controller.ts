@@ -1,6 +1,6 @@
 import { ApiError } from '@app/errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock';
 import { AdminTokensService } from '../admin-tokens.service';
 import { AuditLog } from '../audit-log';
@@ -19,7 +19,8 @@ import { AdminCall } from '../admin-call.decorator';
 import { TOKENS_TAG } from '../../admin/shared/admin-tags';
 import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from '../../admin/shared/admin-responses';
 import { ADMIN_SCOPES } from '../admin-scopes';
-import { AnyValidToken, RequireScope } from '../require-scope.decorator';
+import { AdminOperation } from '../admin-operation.decorator';
+import { consumerFilter } from '../admin-policy';
 
 const BAD_SCOPE: AdminExample = ['VALIDATION_FAILED', `each scope must be one of ${ADMIN_SCOPES.join(', ')}`];
 const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
@@ -35,9 +36,8 @@ export class TokensAdminController {
     private readonly clock: Clock,
   ) {}
 
-  @AnyValidToken()
   @Get('token')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getCurrentToken',
     summary: "Read the calling token's own record (who am I)",
     description:
@@ -56,9 +56,8 @@ export class TokensAdminController {
     };
   }
 
-  @RequireScope('tokens:admin')
   @Post('tokens')
-  @ApiOperation({ operationId: 'createAdminToken', summary: 'Create a scoped admin token (shown once)' })
+  @AdminOperation({ operationId: 'createAdminToken', summary: 'Create a scoped admin token (shown once)' })
   @AdminErrors({ 400: [BAD_SCOPE, PAST_EXPIRY, ...MALFORMED_BODY] })
   @ApiCreatedResponse({ type: CreatedAdminTokenResponse, description: 'The token (shown only here) and its record.' })
   async create(
@@ -72,30 +71,34 @@ export class TokensAdminController {
     return { token, record: toAdminTokenResponse(record) };
   }
 
-  @RequireScope('tokens:admin')
   @Get('tokens')
-  @ApiOperation({ operationId: 'listAdminTokens', summary: 'List the admin tokens, never their secrets' })
+  @AdminOperation({ operationId: 'listAdminTokens', summary: 'List the admin tokens, never their secrets' })
   @ApiOkResponse({
     type: [AdminTokenResponse],
     description: 'Every token, revoked and expired ones included; never a secret.',
   })
-  async list(): Promise<AdminTokenResponse[]> {
-    return (await this.tokens.list()).map(toAdminTokenResponse);
+  async list(@AdminCall() { actor }: AdminRequestContext): Promise<AdminTokenResponse[]> {
+    return (await this.tokens.list(actor)).map(toAdminTokenResponse);
   }
 
-  @RequireScope('tokens:admin')
   @Post('tokens/:id/revoke')
-  @ApiOperation({ operationId: 'revokeAdminToken', summary: 'Revoke an admin token on every instance' })
+  @AdminOperation({ operationId: 'revokeAdminToken', summary: 'Revoke an admin token on every instance' })
   @HttpCode(200)
   @ApiOkResponse({ type: AdminTokenResponse, description: 'Refused by every instance within a second. Idempotent.' })
-  @AdminErrors({ 400: [['VALIDATION_FAILED', 'id must be a UUID']], 404: [`No admin token ${EXAMPLE_KEY_ID}.`] })
+  @AdminErrors({
+    400: [['VALIDATION_FAILED', 'id must be a UUID']],
+    404: {
+      description:
+        'No such token, or (a restricted token) one it did not create: a token outside its reach does not exist for it (`NOT_FOUND`).',
+      messages: [`No admin token ${EXAMPLE_KEY_ID}.`],
+    },
+  })
   async revoke(@AdminCall() call: AdminRequestContext, @Param() { id }: AdminTokenParams): Promise<AdminTokenResponse> {
     return toAdminTokenResponse(await this.tokens.revoke(call, id));
   }
 
-  @RequireScope('audit:read')
   @Get('audit')
-  @ApiOperation({ operationId: 'listAuditEntries', summary: 'Read the audit log of admin changes and refusals' })
+  @AdminOperation({ operationId: 'listAuditEntries', summary: 'Read the audit log of admin changes and refusals' })
   @AdminErrors({
     400: [
       ['VALIDATION_FAILED', 'limit must be an integer from 1 to 1000'],
@@ -106,7 +109,10 @@ export class TokensAdminController {
     type: AuditPageResponse,
     description: 'The audit log, oldest first (newest first with `order=desc`), paged like /consumers.',
   })
-  async auditLog(@Query() query: ListAuditQueryDto): Promise<AuditPageResponse> {
+  async auditLog(
+    @AdminCall() { actor }: AdminRequestContext,
+    @Query() query: ListAuditQueryDto,
+  ): Promise<AuditPageResponse> {
     const page = await this.audit.list({
       from: query.from === undefined ? undefined : new Date(query.from),
       to: query.to === undefined ? undefined : new Date(query.to),
@@ -116,6 +122,7 @@ export class TokensAdminController {
       limit: query.limit ?? PAGE_SIZE.default,
       order: query.order,
       after: query.after,
+      about: consumerFilter(actor),
     });
     return { items: page.items.map(toAuditEntryResponse), next: page.next };
   }

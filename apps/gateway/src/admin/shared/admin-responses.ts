@@ -133,7 +133,8 @@ export const NO_SUCH_KEY = `Consumer "${EXAMPLE_CONSUMER}" has no key ${EXAMPLE_
  */
 export function AdminErrors(errors: {
   400: AdminExample[];
-  404?: string[];
+  /** The messages; with a description when the 404 is not about a consumer (a token: one a restricted token does not see). */
+  404?: string[] | { description: string; messages: string[] };
   409?: AdminExample[];
   503?: { description: string; examples: AdminExample[] };
 }): MethodDecorator {
@@ -144,15 +145,18 @@ export function AdminErrors(errors: {
       content: errorContent(errors[400]),
     }),
   ];
-  if (errors[404]) {
+  const notFound = errors[404];
+  if (notFound) {
+    const messages = Array.isArray(notFound) ? notFound : notFound.messages;
     decorators.push(
       ApiResponse({
         status: 404,
-        description:
-          errors[404].length > 1
+        description: !Array.isArray(notFound)
+          ? notFound.description
+          : messages.length > 1
             ? 'No such consumer, or no such key of it (`NOT_FOUND`).'
             : 'No such consumer (`NOT_FOUND`).',
-        content: errorContent(errors[404].map((m): AdminExample => ['NOT_FOUND', m])),
+        content: errorContent(messages.map((m): AdminExample => ['NOT_FOUND', m])),
       }),
     );
   }

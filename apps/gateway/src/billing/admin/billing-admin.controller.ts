@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { BillingService } from '../billing.service';
 import { AdminRequestContext } from '../../access/admin-context';
@@ -9,7 +9,7 @@ import { ADMIN_TAG } from '../../admin/shared/admin-tags';
 import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin/shared/admin-responses';
 import { BillingResponse, toBillingResponse, UpdateBillingDto } from './dto/billing.dto';
 import { ConsumerParams } from '../../admin/shared/consumer-params.dto';
-import { RequireScope } from '../../access/require-scope.decorator';
+import { AdminOperation } from '../../access/admin-operation.decorator';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
 const NOTHING_TO_CHANGE = 'Give billingAnchor or perMonth (or both).';
@@ -21,9 +21,8 @@ const NOTHING_TO_CHANGE = 'Give billingAnchor or perMonth (or both).';
 export class BillingAdminController {
   constructor(private readonly billing: BillingService) {}
 
-  @RequireScope('consumers:read')
   @Get('consumers/:name/billing')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getConsumerBilling',
     summary: "Read a consumer's billing anchor, monthly quota and current billing period",
     description: 'The counts of the period are in the usage (`GET /consumers/{name}/usage`, window `month`).',
@@ -34,9 +33,8 @@ export class BillingAdminController {
     return toBillingResponse(await this.billing.get(call.actor, name));
   }
 
-  @RequireScope('consumers:write')
   @Patch('consumers/:name/billing')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'updateConsumerBilling',
     summary: "Move a consumer's billing anchor or set its own monthly quota",
     description:

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { AdminRequestContext } from '../../access/admin-context';
 import { Clock } from '../../clock';
@@ -24,7 +24,7 @@ import {
 } from '../../admin/shared/admin-responses';
 import { BAN_STORE_UNAVAILABLE_MESSAGE, ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { CONSUMER_NAME_RULE } from '../consumer-name';
-import { RequireScope } from '../../access/require-scope.decorator';
+import { AdminOperation } from '../../access/admin-operation.decorator';
 import { ConsumerKeyParams, ConsumerParams } from '../../admin/shared/consumer-params.dto';
 import { CreateConsumerDto } from './dto/create-consumer.dto';
 import {
@@ -84,9 +84,8 @@ export class ConsumersAdminController {
     private readonly clock: Clock,
   ) {}
 
-  @RequireScope('consumers:read')
   @Get('consumers')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'listConsumers',
     summary: 'List consumers, a page at a time',
     description:
@@ -102,9 +101,8 @@ export class ConsumersAdminController {
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 
-  @RequireScope('consumers:write')
   @Post('consumers')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'createConsumer',
     summary: 'Create a consumer and its first key',
     description: 'The key is in this answer only: only its SHA-256 is stored.',
@@ -133,9 +131,8 @@ export class ConsumersAdminController {
     };
   }
 
-  @RequireScope('consumers:read')
   @Get('consumers/:name')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getConsumer',
     summary: 'Read a consumer and its keys',
     description: 'Keys are listed by hint, never the key itself.',
@@ -146,9 +143,8 @@ export class ConsumersAdminController {
     return this.present(await this.consumers.get(call.actor, name));
   }
 
-  @RequireScope('consumers:write')
   @Patch('consumers/:name')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'updateConsumer',
     summary: "Change a consumer's plan or limits",
     description: "`limits: null` clears its own limits: back to the plan's. Every instance applies the change at once.",
@@ -172,10 +168,9 @@ export class ConsumersAdminController {
     return this.present(await this.consumers.update(call, name, { plan: body.plan, limits: body.limits }));
   }
 
-  @RequireScope('consumers:write')
   @Post('consumers/:name/disable')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'disableConsumer',
     summary: 'Disable a consumer',
     description: 'Every key of the consumer is refused (401) until it is enabled; the keys are kept.',
@@ -186,10 +181,9 @@ export class ConsumersAdminController {
     return this.present(await this.consumers.setDisabled(call, name, true));
   }
 
-  @RequireScope('consumers:write')
   @Post('consumers/:name/enable')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'enableConsumer',
     summary: 'Enable a disabled consumer',
     description: 'Its keys that are neither revoked nor expired work again.',
@@ -200,9 +194,8 @@ export class ConsumersAdminController {
     return this.present(await this.consumers.setDisabled(call, name, false));
   }
 
-  @RequireScope('keys:write')
   @Post('consumers/:name/keys')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'issueKey',
     summary: 'Issue another key to a consumer',
     description: "The consumer's other keys keep working. The body is optional.",
@@ -228,10 +221,9 @@ export class ConsumersAdminController {
     return toIssuedKeyResponse(issued.key, issued.record, this.clock.now());
   }
 
-  @RequireScope('keys:write')
   @Post('consumers/:name/revoke')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'revokeConsumerKeys',
     summary: 'Revoke every key of a consumer',
     description: 'The consumer stays and can be issued new keys. Idempotent: nothing left to revoke answers `[]`.',
@@ -245,10 +237,9 @@ export class ConsumersAdminController {
     return (await this.keys.revoke(call, name)).map((k) => toKeyResponse(k, this.clock.now()));
   }
 
-  @RequireScope('keys:write')
   @Post('consumers/:name/keys/:keyId/revoke')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'revokeKey',
     summary: 'Revoke one key',
     description: 'Every gateway instance refuses it at once. Idempotent: an already revoked key answers `[]`.',
@@ -262,9 +253,8 @@ export class ConsumersAdminController {
     return (await this.keys.revoke(call, name, keyId)).map((k) => toKeyResponse(k, this.clock.now()));
   }
 
-  @RequireScope('keys:write')
   @Post('consumers/:name/keys/:keyId/rotate')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'rotateKey',
     summary: 'Rotate a key: a new key now, the old one after an overlap',
     description: `The old key keeps working for \`overlapSeconds\` (default ${DEFAULT_OVERLAP_SECONDS}, at most ${MAX_OVERLAP_SECONDS}), never longer than it already would. A key is rotated once. The body is optional.`,
@@ -311,9 +301,8 @@ export class ConsumersAdminController {
     };
   }
 
-  @RequireScope('usage:read')
   @Get('consumers/:name/usage')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getConsumerUsage',
     summary: "Read a consumer's current rate-limit usage",
     description: 'Minute and day counts, remaining, reset and ban, read from the rate-limit store: nothing is counted.',
@@ -324,10 +313,9 @@ export class ConsumersAdminController {
     return this.rateLimits.usage(call.actor, name);
   }
 
-  @RequireScope('consumers:write')
   @Post('consumers/:name/unban')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'unbanConsumer',
     summary: "Lift a consumer's ban",
     description: 'On every instance: the ban and the strikes are forgotten, the windows keep counting.',
@@ -350,10 +338,9 @@ export class ConsumersAdminController {
     return this.rateLimits.unban(call, name);
   }
 
-  @RequireScope('import')
   @Post('import')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'importConsumers',
     summary: 'Import consumers (the consumers-file format)',
     description: `Idempotent: consumers matched by name, keys by hash; at most ${IMPORT_BATCH_MAX} consumers per request, one transaction (a refused entry refuses the batch).`,
@@ -378,9 +365,8 @@ export class ConsumersAdminController {
     return this.file.import(call, body.consumers);
   }
 
-  @RequireScope('export')
   @Get('export')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'exportConsumers',
     summary: 'Export consumers (the consumers-file format), a page at a time',
     description: 'Every field, key hashes only: imports back as it was.',

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminRequestContext } from '../../access/admin-context';
 import { PlanRequestsService } from '../plan-requests.service';
 import { PLAN_NAMES } from '../../plans/plans';
@@ -26,7 +26,7 @@ import {
   PlanRequestResponse,
   toPlanRequestResponse,
 } from './dto/plan-request.dto';
-import { RequireScope } from '../../access/require-scope.decorator';
+import { AdminOperation } from '../../access/admin-operation.decorator';
 
 const BAD_ID: AdminExample = ['VALIDATION_FAILED', 'id must be a UUID'];
 const NO_SUCH_REQUEST = `No plan request ${EXAMPLE_KEY_ID}.`;
@@ -44,9 +44,8 @@ const DECIDED: AdminExample[] = [
 export class PlanRequestsAdminController {
   constructor(private readonly requests: PlanRequestsService) {}
 
-  @RequireScope('plan-requests:read')
   @Get('plan-requests')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'listPlanRequests',
     summary: 'List plan requests, a page at a time',
     description: 'Oldest first, filtered by status and consumer. Pass `next` as `after` for the next page.',
@@ -73,9 +72,8 @@ export class PlanRequestsAdminController {
     return { items: page.items.map(toPlanRequestResponse), next: page.next };
   }
 
-  @RequireScope('plan-requests:write')
   @Post('plan-requests')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'createPlanRequest',
     summary: 'Ask for another plan for a consumer',
     description: 'At most one pending request per consumer; an operator approves or declines it.',
@@ -101,10 +99,9 @@ export class PlanRequestsAdminController {
     return toPlanRequestResponse(await this.requests.create(call, { ...body, message: body.message ?? '' }));
   }
 
-  @RequireScope('plan-requests:review')
   @Post('plan-requests/:id/approve')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'approvePlanRequest',
     summary: 'Approve a plan request: the consumer moves to the requested plan',
     description:
@@ -144,10 +141,9 @@ export class PlanRequestsAdminController {
     return toPlanRequestResponse(await this.requests.approve(call, id, limits));
   }
 
-  @RequireScope('plan-requests:review')
   @Post('plan-requests/:id/decline')
   @HttpCode(200)
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'declinePlanRequest',
     summary: 'Decline a plan request with a note',
     description: 'The note is shown to the requester on the portal.',

@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Clock } from '../../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
-import { AdminRequestContext, assertUnrestricted } from '../../access/admin-context';
+import { AdminRequestContext } from '../../access/admin-context';
 import { ConsumersService } from '../../consumers/consumers.service';
 import { USAGE_RANGE, resolveRange, resolveTopRange } from '../usage-range';
 import { UsageHistoryService } from '../usage-history.service';
@@ -12,7 +12,7 @@ import { EXPORTS_BUSY_MESSAGE, ExportEnded, UsageExports } from '../usage-export
 import { AdminCall } from '../../access/admin-call.decorator';
 import { ADMIN_TAG } from '../../admin/shared/admin-tags';
 import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, notFound } from '../../admin/shared/admin-responses';
-import { RequireScope } from '../../access/require-scope.decorator';
+import { AdminOperation } from '../../access/admin-operation.decorator';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { ConsumerParams } from '../../admin/shared/consumer-params.dto';
 import {
@@ -86,9 +86,8 @@ export class UsageAdminController {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  @RequireScope('usage:read')
   @Get('consumers/:name/usage/history')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getConsumerUsageHistory',
     summary: "Read a consumer's usage history, hour by hour or day by day",
     description:
@@ -109,27 +108,21 @@ export class UsageAdminController {
     return this.present(name, range.granularity, await this.usage.history(name, range));
   }
 
-  @RequireScope('usage:read')
   @Get('usage/history')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getFleetUsageHistory',
     summary: 'Read the usage history of every consumer together',
     description: `The same buckets summed over every consumer, the anonymous answers (no valid key) included; \`consumer\` is \`*\`. ${FLEET_ONLY}`,
   })
   @ApiOkResponse({ type: UsageHistoryResponse })
   @AdminErrors({ 400: [...BAD_RANGE, BAD_GRANULARITY] })
-  async fleetHistory(
-    @AdminCall() call: AdminRequestContext,
-    @Query() query: UsageHistoryQueryDto,
-  ): Promise<UsageHistoryResponse> {
-    assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/history)");
+  async fleetHistory(@Query() query: UsageHistoryQueryDto): Promise<UsageHistoryResponse> {
     const range = resolveRange(query, this.clock.now());
     return this.present('*', range.granularity, await this.usage.history(undefined, range));
   }
 
-  @RequireScope('usage:read')
   @Get('usage/top')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'getTopConsumers',
     summary: 'Rank the consumers by requests, 429s or 5xx answers',
     description: `Over [from, to): UTC days (the daily roll-up) when both are days or omitted (the last 30 days), else hours. At most ${TOP_LIMIT.max} consumers; the anonymous and overflow rows are left out. ${FLEET_ONLY}`,
@@ -142,8 +135,7 @@ export class UsageAdminController {
       ['VALIDATION_FAILED', TOP_LIMIT.message],
     ],
   })
-  async top(@AdminCall() call: AdminRequestContext, @Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
-    assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/top)");
+  async top(@Query() query: UsageTopQueryDto): Promise<UsageTopResponse> {
     const range = resolveTopRange(query, this.clock.now());
     const by = query.by ?? 'requests';
     const ranked = await this.usage.top(by, query.limit ?? TOP_LIMIT.default, range);
@@ -155,9 +147,8 @@ export class UsageAdminController {
     };
   }
 
-  @RequireScope('usage:read')
   @Get('usage/export')
-  @ApiOperation({
+  @AdminOperation({
     operationId: 'exportUsage',
     summary: 'Export the usage history as CSV, for billing and spreadsheets',
     description: `One line per consumer and UTC day (granularity=day, the default) or hour, in consumer then time order, streamed from a database cursor on a connection of its own; buckets without answers are not listed. The anonymous answers are the \`(anonymous)\` lines. ${FLEET_ONLY} At most \`USAGE_EXPORT_CONCURRENCY\` exports run at once on an instance (503 beyond). Once the CSV has begun, a client that reads nothing for \`USAGE_EXPORT_WRITE_TIMEOUT_MS\`, or an export still running after \`USAGE_EXPORT_TIMEOUT_MS\`, has its connection cut: the answer ends without its last chunk, never passing for a whole file.`,
@@ -179,12 +170,7 @@ export class UsageAdminController {
       examples: [['SERVICE_UNAVAILABLE', EXPORTS_BUSY_MESSAGE]],
     },
   })
-  async export(
-    @AdminCall() call: AdminRequestContext,
-    @Query() query: UsageExportQueryDto,
-    @Res() response: Response,
-  ): Promise<void> {
-    assertUnrestricted(call.actor, "read every consumer's usage (GET /usage/export)");
+  async export(@Query() query: UsageExportQueryDto, @Res() response: Response): Promise<void> {
     const range = resolveRange({ ...query, granularity: query.granularity ?? 'day' }, this.clock.now());
     const name = `usage-${range.granularity}-${range.from.toISOString().slice(0, 10)}-${range.to.toISOString().slice(0, 10)}.csv`;
     // The status and header line go out with the first page (or at the end): a database away before that is a 503.
