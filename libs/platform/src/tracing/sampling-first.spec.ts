@@ -67,7 +67,7 @@ describe('sampleFirst', () => {
       if (event === 'request') (args[0] as IncomingMessage & { instrumented?: boolean }).instrumented = true;
       return realEmit.apply(this, [event, ...args] as Parameters<typeof realEmit>);
     } as typeof realEmit;
-    decideSamplingFirst({ ratio: 0, followParent: true }, true);
+    decideSamplingFirst({ ratio: 0, followParent: true }, true, /^\/health\//);
     server = createServer((request, response) => {
       const instrumented = (request as IncomingMessage & { instrumented?: boolean }).instrumented === true;
       seen.push({ instrumented, request });
@@ -81,8 +81,10 @@ describe('sampleFirst', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const get = (headers: Record<string, string> = {}) =>
-    fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { headers }).then((r) => r.arrayBuffer());
+  const get = (headers: Record<string, string> = {}, path = '/') =>
+    fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, { headers }).then((r) =>
+      r.arrayBuffer(),
+    );
 
   it('hands an unsampled request to the app past the instrumentation, and remembers its decision', async () => {
     await get();
@@ -101,6 +103,13 @@ describe('sampleFirst', () => {
     const headers: Record<string, string> = {};
     propagateUnsampled(request, headers);
     expect(headers).toEqual({});
+    expect(unsampledLogFields(request)).toEqual({});
+  });
+
+  it('passes an untraced path (a probe) past the instrumentation with no decision to log or propagate', async () => {
+    await get({ traceparent: SAMPLED_PARENT }, '/health/live');
+    const { instrumented, request } = seen.pop()!;
+    expect(instrumented).toBe(false);
     expect(unsampledLogFields(request)).toEqual({});
   });
 });

@@ -68,14 +68,16 @@ export function unsampledTraceparent(
 interface Decider {
   sampling: FirstSampling;
   trustIncoming: boolean;
+  /** Paths the instrumentation ignores anyway (probes, scrapes): past it, with no decision to remember. */
+  untraced?: RegExp;
 }
 
 let decider: Decider | undefined;
 const unsampled = new WeakMap<IncomingMessage, string>();
 
 /** Called by startTracing when it set the SDK's sampler to follow this decision. */
-export function decideSamplingFirst(sampling: FirstSampling, trustIncoming: boolean): void {
-  decider = { sampling, trustIncoming };
+export function decideSamplingFirst(sampling: FirstSampling, trustIncoming: boolean, untraced?: RegExp): void {
+  decider = { sampling, trustIncoming, untraced };
 }
 
 /**
@@ -89,6 +91,7 @@ export function sampleFirst(server: Server): void {
   server.emit = function emit(this: Server, event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'request') {
       const request = args[0] as IncomingMessage;
+      if (current.untraced?.test(request.url ?? '')) return EventEmitter.prototype.emit.apply(this, [event, ...args]);
       const traceparent = unsampledTraceparent(current.sampling, current.trustIncoming, request.headers.traceparent);
       if (traceparent !== undefined) {
         unsampled.set(request, traceparent);

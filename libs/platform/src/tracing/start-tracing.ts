@@ -97,7 +97,7 @@ export function startTracing(options: TracingOptions): NodeSDK {
     ],
   });
   sdk.start();
-  if (sampling) decideSamplingFirst(sampling, options.trustIncoming);
+  if (sampling) decideSamplingFirst(sampling, options.trustIncoming, UNTRACED_PATHS);
   flushBeforeExit(sdk);
   return sdk;
 }
