@@ -18,6 +18,9 @@
  * fixed-rate scenario, at N req/s), --services-core N (move the machine's PostgreSQL and Redis to core N for the
  * run: on two cores, the load's core), --gateway-core N (the gateway's core, default the servers'), --no-admission. BENCH_PORT_BASE (4100): the
  * gateway's port; the pets service, nginx and the peer take the next three, the admin API base + 10.
+ * Then counts instructions per request of the gateway, the peer and nginx (bench/instructions.js, under callgrind:
+ * a figure the machine's load does not move; --no-instructions skips it, --instructions-runs N repeats it to show
+ * its spread) and prints them beside the CPU-time ratios.
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
 const { spawnSync } = require('node:child_process');
@@ -56,6 +59,8 @@ const FIXED_ONLY_RATE = option(args, '--fixed-rate', undefined);
 const SERVICES_CORE = option(args, '--services-core', undefined);
 const GATEWAY_CORE = option(args, '--gateway-core', SERVER_CORE);
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
+/** Passed on to bench/instructions.js: --instructions-runs N (its --runs). */
+const INSTRUCTION_ARGS = ['--runs', option(args, '--instructions-runs', '1')];
 
 // Pin the load generator (this process) to its own core, once.
 support.pinLoadGenerator(__filename, args);
@@ -575,6 +580,20 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   }
   console.log('ratios (from the medians):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
+  const instructions = PAGING_ONLY || args.includes('--no-instructions') ? undefined : countInstructions();
+  if (instructions) {
+    const per = (key) => instructions.results[key].perRequest;
+    Object.assign(ratios, {
+      gatewayInstructionsOverPeer: +(per('gateway') / per('peer')).toFixed(2),
+      gatewayInstructionsOverNginx: +(per('gateway') / per('nginx')).toFixed(2),
+    });
+    console.log('instructions per request beside CPU time per request (gateway / peer, gateway / nginx, GET):');
+    console.log(
+      `  instructions ${ratios.gatewayInstructionsOverPeer} × and ${ratios.gatewayInstructionsOverNginx} ×;` +
+        ` CPU time ${ratios.gatewayCpuOverPeerCpu} × and ${ratios.gatewayCpuOverNginxCpu} ×` +
+        ` (gateway ${instructions.results.gateway.perRequest.toLocaleString('en-US')}, peer ${instructions.results.peer.perRequest.toLocaleString('en-US')}, nginx ${instructions.results.nginx.perRequest.toLocaleString('en-US')} instructions)`,
+    );
+  }
   const report = {
     date: new Date().toISOString(),
     machine: { cpus: require('node:os').cpus().length, node: process.version },
@@ -586,11 +605,36 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     memory,
     ratios,
     pairedRatios: paired,
+    instructions: instructions?.results,
     plans,
   };
   support.writeResults('latest.json', report);
   await db.end();
   await database.drop();
+}
+
+/**
+ * Instructions per request of the gateway, the peer and nginx (bench/instructions.js, its own processes under
+ * callgrind while this run's servers idle), or undefined when callgrind is missing (said why).
+ */
+function countInstructions() {
+  const { callgrindMissing } = require('./instructions');
+  const missing = callgrindMissing();
+  if (missing) {
+    console.log(`instructions per request: skipped, ${missing}`);
+    return undefined;
+  }
+  console.log('\ninstructions per request (bench/instructions.js):');
+  const counted = spawnSync(
+    process.execPath,
+    [path.join(__dirname, 'instructions.js'), '--no-build', ...INSTRUCTION_ARGS],
+    {
+      stdio: 'inherit',
+      env: process.env,
+    },
+  );
+  if (counted.status !== 0) throw new Error('bench/instructions.js failed');
+  return JSON.parse(readFileSync(path.join(__dirname, 'results', 'instructions.json'), 'utf8'));
 }
 
 support.stopOnExit(children);

@@ -4,6 +4,7 @@ import type { Express, RequestHandler } from 'express';
 import type { Server } from 'node:http';
 import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
 import type { Logger } from 'pino';
+import { sampleFirst } from './tracing/sampling-first';
 import { quietWhenUnsampled } from './tracing/unsampled';
 import { AppMetrics } from './observability/http-metrics';
 import { HttpServerLimits, hardenHttpServer } from './http-server';
@@ -48,6 +49,8 @@ export interface HttpAppPipeline {
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): HttpAppPipeline {
   const express = app.getHttpAdapter().getInstance() as Express;
   hardenHttpServer(app.getHttpServer() as Server, options.serverLimits);
+  // With tracing on: sampling decided before the instrumentation sees a request (no context for the unsampled).
+  sampleFirst(app.getHttpServer() as Server);
   express.disable('x-powered-by');
   express.set('etag', false);
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);

@@ -1,6 +1,6 @@
 import { ApiError, BODY_LIMIT_BYTES, assertDeclaredLengthWithin, readRequestBody } from '@app/errors';
 import { AppMetrics, INTERNAL_SECRET_HEADER } from '@app/platform';
-import { propagateUnsampled } from '@app/platform/tracing/unsampled';
+import { propagateUnsampled } from '@app/platform/tracing/sampling-first';
 import { Counter } from 'prom-client';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { Request, Response } from 'express';
@@ -135,7 +135,7 @@ export class UpstreamService implements OnApplicationShutdown {
       headers['x-consumer-plan'] = consumer.plan;
     }
     if (this.internalSecret) headers[INTERNAL_SECRET_HEADER] = this.internalSecret;
-    propagateUnsampled(headers);
+    propagateUnsampled(request, headers);
     assertDeclaredLengthWithin(request);
     // The body's bytes as they came (the pets service parses and validates them once), read only now that the
     // request has passed authentication and rate limiting, so that a 413 carries the rate-limit headers too.

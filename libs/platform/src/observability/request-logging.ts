@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { unsampledLogFields } from '../tracing/sampling-first';
 import { routeOf } from './http-metrics';
 
 type Level = 'info' | 'warn' | 'error';
@@ -30,6 +31,7 @@ export function requestLogging(logger: Logger, callerOf?: CallerOf) {
           route,
           responseTime: Number(process.hrtime.bigint() - started) / 1e6,
           ...(consumer ? { consumer: consumer.name, plan: consumer.plan } : {}),
+          ...unsampledLogFields(request),
         },
         `${request.method} ${route} ${response.statusCode}`,
       );

@@ -5,9 +5,10 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { core, NodeSDK } from '@opentelemetry/sdk-node';
+import { core, NodeSDK, tracing } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
 import type { TracingRole } from './tracing-environment';
+import { decideSamplingFirst, firstSamplingOf } from './sampling-first';
 import { hasSampledParent } from './unsampled';
 
 /**
@@ -51,11 +52,21 @@ export function startTracing(options: TracingOptions): NodeSDK {
   const w3c = new core.CompositePropagator({
     propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
   });
+  // Sampling is decided before the instrumentation sees a request (sampling-first.ts): what reaches the SDK is
+  // sampled, and its sampler keeps it (following a sampled parent, or starting a trace).
+  const sampling = firstSamplingOf();
+  const sampler =
+    sampling === undefined
+      ? undefined
+      : sampling.followParent
+        ? new tracing.ParentBasedSampler({ root: new tracing.AlwaysOnSampler() })
+        : new tracing.AlwaysOnSampler();
   const namesService =
     process.env.OTEL_SERVICE_NAME || /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({
     serviceName: namesService ? undefined : options.defaultServiceName,
     textMapPropagator: options.trustIncoming ? w3c : new InjectOnlyPropagator(w3c),
+    ...(sampler ? { sampler } : {}),
     ...(process.env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
     ...(process.env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
     instrumentations: [
@@ -86,6 +97,7 @@ export function startTracing(options: TracingOptions): NodeSDK {
     ],
   });
   sdk.start();
+  if (sampling) decideSamplingFirst(sampling, options.trustIncoming, UNTRACED_PATHS);
   flushBeforeExit(sdk);
   return sdk;
 }
