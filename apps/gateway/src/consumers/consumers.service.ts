@@ -19,6 +19,8 @@ export interface NewConsumer {
   plan: PlanName;
   limits?: Limits;
   expiresAt?: Date;
+  /** A contact address, lower-cased (the DTO normalises it). */
+  email?: string;
 }
 
 /**
@@ -61,13 +63,22 @@ export class ConsumersService {
           limitPerDay: input.limits?.perDay ?? null,
           disabledAt: null,
           createdByToken: actor.id,
+          email: input.email ?? null,
         });
         const issued = await this.keys.insertKey(manager, consumer.id, input.expiresAt ?? null);
         await this.audit.record(context, manager, {
           action: 'consumer.create',
           targetConsumer: name,
           targetKey: issued.record.id,
-          changes: diff({}, { plan: input.plan, limits: input.limits ?? null, keyExpiresAt: input.expiresAt ?? null }),
+          changes: diff(
+            {},
+            {
+              plan: input.plan,
+              limits: input.limits ?? null,
+              keyExpiresAt: input.expiresAt ?? null,
+              email: input.email ?? null,
+            },
+          ),
         });
         return { consumer, issued };
       });
@@ -86,11 +97,13 @@ export class ConsumersService {
     limit: number,
     after?: string,
     prefix?: string,
+    email?: string,
   ): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
     return this.repository.page({
       limit,
       after,
       prefix,
+      email,
       ...(actor.ownConsumersOnly ? { createdByToken: actor.id } : {}),
       ...(actor.plans !== null && !actor.ownConsumersOnly ? { plans: [...actor.plans] } : {}),
     });
@@ -104,27 +117,33 @@ export class ConsumersService {
   }
 
   /**
-   * Changes the plan and/or the consumer's own limits (`null` clears them: back to the plan's). `alongside` runs
+   * Changes the plan, the consumer's own limits (`null` clears them: back to the plan's) and/or its contact email
+   * (`null` clears it). `alongside` runs
    * first in the same transaction, under the consumer's lock (a plan request's approval: both commit or neither).
    */
   async update(
     context: AdminRequestContext,
     name: string,
-    patch: { plan?: PlanName; limits?: Limits | null },
+    patch: { plan?: PlanName; limits?: Limits | null; email?: string | null },
     alongside?: (manager: EntityManager, consumer: ConsumerEntity) => Promise<void>,
   ): Promise<ConsumerWithKeys> {
     const consumer = await this.locks.change(context.actor, name, async (manager, current) => {
       if (alongside) await alongside(manager, current);
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
+      const email = patch.email === undefined ? current.email : patch.email;
       this.planLimits.check(plan, limits);
       assertPlanAllowed(context.actor, plan);
       await this.repository.updateConsumer(manager, current.id, {
         plan,
         limitPerMinute: limits?.perMinute ?? null,
         limitPerDay: limits?.perDay ?? null,
+        email,
       });
-      const changes = diff({ plan: current.plan, limits: limitsOf(current) }, { plan, limits });
+      const changes = diff(
+        { plan: current.plan, limits: limitsOf(current), email: current.email },
+        { plan, limits, email },
+      );
       if (Object.keys(changes).length > 0)
         await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });
       return current;

@@ -5,6 +5,7 @@ import { AddKeySuccessor1764547200000 } from './migrations/1764547200000-AddKeyS
 import { AddAdminTokensAndAudit1795514162797 } from './migrations/1795514162797-AddAdminTokensAndAudit';
 import { AddPlanRequests1795531276417 } from './migrations/1795531276417-AddPlanRequests';
 import { CreateUsageHistory1795600000000 } from './migrations/1795600000000-CreateUsageHistory';
+import { AddConsumerEmail1795650000037 } from './migrations/1795650000037-AddConsumerEmail';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -15,6 +16,7 @@ export const MIGRATIONS = [
   AddAdminTokensAndAudit1795514162797,
   AddPlanRequests1795531276417,
   CreateUsageHistory1795600000000,
+  AddConsumerEmail1795650000037,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class
