@@ -28,6 +28,10 @@ export interface OverviewView extends PageModel {
 
 export interface ConsumersView extends PageModel {
   search: string;
+  /** The search holds an "@": consumers with that contact email, else names starting with it. */
+  byEmail: boolean;
+  /** Why the admin API did not accept the search, in the console's words. */
+  searchError?: string;
   page: Panel<{
     items: Array<AdminConsumer & { activeKeys: number; href: string }>;
     next: string | null;

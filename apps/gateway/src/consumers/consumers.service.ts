@@ -133,7 +133,9 @@ export class ConsumersService {
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       const email = patch.email === undefined ? current.email : patch.email;
       this.planLimits.check(plan, limits);
-      assertPlanAllowed(context.actor, plan);
+      // A token's plans bound the plans and limits it sets; its own consumer's contact email it may always set
+      // (the portal records a developer's email on a consumer an operator has since moved to Pro).
+      if (patch.plan !== undefined || patch.limits !== undefined) assertPlanAllowed(context.actor, plan);
       await this.repository.updateConsumer(manager, current.id, {
         plan,
         limitPerMinute: limits?.perMinute ?? null,
