@@ -24,6 +24,8 @@ export interface OverviewView extends PageModel {
   byRequests: Panel<AdminUsageTop>;
   byRateLimited: Panel<AdminUsageTop>;
   pending: Panel<{ items: AdminPlanRequest[] }>;
+  /** Every panel is one the token may not read: the page points to what it can do instead. */
+  nothingReadable: boolean;
 }
 
 export interface ConsumersView extends PageModel {
