@@ -187,7 +187,9 @@ export class ConsumersAdminController {
     @Param() { name }: ConsumerParams,
     @Body() body: UpdateConsumerDto,
   ): Promise<ConsumerResponse> {
-    return this.present(await this.consumers.update(call, name, { plan: body.plan, limits: body.limits, email: body.email }));
+    return this.present(
+      await this.consumers.update(call, name, { plan: body.plan, limits: body.limits, email: body.email }),
+    );
   }
 
   @RequireScope('consumers:write')

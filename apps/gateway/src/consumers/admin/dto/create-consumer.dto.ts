@@ -41,7 +41,8 @@ export class CreateConsumerDto {
     format: 'email',
     maxLength: EMAIL_ADDRESS_MAX_LENGTH,
     example: 'ada@example.com',
-    description: "A contact address (the portal passes the developer's): stored lower-cased, searchable with `?email=`.",
+    description:
+      "A contact address (the portal passes the developer's): stored lower-cased, searchable with `?email=`.",
   })
   @IsOptional()
   @IsConsumerEmail()
