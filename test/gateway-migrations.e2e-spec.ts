@@ -40,6 +40,7 @@ describe('gateway migrations', () => {
       'AddAdminTokensAndAudit1795514162797',
       'AddPlanRequests1795531276417',
       'CreateUsageHistory1795600000000',
+      'AddConsumerEmail1795650000037',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
@@ -86,6 +87,7 @@ describe('gateway migrations', () => {
         'AddAdminTokensAndAudit1795514162797',
         'AddPlanRequests1795531276417',
         'CreateUsageHistory1795600000000',
+        'AddConsumerEmail1795650000037',
       ]);
     } finally {
       await a.destroy();

@@ -47,7 +47,7 @@ describe('console: consumers by email (browser)', () => {
   });
 
   async function search(text: string): Promise<void> {
-    await page.getByRole('link', { name: 'Consumers', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Consumers' }).click();
     await page.getByLabel('Search consumers').fill(text);
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('heading', { level: 1, name: 'Consumers' }).waitFor();
