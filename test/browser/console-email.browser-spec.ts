@@ -102,6 +102,7 @@ describe('console: consumers by email (browser)', () => {
 
   it('shows the search error page whole at a laptop’s and a phone’s width', async () => {
     await search('ada@');
+    await page.getByRole('alert').waitFor();
     await checkPage(page, 'console-consumers-search-refused');
   });
 });
