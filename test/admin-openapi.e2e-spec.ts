@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EMAIL_ADDRESS_RULE } from '@app/contract';
 import { generateApiKey, hashApiKey } from '../apps/gateway/src/consumers/api-key';
 import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from '../apps/gateway/src/admin/shared/admin-responses';
 import { adminCall, GatewayUnderTest, startGateway } from './support/gateway';
@@ -326,6 +327,7 @@ describe("the admin API's OpenAPI document", () => {
     const revoked = successor.key.id;
     await admin('POST', `/consumers/acme/keys/${revoked}/revoke`);
 
+    const badEmail = `email ${EMAIL_ADDRESS_RULE}`;
     const badRequests: Array<[OperationId, number, string, () => Promise<Reply>]> = [
       ['revokeKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
       ['rotateKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
@@ -336,6 +338,7 @@ describe("the admin API's OpenAPI document", () => {
         'after must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
         () => admin('GET', '/consumers?after=-x'),
       ],
+      ['listConsumers', 400, badEmail, () => admin('GET', '/consumers?email=ada%40')],
       ['exportConsumers', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/export?limit=1001')],
       [
         'exportConsumers',
@@ -367,6 +370,7 @@ describe("the admin API's OpenAPI document", () => {
         'expiresAt must be in the future',
         () => admin('POST', '/consumers', { plan: 'free', expiresAt: '2001-01-01T00:00:00Z' }),
       ],
+      ['createConsumer', 400, badEmail, () => admin('POST', '/consumers', { plan: 'free', email: 'Ada <ada@x.io>' })],
       ['createConsumer', 400, json, malformed('POST', '/consumers')],
       ['createConsumer', 400, object, notObject('POST', '/consumers')],
       ['getConsumer', 400, nameRule, badName('GET')],
@@ -388,6 +392,7 @@ describe("the admin API's OpenAPI document", () => {
         'limits.perMinute must be at least 1',
         () => admin('PATCH', '/consumers/acme', { limits: { perMinute: 0, perDay: 10 } }),
       ],
+      ['updateConsumer', 400, badEmail, () => admin('PATCH', '/consumers/acme', { email: 'a@b.io, c@d.io' })],
       ['updateConsumer', 400, nameRule, badName('PATCH', '', { plan: 'pro' })],
       ['updateConsumer', 400, json, malformed('PATCH', '/consumers/acme')],
       ['updateConsumer', 400, object, notObject('PATCH', '/consumers/acme')],

@@ -24,10 +24,16 @@ export interface OverviewView extends PageModel {
   byRequests: Panel<AdminUsageTop>;
   byRateLimited: Panel<AdminUsageTop>;
   pending: Panel<{ items: AdminPlanRequest[] }>;
+  /** Every panel is one the token may not read: the page points to what it can do instead. */
+  nothingReadable: boolean;
 }
 
 export interface ConsumersView extends PageModel {
   search: string;
+  /** The search holds an "@": consumers with that contact email, else names starting with it. */
+  byEmail: boolean;
+  /** Why the admin API did not accept the search, in the console's words. */
+  searchError?: string;
   page: Panel<{
     items: Array<AdminConsumer & { activeKeys: number; href: string }>;
     next: string | null;

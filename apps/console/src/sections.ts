@@ -1,9 +1,14 @@
 import { AdminApiError, refusalText } from '@app/web';
 import type { RefusalSentences } from '@app/web';
 
-/** A part of a page that could not be read: why, in the console's words, so the rest of the page still shows. */
+/**
+ * A part of a page that could not be read: why, in the console's words, so the rest of the page still shows.
+ * `forbidden`: the token may not read it, so the page leaves the panel out (heading included) rather than
+ * showing a refusal the operator can do nothing about.
+ */
 export interface Unavailable {
   unavailable: string;
+  forbidden: boolean;
 }
 
 /** Why a panel is not shown, by the refusal's code (the admin API's message never reaches the page). */
@@ -14,15 +19,15 @@ const PANEL_REFUSALS: RefusalSentences = {
 };
 
 /**
- * One section of a page: its data, or why the admin API refused it (403 for a scope the token lacks, 404 for a
- * route this admin API does not have). A 401 is never swallowed: it ends the session (ConsoleExceptionFilter).
+ * One section of a page: its data, or why the admin API refused it (403 for a scope the token lacks: the page
+ * leaves the panel out; 404 for a route this admin API does not have). A 401 is never swallowed: it ends the session (ConsoleExceptionFilter).
  */
 export async function section<T>(read: () => Promise<T>): Promise<T | Unavailable> {
   try {
     return await read();
   } catch (error) {
     if (error instanceof AdminApiError && error.status !== 401)
-      return { unavailable: refusalText(error, PANEL_REFUSALS) };
+      return { unavailable: refusalText(error, PANEL_REFUSALS), forbidden: error.code === 'FORBIDDEN' };
     throw error;
   }
 }

@@ -10,3 +10,4 @@ export * from './plans';
 export * from './plan-requests';
 export * from './plan-catalogue';
 export * from './rotation-overlaps';
+export * from './email-address';

@@ -45,6 +45,13 @@ const PLAN_FORM_REFUSALS: RefusalSentences = {
 
 const PAGE = 50;
 
+/** What the search box says when the admin API refuses the search (its VALIDATION_FAILED, never its message). */
+const SEARCH_REFUSALS = {
+  email: 'Type a whole email address, such as name@example.com (no spaces).',
+  prefix:
+    'Type the start of a name (letters, digits, ".", "_" or "-", starting with a letter or digit), or an email address.',
+};
+
 /** What the key actions say when refused (chosen by code; the rest: libs/web's REFUSALS). */
 const KEY_REFUSALS: RefusalSentences = {
   VALIDATION_FAILED: 'Choose how long the old key keeps working.',
@@ -68,16 +75,28 @@ export class ConsumersController {
   @Page('consumers')
   async list(@Req() request: Request, @Query('q') q?: string, @Query('after') after?: string): Promise<ConsumersView> {
     const search = typeof q === 'string' ? q.trim() : '';
-    const page = await section(() =>
-      this.admin.get<AdminConsumerPage>(tokenOf(request), '/consumers', {
-        prefix: search || undefined,
-        after,
-        limit: PAGE,
-      }),
-    );
-    return {
+    // An address has an "@" and a name cannot: one box for both, each sent as the admin API's own filter.
+    const byEmail = search.includes('@');
+    let searchError: string | undefined;
+    const page = await section(async () => {
+      try {
+        return await this.admin.get<AdminConsumerPage>(tokenOf(request), '/consumers', {
+          ...(search === '' ? {} : byEmail ? { email: search } : { prefix: search }),
+          after,
+          limit: PAGE,
+        });
+      } catch (error) {
+        // A search the admin API did not accept is the operator's typing: said next to the box, chosen by code.
+        if (!(error instanceof AdminApiError) || error.code !== 'VALIDATION_FAILED' || search === '') throw error;
+        searchError = byEmail ? SEARCH_REFUSALS.email : SEARCH_REFUSALS.prefix;
+        return { items: [], next: null };
+      }
+    });
+    const view: ConsumersView = {
       title: 'Consumers',
       search,
+      byEmail,
+      searchError,
       page: isUnavailable(page)
         ? page
         : {
@@ -92,6 +111,7 @@ export class ConsumersController {
                 : `/consumers?${new URLSearchParams({ ...(search ? { q: search } : {}), after: page.next }).toString()}`,
           },
     };
+    return view;
   }
 
   @Get(':name')

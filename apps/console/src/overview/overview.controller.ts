@@ -47,6 +47,9 @@ export class OverviewController {
         ? byRateLimited
         : { ...byRateLimited, consumers: byRateLimited.consumers.filter((c) => c.rateLimited > 0) },
       pending,
+      nothingReadable: [hourly, daily, byRequests, byRateLimited, pending].every(
+        (p) => isUnavailable(p) && p.forbidden,
+      ),
     };
   }
 }

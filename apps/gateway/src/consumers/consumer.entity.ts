@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { PLAN_NAMES, PlanName } from '../plans/plans';
 
 /** A caller of the public API: a unique name, a plan, optional limits of its own, and any number of keys. */
@@ -42,4 +42,9 @@ export class ConsumerEntity {
   /** The admin token that created it (null: root, an import, or before issue #24): `ownConsumersOnly` tokens see only theirs. */
   @Column({ name: 'created_by_token', type: 'uuid', nullable: true })
   createdByToken!: string | null;
+
+  /** A contact address (null: none), lower-cased so that `GET /consumers?email=` finds it whatever its case. */
+  @Index('IDX_consumers_email')
+  @Column({ type: 'varchar', length: 254, nullable: true })
+  email!: string | null;
 }

@@ -17,6 +17,8 @@ export interface ConsumerPageQuery {
   after?: string;
   /** Names that start with it (matched literally). */
   prefix?: string;
+  /** Only the consumers with this contact email (lower-cased, as stored). */
+  email?: string;
   /** Only the consumers this token created (`null`: the ones created by the root token or at start-up). */
   createdByToken?: string | null;
   /** Only consumers on these plans. */
@@ -73,6 +75,7 @@ export class ConsumerRepository {
     const consumers = await this.dataSource.getRepository(ConsumerEntity).find({
       where: {
         ...(name === undefined ? {} : { name }),
+        ...(query.email === undefined ? {} : { email: query.email }),
         ...(query.createdByToken === undefined ? {} : { createdByToken: query.createdByToken ?? IsNull() }),
         ...(query.plans === undefined ? {} : { plan: In([...query.plans]) }),
       },
@@ -103,7 +106,7 @@ export class ConsumerRepository {
     manager: EntityManager,
     id: string,
     fields: Partial<
-      Pick<ConsumerEntity, 'plan' | 'limitPerMinute' | 'limitPerDay' | 'billingAnchor' | 'limitPerMonth'>
+      Pick<ConsumerEntity, 'plan' | 'limitPerMinute' | 'limitPerDay' | 'billingAnchor' | 'limitPerMonth' | 'email'>
     >,
   ): Promise<void> {
     await manager.update(ConsumerEntity, { id }, fields);

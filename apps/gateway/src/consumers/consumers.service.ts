@@ -20,6 +20,8 @@ export interface NewConsumer {
   plan: PlanName;
   limits?: Limits;
   expiresAt?: Date;
+  /** A contact address, lower-cased (the DTO normalises it). */
+  email?: string;
 }
 
 /**
@@ -64,6 +66,7 @@ export class ConsumersService {
           billingAnchor: null,
           disabledAt: null,
           createdByToken: actor.id,
+          email: input.email ?? null,
         });
         const issued = await this.keys.insertKey(manager, consumer.id, input.expiresAt ?? null);
         await this.audit.record(context, manager, {
@@ -71,7 +74,15 @@ export class ConsumersService {
           targetConsumer: name,
           targetKey: issued.record.id,
           targetKeyHint: issued.record.hint,
-          changes: diff({}, { plan: input.plan, limits: input.limits ?? null, keyExpiresAt: input.expiresAt ?? null }),
+          changes: diff(
+            {},
+            {
+              plan: input.plan,
+              limits: input.limits ?? null,
+              keyExpiresAt: input.expiresAt ?? null,
+              email: input.email ?? null,
+            },
+          ),
         });
         return { consumer, issued };
       });
@@ -90,11 +101,13 @@ export class ConsumersService {
     limit: number,
     after?: string,
     prefix?: string,
+    email?: string,
   ): Promise<{ items: ConsumerWithKeys[]; next: string | null }> {
     return this.repository.page({
       limit,
       after,
       prefix,
+      email,
       ...consumerFilter(actor),
     });
   }
@@ -107,27 +120,35 @@ export class ConsumersService {
   }
 
   /**
-   * Changes the plan and/or the consumer's own limits (`null` clears them: back to the plan's). `alongside` runs
+   * Changes the plan, the consumer's own limits (`null` clears them: back to the plan's) and/or its contact email
+   * (`null` clears it). `alongside` runs
    * first in the same transaction, under the consumer's lock (a plan request's approval: both commit or neither).
    */
   async update(
     context: AdminRequestContext,
     name: string,
-    patch: { plan?: PlanName; limits?: Limits | null },
+    patch: { plan?: PlanName; limits?: Limits | null; email?: string | null },
     alongside?: (manager: EntityManager, consumer: ConsumerEntity) => Promise<void>,
   ): Promise<ConsumerWithKeys> {
     const consumer = await this.locks.change(context.actor, name, async (manager, current) => {
       if (alongside) await alongside(manager, current);
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
+      const email = patch.email === undefined ? current.email : patch.email;
       this.planLimits.check(plan, limits);
-      assertMaySetPlan(context.actor, plan, patch.limits);
+      // A token's plans bound the plans and limits it sets; its own consumer's contact email it may always set
+      // (the portal records a developer's email on a consumer an operator has since moved to Pro).
+      if (patch.plan !== undefined || patch.limits !== undefined) assertMaySetPlan(context.actor, plan, patch.limits);
       await this.repository.updateConsumer(manager, current.id, {
         plan,
         limitPerMinute: limits?.perMinute ?? null,
         limitPerDay: limits?.perDay ?? null,
+        email,
       });
-      const changes = diff({ plan: current.plan, limits: limitsOf(current) }, { plan, limits });
+      const changes = diff(
+        { plan: current.plan, limits: limitsOf(current), email: current.email },
+        { plan, limits, email },
+      );
       if (Object.keys(changes).length > 0)
         await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });
       return current;

@@ -5,6 +5,7 @@ import { AddKeySuccessor1764547200000 } from './migrations/1764547200000-AddKeyS
 import { AddAdminTokensAndAudit1795514162797 } from './migrations/1795514162797-AddAdminTokensAndAudit';
 import { AddPlanRequests1795531276417 } from './migrations/1795531276417-AddPlanRequests';
 import { CreateUsageHistory1795600000000 } from './migrations/1795600000000-CreateUsageHistory';
+import { AddConsumerEmail1795650000037 } from './migrations/1795650000037-AddConsumerEmail';
 import { AddAuditAggregatesAndEndUsers1795710000000 } from './migrations/1795710000000-AddAuditAggregatesAndEndUsers';
 import { AddBillingAnchor1795794638464 } from './migrations/1795794638464-AddBillingAnchor';
 import { AddAdminTokenCreator1795800000000 } from './migrations/1795800000000-AddAdminTokenCreator';
@@ -18,6 +19,7 @@ export const MIGRATIONS = [
   AddAdminTokensAndAudit1795514162797,
   AddPlanRequests1795531276417,
   CreateUsageHistory1795600000000,
+  AddConsumerEmail1795650000037,
   AddAuditAggregatesAndEndUsers1795710000000,
   AddBillingAnchor1795794638464,
   AddAdminTokenCreator1795800000000,

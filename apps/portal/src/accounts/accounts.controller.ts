@@ -228,7 +228,7 @@ export class AccountsController {
     const name = `portal-${account.id.replace(/-/g, '').slice(0, 16)}`;
     let key: string;
     try {
-      key = (await this.api.createConsumer(name)).key.key;
+      key = (await this.api.createConsumer(name, account.email)).key.key;
     } catch (error) {
       // Made by an earlier attempt whose answer was lost: the portal created it, so it may issue a key of it.
       if (!(error instanceof AdminApiError && error.code === 'CONSUMER_EXISTS')) throw error;

@@ -3,6 +3,7 @@ import {
   MESSAGE_MAX,
   PLAN_NAMES,
   describeLimits,
+  isEmailAddress,
   planTitle,
   rotationOverlap,
 } from '@app/contract';
@@ -73,12 +74,21 @@ export class DashboardController {
     @Inject(PLAN_CATALOGUE) private readonly plans: PlanCatalogue,
   ) {}
 
+  /**
+   * The account's consumer; one made before consumers carried an email gets the account's now, so that operators
+   * find the developer by it (an email an operator set is left as it is).
+   */
+  private async consumerWithEmail(name: string, email: string): Promise<AdminConsumer> {
+    const consumer = await this.api.consumer(name);
+    return consumer.email === null && isEmailAddress(email) ? this.api.setContactEmail(name, email) : consumer;
+  }
+
   @Get('dashboard')
   @Page('dashboard')
   async dashboard(@Req() request: SignedInRequest): Promise<DashboardView> {
     const name = request.account.consumerName;
     const [consumer, usage, history, requests] = await Promise.all([
-      this.api.consumer(name),
+      this.consumerWithEmail(name, request.account.email),
       this.api.usage(name),
       this.api.history(name),
       this.api.planRequests(name),

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { isEmailAddress } from '@app/contract';
 import { AdminApiError, AdminClient } from '@app/web';
 import type {
   AdminConsumer,
@@ -25,6 +26,11 @@ export const OVERLAPS: ReadonlyArray<{ value: string; label: string; seconds: nu
   { value: '7d', label: '7 days', seconds: 604_800 },
 ];
 
+/** The account's email as the admin API's contact email: left out if the admin API's rule would refuse it. */
+function contactEmail(email: string): { email?: string } {
+  return isEmailAddress(email) ? { email } : {};
+}
+
 /**
  * The portal's one way to the control plane: the admin API with the portal's own token (own consumers only, Free
  * plan only). Every call names the signed-in account's consumer; the admin API checks the token may touch it.
@@ -39,8 +45,14 @@ export class PortalApi {
     this.token = config.adminToken;
   }
 
-  createConsumer(name: string): Promise<AdminCreatedConsumer> {
-    return this.client.post(this.token, '/consumers', { name, plan: 'free' });
+  /** `email`: the account's, recorded on the consumer so that operators find the developer by it. */
+  createConsumer(name: string, email: string): Promise<AdminCreatedConsumer> {
+    return this.client.post(this.token, '/consumers', { name, plan: 'free', ...contactEmail(email) });
+  }
+
+  /** Records the account's email on a consumer made before consumers had one (issue #37). */
+  setContactEmail(name: string, email: string): Promise<AdminConsumer> {
+    return this.client.patch(this.token, `/consumers/${encodeURIComponent(name)}`, contactEmail(email));
   }
 
   consumer(name: string): Promise<AdminConsumer> {

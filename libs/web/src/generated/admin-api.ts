@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List consumers, a page at a time
-         * @description In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.
+         * @description In name order, each with its keys (hints only); `prefix` keeps the names that start with it, `email` the consumers with that contact address (any case). Pass `next` as `after` for the next page.
          *
          *     Required scope: `consumers:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): lists only its own consumers / those on its plans.
          */
@@ -52,8 +52,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a consumer's plan or limits
-         * @description `limits: null` clears its own limits: back to the plan's. Every instance applies the change at once.
+         * Change a consumer's plan, limits or contact email
+         * @description `limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address. Every instance applies the change at once.
          *
          *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -613,6 +613,11 @@ export interface components {
             updatedAt: string;
             /** Format: date-time */
             disabledAt: string | null;
+            /**
+             * Format: email
+             * @description Its contact address, lower-cased.
+             */
+            email: string | null;
             keys: components["schemas"]["KeyResponse"][];
         };
         ConsumerPageResponse: {
@@ -658,6 +663,12 @@ export interface components {
              * @description When the first key stops working (none: it does not expire).
              */
             expiresAt?: string;
+            /**
+             * Format: email
+             * @description A contact address (the portal passes the developer's): stored lower-cased, searchable with `?email=`.
+             * @example ada@example.com
+             */
+            email?: string;
         };
         IssuedKeyResponse: {
             /** Format: uuid */
@@ -700,6 +711,11 @@ export interface components {
                 /** @example 2000000 */
                 perDay: number;
             } | null;
+            /**
+             * Format: email
+             * @description A contact address, stored lower-cased; null clears it.
+             */
+            email?: string | null;
         };
         IssueKeyDto: {
             /**
@@ -1259,6 +1275,8 @@ export interface operations {
                 limit?: number;
                 /** @description Only consumers whose name starts with it (case-sensitive), paged the same way. */
                 prefix?: string;
+                /** @description Only consumers with this contact email (exact, case-insensitive); combines with `prefix`. */
+                email?: string;
                 /** @description The `next` of the previous page: consumers whose name sorts after it. */
                 after?: string;
             };
@@ -2076,6 +2094,8 @@ export interface operations {
                 limit?: number;
                 /** @description Only consumers whose name starts with it (case-sensitive), paged the same way. */
                 prefix?: string;
+                /** @description Only consumers with this contact email (exact, case-insensitive); combines with `prefix`. */
+                email?: string;
                 /** @description The `next` of the previous page: consumers whose name sorts after it. */
                 after?: string;
             };

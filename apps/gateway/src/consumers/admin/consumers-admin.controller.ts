@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { EMAIL_ADDRESS_RULE } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { AdminRequestContext } from '../../access/admin-context';
 import { Clock } from '../../clock';
@@ -61,6 +62,7 @@ const NEEDS_LIMITS: AdminExample = [
   'VALIDATION_FAILED',
   "The enterprise plan needs the consumer's agreed limits (perMinute and perDay).",
 ];
+const BAD_EMAIL: AdminExample = ['VALIDATION_FAILED', `email ${EMAIL_ADDRESS_RULE}`];
 const IN_THE_PAST: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
 
 function futureDate(value: string | undefined, now: number): Date | undefined {
@@ -89,15 +91,21 @@ export class ConsumersAdminController {
     operationId: 'listConsumers',
     summary: 'List consumers, a page at a time',
     description:
-      'In name order, each with its keys (hints only); `prefix` keeps the names that start with it. Pass `next` as `after` for the next page.',
+      'In name order, each with its keys (hints only); `prefix` keeps the names that start with it, `email` the consumers with that contact address (any case). Pass `next` as `after` for the next page.',
   })
   @ApiOkResponse({ type: ConsumerPageResponse })
-  @AdminErrors({ 400: BAD_PAGE })
+  @AdminErrors({ 400: [...BAD_PAGE, BAD_EMAIL] })
   async list(
     @AdminCall() call: AdminRequestContext,
     @Query() query: ListConsumersQueryDto,
   ): Promise<ConsumerPageResponse> {
-    const page = await this.consumers.list(call.actor, query.limit ?? PAGE_SIZE.default, query.after, query.prefix);
+    const page = await this.consumers.list(
+      call.actor,
+      query.limit ?? PAGE_SIZE.default,
+      query.after,
+      query.prefix,
+      query.email,
+    );
     return { items: page.items.map((item) => this.present(item)), next: page.next };
   }
 
@@ -112,7 +120,14 @@ export class ConsumersAdminController {
     description: 'The consumer and its first key (shown only here).',
   })
   @AdminErrors({
-    400: [BAD_PLAN, NEEDS_LIMITS, ['VALIDATION_FAILED', 'limits.perDay is required'], IN_THE_PAST, ...MALFORMED_BODY],
+    400: [
+      BAD_PLAN,
+      NEEDS_LIMITS,
+      ['VALIDATION_FAILED', 'limits.perDay is required'],
+      IN_THE_PAST,
+      BAD_EMAIL,
+      ...MALFORMED_BODY,
+    ],
     409: [['CONSUMER_EXISTS', `A consumer named "${EXAMPLE_CONSUMER}" already exists.`]],
   })
   async create(
@@ -124,6 +139,7 @@ export class ConsumersAdminController {
       plan: body.plan,
       limits: body.limits,
       expiresAt: futureDate(body.expiresAt, this.clock.now()),
+      email: body.email,
     });
     return {
       consumer: this.present({ consumer, keys: [issued.record] }),
@@ -146,8 +162,9 @@ export class ConsumersAdminController {
   @Patch('consumers/:name')
   @AdminOperation({
     operationId: 'updateConsumer',
-    summary: "Change a consumer's plan or limits",
-    description: "`limits: null` clears its own limits: back to the plan's. Every instance applies the change at once.",
+    summary: "Change a consumer's plan, limits or contact email",
+    description:
+      "`limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address. Every instance applies the change at once.",
   })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({
@@ -155,6 +172,7 @@ export class ConsumersAdminController {
       BAD_PLAN,
       NEEDS_LIMITS,
       ['VALIDATION_FAILED', 'limits.perMinute must be at least 1'],
+      BAD_EMAIL,
       BAD_NAME,
       ...MALFORMED_BODY,
     ],
@@ -165,7 +183,9 @@ export class ConsumersAdminController {
     @Param() { name }: ConsumerParams,
     @Body() body: UpdateConsumerDto,
   ): Promise<ConsumerResponse> {
-    return this.present(await this.consumers.update(call, name, { plan: body.plan, limits: body.limits }));
+    return this.present(
+      await this.consumers.update(call, name, { plan: body.plan, limits: body.limits, email: body.email }),
+    );
   }
 
   @Post('consumers/:name/disable')

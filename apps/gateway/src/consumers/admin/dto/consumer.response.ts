@@ -46,6 +46,8 @@ export class ConsumerResponse {
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) disabledAt!: string | null;
+  @ApiProperty({ format: 'email', nullable: true, type: String, description: 'Its contact address, lower-cased.' })
+  email!: string | null;
   @ApiProperty({ type: [KeyResponse] }) keys!: KeyResponse[];
 }
 
@@ -143,6 +145,7 @@ export function toConsumerResponse(
     createdAt: consumer.createdAt.toISOString(),
     updatedAt: consumer.updatedAt.toISOString(),
     disabledAt: consumer.disabledAt?.toISOString() ?? null,
+    email: consumer.email,
     keys: keys.map((k) => toKeyResponse(k, now)),
   };
 }

@@ -2,6 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsISO8601, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
+import { EMAIL_ADDRESS_MAX_LENGTH } from '@app/contract';
+import { IsConsumerEmail } from '../../consumer-email';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
 import { LimitsDto } from './limits.dto';
 
@@ -34,4 +36,15 @@ export class CreateConsumerDto {
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
   expiresAt?: string;
+
+  @ApiPropertyOptional({
+    format: 'email',
+    maxLength: EMAIL_ADDRESS_MAX_LENGTH,
+    example: 'ada@example.com',
+    description:
+      "A contact address (the portal passes the developer's): stored lower-cased, searchable with `?email=`.",
+  })
+  @IsOptional()
+  @IsConsumerEmail()
+  email?: string;
 }

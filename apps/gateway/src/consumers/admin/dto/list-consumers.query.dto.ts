@@ -1,7 +1,8 @@
-import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
+import { EMAIL_ADDRESS_MAX_LENGTH, IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
 import { PAGE_SIZE } from '../../../admin/shared/page-size';
+import { IsConsumerEmail } from '../../consumer-email';
 import { IsConsumerName } from '../../consumer-name';
 
 export class ListConsumersQueryDto {
@@ -19,6 +20,17 @@ export class ListConsumersQueryDto {
   @IsString()
   @IsConsumerName()
   prefix?: string;
+
+  @ApiPropertyOptional({
+    format: 'email',
+    maxLength: EMAIL_ADDRESS_MAX_LENGTH,
+    description: 'Only consumers with this contact email (exact, case-insensitive); combines with `prefix`.',
+    example: 'ada@example.com',
+  })
+  @IsOptional()
+  @IsString()
+  @IsConsumerEmail()
+  email?: string;
 
   @ApiPropertyOptional({ description: 'The `next` of the previous page: consumers whose name sorts after it.' })
   @IsOptional()

@@ -2,6 +2,8 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
+import { EMAIL_ADDRESS_MAX_LENGTH } from '@app/contract';
+import { IsConsumerEmail } from '../../consumer-email';
 import { LimitsDto } from './limits.dto';
 
 export class UpdateConsumerDto {
@@ -16,4 +18,15 @@ export class UpdateConsumerDto {
   @ValidateNested()
   @Type(() => LimitsDto)
   limits?: LimitsDto | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'email',
+    maxLength: EMAIL_ADDRESS_MAX_LENGTH,
+    nullable: true,
+    description: 'A contact address, stored lower-cased; null clears it.',
+  })
+  @IsOptional()
+  @IsConsumerEmail()
+  email?: string | null;
 }
