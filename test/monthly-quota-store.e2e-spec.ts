@@ -44,6 +44,7 @@ if (process.env.REDIS_URL) {
         },
         new MemoryRateLimitStore(new SystemClockForTest()),
         new RateLimitMetrics(new AppMetrics('test')),
+        new SystemClockForTest(),
       );
     },
   });

@@ -1,5 +1,6 @@
 import { AppMetrics } from '@app/platform';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { Counter, Gauge } from 'prom-client';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
@@ -43,9 +44,9 @@ class TokenBucket {
   }
 }
 
-interface Entry {
+interface Entry<R extends KeyRecord | null = KeyRecord | null> {
   /** null: no such key (a negative entry). */
-  record: KeyRecord | null;
+  record: R;
   freshUntil: number;
   /** Entries older than the last "everything may have changed" are stale, whatever their TTL says. */
   generation: number;
@@ -67,8 +68,13 @@ interface Entry {
 @Injectable()
 export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Consumers');
-  private readonly known = new Map<string, Entry>();
-  private readonly unknown = new Map<string, Entry>();
+  /**
+   * lru-cache keeps the order and the bound (evicting the least recently used); freshness stays ours (a TTL from
+   * when the query was sent, and the generation), since a stale entry must stay to answer while the database is down.
+   */
+  private readonly known: LRUCache<string, Entry<KeyRecord>>;
+  /** Looked up with peek (no recency): junk hashes leave in the order they came. */
+  private readonly unknown: LRUCache<string, Entry<null>>;
   private readonly byConsumer = new Map<string, Set<string>>();
   private readonly inflight = new Map<string, Promise<KeyRecord | null>>();
   private generation = 0;
@@ -95,7 +101,17 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     metrics: AppMetrics,
   ) {
-    const { lookupsPerSecond } = config.consumers.cache;
+    const { lookupsPerSecond, size, negativeSize } = config.consumers.cache;
+    this.known = new LRUCache({
+      max: size,
+      // Evicted, forgotten or replaced: out of its consumer's index too.
+      dispose: ({ record }, keyHash) => {
+        const hashes = this.byConsumer.get(record.consumerId);
+        hashes?.delete(keyHash);
+        if (hashes?.size === 0) this.byConsumer.delete(record.consumerId);
+      },
+    });
+    this.unknown = new LRUCache({ max: negativeSize });
     this.budget = new TokenBucket(lookupsPerSecond, clock.monotonic());
     this.unheardBudget = new TokenBucket(Math.max(1, Math.floor(lookupsPerSecond / 100)), clock.monotonic());
     this.lookups = new Counter({
@@ -194,15 +210,13 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   async authenticate(keyHash: string): Promise<Authentication> {
     // TTLs and the budget run on the monotonic clock, expiry dates on the wall clock (both the injectable Clock's).
     const tick = this.clock.monotonic();
+    // get: refreshes its place in the LRU order (a stale entry is about to be read again).
     const known = this.known.get(keyHash);
     if (known && this.fresh(known, tick)) {
-      // Refresh its place in the LRU order.
-      this.known.delete(keyHash);
-      this.known.set(keyHash, known);
       this.hits.inc();
-      return this.evaluate(known.record!, this.clock.now());
+      return this.evaluate(known.record, this.clock.now());
     }
-    const unknown = this.unknown.get(keyHash);
+    const unknown = this.unknown.peek(keyHash);
     if (unknown && this.fresh(unknown, tick)) {
       this.lookups.inc({ result: 'negative_hit' });
       return UNKNOWN;
@@ -354,28 +368,23 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   }
 
   private remember(keyHash: string, record: KeyRecord | null, now: number): void {
-    const { ttlMs, negativeTtlMs, size, negativeSize } = this.config.consumers.cache;
+    const { ttlMs, negativeTtlMs } = this.config.consumers.cache;
     this.forget(keyHash);
     if (record) {
-      this.known.set(keyHash, { record, freshUntil: now + ttlMs, generation: this.generation });
+      // Into the consumer's index before the set: an entry the set evicts leaves it through dispose.
       let hashes = this.byConsumer.get(record.consumerId);
       if (!hashes) this.byConsumer.set(record.consumerId, (hashes = new Set()));
       hashes.add(keyHash);
-      while (this.known.size > size) this.forget(this.known.keys().next().value!);
+      this.known.set(keyHash, { record, freshUntil: now + ttlMs, generation: this.generation });
     } else {
       this.unknown.set(keyHash, { record: null, freshUntil: now + negativeTtlMs, generation: this.generation });
-      while (this.unknown.size > negativeSize) this.unknown.delete(this.unknown.keys().next().value!);
     }
   }
 
+  /** Out of both caches (and, through dispose, out of its consumer's index). */
   private forget(keyHash: string): void {
     this.unknown.delete(keyHash);
-    const entry = this.known.get(keyHash);
-    if (!entry) return;
     this.known.delete(keyHash);
-    const hashes = this.byConsumer.get(entry.record!.consumerId);
-    hashes?.delete(keyHash);
-    if (hashes?.size === 0) this.byConsumer.delete(entry.record!.consumerId);
   }
 
   private reportDown(error: Error): void {

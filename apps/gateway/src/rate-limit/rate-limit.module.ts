@@ -29,6 +29,7 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
     },
     memory,
     metrics,
+    clock,
   );
   new Logger('RateLimit').log(`Counters shared through ${describeRedisTopology(config.redis.connection.topology)}`);
   await redis.waitUntilReady(5_000);

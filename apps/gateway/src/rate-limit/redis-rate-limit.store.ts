@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
+import { Clock } from '../clock';
 import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { RateLimitMetrics } from './rate-limit-metrics';
@@ -165,9 +166,9 @@ export class RedisRateLimitStore extends RateLimitStore {
   private readonly redis: Redis | Cluster;
   private readonly keyPrefix: string;
   private degraded = false;
-  private lastLateLogAt = 0;
+  private lastLateLogAt = -Infinity;
   /** When the connection last delivered a reply: a late command with no reply at all since it was sent means a hung Redis. */
-  private lastReplyAt = 0;
+  private lastReplyAt = -Infinity;
   /** The consume calls of this event-loop turn, sent together at its end (see `send`). */
   private queued: QueuedConsume[] | undefined;
   private readonly flushQueued = (): void => this.flush();
@@ -176,6 +177,7 @@ export class RedisRateLimitStore extends RateLimitStore {
     private readonly options: RedisRateLimitOptions,
     private readonly fallback: MemoryRateLimitStore,
     private readonly metrics: RateLimitMetrics,
+    private readonly clock: Clock,
   ) {
     super();
     this.keyPrefix = options.keyPrefix;
@@ -279,7 +281,7 @@ export class RedisRateLimitStore extends RateLimitStore {
         const count = ttl > 0 ? Number(value(1 + 2 * i) ?? 0) : 0;
         if (spec.period) {
           // Where the next consume cuts it (re-cut if the anchor moved since), by this instance's clock.
-          const now = Date.now();
+          const now = this.clock.now();
           return {
             ...spec,
             count,
@@ -375,7 +377,8 @@ export class RedisRateLimitStore extends RateLimitStore {
 
   private late(sentAt: number): RateLimitUnavailableError {
     this.metrics.countUnavailable('late');
-    const now = Date.now();
+    // Durations and order of events, not dates: the monotonic clock (it never jumps with the wall clock).
+    const now = this.clock.monotonic();
     if (this.lastReplyAt < sentAt && this.redis.status === 'ready') {
       // Not one reply since this command went out: not a slow reply but a Redis that hangs with the connection
       // open. Treat the connection as lost: ioredis fails what is pending and reconnects, and until Redis
@@ -400,7 +403,7 @@ export class RedisRateLimitStore extends RateLimitStore {
    * before it, so a reply that only waited on this process's own busy event loop is not counted as late.
    */
   private withinTimeout<T>(pending: Promise<T>): Promise<T> {
-    const sentAt = Date.now();
+    const sentAt = this.clock.monotonic();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(
@@ -414,7 +417,7 @@ export class RedisRateLimitStore extends RateLimitStore {
       );
       pending.then(
         (value) => {
-          this.lastReplyAt = Date.now();
+          this.lastReplyAt = this.clock.monotonic();
           if (settled) return;
           settled = true;
           clearTimeout(timer);
