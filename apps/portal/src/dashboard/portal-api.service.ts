@@ -50,7 +50,7 @@ export function developerOf(account: { id: string; email: string }, request: Req
 const LABEL_MAX = 320;
 
 /** `account:<id> <email>`; past the bound (a long non-ASCII email, percent-encoded) the id alone still names them. */
-function accountLabel({ accountId, email }: Developer): string {
+export function accountLabel({ accountId, email }: Developer): string {
   const label = `account:${accountId} ${email}`;
   const encoded = label.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
   return encoded.length <= LABEL_MAX ? label : `account:${accountId}`;
@@ -96,7 +96,7 @@ export class PortalApi {
     return { onBehalfOf: accountLabel(by), ...(by.address ? { endUserAddress: by.address } : {}) };
   }
 
-  /** `email`: the account's, recorded on the consumer so that operators find the developer by it. */
+  /** The developer's email is recorded on the consumer, so that operators find the developer by it. */
   async createConsumer(by: Developer, name: string): Promise<AdminCreatedConsumer> {
     return this.client.post(
       this.token,
