@@ -530,7 +530,8 @@ const tokenAuditUsage = () => `Admin tokens and the audit log (ADMIN_TOKEN, or a
   npm run -s keys -- audit [--from ISO] [--to ISO] [--actor NAME|ID] [--target NAME|ID] [--action ACTION] [--limit N] [--order desc|asc]
 
 Scopes: ${(adminScopes() ?? ['see gateway/admin-openapi.json']).join(', ')}.
-"token create" prints the token as its last line: it is shown only this once. "audit" shows the newest rows first
+"token create" prints the token as its last line: it is shown only this once. "--for portal" gives the portal's
+scopes, its own consumers, the Free plan and actsForUsers (the audit names the developer behind each call; root only). "audit" shows the newest rows first
 (--order asc: the oldest first), as the console does.`;
 
 const PLAN_REQUEST_USAGE = `Plan requests (a token with plan-requests:read to list, plan-requests:review to decide):
@@ -542,7 +543,10 @@ const PLAN_REQUEST_USAGE = `Plan requests (a token with plan-requests:read to li
 consumer to the plan it asked for (its own limits for a custom plan need the console), "decline" tells the
 requester why, on the portal.`;
 
-/** What a job's token holds (docs/admin-tokens.md): `--for portal` is the self-service front end's. */
+/**
+ * What a job's token holds (docs/admin-tokens.md): `--for portal` is the self-service front end's, which names the
+ * developer behind each call in the audit (actsForUsers: only root may grant it).
+ */
 const TOKEN_PRESETS = {
   portal: {
     scopes: [
@@ -555,6 +559,7 @@ const TOKEN_PRESETS = {
     ],
     ownConsumersOnly: true,
     plans: ['free'],
+    actsForUsers: true,
   },
 };
 
@@ -632,12 +637,13 @@ async function runTokenAuditCommand(argv, env, out) {
         scopes,
         ownConsumersOnly: values.own ?? preset?.ownConsumersOnly ?? false,
         ...(plans ? { plans } : {}),
+        ...(preset?.actsForUsers ? { actsForUsers: true } : {}),
       };
       if (values.expires) body.expiresAt = values.expires;
       const created = await request(settings, 'POST', '/tokens', body);
       const r = created.record;
       out(
-        `Created admin token "${r.name}" (${r.id}): ${r.scopes.join(', ')}${r.ownConsumersOnly ? ', own consumers only' : ''}${r.plans ? `, plans ${r.plans.join(', ')}` : ''}${r.expiresAt ? `, expires ${r.expiresAt}` : ''}. The token is shown only now:`,
+        `Created admin token "${r.name}" (${r.id}): ${r.scopes.join(', ')}${r.ownConsumersOnly ? ', own consumers only' : ''}${r.plans ? `, plans ${r.plans.join(', ')}` : ''}${r.actsForUsers ? ', acts for users' : ''}${r.expiresAt ? `, expires ${r.expiresAt}` : ''}. The token is shown only now:`,
       );
       out(created.token);
       return;

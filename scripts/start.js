@@ -76,14 +76,16 @@ async function portalToken() {
   if (process.env.PORTAL_ADMIN_TOKEN) return process.env.PORTAL_ADMIN_TOKEN;
   const rootFile = process.env.ADMIN_TOKEN_FILE || '.data/admin-token';
   const file = path.join(path.dirname(rootFile), 'portal-token');
-  const works = (token) =>
-    fetch(`${adminUrl()}/plan-requests?limit=1`, {
+  const call = (token, route) =>
+    fetch(`${adminUrl()}${route}`, {
       headers: { authorization: `Bearer ${token}` },
       signal: globalThis.AbortSignal.timeout(5000),
-    }).then(
-      (r) => r.ok,
-      () => false,
-    );
+    });
+  // Kept while it still does the preset's job: a token minted before a scope or actsForUsers joined it is replaced.
+  const works = (token) =>
+    call(token, '/plan-requests?limit=1')
+      .then(async (r) => r.ok && (await (await call(token, '/token')).json()).actsForUsers === true)
+      .catch(() => false);
   if (existsSync(file)) {
     const kept = readFileSync(file, 'utf8').trim();
     if (await works(kept)) return kept;

@@ -672,8 +672,12 @@ describe('admin tokens and the audit log', () => {
     secrets.push(token);
     expect(token).toMatch(/^adm_[A-Za-z0-9_-]{43}$/);
     expect(created[0]).toContain(
-      'consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, own consumers only, plans free',
+      'consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, own consumers only, plans free, acts for users',
     );
+    // The preset names the developer behind the portal's calls in the audit (issue #36 finding 6).
+    expect(
+      ((await adminCall(a, 'GET', '/token', undefined, token)).body as { actsForUsers: boolean }).actsForUsers,
+    ).toBe(true);
     const made = await keys(token, 'create', '--plan', 'free');
     secrets.push(made[made.length - 1]);
     await expect(keys(token, 'create', '--plan', 'pro')).rejects.toMatchObject({

@@ -11,8 +11,14 @@ export interface PortalUnderTest {
   close(): Promise<void>;
 }
 
-/** A portal token made through the admin API, the way `npm run keys -- token create --for portal` does. */
-export async function createPortalToken(gateway: GatewayUnderTest): Promise<string> {
+/**
+ * A portal token made through the admin API, the way `npm run keys -- token create --for portal` does
+ * (`actsForUsers: false`: one minted before the preset named developers in the audit).
+ */
+export async function createPortalToken(
+  gateway: GatewayUnderTest,
+  { actsForUsers = true }: { actsForUsers?: boolean } = {},
+): Promise<string> {
   const reply = await adminCall(gateway, 'POST', '/tokens', {
     name: `portal-${randomBytes(3).toString('hex')}`,
     scopes: [
@@ -25,6 +31,7 @@ export async function createPortalToken(gateway: GatewayUnderTest): Promise<stri
     ],
     ownConsumersOnly: true,
     plans: ['free'],
+    ...(actsForUsers ? { actsForUsers } : {}),
   });
   if (reply.status !== 201) throw new Error(`portal token: ${reply.status} ${reply.text}`);
   return (reply.body as { token: string }).token;

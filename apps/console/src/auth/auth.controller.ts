@@ -1,6 +1,6 @@
 import { addressBlock } from '@app/platform';
 import { AdminApiError, AdminClient, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
-import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
 import { PublicPage } from './public-page.decorator';
@@ -23,6 +23,10 @@ function throttledMessage(verdict: Exclude<ConsoleSignInVerdict, { allowed: true
  */
 @Controller()
 export class AuthController {
+  private readonly logger = new Logger(AuthController.name);
+  /** Said once per process: the first operator whose token may not name their address. */
+  private saidNoAddress = false;
+
   constructor(
     private readonly admin: AdminClient,
     private readonly vault: TokenVault,
@@ -67,6 +71,12 @@ export class AuthController {
       throw error;
     }
     this.throttle.succeeded(block);
+    if (!record.actsForUsers && !this.saidNoAddress) {
+      this.saidNoAddress = true;
+      this.logger.warn(
+        "The audit will not record operators' addresses: their tokens lack actsForUsers (root grants it, docs/console.md).",
+      );
+    }
     await regenerateSession(request);
     request.session.operator = { ...record, sealedToken: this.vault.seal(token) };
     await redirectAfterSave(request, response, '/');

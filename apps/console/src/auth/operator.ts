@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { AdminCurrentToken } from '@app/web';
+import type { AdminCurrentToken, AdminEndUser } from '@app/web';
 
 /** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is (GET /token). */
 export interface Operator extends AdminCurrentToken {
@@ -35,6 +35,15 @@ export function abilitiesOf(scopes: readonly string[]): Abilities {
     planRequestsRead: has('plan-requests:read'),
     planRequestsReview: has('plan-requests:review'),
   };
+}
+
+/**
+ * What a change names in the audit besides the token (whose name already names the operator): the operator's address
+ * as the console saw it (req.ip, CONSOLE_TRUST_PROXY), only when their token may send it (actsForUsers: root, or a
+ * token root made so); any other token would be refused 403 for it (docs/console.md).
+ */
+export function endUserOf(request: Request): AdminEndUser {
+  return request.session.operator?.actsForUsers === true && request.ip ? { endUserAddress: request.ip } : {};
 }
 
 /** The opened token of each request in progress: in memory only, gone with the request. */

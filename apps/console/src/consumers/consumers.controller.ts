@@ -18,7 +18,7 @@ import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, R
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { describeChanges } from '../audit/describe-changes';
-import { Abilities, tokenOf } from '../auth/operator';
+import { Abilities, endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
 import { daysAgo, isUnavailable, section } from '../sections';
 import type {
@@ -183,10 +183,12 @@ export class ConsumersController {
     let error = refused;
     if (!refused) {
       try {
-        updated = await this.admin.patch<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`, {
-          plan: typed.plan,
-          limits,
-        });
+        updated = await this.admin.patch<AdminConsumer>(
+          tokenOf(request),
+          `/consumers/${segment(name)}`,
+          { plan: typed.plan, limits },
+          endUserOf(request),
+        );
       } catch (caught) {
         if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
         error = refusalText(caught, PLAN_FORM_REFUSALS);
@@ -205,7 +207,7 @@ export class ConsumersController {
   @Post(':name/disable')
   disable(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/disable`);
+      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/disable`, undefined, endUserOf(request));
       return `${name} is disabled: its keys are refused until it is enabled again.`;
     });
   }
@@ -213,7 +215,7 @@ export class ConsumersController {
   @Post(':name/enable')
   enable(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/enable`);
+      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/enable`, undefined, endUserOf(request));
       return `${name} is enabled.`;
     });
   }
@@ -221,7 +223,7 @@ export class ConsumersController {
   @Post(':name/unban')
   unban(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/unban`);
+      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/unban`, undefined, endUserOf(request));
       return `${name} is no longer banned.`;
     });
   }
@@ -230,7 +232,12 @@ export class ConsumersController {
   @Post(':name/keys')
   issue(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return this.showKeyOnce(request, response, name, async () => {
-      const key = await this.admin.post<AdminIssuedKey>(tokenOf(request), `/consumers/${segment(name)}/keys`, {});
+      const key = await this.admin.post<AdminIssuedKey>(
+        tokenOf(request),
+        `/consumers/${segment(name)}/keys`,
+        {},
+        endUserOf(request),
+      );
       return { secret: key.key };
     });
   }
@@ -250,6 +257,7 @@ export class ConsumersController {
         tokenOf(request),
         `/consumers/${segment(name)}/keys/${segment(keyId)}/rotate`,
         { overlapSeconds: overlap.seconds },
+        endUserOf(request),
       );
       return {
         secret: rotated.key.key,
@@ -325,6 +333,8 @@ export class ConsumersController {
         const keys = await this.admin.post<AdminKey[]>(
           tokenOf(request),
           `/consumers/${segment(name)}/keys/${segment(keyId)}/revoke`,
+          undefined,
+          endUserOf(request),
         );
         return `Key ${keys.map((k) => k.hint).join(', ')} is revoked.`;
       },

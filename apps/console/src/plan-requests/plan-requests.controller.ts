@@ -3,7 +3,7 @@ import { AdminClient } from '@app/web';
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
-import { tokenOf } from '../auth/operator';
+import { endUserOf, tokenOf } from '../auth/operator';
 import { Page, PlanRequestsView } from '../console.views';
 import type { AdminPlanRequest, AdminPlanRequestPage, RefusalSentences } from '@app/web';
 
@@ -68,6 +68,7 @@ export class PlanRequestsController {
           tokenOf(request),
           `/plan-requests/${segment(id)}/approve`,
           limits,
+          endUserOf(request),
         );
         return `Approved: ${decided.consumer} is now on the ${planTitle(decided.requestedPlan)} plan.`;
       },
@@ -91,6 +92,7 @@ export class PlanRequestsController {
           tokenOf(request),
           `/plan-requests/${segment(id)}/decline`,
           { note: field(body, 'note') },
+          endUserOf(request),
         );
         return `Declined the request of ${decided.consumer}; the note is on their portal.`;
       },

@@ -10,7 +10,7 @@ import {
 import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, segment } from '../actions';
-import { tokenOf } from '../auth/operator';
+import { endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, NewTokenView, Page, renderView, TokensView } from '../console.views';
 import type { AdminCreatedToken, AdminToken, RefusalSentences } from '@app/web';
 
@@ -61,7 +61,7 @@ export class TokensController {
       ...(expires ? { expiresAt: /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T00:00:00Z` : expires } : {}),
     };
     try {
-      const created = await this.admin.post<AdminCreatedToken>(tokenOf(request), '/tokens', input);
+      const created = await this.admin.post<AdminCreatedToken>(tokenOf(request), '/tokens', input, endUserOf(request));
       holdShownOnce(request, SHOWN_TOKEN, {
         secret: created.token,
         details: { record: { name: created.record.name, scopes: created.record.scopes } },
@@ -112,7 +112,12 @@ export class TokensController {
       response,
       '/tokens',
       async () => {
-        const token = await this.admin.post<AdminToken>(tokenOf(request), `/tokens/${segment(id)}/revoke`);
+        const token = await this.admin.post<AdminToken>(
+          tokenOf(request),
+          `/tokens/${segment(id)}/revoke`,
+          undefined,
+          endUserOf(request),
+        );
         return `Token "${token.name}" is revoked.`;
       },
       TOKEN_REFUSALS,

@@ -10,7 +10,7 @@ import {
   setFlash,
 } from '@app/web';
 import { SkipThrottle } from '@nestjs/throttler';
-import { PortalApi } from '../dashboard/portal-api.service';
+import { developerOf, PortalApi } from '../dashboard/portal-api.service';
 import { clientBlock } from '../throttle/client-address';
 import { ConsumerCap } from '../throttle/consumer-cap';
 import { SignInAttempts, SignInVerdict } from '../throttle/sign-in-attempts';
@@ -104,7 +104,7 @@ export class AccountsController {
       return;
     }
     const account = outcome.account;
-    const consumer = account.consumerName ? undefined : await this.createConsumer(account);
+    const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
     if (consumer?.code === 'CAP_REACHED') return this.capReached(response, account);
     await regenerateSession(request);
     request.session.accountId = account.id;
@@ -145,7 +145,7 @@ export class AccountsController {
       return;
     }
     await this.attempts.succeeded(email, block);
-    const consumer = account.consumerName ? undefined : await this.createConsumer(account);
+    const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
     if (consumer?.code === 'CAP_REACHED') return this.capReached(response, account);
     // A new session id at sign-in: an id planted before (session fixation) is worth nothing after.
     await regenerateSession(request);
@@ -223,16 +223,17 @@ export class AccountsController {
    * The account's Free consumer, made through the admin API, and its first key, to be shown once; nothing when this
    * hour's consumers (PORTAL_CONSUMERS_PER_HOUR, all instances) are all taken.
    */
-  private async createConsumer(account: AccountEntity): Promise<NewConsumer> {
+  private async createConsumer(account: AccountEntity, request: Request): Promise<NewConsumer> {
     if (!(await this.consumerCap.claim())) return { code: 'CAP_REACHED' };
     const name = `portal-${account.id.replace(/-/g, '').slice(0, 16)}`;
+    const by = developerOf(account, request);
     let key: string;
     try {
-      key = (await this.api.createConsumer(name, account.email)).key.key;
+      key = (await this.api.createConsumer(by, name)).key.key;
     } catch (error) {
       // Made by an earlier attempt whose answer was lost: the portal created it, so it may issue a key of it.
       if (!(error instanceof AdminApiError && error.code === 'CONSUMER_EXISTS')) throw error;
-      key = (await this.api.issueKey(name)).key;
+      key = (await this.api.issueKey(by, name)).key;
     }
     await this.accounts.setConsumer(account.id, name);
     return { code: 'CREATED', key };

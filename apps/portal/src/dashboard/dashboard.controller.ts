@@ -39,7 +39,7 @@ import {
 import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/session';
 import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
-import { MAX_ACTIVE_KEYS, PortalApi } from './portal-api.service';
+import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from './portal-api.service';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -78,20 +78,21 @@ export class DashboardController {
    * The account's consumer; one made before consumers carried an email gets the account's now, so that operators
    * find the developer by it (an email an operator set is left as it is).
    */
-  private async consumerWithEmail(name: string, email: string): Promise<AdminConsumer> {
-    const consumer = await this.api.consumer(name);
-    return consumer.email === null && isEmailAddress(email) ? this.api.setContactEmail(name, email) : consumer;
+  private async consumerWithEmail(by: Developer, name: string): Promise<AdminConsumer> {
+    const consumer = await this.api.consumer(by, name);
+    return consumer.email === null && isEmailAddress(by.email) ? this.api.setContactEmail(by, name) : consumer;
   }
 
   @Get('dashboard')
   @Page('dashboard')
   async dashboard(@Req() request: SignedInRequest): Promise<DashboardView> {
     const name = request.account.consumerName;
+    const by = developerOf(request.account, request);
     const [consumer, usage, history, requests] = await Promise.all([
-      this.consumerWithEmail(name, request.account.email),
-      this.api.usage(name),
-      this.api.history(name),
-      this.api.planRequests(name),
+      this.consumerWithEmail(by, name),
+      this.api.usage(by, name),
+      this.api.history(by, name),
+      this.api.planRequests(by, name),
     ]);
     const latestRequest = requests[requests.length - 1] as AdminPlanRequest | undefined;
     return {
@@ -125,10 +126,11 @@ export class DashboardController {
   @Post('keys')
   async createKey(@Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     const name = request.account.consumerName;
-    if (activeKeys(await this.api.consumer(name)) >= MAX_ACTIVE_KEYS)
+    const by = developerOf(request.account, request);
+    if (activeKeys(await this.api.consumer(by, name)) >= MAX_ACTIVE_KEYS)
       return this.back(request, response, 'error', KEY_REFUSALS.KEY_LIMIT_REACHED!);
     try {
-      const key = await this.api.issueKey(name);
+      const key = await this.api.issueKey(by, name);
       holdShownOnce(request, SHOWN_KEY, { secret: key.key });
     } catch (error) {
       if (error instanceof AdminApiError && error.status < 500)
@@ -149,7 +151,12 @@ export class DashboardController {
     if (!KEY_ID.test(id) || !overlap)
       return this.back(request, response, 'error', 'Choose how long the old key keeps working.');
     try {
-      const { key, previous } = await this.api.rotateKey(request.account.consumerName, id, overlap.seconds);
+      const { key, previous } = await this.api.rotateKey(
+        developerOf(request.account, request),
+        request.account.consumerName,
+        id,
+        overlap.seconds,
+      );
       holdShownOnce(request, SHOWN_KEY, {
         secret: key.key,
         details: { rotated: { hint: previous.hint, expiresAt: previous.expiresAt } },
@@ -168,7 +175,7 @@ export class DashboardController {
   async newKey(@Req() request: SignedInRequest): Promise<NewKeyView> {
     const shown = takeShownOnce(request, SHOWN_KEY);
     if (shown) await saveSession(request);
-    const consumer = await this.api.consumer(request.account.consumerName);
+    const consumer = await this.api.consumer(developerOf(request.account, request), request.account.consumerName);
     return {
       title: shown ? 'Your new API key' : 'Key shown once',
       key: shown?.secret,
@@ -181,7 +188,9 @@ export class DashboardController {
   @Page('revoke')
   async confirmRevoke(@Param('id') id: string, @Req() request: SignedInRequest): Promise<RevokeView> {
     const key = KEY_ID.test(id)
-      ? (await this.api.consumer(request.account.consumerName)).keys.find((k) => k.id === id)
+      ? (await this.api.consumer(developerOf(request.account, request), request.account.consumerName)).keys.find(
+          (k) => k.id === id,
+        )
       : undefined;
     if (!key) throw new NotFoundException(KEY_REFUSALS.NOT_FOUND);
     return { title: 'Revoke a key', key: { id: key.id, hint: key.hint }, action: `/keys/${key.id}/revoke` };
@@ -191,7 +200,7 @@ export class DashboardController {
   async revoke(@Param('id') id: string, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     if (!KEY_ID.test(id)) return this.back(request, response, 'error', KEY_REFUSALS.NOT_FOUND!);
     try {
-      await this.api.revokeKey(request.account.consumerName, id);
+      await this.api.revokeKey(developerOf(request.account, request), request.account.consumerName, id);
     } catch (error) {
       if (error instanceof AdminApiError && error.status < 500)
         return this.back(request, response, 'error', refusalText(error, KEY_REFUSALS));
@@ -226,7 +235,13 @@ export class DashboardController {
     if (errors.plan || errors.expectedVolume || errors.message)
       return renderView(response, 'plan', { ...page, typed, errors }, 400);
     try {
-      await this.api.requestPlan(request.account.consumerName, typed.plan, typed.expectedVolume.trim(), typed.message);
+      await this.api.requestPlan(
+        developerOf(request.account, request),
+        request.account.consumerName,
+        typed.plan,
+        typed.expectedVolume.trim(),
+        typed.message,
+      );
     } catch (error) {
       if (error instanceof AdminApiError && error.status < 500)
         return renderView(
@@ -242,7 +257,8 @@ export class DashboardController {
 
   private async planPage(request: SignedInRequest): Promise<PlanView> {
     const name = request.account.consumerName;
-    const [consumer, requests] = await Promise.all([this.api.consumer(name), this.api.planRequests(name)]);
+    const by = developerOf(request.account, request);
+    const [consumer, requests] = await Promise.all([this.api.consumer(by, name), this.api.planRequests(by, name)]);
     const pending = requests.find((r) => r.status === 'pending');
     return {
       title: 'Ask for another plan',

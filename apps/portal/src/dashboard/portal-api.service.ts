@@ -1,10 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
 import { isEmailAddress } from '@app/contract';
 import { AdminApiError, AdminClient } from '@app/web';
 import type {
   AdminConsumer,
   AdminCreatedConsumer,
+  AdminCurrentToken,
   AdminCurrentUsage,
+  AdminEndUser,
   AdminIssuedKey,
   AdminKey,
   AdminPlanRequest,
@@ -31,40 +34,103 @@ function contactEmail(email: string): { email?: string } {
   return isEmailAddress(email) ? { email } : {};
 }
 
+/** The developer behind a call: the audit rows it writes name them (docs/admin-tokens.md, "Acting for users"). */
+export interface Developer {
+  accountId: string;
+  email: string;
+  /** Their address as the portal saw it: req.ip, behind a proxy as PORTAL_TRUST_PROXY allows. */
+  address: string | undefined;
+}
+
+export function developerOf(account: { id: string; email: string }, request: Request): Developer {
+  return { accountId: account.id, email: account.email, address: request.ip };
+}
+
+/** The admin API's bound on X-On-Behalf-Of (printable ASCII), after the admin client's percent-encoding. */
+const LABEL_MAX = 320;
+
+/** `account:<id> <email>`; past the bound (a long non-ASCII email, percent-encoded) the id alone still names them. */
+export function accountLabel({ accountId, email }: Developer): string {
+  const label = `account:${accountId} ${email}`;
+  const encoded = label.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
+  return encoded.length <= LABEL_MAX ? label : `account:${accountId}`;
+}
+
 /**
  * The portal's one way to the control plane: the admin API with the portal's own token (own consumers only, Free
  * plan only). Every call names the signed-in account's consumer; the admin API checks the token may touch it.
+ * Every call also names the developer and their address (X-On-Behalf-Of, X-End-User-Address) when the portal's
+ * token may (`actsForUsers`, read once from GET /token); a token minted before that keeps working, unnamed.
  */
 @Injectable()
 export class PortalApi {
+  private readonly logger = new Logger(PortalApi.name);
   private readonly client: AdminClient;
   private readonly token: string;
+  /** Whether the token may name developers: asked once, on the first call (asked again if that read failed). */
+  private actsForUsers: Promise<boolean> | undefined;
 
   constructor(@Inject(PORTAL_CONFIG) config: PortalConfig) {
     this.client = new AdminClient({ baseUrl: config.adminUrl });
     this.token = config.adminToken;
   }
 
-  /** `email`: the account's, recorded on the consumer so that operators find the developer by it. */
-  createConsumer(name: string, email: string): Promise<AdminCreatedConsumer> {
-    return this.client.post(this.token, '/consumers', { name, plan: 'free', ...contactEmail(email) });
+  private mayActForUsers(): Promise<boolean> {
+    this.actsForUsers ??= this.client.get<AdminCurrentToken>(this.token, '/token').then(
+      (record) => {
+        if (!record.actsForUsers)
+          this.logger.warn('The audit will not name developers: mint the portal token again with --for portal.');
+        return record.actsForUsers;
+      },
+      (error: unknown) => {
+        this.actsForUsers = undefined;
+        throw error;
+      },
+    );
+    return this.actsForUsers;
+  }
+
+  /** The headers' values for a call made for `by`: none when the token may not send them (403 otherwise). */
+  private async endUser(by: Developer): Promise<AdminEndUser> {
+    if (!(await this.mayActForUsers())) return {};
+    return { onBehalfOf: accountLabel(by), ...(by.address ? { endUserAddress: by.address } : {}) };
+  }
+
+  /** The developer's email is recorded on the consumer, so that operators find the developer by it. */
+  async createConsumer(by: Developer, name: string): Promise<AdminCreatedConsumer> {
+    return this.client.post(
+      this.token,
+      '/consumers',
+      { name, plan: 'free', ...contactEmail(by.email) },
+      await this.endUser(by),
+    );
   }
 
   /** Records the account's email on a consumer made before consumers had one (issue #37). */
-  setContactEmail(name: string, email: string): Promise<AdminConsumer> {
-    return this.client.patch(this.token, `/consumers/${encodeURIComponent(name)}`, contactEmail(email));
+  async setContactEmail(by: Developer, name: string): Promise<AdminConsumer> {
+    return this.client.patch(
+      this.token,
+      `/consumers/${encodeURIComponent(name)}`,
+      contactEmail(by.email),
+      await this.endUser(by),
+    );
   }
 
-  consumer(name: string): Promise<AdminConsumer> {
-    return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}`);
+  async consumer(by: Developer, name: string): Promise<AdminConsumer> {
+    return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}`, undefined, await this.endUser(by));
   }
 
-  usage(name: string): Promise<AdminCurrentUsage> {
-    return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}/usage`);
+  async usage(by: Developer, name: string): Promise<AdminCurrentUsage> {
+    return this.client.get(
+      this.token,
+      `/consumers/${encodeURIComponent(name)}/usage`,
+      undefined,
+      await this.endUser(by),
+    );
   }
 
   /** The last 30 UTC days; null when the gateway has no usage history (its route is missing: 404 on the route). */
-  async history(name: string, now = new Date()): Promise<AdminUsageBucket[] | null> {
+  async history(by: Developer, name: string, now = new Date()): Promise<AdminUsageBucket[] | null> {
     const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
     const from = new Date(to.getTime() - 30 * 86_400_000);
     try {
@@ -76,6 +142,7 @@ export class PortalApi {
           from: from.toISOString(),
           to: to.toISOString(),
         },
+        await this.endUser(by),
       );
       return answer.buckets;
     } catch (error) {
@@ -86,34 +153,50 @@ export class PortalApi {
     }
   }
 
-  issueKey(name: string): Promise<AdminIssuedKey> {
-    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys`, {});
+  async issueKey(by: Developer, name: string): Promise<AdminIssuedKey> {
+    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys`, {}, await this.endUser(by));
   }
 
-  rotateKey(name: string, keyId: string, overlapSeconds: number): Promise<AdminRotatedKey> {
+  async rotateKey(by: Developer, name: string, keyId: string, overlapSeconds: number): Promise<AdminRotatedKey> {
     return this.client.post(
       this.token,
       `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/rotate`,
       { overlapSeconds },
+      await this.endUser(by),
     );
   }
 
-  revokeKey(name: string, keyId: string): Promise<AdminKey[]> {
+  async revokeKey(by: Developer, name: string, keyId: string): Promise<AdminKey[]> {
     return this.client.post(
       this.token,
       `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/revoke`,
+      undefined,
+      await this.endUser(by),
     );
   }
 
-  async planRequests(name: string): Promise<AdminPlanRequest[]> {
-    const page = await this.client.get<AdminPlanRequestPage>(this.token, '/plan-requests', {
-      consumer: name,
-      limit: 1000,
-    });
+  async planRequests(by: Developer, name: string): Promise<AdminPlanRequest[]> {
+    const page = await this.client.get<AdminPlanRequestPage>(
+      this.token,
+      '/plan-requests',
+      { consumer: name, limit: 1000 },
+      await this.endUser(by),
+    );
     return page.items;
   }
 
-  requestPlan(name: string, requestedPlan: string, expectedVolume: string, message: string): Promise<AdminPlanRequest> {
-    return this.client.post(this.token, '/plan-requests', { consumer: name, requestedPlan, expectedVolume, message });
+  async requestPlan(
+    by: Developer,
+    name: string,
+    requestedPlan: string,
+    expectedVolume: string,
+    message: string,
+  ): Promise<AdminPlanRequest> {
+    return this.client.post(
+      this.token,
+      '/plan-requests',
+      { consumer: name, requestedPlan, expectedVolume, message },
+      await this.endUser(by),
+    );
   }
 }
