@@ -65,6 +65,8 @@ describe('portal: the account’s email on its consumer', () => {
     await page.getByRole('heading', { name: 'Check your email' }).waitFor();
     const mail = await smtp.next(email.toLowerCase(), /Verify/);
     await page.goto(/https?:\/\/\S+\/verify\?token=[A-Za-z0-9_-]+/.exec(mail.text)![0]);
+    // Verification asks for the sign-up's password (docs/portal.md).
+    await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Verify my email' }).click();
     await page.getByTestId('new-key').waitFor();
 
