@@ -26,12 +26,12 @@ export function runIf(
     describe(title, body) {
       if (condition) return describe(title, body);
       say(title, needs);
-      describe.skip(title, body);
+      describe.skip(title, body); // skipped for want of `needs`: say() has just printed why
     },
     it(title, body, timeout) {
       if (condition) return it(title, body, timeout);
       say(title, needs);
-      it.skip(title, body, timeout);
+      it.skip(title, body, timeout); // skipped for want of `needs`: say() has just printed why
     },
   };
 }

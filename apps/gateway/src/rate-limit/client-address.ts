@@ -1,20 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { parseTrustProxy, TrustedProxies } from '@app/platform';
-
-function expandIpv6(address: string): number[] {
-  let text = address.toLowerCase();
-  const embedded = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (embedded) {
-    const [a, b, c, d] = embedded.slice(1).map(Number);
-    text = `${text.slice(0, embedded.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::');
-  const groups = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
-  const front = groups(head);
-  const back = tail === undefined ? [] : groups(tail);
-  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
-}
+import { addressBlock, parseTrustProxy, TrustedProxies } from '@app/platform';
 
 /**
  * The key an address is counted under: an IPv4 address as it is (IPv4-mapped IPv6 included), an IPv6
@@ -22,17 +8,8 @@ function expandIpv6(address: string): number[] {
  * trackers. Either way a short, bounded string. Returns undefined for anything that is not an address.
  */
 export function addressTracker(raw: string | undefined): string | undefined {
-  if (!raw) return undefined;
-  const address = raw.trim().split('%')[0];
-  const family = isIP(address);
-  if (family === 4) return address;
-  if (family !== 6) return undefined;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1];
-  return `${expandIpv6(address)
-    .slice(0, 4)
-    .map((group) => group.toString(16))
-    .join(':')}::/64`;
+  const block = addressBlock(raw);
+  return block === 'unknown' ? undefined : block;
 }
 
 function familyOf(address: string): 'ipv4' | 'ipv6' {
