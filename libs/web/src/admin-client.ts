@@ -1,4 +1,3 @@
-import type { AdminAuditEvent } from './admin-api-types';
 import { Logger } from '@nestjs/common';
 
 const adminClientLogger = new Logger('AdminClient');
@@ -83,11 +82,6 @@ export class AdminClient {
 
   delete<T>(token: string, path: string, endUser?: AdminEndUser): Promise<T> {
     return this.request<T>(token, 'DELETE', path, { ...endUser });
-  }
-
-  /** A sign-in event of a web app, for the audit (POST /audit/events; root or an actsForUsers token only). */
-  recordAuditEvent(token: string, event: AdminAuditEvent): Promise<void> {
-    return this.request<void>(token, 'POST', '/audit/events', { body: event });
   }
 
   url(path: string, query?: AdminRequest['query']): string {

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { AdminAuditEvent } from './admin-api-types';
-import { AdminApiError, AdminClient } from './admin-client';
+import { AdminApiError } from './admin-client';
+import { AdminApi } from './typed-admin-client';
 
 /** Per report: a slow admin API costs the reporter this long at most, never the person signing in. */
 const REPORT_TIMEOUT_MS = 5000;
@@ -14,7 +15,7 @@ const REPORT_TIMEOUT_MS = 5000;
 export class SignInAudit {
   private readonly logger = new Logger('SignInAudit');
   private readonly pending = new Set<Promise<void>>();
-  private readonly client: AdminClient;
+  private readonly api: AdminApi;
 
   constructor(
     /** The admin API's address (ADMIN_URL). */
@@ -22,7 +23,7 @@ export class SignInAudit {
     /** The token that reports (the portal's own; the console's CONSOLE_AUDIT_TOKEN); undefined: none. */
     private readonly token: string | undefined,
   ) {
-    this.client = new AdminClient({ baseUrl: adminUrl, timeoutMs: REPORT_TIMEOUT_MS });
+    this.api = new AdminApi({ baseUrl: adminUrl, timeoutMs: REPORT_TIMEOUT_MS });
   }
 
   /** Whether events are sent at all (a token is set). */
@@ -34,7 +35,7 @@ export class SignInAudit {
   report(event: AdminAuditEvent, token = this.token): void {
     if (token === undefined || token === '') return;
     const done: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.client.recordAuditEvent(token, event))
+      .then(() => this.api.as(token).POST('/audit/events', { body: event }))
       .catch((error: unknown) => {
         const code = error instanceof AdminApiError ? error.code : 'ERROR';
         this.logger.warn({

@@ -68,7 +68,7 @@ export class SignInAttempts {
 
   /** Whether an attempt on `email` from `block` may check a password now; when it may not, why and for how long. */
   async admit(email: string, block: string): Promise<SignInVerdict> {
-    const { account, accountKey, pairKey, knownKey } = this.keys(email, block);
+    const { accountKey, pairKey, knownKey } = this.keys(email, block);
     const { pairLimit, delayAfter, maxDelayMs } = this.config.throttle.signIn;
     const { rows } = await this.pool.query<{ key: string; hits: number; expires_in: number; blocked_in: number }>(
       `SELECT "key", "hits",
