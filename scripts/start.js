@@ -103,6 +103,42 @@ async function portalToken() {
   return token;
 }
 
+/**
+ * The console's CONSOLE_AUDIT_TOKEN (set: used as is; else the development one kept in .data/console-audit-token,
+ * made with the development root token): it reports failed sign-ins and lockouts to the admin audit. It can read
+ * nothing (consumers:read on the consumers it created: none) and names people (actsForUsers): docs/console.md.
+ */
+async function consoleAuditToken() {
+  if (process.env.CONSOLE_AUDIT_TOKEN) return process.env.CONSOLE_AUDIT_TOKEN;
+  const rootFile = process.env.ADMIN_TOKEN_FILE || '.data/admin-token';
+  const file = path.join(path.dirname(rootFile), 'console-audit-token');
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    const record = await fetch(`${adminUrl()}/token`, {
+      headers: { authorization: `Bearer ${kept}` },
+      signal: globalThis.AbortSignal.timeout(5000),
+    })
+      .then((r) => (r.ok ? r.json() : undefined))
+      .catch(() => undefined);
+    if (record?.actsForUsers === true) return kept;
+  }
+  const root = process.env.ADMIN_TOKEN || readFileSync(rootFile, 'utf8').trim();
+  const reply = await fetch(`${adminUrl()}/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${root}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'console-audit',
+      scopes: ['consumers:read'],
+      ownConsumersOnly: true,
+      actsForUsers: true,
+    }),
+  });
+  if (!reply.ok) throw new Error(`cannot create the console's audit token: ${reply.status} ${await reply.text()}`);
+  const { token } = await reply.json();
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
 const children = new Map();
 let stopping = false;
 let exitCode = 0;
@@ -313,7 +349,22 @@ async function main() {
       }
     });
   };
-  for (const name of names) if (name !== 'portal') spawnApp(name);
+  // With a gateway here, the portal and the console start once its admin API answers: each needs a token made there.
+  const deferred = names.includes('gateway') ? ['portal', 'console'] : ['portal'];
+  for (const name of names) if (!deferred.includes(name)) spawnApp(name);
+  // Without a gateway here, the console started above: CONSOLE_AUDIT_TOKEN if set, else sign-ins in its log only.
+  if (deferred.includes('console') && names.includes('console')) {
+    await waitUntilReady(['gateway'], { quiet: true });
+    if (stopping) return;
+    let token;
+    try {
+      token = await consoleAuditToken();
+    } catch (error) {
+      // The console works without it: its sign-ins are then in its own log only.
+      console.error(`console | sign-ins not audited: ${error.message}`);
+    }
+    spawnApp('console', token ? { CONSOLE_AUDIT_TOKEN: token } : {});
+  }
   // The portal starts once the gateway's admin API answers: it needs a token made there.
   if (wantsPortal) {
     await waitUntilReady(

@@ -177,6 +177,12 @@ describe('npm start', () => {
     // The console answers its sign-in page, on the embedded database npm start serves (its sessions' schema).
     const signIn = await fetch(`http://127.0.0.1:${started.ports.console}/sign-in`);
     expect([signIn.status, (await signIn.text()).includes('Admin token')]).toEqual([200, true]);
+    // Its sign-ins reach the admin audit by default: npm start minted a CONSOLE_AUDIT_TOKEN that acts for users.
+    const auditToken = readFileSync(join(dirname(started.tokenFile), 'console-audit-token'), 'utf8').trim();
+    const audit = await fetch(`http://127.0.0.1:${started.ports.admin}/token`, {
+      headers: { authorization: `Bearer ${auditToken}` },
+    });
+    expect(((await audit.json()) as { actsForUsers: boolean }).actsForUsers).toBe(true);
 
     // The keys CLI finds the admin API of the npm start it runs beside (on a port it was not told): the gateway
     // wrote its address beside the admin token (ADMIN_TOKEN_FILE's folder, .data/ by default).

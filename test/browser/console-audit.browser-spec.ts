@@ -1,0 +1,114 @@
+import { Browser, chromium, Page } from 'playwright-core';
+import { ConsoleUnderTest, startConsole } from '../support/console';
+import { adminCall, GatewayUnderTest, startGateway } from '../support/gateway';
+import { checkPage } from './page-checks';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * The console's audit log as an operator reads it (issue #37.4, #36.4): one line per row at 1280 px (the When column
+ * never wraps), the web apps' sign-ins, failed sign-ins and lockouts readable (the person, their address, why), and
+ * at 390 px the page does not scroll sideways (the table scrolls in its own box).
+ */
+describe('console audit log (browser)', () => {
+  let gateway: GatewayUnderTest;
+  let consoleApp: ConsoleUnderTest;
+  let browser: Browser;
+  let page: Page;
+  const OPERATOR = 'alice-ops';
+
+  beforeAll(async () => {
+    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
+    const reporter = await adminCall(gateway, 'POST', '/tokens', {
+      name: 'console-audit',
+      scopes: ['consumers:read'],
+      ownConsumersOnly: true,
+      actsForUsers: true,
+    });
+    consoleApp = await startConsole(gateway.adminUrl, {
+      CONSOLE_AUDIT_TOKEN: (reporter.body as { token: string }).token,
+    });
+    // Changes of every length: a rotation (the longest change), a plan change, a revocation.
+    const created = await adminCall(gateway, 'POST', '/consumers', { name: 'acme-audit', plan: 'free' });
+    const keyId = (created.body as { key: { id: string } }).key.id;
+    await adminCall(gateway, 'POST', `/consumers/acme-audit/keys/${keyId}/rotate`, { overlapSeconds: 86_400 });
+    await adminCall(gateway, 'PATCH', '/consumers/acme-audit', { plan: 'pro' });
+    // The portal's events, as its token reports them (root may too): failures, then a lockout.
+    for (const kind of ['sign-in-failed', 'sign-in-failed', 'lockout'])
+      await adminCall(gateway, 'POST', '/audit/events', {
+        kind,
+        subject: 'account:dev@example.com',
+        address: '2001:db8:1:2::/64',
+        ...(kind === 'lockout' ? { reason: 'PAIR_LIMIT' } : {}),
+      });
+    const operator = await adminCall(gateway, 'POST', '/tokens', {
+      name: OPERATOR,
+      scopes: ['audit:read', 'consumers:read'],
+      actsForUsers: true,
+    });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.setDefaultTimeout(15_000);
+    // A refused token, then the operator's own sign-in: both reported by the console.
+    await page.goto(`${consoleApp.url}/sign-in`);
+    await page.getByLabel('Admin token').fill('adm_wrong-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('This token was not accepted').waitFor();
+    await page.getByLabel('Admin token').fill((operator.body as { token: string }).token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForLoadState('load');
+  }, 300_000); // a gateway, a console and Chromium: slow on a loaded 2-core runner
+  afterAll(async () => {
+    await browser?.close();
+    await consoleApp?.close();
+    await gateway?.close();
+  });
+
+  it('shows sign-ins, failed sign-ins and lockouts readably, one line per row at 1280 px', async () => {
+    // The console reports after its answer: the operator's sign-in row may take a moment.
+    const deadline = Date.now() + 15_000;
+    const table = page.getByTestId('audit-table');
+    for (;;) {
+      await page.goto(`${consoleApp.url}/audit`);
+      if ((await table.getByRole('row').filter({ hasText: 'user.sign-in' }).count()) > 0) break;
+      if (Date.now() > deadline) throw new Error('the operator sign-in never reached the audit page');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const row = (action: string, text: string) =>
+      table.getByRole('row').filter({ hasText: action }).filter({ hasText: text });
+    await expect(row('user.sign-in', OPERATOR).count()).resolves.toBe(1);
+    await expect(row('user.sign-in', '127.0.0.1').count()).resolves.toBe(1);
+    await expect(row('user.sign-in-failed', 'Sign-in failed: UNAUTHORIZED').count()).resolves.toBe(1);
+    await expect(row('user.sign-in-failed', 'dev@example.com').count()).resolves.toBe(2);
+    await expect(row('user.lockout', 'Refused by the sign-in throttle: PAIR_LIMIT').count()).resolves.toBe(1);
+    await expect(row('user.lockout', '2001:db8:1:2::/64').count()).resolves.toBe(1);
+    await expect(row('key.rotate', 'acme-audit').count()).resolves.toBe(1);
+
+    // One line per row: every body row as tall as a one-line row (the header's cells are one line each too).
+    const heights = await table
+      .locator('tbody tr')
+      .evaluateAll((rows) =>
+        rows.map(
+          (r) => (r as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height,
+        ),
+      );
+    const lineHeight = await table
+      .locator('tbody td.when')
+      .first()
+      .evaluate((cell) => {
+        const style = (
+          globalThis as unknown as { getComputedStyle(e: unknown): { lineHeight: string; fontSize: string } }
+        ).getComputedStyle(cell);
+        return Number.parseFloat(style.lineHeight) || Number.parseFloat(style.fontSize) * 1.5;
+      });
+    expect(heights.length).toBeGreaterThanOrEqual(8);
+    // A cell's padding and border around one line; two lines would add a whole line height.
+    const oneLine = Math.min(...heights);
+    expect(heights.filter((h) => h > oneLine + lineHeight / 2)).toEqual([]);
+    expect(oneLine).toBeLessThan(lineHeight * 2 + 2);
+    await checkPage(page, 'console-audit-sign-ins');
+  });
+});
