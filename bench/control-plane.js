@@ -172,9 +172,9 @@ function pollLive(port) {
 /** IMPORT consumers through gateway a's admin API; its RSS, and its /health/live while keys come and go. */
 async function importPhase(databaseUrl) {
   const a = startGateway('a', databaseUrl);
-  await support.waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`);
+  await support.waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`, 300_000);
   startGateway('b', databaseUrl);
-  await support.waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`);
+  await support.waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`, 300_000);
   const rssBefore = rssMb(a.pid);
   const peak = sampleRss(a.pid);
   const started = performance.now();

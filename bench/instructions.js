@@ -38,6 +38,7 @@ const path = require('node:path');
 const support = require('./support');
 
 const { option, REDIS_URL, GATEWAY_MAIN, median } = support;
+const ALL_CORES = `0-${require('node:os').cpus().length - 1}`;
 /** BENCH_PETS_MAIN: another build of the pets service to count (e.g. the one before a change, kept aside). */
 const PETS_MAIN = process.env.BENCH_PETS_MAIN ?? support.PETS_MAIN;
 
@@ -420,6 +421,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         PETS_URL: `http://127.0.0.1:${ports.pets}`,
         REDIS_URL,
         REDIS_KEY_PREFIX: `${RUN}:peer:`,
+        PEER_REDIS_CONNECT_TIMEOUT_MS: '30000',
         PEER_KEYS: JSON.stringify({ [key]: { consumer: 'bench', perMinute: 1_000_000_000 } }),
       };
     }
@@ -436,12 +438,18 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         for (const [label, one] of [...(target.behind ? [[`${name} (behind)`, target.behind]] : []), [name, target]]) {
           const [command, commandArgs, env] = one.start();
           const [valgrind, valgrindArgs] = underCallgrind(work, command, commandArgs);
-          const child = support.start(children, `${label} (callgrind)`, valgrind, valgrindArgs, {
-            ...env,
-            NODE_OPTIONS: command === 'nginx' ? '' : nodeOptions,
-          });
+          // Not pinned: the count does not depend on the core, and on a loaded machine a process under callgrind
+          // (~100× slower) pinned to the server core beside the bench's other servers took an hour.
+          const child = support.start(
+            children,
+            `${label} (callgrind)`,
+            valgrind,
+            valgrindArgs,
+            { ...env, NODE_OPTIONS: command === 'nginx' ? '' : nodeOptions },
+            ALL_CORES,
+          );
           hostOf.set(child.pid, env.HOST ?? process.env.HOST);
-          await support.waitForHttp(one.ready, 300_000);
+          await support.waitForHttp(one.ready, 900_000);
           counted.push({ child, poke: () => fetch(one.ready).then((response) => response.arrayBuffer()) });
         }
         const result = await countInstructions({

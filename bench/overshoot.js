@@ -99,6 +99,8 @@ async function main() {
           env: {
             ...redisEnv,
             GATEWAY_INSTANCES: String(instances),
+            LOG_LEVEL: 'error', // not a line per refusal
+            STACK_READY_TIMEOUT_MS: '900000', // a loaded machine starts 4 gateways and the portal slowly
             STACK_PORT: String(PORT_BASE),
             STACK_PETS_PORT: String(PORT_BASE + 1),
             STACK_PETS_METRICS_PORT: String(PORT_BASE + 2),
