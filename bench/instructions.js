@@ -290,7 +290,7 @@ async function main() {
       PETS_PORT: String(ports.pets),
       DATABASE_URL: database.url,
     });
-    await support.waitForHttp(`http://127.0.0.1:${ports.pets}/health/live`);
+    await support.waitForHttp(`http://127.0.0.1:${ports.pets}/health/live`, 300_000);
     const gatewayEnv = (port, adminPort) => ({
       ...common,
       PORT: String(port),
@@ -305,8 +305,8 @@ async function main() {
     });
     const minting = support.startApp(children, 'gateway (key)', GATEWAY_MAIN, gatewayEnv(ports.gateway, ports.admin));
     await support
-      .waitForHttp(`http://127.0.0.1:${ports.admin}/health/live`)
-      .catch(() => support.waitForHttp(`http://127.0.0.1:${ports.gateway}/health/live`));
+      .waitForHttp(`http://127.0.0.1:${ports.admin}/health/live`, 300_000)
+      .catch(() => support.waitForHttp(`http://127.0.0.1:${ports.gateway}/health/live`, 300_000));
     const key = support.mintKey(
       { url: `http://127.0.0.1:${ports.admin}`, token: adminToken },
       '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000',

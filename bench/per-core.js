@@ -114,7 +114,7 @@ http { access_log off; client_body_temp_path ${dir}; proxy_temp_path ${dir};
 `,
   );
   support.start(children, 'nginx (upstream)', 'nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf')], {}, LOAD_CORE);
-  await support.waitForHttp(`http://127.0.0.1:${upstreamPort}/`);
+  await support.waitForHttp(`http://127.0.0.1:${upstreamPort}/`, 300_000);
   const gateway = support.startApp(children, 'gateway', GATEWAY_MAIN, {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -127,7 +127,7 @@ http { access_log off; client_body_temp_path ${dir}; proxy_temp_path ${dir};
     ADMIN_PORT: String(adminPort),
     ADMIN_TOKEN,
   });
-  await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`);
+  await support.waitForHttp(`http://127.0.0.1:${port}/health/ready`, 300_000);
   await seedConsumers(databaseUrl, CONSUMERS);
   const url = `http://127.0.0.1:${port}/v1/pets?limit=20`;
   console.log(
