@@ -421,7 +421,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         PETS_URL: `http://127.0.0.1:${ports.pets}`,
         REDIS_URL,
         REDIS_KEY_PREFIX: `${RUN}:peer:`,
-        PEER_REDIS_CONNECT_TIMEOUT_MS: '30000',
+        PEER_REDIS_CONNECT_TIMEOUT_MS: '600000',
         PEER_KEYS: JSON.stringify({ [key]: { consumer: 'bench', perMinute: 1_000_000_000 } }),
       };
     }
