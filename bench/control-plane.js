@@ -9,7 +9,13 @@
  *     stall of that gateway while 1,000 keys are created;
  *   - how long a revocation takes to be refused by both instances;
  *   - database queries caused by a flood of random well-formed keys.
- * Options: --no-build, --duration SECONDS (default 8), --consumers N (default 1000000).
+ * Then (issue #39 point 6) on a fresh database: --import N consumers (default 100,000; 0 skips it) imported through
+ * the first instance's admin API (POST /import, 500 a request, as `npm run keys -- import` sends them), and
+ * prints the importing gateway's resident memory (peak during the import, after it) and the longest
+ * `/health/live` answer of that gateway (polled every 10 ms) while 200 keys are created and 200 revoked, beside
+ * the longest answer of the same polling for 10 s with no change (targets: < 200 MB, ≤ 20 ms).
+ * Options: --no-build, --duration SECONDS (default 8), --consumers N (default 1000000), --import N,
+ * --import-only (only the import phase).
  */
 const http = require('node:http');
 const { createHash, randomBytes } = require('node:crypto');
@@ -22,6 +28,8 @@ const args = process.argv.slice(2);
 const DURATION = Number(option(args, '--duration', '8'));
 const CONSUMERS = Number(option(args, '--consumers', '1000000'));
 const ACTIVE_KEYS = 10_000;
+const IMPORT = Number(option(args, '--import', '100000'));
+const IMPORT_BATCH = 500;
 
 support.pinLoadGenerator(__filename, args);
 
@@ -117,18 +125,109 @@ async function main() {
   const stub = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[]'));
   await new Promise((resolve) => stub.listen(PORTS.stub, '127.0.0.1', resolve));
   try {
-    await support.withRunDatabase('bench_cp', children, async (database) => {
-      const db = new Client({ connectionString: database.url });
-      await db.connect();
-      try {
-        await measure(database.url, db);
-      } finally {
-        await db.end().catch(() => undefined);
-      }
-    });
+    if (!args.includes('--import-only'))
+      await support.withRunDatabase('bench_cp', children, async (database) => {
+        const db = new Client({ connectionString: database.url });
+        await db.connect();
+        try {
+          await measure(database.url, db);
+        } finally {
+          await db.end().catch(() => undefined);
+        }
+      });
+    if (IMPORT > 0) {
+      await support.stopAllAndWait(children);
+      children.length = 0;
+      await support.withRunDatabase('bench_cp_import', children, (database) => importPhase(database.url));
+    }
   } finally {
     stub.close();
   }
+}
+
+/**
+ * The longest answer of GET /health/live on `port`, polled every 10 ms (one at a time) until `stop()`:
+ * returns a stop function giving { longestMs, answers }.
+ */
+function pollLive(port) {
+  let longest = 0;
+  let answers = 0;
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      const started = performance.now();
+      await (await fetch(`http://127.0.0.1:${port}/health/live`)).arrayBuffer();
+      longest = Math.max(longest, performance.now() - started);
+      answers += 1;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await done;
+    return { longestMs: +longest.toFixed(1), answers };
+  };
+}
+
+/** IMPORT consumers through gateway a's admin API; its RSS, and its /health/live while keys come and go. */
+async function importPhase(databaseUrl) {
+  const a = startGateway('a', databaseUrl);
+  await support.waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`, 300_000);
+  startGateway('b', databaseUrl);
+  await support.waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`, 300_000);
+  const rssBefore = rssMb(a.pid);
+  const peak = sampleRss(a.pid);
+  const started = performance.now();
+  for (let from = 0; from < IMPORT; from += IMPORT_BATCH) {
+    const consumers = [];
+    for (let i = from; i < Math.min(from + IMPORT_BATCH, IMPORT); i += 1)
+      consumers.push({
+        name: `imported-${i}`,
+        plan: 'pro',
+        keys: [{ keyHash: createHash('sha256').update(keyOf(i)).digest('hex') }],
+      });
+    await admin(PORTS.adminA, 'POST', '/import', { consumers });
+  }
+  const importSeconds = (performance.now() - started) / 1000;
+  const rssPeakImport = peak();
+  const rssAfterImport = rssMb(a.pid);
+  console.log(
+    `\nimported ${IMPORT.toLocaleString()} consumers through gateway a in ${importSeconds.toFixed(0)} s: its RSS ${rssBefore} MB before, peak ${rssPeakImport} MB during, ${rssAfterImport} MB after`,
+  );
+  // The same polling with nothing changing: on a shared machine the longest answer includes time not scheduled.
+  let stop = pollLive(PORTS.a);
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  const quiet = await stop();
+  const peakChanges = sampleRss(a.pid);
+  stop = pollLive(PORTS.a);
+  const changes = [];
+  for (let i = 0; i < 200; i += 1) {
+    const name = `changed-${i}`;
+    changes.push((await admin(PORTS.adminA, 'POST', '/consumers', { plan: 'pro', name })).ms);
+    changes.push((await admin(PORTS.adminA, 'POST', `/consumers/${name}/revoke`)).ms);
+  }
+  const busy = await stop();
+  const rssPeakChanges = peakChanges();
+  const result = {
+    consumers: IMPORT,
+    importSeconds: +importSeconds.toFixed(1),
+    rssMb: { before: rssBefore, peakImport: rssPeakImport, afterImport: rssAfterImport, peakChanges: rssPeakChanges },
+    healthLive: { quiet, whileChanging: busy },
+    adminCallMs: { p50: +percentile(changes, 0.5).toFixed(1), p99: +percentile(changes, 0.99).toFixed(1) },
+  };
+  console.log(
+    `while 200 keys are created and 200 revoked (admin calls p50 ${result.adminCallMs.p50} ms, p99 ${result.adminCallMs.p99} ms): ` +
+      `longest /health/live answer ${busy.longestMs} ms of ${busy.answers} (10 s with no change: ${quiet.longestMs} ms of ${quiet.answers}); RSS peak ${rssPeakChanges} MB`,
+  );
+  console.log(
+    `  targets: RSS < 200 MB (peak ${Math.max(rssPeakImport, rssPeakChanges)} MB), longest /health/live ≤ 20 ms (${busy.longestMs} ms)`,
+  );
+  console.log(JSON.stringify({ import: result }));
+  support.writeResults('control-plane-import.json', {
+    date: new Date().toISOString(),
+    loadAverage: require('node:os').loadavg(),
+    ...result,
+  });
 }
 
 /** The scenarios, on the run's database (`db`: a connection to it, for seeding). */

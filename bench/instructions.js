@@ -22,7 +22,10 @@
  *   gateway-post, peer-post   POST /v1/pets through each
  *   pets-list    GET /pets?limit=20 on the pets service itself
  *   pets-get     GET /pets/{id} on the pets service itself
- *   tracing: see bench/tracing.js --instructions.
+ *   traced-off, traced-10, traced-100   GET /v1/pets?limit=20 through the gateway with tracing off, 10 % sampled
+ *                (parentbased_traceidratio 0.1), all sampled (parentbased_always_on): the gateway AND the pets
+ *                service behind it run under callgrind, their counts added (issue #39 point 2); spans go to a
+ *                local receiver that drops them.
  * The services behind a measured proxy run natively. --runs N (default 1) measures each target N times in fresh
  * processes and prints the spread between runs ((max − min) / median). Options: --no-build, --requests (300),
  * --windows (3), --warmup (1500), --warmup-on (200), --idle (3). BENCH_PORT_BASE (4100) + 40.. for its ports.
@@ -35,6 +38,7 @@ const path = require('node:path');
 const support = require('./support');
 
 const { option, REDIS_URL, GATEWAY_MAIN, median } = support;
+const ALL_CORES = `0-${require('node:os').cpus().length - 1}`;
 /** BENCH_PETS_MAIN: another build of the pets service to count (e.g. the one before a change, kept aside). */
 const PETS_MAIN = process.env.BENCH_PETS_MAIN ?? support.PETS_MAIN;
 
@@ -164,35 +168,47 @@ async function dumpInstructions(dir, pid, poke) {
 }
 
 /**
- * Instructions per request of the process `pid` (running under callgrind, see underCallgrind) while `send(n)`
- * sends n requests and waits for their answers. Returns { perRequest (median of the windows), windows: [...],
- * idlePerSecond }.
+ * Instructions per request of the processes `pids` (each running under callgrind, see underCallgrind; their counts
+ * are added: e.g. the gateway and the pets service behind it) while `send(n)` sends n requests and waits for their
+ * answers. `pokes[i]` wakes process i when it is idle (see dumpInstructions). Returns { perRequest (median of the
+ * windows), windows: [...], idlePerSecond }. `pid`/`poke` are the one-process form.
  */
 async function countInstructions({
   dir,
   pid,
-  send,
   poke,
+  pids = [pid],
+  pokes = [poke],
+  send,
   requests = 300,
   windows = 3,
   warmup = 1500,
   warmupOn = 200,
   idleSeconds = 3,
 }) {
+  const dumpAll = async () => {
+    const sum = { total: 0, jit: 0 };
+    for (const [i, one] of pids.entries()) {
+      const counted = await dumpInstructions(dir, one, pokes[i]);
+      sum.total += counted.total;
+      sum.jit += counted.jit;
+    }
+    return sum;
+  };
   await send(warmup);
-  callgrindControl(pid, '-i', 'on');
+  for (const one of pids) callgrindControl(one, '-i', 'on');
   await send(warmupOn);
   const counted = [];
   for (let w = 0; w < windows; w += 1) {
-    callgrindControl(pid, '-z');
+    for (const one of pids) callgrindControl(one, '-z');
     const started = process.hrtime.bigint();
     await send(requests);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    counted.push({ ...(await dumpInstructions(dir, pid, poke)), seconds });
+    counted.push({ ...(await dumpAll()), seconds });
   }
-  callgrindControl(pid, '-z');
+  for (const one of pids) callgrindControl(one, '-z');
   await support.sleep(idleSeconds * 1000);
-  const idle = await dumpInstructions(dir, pid, poke);
+  const idle = await dumpAll();
   const idlePerSecond = (idle.total - idle.jit) / idleSeconds;
   const perWindow = counted.map(({ total, jit, seconds }) =>
     Math.round((total - jit - idlePerSecond * seconds) / requests),
@@ -274,7 +290,7 @@ async function main() {
       PETS_PORT: String(ports.pets),
       DATABASE_URL: database.url,
     });
-    await support.waitForHttp(`http://127.0.0.1:${ports.pets}/health/live`);
+    await support.waitForHttp(`http://127.0.0.1:${ports.pets}/health/live`, 300_000);
     const gatewayEnv = (port, adminPort) => ({
       ...common,
       PORT: String(port),
@@ -289,8 +305,8 @@ async function main() {
     });
     const minting = support.startApp(children, 'gateway (key)', GATEWAY_MAIN, gatewayEnv(ports.gateway, ports.admin));
     await support
-      .waitForHttp(`http://127.0.0.1:${ports.admin}/health/live`)
-      .catch(() => support.waitForHttp(`http://127.0.0.1:${ports.gateway}/health/live`));
+      .waitForHttp(`http://127.0.0.1:${ports.admin}/health/live`, 300_000)
+      .catch(() => support.waitForHttp(`http://127.0.0.1:${ports.gateway}/health/live`, 300_000));
     const key = support.mintKey(
       { url: `http://127.0.0.1:${ports.admin}`, token: adminToken },
       '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000',
@@ -361,6 +377,42 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         request: { url: `http://127.0.0.1:${ports.petsCounted}/pets/${petId}` },
       },
     };
+    // Tracing (issue #39 point 2): the gateway and the pets service behind it, both counted, both with the same
+    // tracing settings; spans go to a receiver that drops them.
+    const petsEnv = (tracing) => ({
+      ...common,
+      ...tracing,
+      PETS_PORT: String(ports.petsCounted),
+      DATABASE_URL: database.url,
+      PETS_METRICS_PORT: '0',
+    });
+    const tracedGateway = (tracing) => ({
+      start: () => [
+        process.execPath,
+        [GATEWAY_MAIN],
+        { ...gatewayEnv(ports.gateway, ports.admin), ...tracing, PETS_URL: `http://127.0.0.1:${ports.petsCounted}` },
+      ],
+      ready: `http://127.0.0.1:${ports.gateway}/health/live`,
+      request: { url: `http://127.0.0.1:${ports.gateway}/v1/pets?limit=20`, headers: auth },
+      behind: {
+        start: () => [process.execPath, [PETS_MAIN], petsEnv(tracing)],
+        ready: `http://127.0.0.1:${ports.petsCounted}/health/live`,
+      },
+    });
+    let receiver;
+    const otlp = () => `http://127.0.0.1:${receiver.address().port}`;
+    const tracingModes = {
+      'traced-off': () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '' }),
+      'traced-10': () => ({
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp(),
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      }),
+      'traced-100': () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp(), OTEL_TRACES_SAMPLER: 'parentbased_always_on' }),
+    };
+    if (targets.some((name) => name in tracingModes)) receiver = await support.startDroppingOtlpReceiver();
+    for (const [name, tracing] of Object.entries(tracingModes))
+      Object.defineProperty(TARGETS, name, { enumerable: true, get: () => tracedGateway(tracing()) });
     function peerEnv() {
       return {
         ...common,
@@ -369,6 +421,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         PETS_URL: `http://127.0.0.1:${ports.pets}`,
         REDIS_URL,
         REDIS_KEY_PREFIX: `${RUN}:peer:`,
+        PEER_REDIS_CONNECT_TIMEOUT_MS: '600000',
         PEER_KEYS: JSON.stringify({ [key]: { consumer: 'bench', perMinute: 1_000_000_000 } }),
       };
     }
@@ -380,25 +433,36 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       if (!target) throw new Error(`unknown target ${name} (known: ${Object.keys(TARGETS).join(', ')})`);
       const perRun = [];
       for (let run = 0; run < runs; run += 1) {
-        const [command, commandArgs, env] = target.start();
-        const [valgrind, valgrindArgs] = underCallgrind(work, command, commandArgs);
-        const child = support.start(children, `${name} (callgrind)`, valgrind, valgrindArgs, {
-          ...env,
-          NODE_OPTIONS: command === 'nginx' ? '' : nodeOptions,
-        });
-        hostOf.set(child.pid, env.HOST ?? process.env.HOST);
-        await support.waitForHttp(target.ready, 300_000);
-        const counted = await countInstructions({
+        // The counted processes: the service behind the target first (when it is counted too), then the target.
+        const counted = [];
+        for (const [label, one] of [...(target.behind ? [[`${name} (behind)`, target.behind]] : []), [name, target]]) {
+          const [command, commandArgs, env] = one.start();
+          const [valgrind, valgrindArgs] = underCallgrind(work, command, commandArgs);
+          // Not pinned: the count does not depend on the core, and on a loaded machine a process under callgrind
+          // (~100× slower) pinned to the server core beside the bench's other servers took an hour.
+          const child = support.start(
+            children,
+            `${label} (callgrind)`,
+            valgrind,
+            valgrindArgs,
+            { ...env, NODE_OPTIONS: command === 'nginx' ? '' : nodeOptions },
+            ALL_CORES,
+          );
+          hostOf.set(child.pid, env.HOST ?? process.env.HOST);
+          await support.waitForHttp(one.ready, 900_000);
+          counted.push({ child, poke: () => fetch(one.ready).then((response) => response.arrayBuffer()) });
+        }
+        const result = await countInstructions({
           dir: work,
-          pid: child.pid,
+          pids: counted.map(({ child }) => child.pid),
+          pokes: counted.map(({ poke }) => poke),
           send: autocannonSender(target.request),
-          poke: () => fetch(target.ready).then((response) => response.arrayBuffer()),
           ...counting,
         });
-        await support.stopAndWait(child, 30_000);
-        perRun.push(counted);
+        for (const { child } of counted.reverse()) await support.stopAndWait(child, 30_000);
+        perRun.push(result);
         console.log(
-          `  ${name.padEnd(13)} run ${run + 1}: ${formatCount(counted.perRequest).padStart(10)} instructions/request (windows ${counted.windows.map(formatCount).join(', ')}; JIT ${counted.jitPerRequest.map(formatCount).join(', ')} on top; idle ${formatCount(counted.idlePerSecond)}/s)`,
+          `  ${name.padEnd(13)} run ${run + 1}: ${formatCount(result.perRequest).padStart(10)} instructions/request (windows ${result.windows.map(formatCount).join(', ')}; JIT ${result.jitPerRequest.map(formatCount).join(', ')} on top; idle ${formatCount(result.idlePerSecond)}/s)`,
         );
       }
       const figures = perRun.map((one) => one.perRequest);
@@ -408,6 +472,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         spreadBetweenRuns: +spread(figures).toFixed(4),
       };
     }
+    receiver?.close();
     void pets;
   } finally {
     await support.stopAllAndWait(children);
@@ -441,6 +506,8 @@ function printSummary(results) {
     ['gateway / peer, GET', 'gateway', 'peer'],
     ['gateway / nginx, GET', 'gateway', 'nginx'],
     ['gateway / peer, POST', 'gateway-post', 'peer-post'],
+    ['tracing 10 % / off', 'traced-10', 'traced-off'],
+    ['tracing 100 % / off', 'traced-100', 'traced-off'],
   ]) {
     const value = ratio(a, b);
     if (value !== undefined) console.log(`  ${label.padEnd(24)} ${value} ×`);

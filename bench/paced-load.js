@@ -13,8 +13,9 @@ const { Pool } = require('undici');
 const { percentile } = require('./support');
 
 /**
- * `{ url, headers, method, body, rate, seconds, connections }` → `{ sent, ok, errors, p50, p90, p99, p999, max }`
- * (ms, from the due time). Requests due while every connection is busy wait in undici's queue, and count.
+ * `{ url, headers, method, body, rate, seconds, connections }` → `{ sent, ok, errors, p50, p90, p95, p99, p999,
+ * max }` (ms, from the due time). Requests due while every connection is busy wait in undici's queue, and count.
+ * `headers` may be a function of the request's index (e.g. a key per request, round robin).
  */
 async function pacedLoad({ url, headers = {}, method = 'GET', body, rate, seconds, connections = 8 }) {
   const target = new URL(url);
@@ -34,7 +35,7 @@ async function pacedLoad({ url, headers = {}, method = 'GET', body, rate, second
         const due = start + (sent * 1000) / rate;
         const index = sent;
         pool
-          .request({ path, method, headers, body })
+          .request({ path, method, headers: typeof headers === 'function' ? headers(index) : headers, body })
           .then(async (answer) => {
             await answer.body.dump();
             if (answer.statusCode < 400) ok += 1;
@@ -59,6 +60,7 @@ async function pacedLoad({ url, headers = {}, method = 'GET', body, rate, second
     errors,
     p50: at(0.5),
     p90: at(0.9),
+    p95: at(0.95),
     p99: at(0.99),
     p999: at(0.999),
     max: +Math.max(...latencies).toFixed(2),

@@ -14,14 +14,14 @@
  * fixed number of requests (--requests, default 2,000), all commands counted but INFO itself.
  * Options: --no-build, --duration N, --requests N. Results go to bench/results/redis-topologies.json.
  */
-const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
+const { onNode, redisServer, redisCluster } = require('./redis-servers');
 
-const { hasTaskset, option, PETS_MAIN, GATEWAY_MAIN, freePort, until } = support;
+const { hasTaskset, option, PETS_MAIN, GATEWAY_MAIN, freePort } = support;
 const args = process.argv.slice(2);
 const DURATION = Number(option(args, '--duration', '8'));
 const REQUESTS = Number(option(args, '--requests', '2000'));
@@ -30,71 +30,8 @@ const CONNECTIONS = 32;
 support.pinLoadGenerator(__filename, args);
 
 const autocannon = require('autocannon');
-const Redis = require('ioredis');
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
-
-async function onNode(port, ...command) {
-  const client = new Redis({
-    host: '127.0.0.1',
-    port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await client.call(...command);
-  } finally {
-    client.disconnect();
-  }
-}
-
-async function redisServer(extra = []) {
-  const port = await freePort();
-  support.start(children, `redis ${port}`, 'redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    ...extra,
-  ]);
-  await until(`redis-server ${port}`, async () => (await onNode(port, 'PING')) === 'PONG');
-  return port;
-}
-
-async function cluster(dir) {
-  const ports = [];
-  for (let i = 0; i < 3; i += 1) {
-    ports.push(
-      await redisServer([
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        path.join(dir, `nodes-${i}.conf`),
-        '--cluster-port',
-        String(await freePort()),
-        '--dir',
-        dir,
-      ]),
-    );
-  }
-  execFileSync(
-    'redis-cli',
-    ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
-    { stdio: 'ignore' },
-  );
-  for (const port of ports)
-    await until(`cluster node ${port}`, async () =>
-      String(await onNode(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
-    );
-  return ports;
-}
 
 /** Calls per command on the given nodes, summed (INFO commandstats). */
 async function commandStats(ports) {
@@ -174,8 +111,8 @@ async function main() {
 
 /** Both topologies, their servers' files in `dir`, the gateways' consumers in `databaseUrl`. */
 async function compareTopologies(databaseUrl, dir) {
-  const single = await redisServer();
-  const masters = await cluster(dir);
+  const single = await redisServer(children);
+  const masters = await redisCluster(children, dir);
   const petsPort = await freePort();
   support.startApp(children, 'pets', PETS_MAIN, {
     NODE_ENV: 'production',
