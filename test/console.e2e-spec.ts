@@ -107,7 +107,8 @@ describe('operator console (HTTP)', () => {
     expect([saved.status, saved.location]).toEqual([303, '/consumers/acme-http']);
     expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe('pro');
     const signedOut = await client.submit('/', '/sign-out');
-    expect(signedOut.location).toBe('/sign-in');
+    expect(signedOut.location).toBe('/sign-in?out=1');
+    expect((await client.request('GET', signedOut.location!)).text).toContain('You are signed out.');
     expect((await client.request('GET', '/')).location).toBe('/sign-in');
   });
 

@@ -73,12 +73,15 @@ describe('console audit log (browser)', () => {
     const table = page.getByTestId('audit-table');
     for (;;) {
       await page.goto(`${consoleApp.url}/audit`);
-      if ((await table.getByRole('row').filter({ hasText: 'user.sign-in' }).count()) > 0) break;
+      if ((await table.getByRole('cell', { name: 'user.sign-in', exact: true }).count()) > 0) break;
       if (Date.now() > deadline) throw new Error('the operator sign-in never reached the audit page');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     const row = (action: string, text: string) =>
-      table.getByRole('row').filter({ hasText: action }).filter({ hasText: text });
+      table
+        .getByRole('row')
+        .filter({ has: page.getByRole('cell', { name: action, exact: true }) })
+        .filter({ hasText: text });
     await expect(row('user.sign-in', OPERATOR).count()).resolves.toBe(1);
     await expect(row('user.sign-in', '127.0.0.1').count()).resolves.toBe(1);
     await expect(row('user.sign-in-failed', 'Sign-in failed: UNAUTHORIZED').count()).resolves.toBe(1);

@@ -52,14 +52,21 @@ export class AuthController {
 
   @PublicPage()
   @Get('sign-in')
-  signInPage(@Req() request: Request, @Res() response: Response, @Query('ended') ended?: string): void {
+  signInPage(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query('ended') ended?: string,
+    @Query('out') out?: string,
+  ): void {
     if (request.session.operator) return response.redirect(303, href(String(response.locals.base), '/'));
     response.render('sign-in', {
       title: 'Sign in',
       notice:
         ended === '1'
           ? 'Your session ended: the admin API no longer accepts its token (revoked or expired). Sign in with a valid token.'
-          : undefined,
+          : out === '1'
+            ? 'You are signed out. The console holds your token no more.'
+            : undefined,
     });
   }
 
@@ -108,6 +115,7 @@ export class AuthController {
   @Post('sign-out')
   async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
     await endSession(request, response);
-    response.redirect(303, href(String(response.locals.base), '/sign-in'));
+    // The sign-in page says the operator is signed out (issue #37.9), not just that they may sign in.
+    response.redirect(303, href(String(response.locals.base), '/sign-in?out=1'));
   }
 }
