@@ -6,7 +6,7 @@ import type { AdminCurrentToken } from '@app/web';
 import { abilitiesOf, setTokenOf } from './operator';
 import { TokenVault } from './token-vault';
 import { PUBLIC_PAGE } from './public-page.decorator';
-import { SignInRequired } from './session-ended';
+import { SignInRequired } from './sign-in-required';
 
 /**
  * Every page but sign-in needs a signed-in operator. On each request the operator's token is checked again with
