@@ -1,5 +1,5 @@
 import { addressBlock } from '@app/platform';
-import { AdminApiError, AdminClient, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
+import { AdminApi, AdminApiError, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
 import { Body, Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
@@ -28,7 +28,7 @@ export class AuthController {
   private saidNoAddress = false;
 
   constructor(
-    private readonly admin: AdminClient,
+    private readonly admin: AdminApi,
     private readonly vault: TokenVault,
     private readonly throttle: ConsoleSignInThrottle,
   ) {}
@@ -62,7 +62,7 @@ export class AuthController {
     }
     let record: AdminCurrentToken;
     try {
-      record = await this.admin.get<AdminCurrentToken>(token, '/token');
+      record = await this.admin.as(token).GET('/token');
     } catch (error) {
       if (error instanceof AdminApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
         this.throttle.failed(block, error.code);
