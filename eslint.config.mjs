@@ -48,8 +48,9 @@ export default tseslint.config(
   { files: ['apps/pets/**/*.ts'], rules: appBoundary('gateway', FRAMEWORK_INTERNALS) },
   {
     // Names and file roles agree (eslint-rules/file-role.mjs).
-    files: ['apps/gateway/src/**/*.ts', 'apps/pets/src/**/*.ts'],
-    ignores: ['**/*.spec.ts'],
+    files: ['apps/*/src/**/*.ts'],
+    // PortalApi keeps its file's name until it moves onto the typed admin client (docs/decisions.md, admin client).
+    ignores: ['**/*.spec.ts', 'apps/portal/src/dashboard/portal-api.service.ts'],
     plugins: { house: houseRules },
     rules: { 'house/file-role': 'error' },
   },
