@@ -28,3 +28,6 @@ export type AdminCurrentToken = Schemas['CurrentTokenResponse'];
 
 /** The admin API's scope names (its document's enum): a page checks a scope by a name the compiler knows. */
 export type AdminScope = AdminCurrentToken['scopes'][number];
+
+/** A sign-in, a failed one or a lockout, as a web app reports it for the audit (POST /audit/events). */
+export type AdminAuditEvent = Schemas['RecordAuditEventDto'];

@@ -14,3 +14,4 @@ export * from './typed-views';
 export * from './shown-once';
 export * from './key-table';
 export * from './plan-statement';
+export * from './sign-in-audit';
