@@ -1,19 +1,8 @@
 import type { AdminAuditEntry } from '@app/web';
+import type { AuditRow } from '../console.views';
 import { describeChanges } from './describe-changes';
 
-/** One line of the audit page: every cell a short text, so that a row reads on one line at 1280 px. */
-export interface AuditRow {
-  id: string;
-  at: string;
-  /** The token, and the person a web app named for it (`portal for dev@example.com`). */
-  actor: string;
-  action: string;
-  /** The consumer or token changed; for a sign-in event, the person. */
-  target: string;
-  summary: string;
-  /** The person's address when a web app named one, else the caller's. */
-  source: string;
-}
+export type { AuditRow };
 
 /** A person as a web app names them (`account:<id> <email>`, `account:<email>`, `operator:<name>`), shortest form. */
 export function personOf(onBehalfOf: string | null): string | null {
