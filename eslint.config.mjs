@@ -55,6 +55,24 @@ export default tseslint.config(
     rules: { 'house/file-role': 'error' },
   },
   {
+    // Clock everywhere (issue #35 point 6): the gateway reads the time through the injected Clock (clock.ts).
+    files: ['apps/gateway/src/**/*.ts'],
+    ignores: ['apps/gateway/src/clock.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Read the time through the injected Clock (clock.ts).' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'Read the time through the injected Clock (clock.ts).',
+        },
+      ],
+    },
+  },
+  {
     files: ['apps/portal/**/*.ts', 'apps/console/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_INTERNALS] }] },
   },
