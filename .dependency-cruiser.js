@@ -28,8 +28,9 @@ const GATEWAY_LAYERS = [
   ['docs'],
 ];
 
-/** The developer portal. accounts and dashboard share a layer for now: the session guard and the admin API client
- * cross between them (issue #35 point 5 gives the portal one idiom for "must be signed in"). */
+/** The developer portal. accounts and dashboard share a layer for now: the dashboard imports the accounts' guard
+ * (accounts/signed-in.guard.ts) and accounts call the admin API through the dashboard's PortalApi (the first consumer
+ * made at verification). Once PortalApi stands in a folder of its own below both, accounts sits below dashboard. */
 const PORTAL_LAYERS = [
   ['config', 'credentials'],
   ['mail', 'throttle'],

@@ -1,4 +1,7 @@
 import { AuditLog } from '../apps/gateway/src/access/audit-log';
+import { KeyCache } from '../apps/gateway/src/keys/key-cache';
+import { UpstreamService } from '../apps/gateway/src/proxy/upstream.service';
+import { RouteTable } from '../apps/gateway/src/routing/route-table';
 import { UsageService } from '../apps/gateway/src/usage/usage.service';
 import {
   adminCall,
@@ -8,11 +11,22 @@ import {
   startGateway,
 } from './support/gateway';
 
-/** Every hook the gateway's providers have: each must run once per process, whichever app it is reached from. */
+/**
+ * The hooks of the gateway's exported providers (the modules' own lifecycle classes are private to them): each must
+ * run once per process, whichever app it is reached from.
+ */
 const HOOKED = [
   [AuditLog, ['onApplicationBootstrap', 'onApplicationShutdown']],
   [UsageService, ['onApplicationBootstrap', 'onApplicationShutdown']],
+  [KeyCache, ['onModuleInit', 'onApplicationBootstrap', 'onModuleDestroy']],
+  [RouteTable, ['onModuleInit']],
+  [UpstreamService, ['onApplicationShutdown']],
 ] as const;
+const STARTING = new Set(['onModuleInit', 'onApplicationBootstrap']);
+const hooksOf = (starting: boolean) =>
+  HOOKED.flatMap(([type, hooks]) =>
+    hooks.filter((hook) => STARTING.has(hook) === starting).map((hook) => `${type.name}.${hook}`),
+  );
 
 const RETENTION_EVERY_MS = 60 * 60 * 1000;
 
@@ -45,8 +59,7 @@ describe('the gateway and its admin API in one process', () => {
   const count = (name: string) => calls.get(name)!.mock.calls.length;
 
   it('runs each start-up hook once, and starts one retention timer per job', async () => {
-    for (const [type] of HOOKED)
-      expect([type.name, count(`${type.name}.onApplicationBootstrap`)]).toEqual([type.name, 1]);
+    for (const name of hooksOf(true)) expect([name, count(name)]).toEqual([name, 1]);
     // The audit log's and the usage history's hourly retention: one each.
     expect(intervals.mock.calls.filter(([, ms]) => ms === RETENTION_EVERY_MS)).toHaveLength(2);
     // The admin API works with the gateway's instances.
@@ -55,11 +68,9 @@ describe('the gateway and its admin API in one process', () => {
 
   it("leaves the gateway's hooks to the gateway when the admin port closes, and runs each shutdown hook once", async () => {
     await gateway!.admin.close();
-    for (const [type] of HOOKED)
-      expect([type.name, count(`${type.name}.onApplicationShutdown`)]).toEqual([type.name, 0]);
+    for (const name of hooksOf(false)) expect([name, count(name)]).toEqual([name, 0]);
     await gateway!.app.close();
-    for (const [type] of HOOKED)
-      expect([type.name, count(`${type.name}.onApplicationShutdown`)]).toEqual([type.name, 1]);
+    for (const name of hooksOf(false)) expect([name, count(name)]).toEqual([name, 1]);
     gateway = undefined;
   });
 });

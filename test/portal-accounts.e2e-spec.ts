@@ -298,6 +298,28 @@ describe('portal accounts that resist abuse', () => {
     expect(smtp.mails.filter((mail) => mail.to.some((to) => to.includes('evil.test')))).toEqual([]);
   });
 
+  it('one idiom: a refused form is its page again (400, the errors by the fields, the email as typed, never the password); a signed-in page without a session is a 303 to the sign-in page', async () => {
+    const password = 'short-pw-7';
+    const signUp = await visitor().submit('/signup', { email: 'Not An Address', password });
+    expect(signUp.status).toBe(400);
+    expect(signUp.text).toContain('<h1>Create an account</h1>');
+    expect(signUp.text).toContain('value="Not An Address"');
+    expect(signUp.text).toContain('Enter an email address such as name@example.com.');
+    expect(signUp.text).toContain('Use at least 12 characters.');
+    expect(signUp.text).not.toContain(password);
+    const reset = await visitor().submit('/login', { token: 'some-link-token', password }, '/reset/confirm');
+    expect(reset.status).toBe(400);
+    expect(reset.text).toContain('<h1>Choose a new password</h1>');
+    expect(reset.text).toContain('name="token" value="some-link-token"');
+    expect(reset.text).toContain('Use at least 12 characters.');
+    expect(reset.text).not.toContain(password);
+    const anonymous = visitor();
+    for (const path of ['/dashboard', '/plan', '/keys/new']) {
+      expect(await anonymous.get(path)).toMatchObject({ status: 303, location: '/login' });
+    }
+    expect(await anonymous.submit('/login', {}, '/keys')).toMatchObject({ status: 303, location: '/login' });
+  });
+
   it('purges unverified accounts past the configured age, and only those', async () => {
     const stale = newEmail('stale');
     const staleLink = await signUp(stale);

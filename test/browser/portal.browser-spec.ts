@@ -352,4 +352,32 @@ describe('developer portal', () => {
     await page.getByRole('heading', { name: 'Your dashboard' }).waitFor();
     await shot('login-keyboard');
   });
+
+  it('shows the sign-in and reset pages, and their refusals, readable at both widths and with no serious axe finding', async () => {
+    const visitor = await browser.newPage();
+    const swap = page;
+    page = visitor;
+    try {
+      await page.goto(`${portal.url}/login`);
+      await checkPage(page, 'portal-login');
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor();
+      await checkPage(page, 'portal-login-refused');
+      await page.goto(`${portal.url}/reset`);
+      await checkPage(page, 'portal-reset');
+      await page.getByLabel('Email').fill('not an address');
+      await page.getByRole('button', { name: 'Send reset link' }).click();
+      await page.getByText('Enter an email address such as name@example.com.').waitFor();
+      expect(await page.getByLabel('Email').inputValue()).toBe('not an address');
+      await checkPage(page, 'portal-reset-error');
+      await page.goto(`${portal.url}/reset/confirm?token=no-such-link`);
+      await page.getByRole('alert').filter({ hasText: 'already used or has expired' }).waitFor();
+      await checkPage(page, 'portal-reset-confirm-expired');
+    } finally {
+      page = swap;
+      await visitor.close();
+    }
+  });
 });

@@ -1,15 +1,17 @@
-import { AdminApiError, endSession, errorPage, href } from '@app/web';
+import { AdminApiError, endSession, href, WebExceptionFilter } from '@app/web';
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { SignInRequired } from './auth/session-ended';
+import { SignInRequired } from './auth/sign-in-required';
 
 /**
  * The console's pages on error: no session, to the sign-in page; a 401 from the admin API (the operator's token
- * revoked or expired), the session ends and the sign-in page says why; anything else the library's error page.
+ * revoked or expired), the session ends and the sign-in page says why; anything else as the library's filter does
+ * (a refused form its page again, an error its error page).
  */
 @Catch()
 export class ConsoleExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Console');
+  private readonly pages = new WebExceptionFilter();
 
   async catch(exception: unknown, host: ArgumentsHost): Promise<void> {
     const request = host.switchToHttp().getRequest<Request>();
@@ -30,9 +32,6 @@ export class ConsoleExceptionFilter implements ExceptionFilter {
       response.redirect(303, href(base, '/sign-in?ended=1'));
       return;
     }
-    const page = errorPage(exception);
-    if (page.status >= 500 && !(exception instanceof AdminApiError))
-      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
-    response.status(page.status).render('error', { ...page, title: page.title });
+    this.pages.catch(exception, host);
   }
 }

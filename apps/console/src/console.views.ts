@@ -13,20 +13,6 @@ import type {
 import { typedRender, typedRenderer } from '@app/web';
 import type { Unavailable } from './sections';
 
-/** One line of the audit page: every cell a short text, so that a row reads on one line at 1280 px. */
-export interface AuditRow {
-  id: string;
-  at: string;
-  /** The token, and the person a web app named for it (`portal for dev@example.com`). */
-  actor: string;
-  action: string;
-  /** The consumer or token changed; for a sign-in event, the person. */
-  target: string;
-  summary: string;
-  /** The person's address when a web app named one, else the caller's. */
-  source: string;
-}
-
 /** A panel of a page: its data, or the sentence saying why it is not shown. */
 type Panel<T> = T | Unavailable;
 
@@ -101,6 +87,20 @@ export interface NewTokenView extends PageModel {
   /** Absent on a reload: the page says the token was shown once. */
   token?: string;
   record?: { name: string; scopes: readonly string[] };
+}
+
+/** One line of the audit page: every cell a short text, so that a row reads on one line at 1280 px. */
+export interface AuditRow {
+  id: string;
+  at: string;
+  /** The token, and the person a web app named for it (`portal for dev@example.com`). */
+  actor: string;
+  action: string;
+  /** The consumer or token changed; for a sign-in event, the person. */
+  target: string;
+  summary: string;
+  /** The person's address when a web app named one, else the caller's. */
+  source: string;
 }
 
 export interface AuditView extends PageModel {

@@ -10,6 +10,7 @@ import { Mailer } from './mail/mailer';
 import { PortalAppModule } from './portal-app.module';
 import { PORTAL_ASSETS, PORTAL_VIEWS } from './portal-root';
 import { SWAGGER_UI_DIST, SWAGGER_UI_FILES } from './reference/reference.controller';
+import { PortalExceptionFilter } from './portal-exception.filter';
 import { ShutdownHooks } from './shutdown-hooks';
 
 /** How long a signed-in session lasts without a request. */
@@ -30,6 +31,7 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
   });
   const web = configureWebApp(app, {
     appName: 'Developer portal',
+    exceptionFilter: new PortalExceptionFilter(),
     viewsDir: PORTAL_VIEWS,
     basePath: config.basePath,
     publicUrl: config.publicUrl,

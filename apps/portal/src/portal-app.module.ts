@@ -6,7 +6,7 @@ import { PLAN_CATALOGUE, SignInAudit } from '@app/web';
 import { AccountsController } from './accounts/accounts.controller';
 import { AccountsService } from './accounts/accounts.service';
 import { AfterAnswer } from './accounts/after-answer';
-import { SignedInGuard } from './accounts/session';
+import { SignedInGuard } from './accounts/signed-in.guard';
 import { UnverifiedPurge } from './accounts/unverified-purge';
 import { PORTAL_CONFIG, PortalConfig } from './config/portal.config';
 import { DashboardController } from './dashboard/dashboard.controller';

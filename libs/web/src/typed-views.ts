@@ -35,3 +35,28 @@ export function typedRenderer<Views extends ViewModels<Views>>() {
   return <Name extends keyof Views & string>(response: Response, view: Name, model: Views[Name], status = 200): void =>
     response.status(status).render(view, model);
 }
+
+/**
+ * A form refused before its handler ran (a pipe's check of the body, as a DTO's ValidationPipe would): the app's
+ * exception filter (WebExceptionFilter, or an app's own that falls back to it) renders `view` with `model` and
+ * `status`, so the page comes back with the errors next to the fields and what was typed.
+ */
+export class FormRefused extends Error {
+  constructor(
+    readonly view: string,
+    readonly model: PageModel,
+    readonly status: number,
+  ) {
+    super(`The ${view} form was refused.`);
+    this.name = 'FormRefused';
+  }
+}
+
+/**
+ * The typed way to refuse a form: `const refuseForm = typedFormRefusal<AppViews>()`, then in a pipe
+ * `throw refuseForm('signup', model)` (400 unless told): the model is checked against the template's like `@Page`'s.
+ */
+export function typedFormRefusal<Views extends ViewModels<Views>>() {
+  return <Name extends keyof Views & string>(view: Name, model: Views[Name], status = 400): FormRefused =>
+    new FormRefused(view, model, status);
+}

@@ -1,4 +1,4 @@
-import { Controller, Get, Module, Post, Render, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Module, PipeTransform, Post, Render, Req, Res } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
@@ -9,7 +9,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { href, normalizeBasePath } from './base-path';
 import { endSession, redirectAfterSave, setFlash } from './sessions';
+import { typedFormRefusal } from './typed-views';
 import { configureWebApp } from './web-app';
+
+const refuseForm = typedFormRefusal<{ form: { title: string } }>();
+
+/** A form's pipe that refuses every body, as a DTO check would refuse a wrong one. */
+class RefusingPipe implements PipeTransform {
+  transform(): never {
+    throw refuseForm('form', { title: 'The form again' });
+  }
+}
 
 @Controller()
 class PagesController {
@@ -23,6 +33,12 @@ class PagesController {
   send(@Req() request: Request, @Res() response: Response) {
     setFlash(request, 'success', 'Sent.');
     return redirectAfterSave(request, response, '/form');
+  }
+
+  @Post('refused')
+  @Render('form')
+  refused(@Body(RefusingPipe) _body: unknown) {
+    return { title: 'Never rendered' };
   }
 
   @Post('sign-out')
@@ -163,6 +179,15 @@ describe('libs/web: a page app', () => {
     );
     // The old session id is no longer a session: its CSRF token no longer holds.
     expect((await client.request('POST', '/portal/form', { _csrf: token!, email: 'x' })).status).toBe(403);
+  });
+
+  it("renders a form refused by its pipe as the form's page again, with 400, and never runs the handler", async () => {
+    const client = new Client(origin);
+    const token = /name="_csrf" value="([^"]+)"/.exec((await client.request('GET', '/portal/form')).text)?.[1];
+    const page = await client.request('POST', '/portal/refused', { _csrf: token!, email: 'x' });
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('<h1>The form again</h1>');
+    expect(page.text).not.toContain('Never rendered');
   });
 
   it('answers an unknown page with a 404 page, not JSON', async () => {

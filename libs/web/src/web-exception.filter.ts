@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Response } from 'express';
 import { AdminApiError } from './admin-client';
 import { refusalText } from './refusals';
+import { FormRefused } from './typed-views';
 
 export interface ErrorPage {
   status: number;
@@ -38,13 +39,17 @@ export function errorPage(exception: unknown): ErrorPage {
   };
 }
 
-/** Renders errors as pages (the layout's `error` view); never a stack trace to the browser. */
+/** Renders errors as pages (the layout's `error` view), a refused form as its own page again; never a stack trace. */
 @Catch()
 export class WebExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('WebExceptionFilter');
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
+    if (exception instanceof FormRefused) {
+      if (!response.headersSent) response.status(exception.status).render(exception.view, exception.model);
+      return;
+    }
     const page = errorPage(exception);
     if (page.status >= 500 && !(exception instanceof AdminApiError))
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));

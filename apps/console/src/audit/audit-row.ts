@@ -2,6 +2,8 @@ import type { AdminAuditEntry } from '@app/web';
 import type { AuditRow } from '../console.views';
 import { describeChanges } from './describe-changes';
 
+export type { AuditRow };
+
 /** A person as a web app names them (`account:<id> <email>`, `account:<email>`, `operator:<name>`), shortest form. */
 export function personOf(onBehalfOf: string | null): string | null {
   if (onBehalfOf === null) return null;

@@ -1,4 +1,4 @@
-import { AdminApiError, AdminClient, refusalText } from '@app/web';
+import { AdminApi, AdminApiError, refusalText } from '@app/web';
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
@@ -29,7 +29,7 @@ function instant(value: string | undefined, endOfDay = false): string | undefine
 /** The audit log (audit:read), filtered by actor, target, action and time; newest first, paged to older entries. */
 @Controller('audit')
 export class AuditController {
-  constructor(private readonly admin: AdminClient) {}
+  constructor(private readonly admin: AdminApi) {}
 
   @Get()
   @Page('audit')
@@ -40,7 +40,7 @@ export class AuditController {
       action: query.action?.trim() || undefined,
       from: instant(query.from),
       to: instant(query.to, true),
-      order: 'desc',
+      order: 'desc' as const,
       after: query.after || undefined,
       limit: 100,
     };
@@ -53,7 +53,7 @@ export class AuditController {
     };
     let page: AdminAuditPage;
     try {
-      page = await this.admin.get<AdminAuditPage>(tokenOf(request), '/audit', filter);
+      page = await this.admin.as(tokenOf(request)).GET('/audit', { params: { query: filter } });
     } catch (error) {
       // A filter the API refuses (a malformed time): the message above the form, what was typed kept.
       if (error instanceof AdminApiError && error.status === 400)

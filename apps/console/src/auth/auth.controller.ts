@@ -1,7 +1,7 @@
 import { addressBlock } from '@app/platform';
 import {
+  AdminApi,
   AdminApiError,
-  AdminClient,
   endSession,
   href,
   redirectAfterSave,
@@ -44,7 +44,7 @@ export class AuthController {
   private saidNoAddress = false;
 
   constructor(
-    private readonly admin: AdminClient,
+    private readonly admin: AdminApi,
     private readonly vault: TokenVault,
     private readonly throttle: ConsoleSignInThrottle,
     private readonly audit: SignInAudit,
@@ -87,7 +87,7 @@ export class AuthController {
     }
     let record: AdminCurrentToken;
     try {
-      record = await this.admin.get<AdminCurrentToken>(token, '/token');
+      record = await this.admin.as(token).GET('/token');
     } catch (error) {
       if (error instanceof AdminApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
         this.throttle.failed(block, error.code);

@@ -1,12 +1,11 @@
-import { AdminClient } from '@app/web';
+import { AdminApi } from '@app/web';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import type { AdminCurrentToken } from '@app/web';
 import { abilitiesOf, setTokenOf } from './operator';
 import { TokenVault } from './token-vault';
 import { PUBLIC_PAGE } from './public-page.decorator';
-import { SignInRequired } from './session-ended';
+import { SignInRequired } from './sign-in-required';
 
 /**
  * Every page but sign-in needs a signed-in operator. On each request the operator's token is checked again with
@@ -17,7 +16,7 @@ import { SignInRequired } from './session-ended';
 export class OperatorGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly admin: AdminClient,
+    private readonly admin: AdminApi,
     private readonly vault: TokenVault,
   ) {}
 
@@ -29,7 +28,7 @@ export class OperatorGuard implements CanActivate {
     const token = operator === undefined ? undefined : this.vault.open(operator.sealedToken);
     if (!operator || token === undefined) throw new SignInRequired();
     // A 401 here (revoked, expired) propagates as an AdminApiError: the exception filter ends the session.
-    const record = await this.admin.get<AdminCurrentToken>(token, '/token');
+    const record = await this.admin.as(token).GET('/token');
     request.session.operator = { ...record, sealedToken: operator.sealedToken };
     setTokenOf(request, token);
     response.locals.operator = { name: record.name };

@@ -1,10 +1,9 @@
-import { AdminClient, usageTable } from '@app/web';
+import { AdminApi, usageTable } from '@app/web';
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
 import { OverviewView, Page } from '../console.views';
 import { daysAgo, hoursAgo, isUnavailable, section } from '../sections';
-import type { AdminPlanRequestPage, AdminUsageHistory, AdminUsageTop } from '@app/web';
 
 /** The ranges the top lists can cover: the current bucket included, as the usage API counts. */
 export const TOP_RANGES: Record<string, { label: string; from: () => string }> = {
@@ -16,20 +15,20 @@ export const TOP_RANGES: Record<string, { label: string; from: () => string }> =
 /** The fleet at a glance: requests by outcome (24 h hourly, 30 days daily), top consumers, pending plan requests. */
 @Controller()
 export class OverviewController {
-  constructor(private readonly admin: AdminClient) {}
+  constructor(private readonly admin: AdminApi) {}
 
   @Get()
   @Page('overview')
   async overview(@Req() request: Request, @Query('range') rangeParam?: string): Promise<OverviewView> {
-    const token = tokenOf(request);
+    const admin = this.admin.as(tokenOf(request));
     const range = rangeParam !== undefined && rangeParam in TOP_RANGES ? rangeParam : '24h';
     const from = TOP_RANGES[range].from();
     const [hourly, daily, byRequests, byRateLimited, pending] = await Promise.all([
-      section(() => this.admin.get<AdminUsageHistory>(token, '/usage/history', { granularity: 'hour' })),
-      section(() => this.admin.get<AdminUsageHistory>(token, '/usage/history', { granularity: 'day' })),
-      section(() => this.admin.get<AdminUsageTop>(token, '/usage/top', { by: 'requests', limit: 10, from })),
-      section(() => this.admin.get<AdminUsageTop>(token, '/usage/top', { by: 'rateLimited', limit: 10, from })),
-      section(() => this.admin.get<AdminPlanRequestPage>(token, '/plan-requests', { status: 'pending', limit: 20 })),
+      section(() => admin.GET('/usage/history', { params: { query: { granularity: 'hour' } } })),
+      section(() => admin.GET('/usage/history', { params: { query: { granularity: 'day' } } })),
+      section(() => admin.GET('/usage/top', { params: { query: { by: 'requests', limit: 10, from } } })),
+      section(() => admin.GET('/usage/top', { params: { query: { by: 'rateLimited', limit: 10, from } } })),
+      section(() => admin.GET('/plan-requests', { params: { query: { status: 'pending', limit: 20 } } })),
     ]);
     return {
       title: 'Overview',

@@ -1,13 +1,13 @@
 import { planTitle } from '@app/contract';
-import { AdminClient } from '@app/web';
+import { AdminApi } from '@app/web';
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { endUserOf, tokenOf } from '../auth/operator';
 import { Page, PlanRequestsView } from '../console.views';
-import type { AdminPlanRequest, AdminPlanRequestPage, RefusalSentences } from '@app/web';
+import type { AdminPlanRequest, RefusalSentences } from '@app/web';
 
-const STATUSES = ['pending', 'approved', 'declined'];
+const STATUSES: ReadonlyArray<AdminPlanRequest['status']> = ['pending', 'approved', 'declined'];
 
 /** What approving or declining says when refused (chosen by code; the rest: libs/web's REFUSALS). */
 const DECISION_REFUSALS: RefusalSentences = {
@@ -20,7 +20,7 @@ const DECISION_REFUSALS: RefusalSentences = {
 /** Upgrade requests from the portal: approve (the plan changes, audited) or decline with a note the requester sees. */
 @Controller('plan-requests')
 export class PlanRequestsController {
-  constructor(private readonly admin: AdminClient) {}
+  constructor(private readonly admin: AdminApi) {}
 
   @Get()
   @Page('plan-requests')
@@ -29,12 +29,10 @@ export class PlanRequestsController {
     @Query('status') statusParam?: string,
     @Query('after') after?: string,
   ): Promise<PlanRequestsView> {
-    const status = statusParam !== undefined && STATUSES.includes(statusParam) ? statusParam : 'pending';
-    const page = await this.admin.get<AdminPlanRequestPage>(tokenOf(request), '/plan-requests', {
-      status,
-      after,
-      limit: 50,
-    });
+    const status = STATUSES.find((value) => value === statusParam) ?? 'pending';
+    const page = await this.admin
+      .as(tokenOf(request))
+      .GET('/plan-requests', { params: { query: { status, after, limit: 50 } } });
     return {
       title: 'Plan requests',
       statuses: STATUSES.map((value) => ({ value, selected: value === status })),
@@ -64,12 +62,9 @@ export class PlanRequestsController {
       response,
       '/plan-requests',
       async () => {
-        const decided = await this.admin.post<AdminPlanRequest>(
-          tokenOf(request),
-          `/plan-requests/${segment(id)}/approve`,
-          limits,
-          endUserOf(request),
-        );
+        const decided = await this.admin
+          .as(tokenOf(request), endUserOf(request))
+          .POST('/plan-requests/{id}/approve', { params: { path: { id } }, body: limits });
         return `Approved: ${decided.consumer} is now on the ${planTitle(decided.requestedPlan)} plan.`;
       },
       DECISION_REFUSALS,
@@ -88,12 +83,9 @@ export class PlanRequestsController {
       response,
       '/plan-requests',
       async () => {
-        const decided = await this.admin.post<AdminPlanRequest>(
-          tokenOf(request),
-          `/plan-requests/${segment(id)}/decline`,
-          { note: field(body, 'note') },
-          endUserOf(request),
-        );
+        const decided = await this.admin
+          .as(tokenOf(request), endUserOf(request))
+          .POST('/plan-requests/{id}/decline', { params: { path: { id } }, body: { note: field(body, 'note') } });
         return `Declined the request of ${decided.consumer}; the note is on their portal.`;
       },
       DECISION_REFUSALS,

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Query, Render, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
   AdminApiError,
@@ -15,14 +15,32 @@ import { clientBlock } from '../throttle/client-address';
 import { ConsumerCap } from '../throttle/consumer-cap';
 import { SignInAttempts, SignInVerdict } from '../throttle/sign-in-attempts';
 import { SignInThrottlerGuard } from '../throttle/sign-in-throttler.guard';
-import { ThrottledFormFilter } from '../throttle/throttled-form.filter';
-import { emailError, FieldErrors, normalizeEmail, passwordError } from '../credentials/account-input';
+import {
+  NewPasswordForm,
+  NewPasswordFormPipe,
+  ResetForm,
+  ResetFormPipe,
+  SignInForm,
+  SignInFormPipe,
+  SignUpForm,
+  SignUpFormPipe,
+  VerifyForm,
+  VerifyFormPipe,
+} from './account-form.pipe';
 import { AccountEntity } from './account.entity';
 import { AccountsService } from './accounts.service';
+import {
+  CheckEmailView,
+  Page,
+  renderView,
+  ResetView,
+  SignInView,
+  SignUpView,
+  TITLES,
+  VerifyView,
+} from './accounts.views';
+import { ThrottledFormFilter } from './throttled-form.filter';
 
-type Form = Record<string, unknown>;
-
-const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 const SIGN_IN_FAILED = 'Wrong email or password, or the email is not verified yet.';
 const CAP_REACHED =
   'Your email is verified, but the portal has handed out as many new API keys as it may this hour. Sign in again later to get yours.';
@@ -38,7 +56,11 @@ function throttledMessage(verdict: Exclude<SignInVerdict, { allowed: true }>): s
 
 type NewConsumer = { code: 'CREATED'; key: string } | { code: 'CAP_REACHED' };
 
-/** Sign-up, verification, sign-in, sign-out and password reset: forms that work without script. */
+/**
+ * Sign-up, verification, sign-in, sign-out and password reset: forms that work without script. Each page is a typed
+ * view (accounts.views.ts); each form's body is read and checked by its pipe (account-form.pipe.ts) before the
+ * handler runs; a page of its own status (400, 401, 429) or a redirect (303, Post/Redirect/Get) is answered by hand.
+ */
 @Controller()
 export class AccountsController {
   constructor(
@@ -51,37 +73,30 @@ export class AccountsController {
   @Get()
   home(@Req() request: Request, @Res() response: Response): void {
     if (request.session?.accountId) return response.redirect(303, href(String(response.locals.base), '/dashboard'));
-    response.render('home', { title: 'Welcome' });
+    renderView(response, 'home', { title: TITLES.home });
   }
 
   @Get('signup')
-  @Render('signup')
-  signUpForm() {
-    return { title: 'Create an account' };
+  @Page('signup')
+  signUpForm(): SignUpView {
+    return { title: TITLES.signup };
   }
 
   @Post('signup')
   @HttpCode(200)
   @UseGuards(SignInThrottlerGuard)
   @UseFilters(ThrottledFormFilter)
-  async signUp(@Body() body: Form, @Res() response: Response): Promise<void> {
-    const email = normalizeEmail(body.email);
-    const password = body.password;
-    const errors: FieldErrors = { email: emailError(email) };
-    errors.password = passwordError(password, errors.email ? '' : email);
-    if (errors.email || errors.password) {
-      response.status(400).render('signup', { title: 'Create an account', email: str(body.email), errors });
-      return;
-    }
+  @Page('check-email')
+  signUp(@Body(SignUpFormPipe) form: SignUpForm): CheckEmailView {
     // Answered before any work that depends on the address (whether it has an account): see AccountsService.
-    this.accounts.signUp(email, password as string);
-    response.render('check-email', { title: 'Check your email', email });
+    this.accounts.signUp(form.email, form.password);
+    return { title: TITLES['check-email'], email: form.email };
   }
 
   @Get('verify')
-  @Render('verify')
-  verifyForm(@Query('token') token: unknown) {
-    return { title: 'Verify your email', token: str(token) };
+  @Page('verify')
+  verifyForm(@Query('token') token: unknown): VerifyView {
+    return { title: TITLES.verify, token: typeof token === 'string' ? token : '' };
   }
 
   /**
@@ -90,19 +105,16 @@ export class AccountsController {
    */
   @Post('verify')
   @HttpCode(200)
-  async verify(@Body() body: Form, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const token = str(body.token);
-    const outcome = await this.accounts.verify(token, str(body.password));
-    if (outcome.code === 'LINK_INVALID') {
-      response.status(400).render('verify', { title: 'Verify your email', failed: true });
-      return;
-    }
-    if (outcome.code === 'WRONG_PASSWORD') {
-      response
-        .status(400)
-        .render('verify', { title: 'Verify your email', token, errors: { password: WRONG_PASSWORD } });
-      return;
-    }
+  async verify(
+    @Body(VerifyFormPipe) { token, password }: VerifyForm,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const outcome = await this.accounts.verify(token, password);
+    if (outcome.code === 'LINK_INVALID')
+      return renderView(response, 'verify', { title: TITLES.verify, failed: true }, 400);
+    if (outcome.code === 'WRONG_PASSWORD')
+      return renderView(response, 'verify', { title: TITLES.verify, token, errors: { password: WRONG_PASSWORD } }, 400);
     const account = outcome.account;
     const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
     if (consumer?.code === 'CAP_REACHED') return this.capReached(response, account);
@@ -113,13 +125,13 @@ export class AccountsController {
       return redirectAfterSave(request, response, '/dashboard');
     }
     await saveSession(request);
-    response.render('new-key', { title: 'Your API key', key: consumer.key, welcome: true, signedIn: true });
+    renderView(response, 'new-key', { title: TITLES['new-key'], key: consumer.key, welcome: true, signedIn: true });
   }
 
   @Get('login')
-  @Render('login')
-  signInForm() {
-    return { title: 'Sign in' };
+  @Page('login')
+  signInForm(): SignInView {
+    return { title: TITLES.login };
   }
 
   /** Per address block (the guard), then per (account, address block) pair and per account (SignInAttempts). */
@@ -128,21 +140,24 @@ export class AccountsController {
   @SkipThrottle({ account: true })
   @UseGuards(SignInThrottlerGuard)
   @UseFilters(ThrottledFormFilter)
-  async signIn(@Body() body: Form, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const email = normalizeEmail(body.email);
+  async signIn(
+    @Body(SignInFormPipe) { email, typedEmail, password }: SignInForm,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     const block = clientBlock(request);
     const verdict = await this.attempts.admit(email, block);
-    if (!verdict.allowed) {
-      response
-        .status(429)
-        .render('login', { title: 'Sign in', email: str(body.email), failed: throttledMessage(verdict) });
-      return;
-    }
-    const account = await this.accounts.signIn(email, str(body.password));
+    if (!verdict.allowed)
+      return renderView(
+        response,
+        'login',
+        { title: TITLES.login, email: typedEmail, failed: throttledMessage(verdict) },
+        429,
+      );
+    const account = await this.accounts.signIn(email, password);
     if (!account || !account.verifiedAt) {
       await this.attempts.failed(email, block);
-      response.status(401).render('login', { title: 'Sign in', email: str(body.email), failed: SIGN_IN_FAILED });
-      return;
+      return renderView(response, 'login', { title: TITLES.login, email: typedEmail, failed: SIGN_IN_FAILED }, 401);
     }
     await this.attempts.succeeded(email, block);
     const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
@@ -152,7 +167,7 @@ export class AccountsController {
     request.session.accountId = account.id;
     if (!consumer) return redirectAfterSave(request, response, '/dashboard');
     await saveSession(request);
-    response.render('new-key', { title: 'Your API key', key: consumer.key, welcome: true, signedIn: true });
+    renderView(response, 'new-key', { title: TITLES['new-key'], key: consumer.key, welcome: true, signedIn: true });
   }
 
   @Post('logout')
@@ -164,35 +179,27 @@ export class AccountsController {
   }
 
   @Get('reset')
-  @Render('reset')
-  resetForm() {
-    return { title: 'Reset your password' };
+  @Page('reset')
+  resetForm(): ResetView {
+    return { title: TITLES.reset };
   }
 
   @Post('reset')
   @HttpCode(200)
   @UseGuards(SignInThrottlerGuard)
   @UseFilters(ThrottledFormFilter)
-  async requestReset(@Body() body: Form, @Res() response: Response): Promise<void> {
-    const email = normalizeEmail(body.email);
-    const error = emailError(email);
-    if (error) {
-      response
-        .status(400)
-        .render('reset', { title: 'Reset your password', email: str(body.email), errors: { email: error } });
-      return;
-    }
+  @Page('check-email')
+  requestReset(@Body(ResetFormPipe) { email }: ResetForm): CheckEmailView {
     // Answered before any work that depends on the address (whether it has an account): see AccountsService.
     this.accounts.requestReset(email);
-    response.render('check-email', { title: 'Check your email', email, reset: true });
+    return { title: TITLES['check-email'], email, reset: true };
   }
 
   @Get('reset/confirm')
-  async resetConfirmForm(@Query('token') token: unknown, @Res() response: Response): Promise<void> {
-    const valid = await this.accounts.resetTokenValid(str(token));
-    response
-      .status(valid ? 200 : 400)
-      .render('reset-confirm', { title: 'Choose a new password', token: str(token), failed: !valid });
+  async resetConfirmForm(@Query('token') query: unknown, @Res() response: Response): Promise<void> {
+    const token = typeof query === 'string' ? query : '';
+    const valid = await this.accounts.resetTokenValid(token);
+    renderView(response, 'reset-confirm', { title: TITLES['reset-confirm'], token, failed: !valid }, valid ? 200 : 400);
   }
 
   /** Throttled per address block (the password check costs a little CPU). A reset lifts the sign-in throttles. */
@@ -200,20 +207,14 @@ export class AccountsController {
   @HttpCode(200)
   @SkipThrottle({ account: true })
   @UseGuards(SignInThrottlerGuard)
-  async resetPassword(@Body() body: Form, @Req() request: Request, @Res() response: Response): Promise<void> {
-    const token = str(body.token);
-    const error = passwordError(body.password);
-    if (error) {
-      response
-        .status(400)
-        .render('reset-confirm', { title: 'Choose a new password', token, errors: { password: error } });
-      return;
-    }
-    const email = await this.accounts.resetPassword(token, body.password as string);
-    if (email === undefined) {
-      response.status(400).render('reset-confirm', { title: 'Choose a new password', failed: true });
-      return;
-    }
+  async resetPassword(
+    @Body(NewPasswordFormPipe) { token, password }: NewPasswordForm,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const email = await this.accounts.resetPassword(token, password);
+    if (email === undefined)
+      return renderView(response, 'reset-confirm', { title: TITLES['reset-confirm'], failed: true }, 400);
     await this.attempts.lift(email);
     setFlash(request, 'success', 'Your password was changed. Sign in with it.');
     await redirectAfterSave(request, response, '/login');
@@ -241,6 +242,6 @@ export class AccountsController {
 
   /** Verified (or signed in), but no consumer this hour: not signed in (no page of theirs works without one). */
   private capReached(response: Response, account: AccountEntity): void {
-    response.status(429).render('login', { title: 'Sign in', email: account.email, failed: CAP_REACHED });
+    renderView(response, 'login', { title: TITLES.login, email: account.email, failed: CAP_REACHED }, 429);
   }
 }

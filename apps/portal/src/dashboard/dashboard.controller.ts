@@ -37,7 +37,7 @@ import {
   USAGE_COLUMNS,
 } from '@app/web';
 import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
-import { SignedInGuard, SignedInRequest } from '../accounts/session';
+import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
 import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
 import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from './portal-api.service';
 

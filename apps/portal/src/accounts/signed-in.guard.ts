@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { href } from '@app/web';
+import type { Request } from 'express';
 import { AccountEntity } from './account.entity';
 import { AccountsService } from './accounts.service';
+import { SignInRequired } from './sign-in-required';
 
 declare module 'express-session' {
   interface SessionData {
@@ -16,8 +16,9 @@ export interface SignedInRequest extends Request {
 }
 
 /**
- * Pages of a signed-in, verified account that owns a consumer. Anyone else is sent to the sign-in page; a session
- * whose account is gone is forgotten.
+ * Pages of a signed-in, verified account that owns a consumer. Anyone else gets SignInRequired, which the portal's
+ * exception filter turns into a 303 to the sign-in page (as the console's OperatorGuard); a session whose account
+ * is gone is forgotten.
  */
 @Injectable()
 export class SignedInGuard implements CanActivate {
@@ -25,7 +26,6 @@ export class SignedInGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    const response = context.switchToHttp().getResponse<Response>();
     const id = request.session?.accountId;
     const account = id ? await this.accounts.find(id) : null;
     if (account && account.verifiedAt && account.consumerName) {
@@ -33,7 +33,6 @@ export class SignedInGuard implements CanActivate {
       return true;
     }
     if (request.session) delete request.session.accountId;
-    response.redirect(303, href(String(response.locals.base ?? ''), '/login'));
-    return false;
+    throw new SignInRequired();
   }
 }
