@@ -1,11 +1,9 @@
 // @ts-check
 /** The CLI's verbs: help, then each group of commands; how a failure ends (exit status 2 for usage, 1 otherwise). */
+// Each group of commands is loaded when its verb is run (help loads none, nor the admin client): start-up is
+// what a command needs (docs/decisions.md, the admin client entry).
 const { isUsageError, UsageError } = require('./arguments');
 const { helpText, verbHelp } = require('./help');
-const { runBillingCommand } = require('./commands/billing');
-const { runConsumerCommand } = require('./commands/consumers');
-const { runPlanRequestCommand } = require('./commands/plan-requests');
-const { runTokenAuditCommand } = require('./commands/tokens-audit');
 
 /**
  * Runs one command line (the words after `npm run -s keys --`), writing its output a line at a time to `out`.
@@ -23,10 +21,11 @@ async function runKeysCommand(argv, env, out) {
     for (const line of text.split('\n')) out(line);
     return;
   }
-  if (argv[0] === 'token' || argv[0] === 'audit') return runTokenAuditCommand(argv, env, out);
-  if (argv[0] === 'requests') return runPlanRequestCommand(argv.slice(1), env, out);
-  if (argv[0] === 'billing') return runBillingCommand(argv.slice(1), env, out);
-  return runConsumerCommand(argv, env, out);
+  if (argv[0] === 'token' || argv[0] === 'audit')
+    return require('./commands/tokens-audit').runTokenAuditCommand(argv, env, out);
+  if (argv[0] === 'requests') return require('./commands/plan-requests').runPlanRequestCommand(argv.slice(1), env, out);
+  if (argv[0] === 'billing') return require('./commands/billing').runBillingCommand(argv.slice(1), env, out);
+  return require('./commands/consumers').runConsumerCommand(argv, env, out);
 }
 
 /**
