@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { PublicOperationId } from '@app/contract';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
 import type { Consumer } from '../../consumers/consumer';
 import type { CreditTerms } from '../../plans/plan-limits';
 import type { CreditSeed, CreditSpec, CreditState } from './credit-decision';
-import { CreditLedgerRepository } from './credit-ledger.repository';
-import { CreditSpendRecorder } from './credit-spend';
+import { CreditLedgerRepository, LedgerEntry, NewLedgerEntry } from './credit-ledger.repository';
+import { CreditSpendRecorder, utcDay } from './credit-spend';
 import { RefillPeriod, refillPeriodAt } from './refill-period';
 
 /** Who the ledger says applied a refill. */
@@ -106,6 +107,27 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
       refillPeriods.set(consumer, cached);
     }
     return cached;
+  }
+
+  /** Writes a top-up's or a set's ledger entry, in the transaction of the change (with its audit row). */
+  record(entry: NewLedgerEntry, manager: EntityManager): Promise<LedgerEntry> {
+    return this.ledger.insert(entry, manager);
+  }
+
+  /** The ledger's entries of the last `days` UTC days, newest first (at most `limit`). */
+  entries(consumer: string, sinceMs: number, limit: number): Promise<LedgerEntry[]> {
+    return this.ledger.entries(consumer, new Date(sinceMs), limit);
+  }
+
+  /** Spend per UTC day from `fromMs`'s day to `toMs`'s, oldest first, one per day (with this instance's unflushed spend). */
+  async spendPerDay(consumer: string, fromMs: number, toMs: number): Promise<Array<{ day: string; spent: number }>> {
+    const recorded = await this.ledger.spendSince(consumer, utcDay(fromMs));
+    const days: Array<{ day: string; spent: number }> = [];
+    for (let ms = fromMs; utcDay(ms) <= utcDay(toMs); ms += 86_400_000) {
+      const day = utcDay(ms);
+      days.push({ day, spent: (recorded.get(day) ?? 0) + this.spend.pendingOn(consumer, day) });
+    }
+    return days;
   }
 
   /** Writes the spend held; a failed write is counted back in. One at a time. */
