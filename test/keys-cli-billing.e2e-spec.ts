@@ -25,9 +25,10 @@ interface Billing {
 }
 
 /**
- * The keys CLI's billing verbs (issue #38 point 5), against a real gateway's admin API: `billing NAME` shows the
- * anchor, the monthly quota and the current period as the admin API says them; `--anchor` and `--per-month` change
- * them (`none`: back to the default); mistakes are exit 2 with one line and a hint, the API's refusals exit 1.
+ * The keys CLI's billing and credits verbs (issue #38 point 5), against a real gateway's admin API: `billing NAME`
+ * shows the anchor, the monthly quota, the current period and the credit terms as the admin API says them;
+ * `--anchor`, `--per-month`, `--refill` and `--cost` change them (`none`: back to the default); `credits` shows the
+ * balance and ledger, tops up and sets; mistakes are exit 2 with one line and a hint, the API's refusals exit 1.
  */
 describe('keys CLI: billing', () => {
   let database: GatewayTestDatabase;
@@ -68,6 +69,7 @@ describe('keys CLI: billing', () => {
       `anchor\t${billing.billingAnchor}\t(its creation time)`,
       'per month\tnone',
       `period\t${billing.currentPeriod.start}\t${billing.currentPeriod.end}`,
+      'credits\tnot in force (a top-up puts them in force)',
     ]);
   });
 
@@ -88,6 +90,7 @@ describe('keys CLI: billing', () => {
       'anchor\t2026-01-31T09:00:00.000Z\t(its own)',
       'per month\t5000\t(its own)',
       `period\t${billing.currentPeriod.start}\t${billing.currentPeriod.end}`,
+      'credits\tnot in force (a top-up puts them in force)',
     ]);
     // The period is cut by the anchor: its day of month and time of day (or the month's last day).
     expect(billing.currentPeriod.end).toMatch(/T09:00:00\.000Z$/);
@@ -126,12 +129,82 @@ describe('keys CLI: billing', () => {
     expect(await billingOf(name)).toMatchObject({ anchorSet: false, ownPerMonth: null });
   });
 
+  it('tops up, shows and sets credits; sets the refill and the costs through billing; ledger newest first', async () => {
+    const name = unique('cred');
+    await mintKey(gateway, 'pro', name);
+    expect(await cli('billing', name)).toContain('credits\tnot in force (a top-up puts them in force)');
+    expect(await cli('credits', 'top-up', name, '--amount', '100', '--reason', 'first order')).toEqual([
+      `Topped up "${name}" by 100 (audited): its balance is 100.`,
+    ]);
+    await cli('credits', 'top-up', name, '--amount', '20', '--reason', 'goodwill');
+    await cli('billing', name, '--refill', '50/day', '--cost', 'createPet=5', '--cost', 'listPets=2');
+    const billing = (await adminCall(gateway, 'GET', `/consumers/${name}/billing`)).body as Billing & {
+      credits: { balance: number; refill: unknown; refillSet: boolean; nextRefillAt: string; costs: object };
+    };
+    expect(billing.credits).toMatchObject({
+      balance: 120,
+      refill: { amount: 50, every: 'day' },
+      refillSet: true,
+      costs: { createPet: 5, listPets: 2, getPet: 1 },
+    });
+    const shown = await cli('credits', name, '--days', '3');
+    expect(shown.slice(0, 4)).toEqual([
+      `consumer\t${name}`,
+      'balance\t120',
+      `refill\t50/day\t(its own)\tnext ${billing.credits.nextRefillAt}`,
+      'costs\tcreatePet=5 getPet=1 listPets=2',
+    ]);
+    // Three UTC days of spend (none spent), then the ledger, newest first.
+    const spend = shown.indexOf('day\tspent');
+    expect(shown.slice(spend + 1, spend + 4)).toEqual([
+      expect.stringMatching(/^\d{4}-\d{2}-\d{2}\t0$/),
+      expect.stringMatching(/\t0$/),
+      expect.stringMatching(/\t0$/),
+    ]);
+    const ledger = shown.slice(shown.indexOf('at\tkind\tamount\tbalance after\treason\tactor') + 1);
+    expect(ledger.map((line) => line.split('\t').slice(1, 5))).toEqual([
+      ['top-up', '20', '120', 'goodwill'],
+      ['top-up', '100', '100', 'first order'],
+    ]);
+    expect(await cli('credits', 'set', name, '--balance', '7', '--reason', 'correction')).toEqual([
+      `Set the balance of "${name}" to 7 (audited).`,
+    ]);
+    await cli('billing', name, '--refill', 'none', '--cost', 'none');
+    expect((await cli('credits', name)).slice(1, 4)).toEqual([
+      'balance\t7',
+      'refill\tnone',
+      'costs\tcreatePet=1 getPet=1 listPets=1',
+    ]);
+    expect((await cli('credits', 'set', name, '--balance', 'none', '--reason', 'ended'))[0]).toContain(
+      'Credits are no longer in force',
+    );
+    expect((await cli('credits', name))[1]).toBe('credits\tnot in force (a top-up puts them in force)');
+    expect(await refused('credits', 'top-up', name, '--amount', '0', '--reason', 'x')).toEqual({
+      code: 2,
+      stderr: ['keys: --amount must be a positive integer', 'See: npm run -s keys -- credits --help'],
+    });
+    expect((await refused('credits', 'top-up', name, '--amount', '5')).stderr[0]).toBe(
+      'keys: credits top-up needs --reason TEXT: the ledger and the audit keep it',
+    );
+    expect((await refused('billing', name, '--refill', '5/week')).code).toBe(2);
+    const unknown = await refused('billing', name, '--cost', 'deletePet=1');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr[0]).toContain('deletePet');
+  });
+
   it('has its help: the verb’s own lines (exit 0), and a place in the whole usage', async () => {
     const own = await cli('billing', '--help');
     expect(own.filter((line) => line.startsWith('  npm run -s keys --'))).toEqual([
       '  npm run -s keys -- billing NAME',
-      '  npm run -s keys -- billing NAME [--anchor ISO-DATE|none] [--per-month N|none]',
+      '  npm run -s keys -- billing NAME [--anchor ISO-DATE|none] [--per-month N|none] [--refill N/day|N/month|none] [--cost OPERATION=N ...|--cost none]',
     ]);
-    expect((await cli('-h')).join('\n')).toContain('npm run -s keys -- billing NAME [--anchor');
+    expect((await cli('credits', '-h')).filter((line) => line.startsWith('  npm run -s keys --'))).toEqual([
+      '  npm run -s keys -- credits NAME [--days N]',
+      '  npm run -s keys -- credits top-up NAME --amount N --reason TEXT',
+      '  npm run -s keys -- credits set NAME --balance N|none --reason TEXT',
+    ]);
+    const all = (await cli('-h')).join('\n');
+    expect(all).toContain('npm run -s keys -- billing NAME [--anchor');
+    expect(all).toContain('npm run -s keys -- credits top-up NAME');
   });
 });

@@ -56,15 +56,22 @@ const PLAN_REQUEST_USAGE = `Plan requests (a token with plan-requests:read to li
 consumer to the plan it asked for (its own limits for a custom plan need the console), "decline" tells the
 requester why, on the portal.`;
 
-const BILLING_USAGE = `Billing: monthly quotas on each consumer's billing anchor (docs/billing.md; consumers:read to show,
-consumers:write and a token of the whole fleet to change):
+const BILLING_USAGE = `Billing and prepaid credits (docs/billing.md; consumers:read to show, consumers:write and a token of the
+whole fleet to change):
   npm run -s keys -- billing NAME
-  npm run -s keys -- billing NAME [--anchor ISO-DATE|none] [--per-month N|none]
+  npm run -s keys -- billing NAME [--anchor ISO-DATE|none] [--per-month N|none] [--refill N/day|N/month|none] [--cost OPERATION=N ...|--cost none]
+  npm run -s keys -- credits NAME [--days N]
+  npm run -s keys -- credits top-up NAME --amount N --reason TEXT
+  npm run -s keys -- credits set NAME --balance N|none --reason TEXT
 
 "billing NAME" shows the anchor (its own, or its creation time), the monthly quota it is held to (its own, or its
-plan's) and the current billing period. --anchor moves the anchor (none: back to the creation time); the period
-in progress keeps its count and ends at the new anchor's next reset: no free reset. --per-month sets its own
-monthly quota (none: back to its plan's). Both are audited.`;
+plan's), the current billing period, and the credit refill and costs when credits are in force. --anchor moves the
+anchor (none: back to the creation time); the period in progress keeps its count and ends at the new anchor's next
+reset: no free reset. --per-month sets its own monthly quota, --refill its own refill (month: on the anchor),
+--cost its own costs by operation id (the others: its plan's); none: back to its plan's. "credits NAME" shows the
+balance, refill, costs, the projected exhaustion, the spend per UTC day (--days, default 30) and the ledger, newest
+first. "top-up" adds to the balance (the first one puts credits in force), "set" sets it (none: credits no longer
+in force). Every change is audited.`;
 
 /**
  * Every usage line of the CLI, and the paragraphs that explain them.
