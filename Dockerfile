@@ -32,6 +32,7 @@ COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node gateway/plans.json ./gateway/plans.json
 COPY --chown=node:node scripts/keys.js ./scripts/keys.js
+COPY --chown=node:node scripts/cli ./scripts/cli
 # The compose file's one-shot that makes the portal's admin token and session secret, and the folder they are kept in
 # (a volume mounted there takes the folder's owner: node).
 COPY --chown=node:node docker/portal-secrets.js ./docker/portal-secrets.js

@@ -116,6 +116,7 @@ export default tseslint.config(
         setTimeout: 'readonly',
         Buffer: 'readonly',
         AbortSignal: 'readonly',
+        Request: 'readonly',
       },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
