@@ -13,3 +13,4 @@ export * from './typed-views';
 export * from './shown-once';
 export * from './key-table';
 export * from './plan-statement';
+export * from './billing-views';

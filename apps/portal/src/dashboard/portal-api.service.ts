@@ -3,7 +3,9 @@ import type { Request } from 'express';
 import { isEmailAddress } from '@app/contract';
 import { AdminApiError, AdminClient } from '@app/web';
 import type {
+  AdminBilling,
   AdminConsumer,
+  AdminCreditLedger,
   AdminCreatedConsumer,
   AdminCurrentToken,
   AdminCurrentUsage,
@@ -32,6 +34,15 @@ export const OVERLAPS: ReadonlyArray<{ value: string; label: string; seconds: nu
 /** The account's email as the admin API's contact email: left out if the admin API's rule would refuse it. */
 function contactEmail(email: string): { email?: string } {
   return isEmailAddress(email) ? { email } : {};
+}
+
+/**
+ * NOT_FOUND (by code): a gateway without this route. An unknown consumer is NOT_FOUND too, but the dashboard reads
+ * the consumer itself beside these calls, and that call fails the page.
+ */
+function orNullWhenMissing(error: unknown): null {
+  if (error instanceof AdminApiError && error.code === 'NOT_FOUND') return null;
+  throw error;
 }
 
 /** The developer behind a call: the audit rows it writes name them (docs/admin-tokens.md, "Acting for users"). */
@@ -127,6 +138,30 @@ export class PortalApi {
       undefined,
       await this.endUser(by),
     );
+  }
+
+  /** Its billing anchor, monthly quota, current period and credits; null from a gateway without billing (404). */
+  async billing(by: Developer, name: string): Promise<AdminBilling | null> {
+    return this.client
+      .get<AdminBilling>(
+        this.token,
+        `/consumers/${encodeURIComponent(name)}/billing`,
+        undefined,
+        await this.endUser(by),
+      )
+      .catch(orNullWhenMissing);
+  }
+
+  /** The credits' last 30 days: ledger, spend per UTC day, projected exhaustion; null without the route (404). */
+  async creditLedger(by: Developer, name: string): Promise<AdminCreditLedger | null> {
+    return this.client
+      .get<AdminCreditLedger>(
+        this.token,
+        `/consumers/${encodeURIComponent(name)}/credits/ledger`,
+        { days: 30 },
+        await this.endUser(by),
+      )
+      .catch(orNullWhenMissing);
   }
 
   /** The last 30 UTC days; null when the gateway has no usage history (its route is missing: 404 on the route). */
