@@ -33,7 +33,7 @@ export interface AdminEndUser {
 }
 
 /** A header carries printable ASCII: anything else is percent-encoded, so the label reaches the audit readable. */
-function headerText(value: string): string {
+export function headerText(value: string): string {
   return value.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
 }
 
@@ -44,7 +44,8 @@ export interface AdminClientOptions {
   timeoutMs?: number;
 }
 
-function isErrorBody(value: unknown): value is { code: string; message: string } {
+/** The admin API's Error body (`{code, message, status}`), told apart from anything else a proxy might answer. */
+export function isErrorBody(value: unknown): value is { code: string; message: string } {
   return (
     typeof value === 'object' &&
     value !== null &&

@@ -1,4 +1,5 @@
 export * from './admin-client';
+export * from './typed-admin-client';
 export * from './base-path';
 export * from './csrf';
 export * from './helpers';
