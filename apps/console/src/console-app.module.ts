@@ -1,4 +1,4 @@
-import { AdminClient, PLAN_CATALOGUE } from '@app/web';
+import { AdminApi, AdminClient, PLAN_CATALOGUE } from '@app/web';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuditController } from './audit/audit.controller';
@@ -30,6 +30,7 @@ export class ConsoleAppModule {
       ],
       providers: [
         { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
+        { provide: AdminApi, useValue: new AdminApi({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
         { provide: PLAN_CATALOGUE, useValue: config.plans },
         { provide: ConsoleSignInThrottle, useValue: new ConsoleSignInThrottle() },

@@ -25,6 +25,7 @@ export type AdminAuditPage = Schemas['AuditPageResponse'];
 export type AdminToken = Schemas['AdminTokenResponse'];
 export type AdminCreatedToken = Schemas['CreatedAdminTokenResponse'];
 export type AdminCurrentToken = Schemas['CurrentTokenResponse'];
+export type AdminBillingUpdate = Schemas['UpdateBillingDto'];
 
 /** The admin API's scope names (its document's enum): a page checks a scope by a name the compiler knows. */
 export type AdminScope = AdminCurrentToken['scopes'][number];

@@ -1,4 +1,4 @@
-import type { RefusalSentences } from '@app/web';
+import type { AdminBillingUpdate, RefusalSentences } from '@app/web';
 import { field } from '../actions';
 
 /** The billing and credit forms of the consumer page (each posts to `<consumer>/<action>`). */
@@ -29,6 +29,12 @@ export const BILLING_ERRORS = {
   refill: 'Give an amount of at least 1 and how often, or neither for the plan’s refill.',
   costs: 'Each cost is a whole number from 0 to 1,000,000.',
 } as const;
+
+/** A PATCH of a consumer's billing: anchor, monthly quota, and the credits' refill and costs (the contract's). */
+export type BillingChange = AdminBillingUpdate & {
+  creditRefill?: { amount: number; every: 'day' | 'month' } | null;
+  costs?: Record<string, number> | null;
+};
 
 /** A result: the admin API's body, or the sentence next to the form. */
 export type Parsed<T> = { body: T } | { error: string };

@@ -1,6 +1,7 @@
 import { PLAN_NAMES, describeLimits, planTitle, rotationOverlap } from '@app/contract';
 import type { PlanCatalogue } from '@app/contract';
 import {
+  AdminApi,
   AdminApiError,
   AdminClient,
   creditsPanel,
@@ -26,6 +27,7 @@ import {
   anchorText,
   BILLING_REFUSALS,
   BillingFormName,
+  BillingChange,
   BillingFormState,
   Parsed,
   parseAnchor,
@@ -85,6 +87,7 @@ function mayWriteKeys(request: Request): boolean {
 export class ConsumersController {
   constructor(
     private readonly admin: AdminClient,
+    private readonly adminApi: AdminApi,
     @Inject(PLAN_CATALOGUE) private readonly plans: PlanCatalogue,
   ) {}
 
@@ -159,7 +162,7 @@ export class ConsumersController {
         }),
       ),
       section(() => this.admin.get<AdminAuditPage>(token, '/audit', { target: name, order: 'desc', limit: 50 })),
-      section(() => this.admin.get<AdminBilling>(token, `/consumers/${segment(name)}/billing`)),
+      section(() => this.billingOf(token, name)),
     ]);
     // The ledger only where credits are in force (a consumer without credits has none to show).
     const credits = isUnavailable(billing) || !billing.credits ? null : billing.credits;
@@ -316,7 +319,7 @@ export class ConsumersController {
     @Param('name') name: string,
     @Body() body: unknown,
   ) {
-    const billing = await this.admin.get<AdminBilling>(tokenOf(request), `/consumers/${segment(name)}/billing`);
+    const billing = await this.billingOf(tokenOf(request), name);
     const parsed = parseCosts(body, Object.keys(billing.credits?.costs ?? {}));
     return this.changeBilling(request, response, name, 'costs', body, parsed, () =>
       'body' in parsed && parsed.body.costs === null
@@ -335,6 +338,11 @@ export class ConsumersController {
     return this.changeCredits(request, response, name, 'balance', body, parseBalance(body), 'PUT', 'credits');
   }
 
+  /** GET billing (the anchor, the monthly quota, the current period, the credits). */
+  private billingOf(token: string, name: string): Promise<AdminBilling> {
+    return this.adminApi.as(token).GET('/consumers/{name}/billing', { params: { path: { name } } });
+  }
+
   /** PATCH billing with a parsed form; a refusal (the page's or the API's, by code) shows the page again, 400. */
   private async changeBilling(
     request: Request,
@@ -342,17 +350,14 @@ export class ConsumersController {
     name: string,
     form: BillingFormName,
     body: unknown,
-    parsed: Parsed<object>,
+    parsed: Parsed<BillingChange>,
     saved: (billing: AdminBilling) => string,
   ): Promise<void> {
     return this.change(request, response, name, form, body, parsed, async (change) =>
       saved(
-        await this.admin.patch<AdminBilling>(
-          tokenOf(request),
-          `/consumers/${segment(name)}/billing`,
-          change,
-          endUserOf(request),
-        ),
+        await this.adminApi
+          .as(tokenOf(request), endUserOf(request))
+          .PATCH('/consumers/{name}/billing', { params: { path: { name } }, body: change }),
       ),
     );
   }
@@ -380,14 +385,14 @@ export class ConsumersController {
     });
   }
 
-  private async change(
+  private async change<Change extends object>(
     request: Request,
     response: Response,
     name: string,
     form: BillingFormName,
     body: unknown,
-    parsed: Parsed<object>,
-    send: (change: object) => Promise<string>,
+    parsed: Parsed<Change>,
+    send: (change: Change) => Promise<string>,
   ): Promise<void> {
     let error = 'error' in parsed ? parsed.error : undefined;
     if ('body' in parsed) {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { isEmailAddress } from '@app/contract';
-import { AdminApiError, AdminClient } from '@app/web';
+import { AdminApi, AdminApiError, AdminClient } from '@app/web';
 import type {
   AdminBilling,
   AdminConsumer,
@@ -77,12 +77,14 @@ export function accountLabel({ accountId, email }: Developer): string {
 export class PortalApi {
   private readonly logger = new Logger(PortalApi.name);
   private readonly client: AdminClient;
+  private readonly api: AdminApi;
   private readonly token: string;
   /** Whether the token may name developers: asked once, on the first call (asked again if that read failed). */
   private actsForUsers: Promise<boolean> | undefined;
 
   constructor(@Inject(PORTAL_CONFIG) config: PortalConfig) {
     this.client = new AdminClient({ baseUrl: config.adminUrl });
+    this.api = new AdminApi({ baseUrl: config.adminUrl });
     this.token = config.adminToken;
   }
 
@@ -142,14 +144,10 @@ export class PortalApi {
 
   /** Its billing anchor, monthly quota, current period and credits; null from a gateway without billing (404). */
   async billing(by: Developer, name: string): Promise<AdminBilling | null> {
-    return this.client
-      .get<AdminBilling>(
-        this.token,
-        `/consumers/${encodeURIComponent(name)}/billing`,
-        undefined,
-        await this.endUser(by),
-      )
-      .catch(orNullWhenMissing);
+    const billing: Promise<AdminBilling> = this.api
+      .as(this.token, await this.endUser(by))
+      .GET('/consumers/{name}/billing', { params: { path: { name } } });
+    return billing.catch(orNullWhenMissing);
   }
 
   /** The credits' last 30 days: ledger, spend per UTC day, projected exhaustion; null without the route (404). */
