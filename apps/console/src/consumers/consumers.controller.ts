@@ -307,7 +307,7 @@ export class ConsumersController {
   saveRefill(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
     return this.changeBilling(request, response, name, 'refill', body, parseRefill(body), (b) =>
       b.credits?.refill
-        ? `Saved: ${name} is refilled with ${b.credits.refill.amount.toLocaleString('en-US')} credits every ${b.credits.refill.every}.`
+        ? `Saved: ${name} is refilled up to ${b.credits.refill.amount.toLocaleString('en-US')} credits every ${b.credits.refill.every === 'day' ? 'day (UTC)' : 'billing month'}.`
         : `Saved: ${name} gets no refill.`,
     );
   }
