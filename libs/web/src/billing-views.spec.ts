@@ -61,7 +61,7 @@ describe('policyCards', () => {
 
 describe('the credits and policies partials', () => {
   const handlebars = Handlebars.create();
-  registerWebHelpers(handlebars);
+  registerWebHelpers(handlebars as unknown as Parameters<typeof registerWebHelpers>[0]);
   for (const name of ['usage', 'credits', 'policies'])
     handlebars.registerPartial(name, readFileSync(path.join(WEB_VIEWS, 'partials', `${name}.hbs`), 'utf8'));
   const render = (partial: string, model: unknown) =>
