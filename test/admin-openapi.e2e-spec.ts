@@ -65,6 +65,7 @@ const OPERATIONS = [
   ['post', '/plan-requests/{id}/approve', 'approvePlanRequest'],
   ['post', '/plan-requests/{id}/decline', 'declinePlanRequest'],
   ['get', '/token', 'getCurrentToken'],
+  ['post', '/audit/events', 'recordAuditEvent'],
 ] as const;
 type OperationId = (typeof OPERATIONS)[number][2];
 const TOKEN_OPERATIONS: readonly OperationId[] = [
@@ -73,6 +74,7 @@ const TOKEN_OPERATIONS: readonly OperationId[] = [
   'revokeAdminToken',
   'listAuditEntries',
   'getCurrentToken',
+  'recordAuditEvent',
 ];
 
 /** Ids change from run to run: messages are compared with every UUID in them replaced. */
@@ -487,6 +489,20 @@ describe("the admin API's OpenAPI document", () => {
       ['revokeAdminToken', 400, 'id must be a UUID', () => admin('POST', '/tokens/not-a-uuid/revoke')],
       ['listAuditEntries', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/audit?limit=0')],
       ['listAuditEntries', 400, 'from must be an ISO 8601 date-time', () => admin('GET', '/audit?from=yesterday')],
+      [
+        'recordAuditEvent',
+        400,
+        'kind must be one of sign-in, sign-in-failed, lockout',
+        () => admin('POST', '/audit/events', { kind: 'login' }),
+      ],
+      [
+        'recordAuditEvent',
+        400,
+        'address must be an IPv4 or IPv6 address, or an IPv6 /64 block',
+        () => admin('POST', '/audit/events', { kind: 'sign-in', address: '10.0.0.0/8' }),
+      ],
+      ['recordAuditEvent', 400, json, malformed('POST', '/audit/events')],
+      ['recordAuditEvent', 400, object, notObject('POST', '/audit/events')],
       [
         'listPlanRequests',
         400,

@@ -34,6 +34,8 @@ interface Expected {
  */
 function expected(policy: RoutePolicy, kind: Kind, which: Which): Expected {
   if (kind === 'revoked' || kind === 'expired') return { status: 401 };
+  // Naming a person: root and a token created with actsForUsers (here the 'own' kind, the portal's) only.
+  if (policy.objects === 'end-user') return { status: kind === 'root' || kind === 'own' ? '2xx' : 403 };
   if (kind === 'lacking') return { status: policy.scopes === 'any' ? '2xx' : 403 };
   const restricted = kind === 'own' || kind === 'plans';
   if (!restricted) {
@@ -203,6 +205,15 @@ describe('the admin policy, every route × token kind × object', () => {
       path: `/plan-requests/${(await planRequestFor(k, w)).id}/decline`,
       body: { note: 'no' },
     }),
+    recordAuditEvent: async (_k, w) => ({
+      method: 'POST',
+      path: '/audit/events',
+      body: {
+        kind: w === 'own' ? 'sign-in' : 'sign-in-failed',
+        subject: unique('account:dev'),
+        address: '203.0.113.7',
+      },
+    }),
   };
 
   /** The token a kind calls with; `lacking` holds every scope but the route's. */
@@ -226,7 +237,13 @@ describe('the admin policy, every route × token kind × object', () => {
       scopes: all,
       expiresAt: new Date(Date.now() + DAY_MS).toISOString(),
     });
-    tokens.own = await createToken({ name: unique('portal'), scopes: all, ownConsumersOnly: true, plans: OWN_PLANS });
+    tokens.own = await createToken({
+      name: unique('portal'),
+      scopes: all,
+      ownConsumersOnly: true,
+      plans: OWN_PLANS,
+      actsForUsers: true,
+    });
     tokens.plans = await createToken({ name: unique('plans'), scopes: all, plans: PLANS_PLANS });
     tokens.revoked = await createToken({ name: unique('revoked'), scopes: all });
     expect((await root('POST', `/tokens/${tokens.revoked.id}/revoke`)).status).toBe(200);

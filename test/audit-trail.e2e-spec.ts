@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AdminAuditEntry } from '@app/web';
 import { DENIED_PER_MINUTE } from '../apps/gateway/src/access/audit-log';
+import { ADMIN_SCOPES } from '../apps/gateway/src/access/admin-scopes';
 import {
   adminCall,
   createGatewayTestDatabase,
@@ -234,5 +235,55 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
     );
     const [row] = await auditRows(`target=${nobody}`);
     expect([row.onBehalfOf, row.endUserAddress]).toEqual([null, null]);
+  });
+
+  it("records the web apps' sign-ins naming the person and their address, only from actsForUsers tokens; a flood of failures counted on few rows", async () => {
+    const web = await createToken({ name: unique('web'), scopes: ['consumers:read'], actsForUsers: true });
+    const plain = await createToken({ name: unique('plain'), scopes: [...ADMIN_SCOPES] });
+    const subject = `account:${unique('dev')}@example.com`;
+    const event = (token: string, body: unknown, gateway = a) =>
+      withEndUser(gateway, token, 'POST', '/audit/events', {}, body);
+    const signIn = await event(web.token, { kind: 'sign-in', subject, address: '198.51.100.4' });
+    expect(signIn.status).toBe(204);
+    const locked = { kind: 'lockout', subject, address: '2001:db8:1:2::/64', reason: 'PAIR_LIMIT' };
+    expect((await event(web.token, locked)).status).toBe(204);
+    const rows = await auditRows(`actor=${web.id}&order=asc`);
+    expect(rows.map((r) => [r.action, r.actorName, r.onBehalfOf, r.endUserAddress, r.changes])).toEqual([
+      ['user.sign-in', expect.stringMatching(/^web-/), subject, '198.51.100.4', null],
+      [
+        'user.lockout',
+        expect.stringMatching(/^web-/),
+        subject,
+        '2001:db8:1:2::/64',
+        { reason: { before: null, after: 'PAIR_LIMIT' } },
+      ],
+    ]);
+
+    // Only tokens that act for users may name a person: any other is refused, whatever its scopes.
+    expectErrorBody(await event(plain.token, { kind: 'sign-in', subject }), 403, 'FORBIDDEN');
+    expect(await auditRows(`actor=${plain.id}&action=user.sign-in`)).toEqual([]);
+    // Bad input: 400 with the Error body, never a 5xx.
+    for (const body of [
+      { kind: 'login' },
+      { kind: 'sign-in', address: '10.0.0.0/8' },
+      { kind: 'sign-in', subject: 'x'.repeat(321) },
+      { kind: 'sign-in', reason: 'not a code' },
+    ])
+      expectErrorBody(await event(web.token, body), 400, 'VALIDATION_FAILED');
+
+    // A flood of failures from one address, on both instances: every one counted, on a bounded number of rows.
+    const flood = 140;
+    const failed = { kind: 'sign-in-failed', subject, address: '203.0.113.66' };
+    for (let i = 0; i < flood; i += 20)
+      await Promise.all(Array.from({ length: 20 }, (_, j) => event(web.token, failed, (i + j) % 2 === 0 ? a : b))).then(
+        (replies) => expect(replies.map((r) => r.status)).toEqual(Array(20).fill(204)),
+      );
+    const counted = await auditRows(`actor=${web.id}&action=user.sign-in-failed`);
+    expect(total(counted)).toBe(flood);
+    // Per instance and minute: at most DENIED_PER_MINUTE rows of their own, plus one aggregate row per minute.
+    const minutes = new Set(counted.map((r) => r.at.slice(0, 16))).size;
+    expect(counted.length).toBeLessThanOrEqual(minutes * (2 * DENIED_PER_MINUTE + 1));
+    expect(counted.length).toBeLessThan(flood);
+    expect(counted.filter((r) => r.aggregated).every((r) => r.onBehalfOf === subject)).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AccountEntity } from '../apps/portal/src/accounts/account.entity';
 import { AfterAnswer } from '../apps/portal/src/accounts/after-answer';
+import { SignInAudit } from '@app/web';
 import {
   adminCall,
   createGatewayTestDatabase,
@@ -20,6 +21,7 @@ const newEmail = (label: string) => `${label}-${Date.now()}-${(counter += 1)}@ex
 
 interface AuditRow {
   action: string;
+  changes: Record<string, { before: unknown; after: unknown }> | null;
   actorName: string;
   targetConsumer: string | null;
   onBehalfOf: string | null;
@@ -139,5 +141,38 @@ describe('the portal names the developer behind each change in the audit', () =>
     for (const row of rows) expect([row.onBehalfOf, row.endUserAddress]).toEqual([null, null]);
     // Asked once per portal: the token's record is read on the first call, not on each.
     expect(warn.mock.calls.filter(([message]) => message === NOT_NAMED)).toHaveLength(1);
+  });
+
+  it('audits failed sign-ins and the lockout that follows, naming the email typed and the address', async () => {
+    const email = newEmail('guessed');
+    const attacker = new Developer(named.url, '198.51.100.41');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1)
+      statuses.push((await attacker.submit('/login', { email, password: `wrong guess ${i}` })).status);
+    // PORTAL_SIGN_IN_PAIR_LIMIT (5) failures, then the pair is refused.
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    await named.app.get(SignInAudit).drain();
+    const rows = (
+      (await adminCall(gateway, 'GET', `/audit?action=user.sign-in-failed&limit=100`)).body as { items: AuditRow[] }
+    ).items.filter((r) => r.onBehalfOf === `account:${email}`);
+    expect(rows.map((r) => [r.actorName, r.endUserAddress])).toEqual(Array(5).fill(['portal', '198.51.100.41']));
+    const locked = ((await adminCall(gateway, 'GET', `/audit?action=user.lockout`)).body as { items: AuditRow[] })
+      .items;
+    expect(
+      locked
+        .filter((r) => r.onBehalfOf === `account:${email}`)
+        .map((r) => [r.endUserAddress, r.changes?.reason?.after]),
+    ).toEqual([['198.51.100.41', 'PAIR_LIMIT']]);
+  });
+
+  it('a token that may not act for users: sign-in failures still answer as before, the log says what the audit lost', async () => {
+    const email = newEmail('unaudited');
+    warn.mockClear();
+    const reply = await new Developer(unnamed.url, '198.51.100.42').submit('/login', { email, password: 'wrong one' });
+    expect(reply.status).toBe(401);
+    await unnamed.app.get(SignInAudit).drain();
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({ event: 'audit event not recorded', kind: 'sign-in-failed', code: 'FORBIDDEN' }),
+    );
   });
 });

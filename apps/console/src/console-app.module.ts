@@ -1,4 +1,4 @@
-import { AdminApi, AdminClient, PLAN_CATALOGUE } from '@app/web';
+import { AdminApi, AdminClient, PLAN_CATALOGUE, SignInAudit } from '@app/web';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuditController } from './audit/audit.controller';
@@ -34,6 +34,8 @@ export class ConsoleAppModule {
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
         { provide: PLAN_CATALOGUE, useValue: config.plans },
         { provide: ConsoleSignInThrottle, useValue: new ConsoleSignInThrottle() },
+        // Sign-ins in the admin audit: CONSOLE_AUDIT_TOKEN (optional) reports what no operator's token can.
+        { provide: SignInAudit, useValue: new SignInAudit(config.adminUrl, config.auditToken) },
         { provide: APP_GUARD, useClass: OperatorGuard },
       ],
     };

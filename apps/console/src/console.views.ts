@@ -14,6 +14,7 @@ import type {
 } from '@app/web';
 import { typedRender, typedRenderer } from '@app/web';
 import type { Unavailable } from './sections';
+import type { AuditRow } from './audit/audit-row';
 
 /** A panel of a page: its data, or the sentence saying why it is not shown. */
 type Panel<T> = T | Unavailable;
@@ -108,7 +109,7 @@ export interface NewTokenView extends PageModel {
 export interface AuditView extends PageModel {
   typed: { actor: string; target: string; action: string; from: string; to: string };
   error?: string;
-  items: Array<AdminAuditEntry & { summary: string; target: string }>;
+  items: AuditRow[];
   next: string | null;
 }
 

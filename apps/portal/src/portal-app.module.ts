@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
-import { PLAN_CATALOGUE } from '@app/web';
+import { PLAN_CATALOGUE, SignInAudit } from '@app/web';
 import { AccountsController } from './accounts/accounts.controller';
 import { AccountsService } from './accounts/accounts.service';
 import { AfterAnswer } from './accounts/after-answer';
@@ -61,6 +61,8 @@ export class PortalAppModule {
         AccountsService,
         UnverifiedPurge,
         SignInAttempts,
+        // Failed sign-ins and lockouts in the admin audit, with the portal's own token (docs/portal.md).
+        { provide: SignInAudit, useValue: new SignInAudit(config.adminUrl, config.adminToken) },
         ConsumerCap,
         PortalApi,
         SignedInGuard,

@@ -30,6 +30,9 @@ export type AdminBillingUpdate = Schemas['UpdateBillingDto'];
 /** The admin API's scope names (its document's enum): a page checks a scope by a name the compiler knows. */
 export type AdminScope = AdminCurrentToken['scopes'][number];
 
+/** A sign-in, a failed one or a lockout, as a web app reports it for the audit (POST /audit/events). */
+export type AdminAuditEvent = Schemas['RecordAuditEventDto'];
+
 /**
  * Prepaid credits as the admin API's contract states them (docs/billing.md). Written here by hand until the admin
  * document describes them; then these become its generated schemas.

@@ -15,3 +15,4 @@ export * from './shown-once';
 export * from './key-table';
 export * from './plan-statement';
 export * from './billing-views';
+export * from './sign-in-audit';

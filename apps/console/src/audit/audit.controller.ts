@@ -3,7 +3,7 @@ import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { tokenOf } from '../auth/operator';
 import { AuditView, Page } from '../console.views';
-import { describeChanges } from './describe-changes';
+import { auditRowOf } from './audit-row';
 import type { AdminAuditPage } from '@app/web';
 
 interface AuditFilter {
@@ -74,11 +74,7 @@ export class AuditController {
     return {
       title: 'Audit log',
       typed,
-      items: page.items.map((e) => ({
-        ...e,
-        summary: describeChanges(e.changes),
-        target: e.targetConsumer ?? e.targetToken ?? '',
-      })),
+      items: page.items.map(auditRowOf),
       next: page.next === null ? null : `/audit?${new URLSearchParams(nextQuery).toString()}`,
     };
   }

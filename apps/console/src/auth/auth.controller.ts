@@ -1,5 +1,13 @@
 import { addressBlock } from '@app/platform';
-import { AdminApiError, AdminClient, endSession, href, redirectAfterSave, regenerateSession } from '@app/web';
+import {
+  AdminApiError,
+  AdminClient,
+  endSession,
+  href,
+  redirectAfterSave,
+  regenerateSession,
+  SignInAudit,
+} from '@app/web';
 import { Body, Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
@@ -17,9 +25,17 @@ function throttledMessage(verdict: Exclude<ConsoleSignInVerdict, { allowed: true
     : `Too many sign-in attempts from your address. Wait ${wait} and try again.`;
 }
 
+/** The address an audit event names: the client's as Express saw it (CONSOLE_TRUST_PROXY), when it has one. */
+function addressOf(request: Request): { address?: string } {
+  return request.ip ? { address: request.ip } : {};
+}
+
 /**
  * Sign-in with the operator's own admin token: the console asks GET /token with it; only an accepted token starts
  * a session (a new session id), held server-side and sealed, never in a cookie or a page. Sign-out ends it.
+ * Every sign-in, refused token and throttled attempt is reported to the admin audit after the answer (SignInAudit:
+ * a sign-in with the operator's own token when it may act for users, else with CONSOLE_AUDIT_TOKEN; the others
+ * with CONSOLE_AUDIT_TOKEN only), never slowing nor failing the sign-in (docs/console.md).
  */
 @Controller()
 export class AuthController {
@@ -31,6 +47,7 @@ export class AuthController {
     private readonly admin: AdminClient,
     private readonly vault: TokenVault,
     private readonly throttle: ConsoleSignInThrottle,
+    private readonly audit: SignInAudit,
   ) {}
 
   @PublicPage()
@@ -57,6 +74,7 @@ export class AuthController {
     const block = addressBlock(request.ip);
     const verdict = this.throttle.admit(block);
     if (!verdict.allowed) {
+      this.audit.report({ kind: 'lockout', reason: verdict.code, ...addressOf(request) });
       response.setHeader('Retry-After', String(verdict.retryAfterSeconds));
       return response.status(429).render('sign-in', { title: 'Sign in', error: throttledMessage(verdict) });
     }
@@ -66,11 +84,16 @@ export class AuthController {
     } catch (error) {
       if (error instanceof AdminApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
         this.throttle.failed(block, error.code);
+        this.audit.report({ kind: 'sign-in-failed', reason: error.code, ...addressOf(request) });
         return response.status(401).render('sign-in', { title: 'Sign in', error: REFUSED });
       }
       throw error;
     }
     this.throttle.succeeded(block);
+    const signedIn = { kind: 'sign-in' as const, subject: `operator:${record.name}`, ...addressOf(request) };
+    if (record.actsForUsers) this.audit.report(signedIn, token);
+    else if (this.audit.enabled) this.audit.report(signedIn);
+    else this.logger.log({ event: 'console.sign-in', operator: record.name, address: block });
     if (!record.actsForUsers && !this.saidNoAddress) {
       this.saidNoAddress = true;
       this.logger.warn(

@@ -50,6 +50,15 @@ export class ConsoleEnvironment {
   @Matches(/^https?:\/\/[^/]+/, { message: 'CONSOLE_PUBLIC_URL must be an http:// or https:// URL' })
   CONSOLE_PUBLIC_URL?: string = undefined;
 
+  /**
+   * Optional: an admin token with actsForUsers that reports failed sign-ins and lockouts to the admin audit (and
+   * the sign-ins of operators whose own token may not). Unset: those are in the console's log only.
+   */
+  @IsOptional()
+  @EnvSecret()
+  @MinLength(16, { message: 'CONSOLE_AUDIT_TOKEN must be an admin token (at least 16 characters)' })
+  CONSOLE_AUDIT_TOKEN?: string = undefined;
+
   @EnvIntRange('CONSOLE_IDLE_MINUTES', 1, 1440)
   CONSOLE_IDLE_MINUTES = 30;
 
@@ -81,6 +90,8 @@ export interface ConsoleConfig {
   sessionSecret: string;
   publicUrl?: string;
   idleTimeoutMs: number;
+  /** CONSOLE_AUDIT_TOKEN: reports sign-in failures and lockouts to the admin audit; undefined: the log only. */
+  auditToken?: string;
   /** Express's form of CONSOLE_TRUST_PROXY (a hop count is a number); absent when unset. */
   trustProxy?: false | number | string;
   logLevel: LogLevelName;
@@ -131,6 +142,7 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
     sessionSecret: e.CONSOLE_SESSION_SECRET ?? developmentSecret(e.CONSOLE_SESSION_SECRET_FILE),
     publicUrl: e.CONSOLE_PUBLIC_URL,
     idleTimeoutMs: e.CONSOLE_IDLE_MINUTES * 60_000,
+    auditToken: e.CONSOLE_AUDIT_TOKEN,
     trustProxy: e.CONSOLE_TRUST_PROXY === undefined ? undefined : expressTrustProxy(e.CONSOLE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     production,

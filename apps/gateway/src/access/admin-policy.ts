@@ -15,6 +15,8 @@ import type { AdminScope } from './admin-scopes';
  * - `tokens`: a restricted token lists only the tokens it created (and theirs);
  * - `token`: a token revokes only a token it could have created (403); a restricted token only its own children
  *   (404 for any other: existence does not leak); a revocation takes the token's descendants with it.
+ * - `end-user`: names a person (an audit event: a sign-in): only root and a token created with `actsForUsers` (the
+ *   web apps'), restricted or not; 403 for any other token, whatever its scopes.
  */
 export const OBJECT_RULES = [
   'self',
@@ -27,6 +29,7 @@ export const OBJECT_RULES = [
   'token-create',
   'tokens',
   'token',
+  'end-user',
 ] as const;
 export type ObjectRule = (typeof OBJECT_RULES)[number];
 
@@ -42,6 +45,7 @@ export const OBJECT_RULE_TEXT: Record<ObjectRule, string> = {
   'token-create': "a restricted token creates none (403); a child's scopes ⊆ and expiry ≤ its creator's (403)",
   tokens: 'a restricted token lists only the tokens it created',
   token: 'only a token it could have created (403); a restricted token: only its own children (404 for others)',
+  'end-user': "any token created with actsForUsers (a web app's) may; any other token is refused (403)",
 };
 
 export interface RoutePolicy {
@@ -89,6 +93,8 @@ export const ADMIN_POLICY = {
   createPlanRequest: { scopes: ['plan-requests:write'], objects: 'consumer' },
   approvePlanRequest: { scopes: ['plan-requests:review'], objects: 'plan-request' },
   declinePlanRequest: { scopes: ['plan-requests:review'], objects: 'plan-request' },
+  // A sign-in, a failed one or a lockout in the portal or the console: it names a person, like X-On-Behalf-Of.
+  recordAuditEvent: { scopes: 'any', objects: 'end-user' },
 } as const satisfies Record<string, RoutePolicy>;
 
 export type AdminOperationId = keyof typeof ADMIN_POLICY;
@@ -112,6 +118,8 @@ export function routeRefusal(actor: AdminActor, operationId: string | undefined,
     const missing = policy.scopes.filter((scope) => !held.includes(scope));
     if (missing.length > 0) return `Token "${actor.name}" lacks the scope ${missing.join(', ')} that ${route} needs.`;
   }
+  if (policy.objects === 'end-user' && actor.actsForUsers !== true)
+    return `Token "${actor.name}" may not record events about people: only tokens created with actsForUsers may (${route}).`;
   if (policy.objects === 'fleet' && isRestricted(actor))
     return `Token "${actor.name}" is limited to its own consumers or to some plans: ${route} is an operator's (every consumer, or a ban).`;
   return null;

@@ -34,6 +34,24 @@ export interface AuditQuery {
   about?: { createdByToken?: string; plans?: string[] } | null;
 }
 
+/** What the portal and the console report about their sign-ins (POST /audit/events): kind → audit action. */
+export const SIGN_IN_EVENTS = {
+  'sign-in': 'user.sign-in',
+  'sign-in-failed': 'user.sign-in-failed',
+  lockout: 'user.lockout',
+} as const;
+export type SignInEventKind = keyof typeof SIGN_IN_EVENTS;
+
+export interface SignInEvent {
+  kind: SignInEventKind;
+  /** The person: `account:<email>` (the portal, as typed), `operator:<token name>` (the console); null: unknown. */
+  subject: string | null;
+  /** Their address (or the IPv6 /64 a web app counts them by), as the web app saw it. */
+  address: string | null;
+  /** Why (a failure's or a lockout's code, e.g. PAIR_LIMIT), when the web app says. */
+  reason: string | null;
+}
+
 export const AUDIT_ORDERS = ['asc', 'desc'] as const;
 export type AuditOrder = (typeof AUDIT_ORDERS)[number];
 
@@ -123,6 +141,32 @@ export class AuditLog implements OnApplicationBootstrap, OnApplicationShutdown {
       this.logger.warn(`Could not record a refused admin call: ${(error as Error).message}`);
       return false;
     }
+  }
+
+  /**
+   * A sign-in event a web app reports (POST /audit/events): the row names the person (on_behalf_of) and their
+   * address, its actor is the calling token. Like refusals, a flood writes a bounded number of rows: up to
+   * DENIED_PER_MINUTE rows of their own per kind, actor, address and minute, the rest counted on that minute's
+   * aggregate row (which names the first subject past the budget), never dropped. Throws when the write fails.
+   */
+  async recordSignInEvent(context: AdminRequestContext, event: SignInEvent, now = this.clock.now()): Promise<void> {
+    const minute = Math.floor(now / 60_000);
+    const action = SIGN_IN_EVENTS[event.kind];
+    const budget = `${action}|${minute}|${context.actor.id ?? context.actor.name}|${event.address ?? '-'}`.slice(
+      0,
+      200,
+    );
+    const count = (this.denied.get(budget)?.count ?? 0) + 1;
+    if (this.denied.size > 10_000) this.forgetOld(minute);
+    this.denied.set(budget, { minute, count });
+    const call: AdminRequestContext = {
+      ...context,
+      endUser: { onBehalfOf: event.subject, address: event.address },
+    };
+    const detail: AuditChanges = event.reason === null ? {} : { reason: { before: null, after: event.reason } };
+    if (count <= DENIED_PER_MINUTE)
+      await this.record(call, this.dataSource.manager, { action, changes: event.reason === null ? null : detail });
+    else await this.countOnAggregate(budget, call, action, { minute: new Date(minute * 60_000), detail });
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SignInAudit } from '@app/web';
 import type { Pool } from 'pg';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
 import { emailHash } from './client-address';
@@ -14,6 +15,21 @@ export type SignInVerdict =
   /** PAIR_LIMIT: this address block failed too often on this account; ACCOUNT_DELAY: the account's next slot is later. */
   | { allowed: false; code: 'PAIR_LIMIT' | 'ACCOUNT_DELAY'; retryAfterSeconds: number };
 
+/** The bound of the audit's subject (printable ASCII, like X-On-Behalf-Of). */
+const SUBJECT_MAX = 320;
+
+/**
+ * Who an audit event names: `account:<email as typed>` (percent-encoded past printable ASCII, left out past the
+ * bound) and the address block (`unknown` left out).
+ */
+export function auditedPerson(email: string, block: string): { subject?: string; address?: string } {
+  const subject = `account:${email}`.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
+  return {
+    ...(email !== '' && subject.length <= SUBJECT_MAX ? { subject } : {}),
+    ...(block !== 'unknown' ? { address: block } : {}),
+  };
+}
+
 /**
  * Failed sign-ins slow the attacker, not the owner (OWASP ASVS 2.2.1, NIST SP 800-63B 5.2.2), counted in the
  * portal's `throttle` table (every instance sees one count):
@@ -24,6 +40,8 @@ export type SignInVerdict =
  *   30 days) is not delayed: an attacker spreading guesses over many addresses cannot keep the owner out.
  * - a successful password reset lifts both; a successful sign-in forgets its pair's failures.
  * The account is its typed email's hash: known and unknown emails are counted alike (nothing tells them apart).
+ * Each failure and each refusal (a lockout) is also reported to the admin audit after the answer (SignInAudit),
+ * naming the email as typed and the address block: the log has the hash only, the audit (operators) the email.
  */
 @Injectable()
 export class SignInAttempts {
@@ -33,6 +51,7 @@ export class SignInAttempts {
   constructor(
     @Inject(PORTAL_POOL) private readonly pool: Pool,
     @Inject(PORTAL_CONFIG) private readonly config: PortalConfig,
+    private readonly audit: SignInAudit,
   ) {
     this.table = `"${config.schema}"."throttle"`;
   }
@@ -49,7 +68,7 @@ export class SignInAttempts {
 
   /** Whether an attempt on `email` from `block` may check a password now; when it may not, why and for how long. */
   async admit(email: string, block: string): Promise<SignInVerdict> {
-    const { account, accountKey, pairKey, knownKey } = this.keys(email, block);
+    const { accountKey, pairKey, knownKey } = this.keys(email, block);
     const { pairLimit, delayAfter, maxDelayMs } = this.config.throttle.signIn;
     const { rows } = await this.pool.query<{ key: string; hits: number; expires_in: number; blocked_in: number }>(
       `SELECT "key", "hits",
@@ -60,7 +79,7 @@ export class SignInAttempts {
     );
     const row = (key: string) => rows.find((r) => r.key === key);
     const pair = row(pairKey);
-    if (pair && pair.hits >= pairLimit) return this.refuse('PAIR_LIMIT', pair.expires_in, account, block);
+    if (pair && pair.hits >= pairLimit) return this.refuse('PAIR_LIMIT', pair.expires_in, email, block);
     const counted = row(accountKey);
     if (row(knownKey) || !counted || counted.hits < delayAfter) return { allowed: true };
     // Claim the account's next slot: one UPDATE, so attempts racing for one slot get one admission.
@@ -71,7 +90,7 @@ export class SignInAttempts {
       [accountKey, delayMs],
     );
     if (claimed.rowCount === 1) return { allowed: true };
-    return this.refuse('ACCOUNT_DELAY', counted.blocked_in, account, block);
+    return this.refuse('ACCOUNT_DELAY', counted.blocked_in, email, block);
   }
 
   /** A wrong password (or an unknown or unverified account) from `block`: counted for the pair and the account. */
@@ -87,6 +106,7 @@ export class SignInAttempts {
       [[pairKey, accountKey], windowMs],
     );
     this.logger.warn({ event: 'portal.sign-in.failed', account, address: block });
+    this.audit.report({ kind: 'sign-in-failed', ...auditedPerson(email, block) });
   }
 
   /** The right password from `block`: the pair's failures are forgotten and the pair is known as the owner's. */
@@ -109,8 +129,10 @@ export class SignInAttempts {
     ]);
   }
 
-  private refuse(code: 'PAIR_LIMIT' | 'ACCOUNT_DELAY', seconds: number, account: string, block: string): SignInVerdict {
+  private refuse(code: 'PAIR_LIMIT' | 'ACCOUNT_DELAY', seconds: number, email: string, block: string): SignInVerdict {
+    const account = emailHash(email);
     this.logger.warn({ event: 'portal.sign-in.throttled', code, account, address: block, retryAfterSeconds: seconds });
+    this.audit.report({ kind: 'lockout', reason: code, ...auditedPerson(email, block) });
     return { allowed: false, code, retryAfterSeconds: seconds };
   }
 }

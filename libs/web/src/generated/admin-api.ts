@@ -366,6 +366,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a sign-in, a failed sign-in or a lockout of the portal or the console
+         * @description What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.
+         *
+         *     Any valid token (no scope needed), ADMIN_TOKEN included. A restricted token (ownConsumersOnly, plans): any token created with actsForUsers (a web app's) may; any other token is refused (403).
+         */
+        post: operations["recordAuditEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/consumers/{name}/usage/history": {
         parameters: {
             query?: never;
@@ -1031,6 +1053,28 @@ export interface components {
             items: components["schemas"]["AuditEntryResponse"][];
             /** @description Pass as `after` for the next page; null on the last page. */
             next: string | null;
+        };
+        RecordAuditEventDto: {
+            /**
+             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token; `lockout`: an attempt refused by a sign-in throttle.
+             * @enum {string}
+             */
+            kind: "sign-in" | "sign-in-failed" | "lockout";
+            /**
+             * @description The person: `account:<email>` (the portal: the email typed), `operator:<token name>` (the console). Absent: unknown (a refused console token).
+             * @example account:dev@example.com
+             */
+            subject?: string;
+            /**
+             * @description Their address as the web app saw it: an IPv4 or IPv6 address, or the IPv6 /64 it counts them by.
+             * @example 203.0.113.7
+             */
+            address?: string;
+            /**
+             * @description Why: a failure's or a lockout's code (the web app's throttle code, the admin API's error code).
+             * @example PAIR_LIMIT
+             */
+            reason?: string;
         };
         UsageBucketResponse: {
             /** @description Every answer. */
@@ -2359,6 +2403,42 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recordAuditEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordAuditEventDto"];
+            };
+        };
+        responses: {
+            /** @description Recorded (on a row of its own, or counted on an aggregate row). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

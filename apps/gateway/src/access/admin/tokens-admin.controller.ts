@@ -1,6 +1,6 @@
 import { ApiError } from '@app/errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Clock } from '../../clock';
 import { AdminTokensService } from '../admin-tokens.service';
 import { AuditLog } from '../audit-log';
@@ -21,6 +21,7 @@ import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from '../..
 import { ADMIN_SCOPES } from '../admin-scopes';
 import { AdminOperation } from '../admin-operation.decorator';
 import { consumerFilter } from '../admin-policy';
+import { RecordAuditEventDto } from './dto/audit-event.dto';
 
 const BAD_SCOPE: AdminExample = ['VALIDATION_FAILED', `each scope must be one of ${ADMIN_SCOPES.join(', ')}`];
 const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
@@ -125,5 +126,30 @@ export class TokensAdminController {
       about: consumerFilter(actor),
     });
     return { items: page.items.map(toAuditEntryResponse), next: page.next };
+  }
+
+  @Post('audit/events')
+  @AdminOperation({
+    operationId: 'recordAuditEvent',
+    summary: 'Record a sign-in, a failed sign-in or a lockout of the portal or the console',
+    description:
+      'What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.',
+  })
+  @HttpCode(204)
+  @AdminErrors({
+    400: [
+      ['VALIDATION_FAILED', 'kind must be one of sign-in, sign-in-failed, lockout'],
+      ['VALIDATION_FAILED', 'address must be an IPv4 or IPv6 address, or an IPv6 /64 block'],
+      ...MALFORMED_BODY,
+    ],
+  })
+  @ApiNoContentResponse({ description: 'Recorded (on a row of its own, or counted on an aggregate row).' })
+  async recordEvent(@AdminCall() call: AdminRequestContext, @Body() body: RecordAuditEventDto): Promise<void> {
+    await this.audit.recordSignInEvent(call, {
+      kind: body.kind,
+      subject: body.subject ?? null,
+      address: body.address ?? null,
+      reason: body.reason ?? null,
+    });
   }
 }
