@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 import { describeLimits, readPlanCatalogue } from '@app/contract';
 import { formatUtc } from '@app/web';
-import type { AdminBilling, AdminCurrentUsage } from '@app/web';
+import type { AdminBilling, AdminCreditLedger, AdminCurrentUsage } from '@app/web';
 import { ConsoleUnderTest, startConsole } from '../support/console';
 import {
   adminCall,
@@ -16,6 +16,7 @@ import { call } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { runIf } from '../support/skip';
 import { checkPage } from './page-checks';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -24,6 +25,14 @@ const PASSWORD = 'correct horse battery staple';
 const PLANS = readPlanCatalogue();
 const WRITE_SCOPES = ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'audit:read'];
 const READ_SCOPES = ['consumers:read', 'usage:read', 'audit:read'];
+/** The credit views need the admin API's credit routes (docs/billing.md): its committed document says whether it has them. */
+const ADMIN_PATHS = (
+  JSON.parse(readFileSync(join(__dirname, '../../gateway/admin-openapi.json'), 'utf8')) as { paths: object }
+).paths;
+const withCredits = runIf(
+  '/consumers/{name}/credits/ledger' in ADMIN_PATHS,
+  "the admin API's credit routes (GET /consumers/{name}/credits/ledger, POST .../credits/top-ups: branch credits)",
+);
 
 /**
  * What a developer and an operator see of billing (issue #38 point 5): the portal's figures per policy equal the
@@ -233,4 +242,96 @@ describe('billing in the portal and the console (browser)', () => {
       }
     }
   });
+  withCredits.it(
+    'credits: the console tops up, sets costs, balance and refill (read back through the admin API); the portal shows the same balance, history and dates',
+    async () => {
+      const operator = await newPage();
+      await signInConsole(operator, await createToken('credits-writer', WRITE_SCOPES));
+      await operator.goto(`${consoleApp.url}/consumers/${consumer}`);
+      await operator.getByTestId('credits-none').waitFor();
+
+      // Bad input: the console's sentence next to the form, typed kept, nothing sent.
+      await operator.getByLabel('Credits to add').fill('lots');
+      await operator.getByLabel('Reason for the top-up').fill('Invoice 42');
+      await operator.getByRole('button', { name: 'Top up' }).click();
+      await operator.getByRole('alert').filter({ hasText: 'Type a whole number of credits of at least 1.' }).waitFor();
+      expect(await operator.getByLabel('Reason for the top-up').inputValue()).toBe('Invoice 42');
+      expect((await billingOf()).credits).toBeNull();
+
+      await operator.getByLabel('Credits to add').fill('500');
+      await operator.getByRole('button', { name: 'Top up' }).click();
+      await operator.getByText(`Saved: ${consumer}'s balance is 500 credits.`).waitFor();
+      expect((await billingOf()).credits?.balance).toBe(500);
+      const ledger = () =>
+        adminCall(gateway, 'GET', `/consumers/${consumer}/credits/ledger?days=30`).then(
+          (r) => r.body as AdminCreditLedger,
+        );
+      expect((await ledger()).entries.map((e) => [e.kind, e.amount, e.balanceAfter, e.reason])).toEqual([
+        ['top-up', 500, 500, 'Invoice 42'],
+      ]);
+
+      await operator.getByLabel('Cost of createPet').fill('5');
+      await operator.getByRole('button', { name: 'Save costs' }).click();
+      await operator.getByText(`Saved: ${consumer}'s costs.`).waitFor();
+      expect((await billingOf()).credits?.costs).toEqual({ createPet: 5, getPet: 1, listPets: 1 });
+
+      await operator.getByLabel('New balance').fill('200');
+      await operator.getByLabel('Reason for the new balance').fill('Correction');
+      await operator.getByRole('button', { name: 'Set balance' }).click();
+      await operator.getByText(`Saved: ${consumer}'s balance is 200 credits.`).waitFor();
+      expect((await billingOf()).credits?.balance).toBe(200);
+      await shot(operator, 'console-credits');
+      await checkPage(operator, 'billing-console-credits');
+
+      // Three listPets at cost 1: the balance the admin API states is what both pages show.
+      for (let i = 0; i < 3; i += 1)
+        expect(
+          (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status,
+        ).toBe(200);
+
+      await operator.getByLabel('Refill up to').fill('1,000');
+      await operator.getByLabel('Refill every').selectOption('day');
+      await operator.getByRole('button', { name: 'Save refill' }).click();
+      await operator
+        .getByText(/^Saved: .* refill/)
+        .first()
+        .waitFor();
+      expect((await billingOf()).credits).toMatchObject({ refill: { amount: 1000, every: 'day' }, refillSet: true });
+
+      const developer = await newPage();
+      await developer.goto(`${portal.url}/login`);
+      await developer.getByLabel('Email').fill(email);
+      await developer.getByLabel('Password').fill(PASSWORD);
+      await developer.getByRole('button', { name: 'Sign in' }).click();
+      await developer.getByRole('heading', { name: 'Credits', level: 2 }).waitFor();
+      const credits = (await billingOf()).credits!;
+      const history = await ledger();
+      const number = async (id: string) => Number((await developer.getByTestId(id).innerText()).replace(/,/g, ''));
+      expect([await number('credits-remaining'), await number('credits-balance')]).toEqual([
+        credits.balance,
+        credits.balance,
+      ]);
+      expect(await number('credits-used')).toBe(history.spendPerDay.at(-1)!.spent);
+      expect(await developer.getByTestId('credits-resets-at').innerText()).toBe(formatUtc(credits.nextRefillAt));
+      expect(await developer.getByTestId('credits-next-refill').innerText()).toBe(formatUtc(credits.nextRefillAt));
+      expect(await developer.getByTestId('credits-exhaustion').innerText()).toContain(
+        history.projectedExhaustionAt === null ? 'not expected' : formatUtc(history.projectedExhaustionAt),
+      );
+      const rows = await developer.getByTestId('credits-ledger').locator('tbody tr').allInnerTexts();
+      expect(rows.map((row) => row.split('\t').slice(1, 5))).toEqual(
+        history.entries.map((e) => [
+          e.kind,
+          e.amount.toLocaleString('en-US'),
+          e.balanceAfter.toLocaleString('en-US'),
+          e.reason ?? '',
+        ]),
+      );
+      const spend = developer.getByRole('table', { name: 'Credits spent per day (UTC)' });
+      expect(await spend.locator('tbody tr').last().locator('td').innerText()).toBe(
+        String(history.spendPerDay.at(-1)!.spent),
+      );
+      await shot(developer, 'portal-credits');
+      await checkPage(developer, 'billing-portal-credits');
+    },
+  );
 });
