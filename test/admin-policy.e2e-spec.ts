@@ -158,6 +158,20 @@ describe('the admin policy, every route × token kind × object', () => {
       method: 'GET',
       path: `/consumers/${(await consumerFor(k, w)).name}/billing`,
     }),
+    topUpConsumerCredits: async (k, w) => ({
+      method: 'POST',
+      path: `/consumers/${(await consumerFor(k, w)).name}/credits/top-ups`,
+      body: { amount: 1, reason: 'policy test' },
+    }),
+    setConsumerCredits: async (k, w) => ({
+      method: 'PUT',
+      path: `/consumers/${(await consumerFor(k, w)).name}/credits`,
+      body: { balance: 5, reason: 'policy test' },
+    }),
+    getConsumerCreditLedger: async (k, w) => ({
+      method: 'GET',
+      path: `/consumers/${(await consumerFor(k, w)).name}/credits/ledger`,
+    }),
     updateConsumerBilling: async (k, w) => ({
       method: 'PATCH',
       path: `/consumers/${(await consumerFor(k, w)).name}/billing`,

@@ -4,6 +4,7 @@ import { ACCESS_ENTITIES } from '../apps/gateway/src/access/access-entities';
 import { CONSUMER_ENTITIES } from '../apps/gateway/src/consumers/consumer-entities';
 import { PLAN_REQUEST_ENTITIES } from '../apps/gateway/src/plan-requests/plan-request-entities';
 import { USAGE_ENTITIES } from '../apps/gateway/src/usage/usage-entities';
+import { CREDIT_ENTITIES } from '../apps/gateway/src/billing/credits/credit-entities';
 import { dataSourceOptions } from '../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../apps/gateway/src/database/run-migrations';
@@ -11,7 +12,13 @@ import { openDatabaseEndpoint } from '../apps/gateway/src/database/gateway-datab
 import { createGatewayTestDatabase, GatewayTestDatabase } from './support/gateway';
 import { runIf } from './support/skip';
 
-const ENTITIES = [...CONSUMER_ENTITIES, ...ACCESS_ENTITIES, ...PLAN_REQUEST_ENTITIES, ...USAGE_ENTITIES];
+const ENTITIES = [
+  ...CONSUMER_ENTITIES,
+  ...ACCESS_ENTITIES,
+  ...PLAN_REQUEST_ENTITIES,
+  ...USAGE_ENTITIES,
+  ...CREDIT_ENTITIES,
+];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
 describe('gateway migrations', () => {
@@ -44,6 +51,7 @@ describe('gateway migrations', () => {
       'AddAuditAggregatesAndEndUsers1795710000000',
       'AddBillingAnchor1795794638464',
       'AddAdminTokenCreator1795800000000',
+      'AddPrepaidCredits1795900000000',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
@@ -55,6 +63,8 @@ describe('gateway migrations', () => {
       'api_keys',
       'audit_log',
       'consumers',
+      'credit_ledger',
+      'credit_spend_daily',
       'migrations',
       'plan_requests',
       'usage_daily',
@@ -94,6 +104,7 @@ describe('gateway migrations', () => {
         'AddAuditAggregatesAndEndUsers1795710000000',
         'AddBillingAnchor1795794638464',
         'AddAdminTokenCreator1795800000000',
+        'AddPrepaidCredits1795900000000',
       ]);
     } finally {
       await a.destroy();

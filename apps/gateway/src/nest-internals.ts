@@ -27,6 +27,15 @@ export const THROTTLER_SKIP_DEFAULT = 'THROTTLER:SKIPdefault';
 /** The prefix of every metadata key @Throttle and @SkipThrottle write. */
 export const THROTTLER_METADATA_PREFIX = 'THROTTLER:';
 
+/** Where @nestjs/swagger's @ApiOperation puts its options (the package's DECORATORS.API_OPERATION). */
+const SWAGGER_API_OPERATION = 'swagger/apiOperation';
+
+/** The operationId a route handler declares with @ApiOperation, if any. */
+export function operationIdOf(handler: object): string | undefined {
+  const options = Reflect.getMetadata(SWAGGER_API_OPERATION, handler) as { operationId?: string } | undefined;
+  return options?.operationId;
+}
+
 /** An ExecutionContext over `args` (request, response, ...) for `handler` of `controller`, as Nest's router builds one. */
 export function executionContext(
   args: unknown[],

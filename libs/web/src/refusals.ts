@@ -16,6 +16,7 @@ export const REFUSALS: Record<AdminErrorCode, string> = {
   MALFORMED_JSON: 'The request could not be read: try again.',
   MALFORMED_REQUEST: 'The request could not be read: try again.',
   UNAUTHORIZED: 'Your sign-in is no longer accepted: sign in again.',
+  CREDITS_EXHAUSTED: 'The credit balance is spent: a top-up is needed before more requests are answered.',
   CONSUMER_DISABLED: 'This consumer is disabled: an operator must enable it first.',
   FORBIDDEN: 'You are not allowed to do this.',
   NOT_FOUND: 'Not found: it does not exist, or no longer does.',

@@ -79,6 +79,10 @@ export const ADMIN_POLICY = {
   getConsumerBilling: { scopes: ['consumers:read'], objects: 'consumer' },
   // A restricted token must not lift a monthly quota (the same hole as limits above the plan): operators only.
   updateConsumerBilling: { scopes: ['consumers:write'], objects: 'fleet' },
+  // A balance is money: only operators add or set it; an own-consumers token reads its consumers' ledger.
+  topUpConsumerCredits: { scopes: ['consumers:write'], objects: 'fleet' },
+  setConsumerCredits: { scopes: ['consumers:write'], objects: 'fleet' },
+  getConsumerCreditLedger: { scopes: ['consumers:read'], objects: 'consumer' },
   getFleetUsageHistory: { scopes: ['usage:read'], objects: 'fleet' },
   getTopConsumers: { scopes: ['usage:read'], objects: 'fleet' },
   exportUsage: { scopes: ['usage:read'], objects: 'fleet' },

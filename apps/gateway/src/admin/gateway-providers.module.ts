@@ -1,4 +1,5 @@
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
+import { CreditsService } from '../billing/credits/credits.service';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG } from '../config/gateway.config';
 import { AdminTokensService } from '../access/admin-tokens.service';
@@ -19,6 +20,7 @@ export const GATEWAY_PROVIDERS = [
   Clock,
   PlanLimits,
   RateLimitStore,
+  CreditsService,
   ConsumersService,
   ConsumerKeysService,
   ConsumersFileService,

@@ -4,7 +4,8 @@ import { AdminActor, AdminRequestContext } from '../access/admin-context';
 import { limitsOf } from '../consumers/consumer';
 import { ConsumerEntity } from '../consumers/consumer.entity';
 import { ConsumersService } from '../consumers/consumers.service';
-import { PlanLimits } from '../plans/plan-limits';
+import type { CreditRefill, OperationCosts } from '@app/contract';
+import { CreditTerms, PlanLimits } from '../plans/plan-limits';
 import { BillingPeriod, billingPeriodAt } from './billing-period';
 
 /** A consumer's billing as the admin API shows it. */
@@ -20,7 +21,19 @@ export interface BillingState {
   perMonth: number | null;
   /** The billing period in progress. */
   currentPeriod: BillingPeriod;
+  /** Its credit terms when credits are in force for it, else undefined (the balance is the counter store's). */
+  credits?: CreditTerms;
+  /** Every public operation's cost (its own over its plan's, else 1). */
+  costs: CreditTerms['costs'];
 }
+
+/** What the credit rules read of a stored consumer. */
+export const creditSettingsOf = (consumer: ConsumerEntity) => ({
+  plan: consumer.plan,
+  creditsEnabled: consumer.creditsEnabled,
+  creditRefill: consumer.creditRefill,
+  costs: consumer.creditCosts,
+});
 
 /**
  * A consumer's billing anchor and monthly quota: read, and changed (audited, through ConsumersService, which
@@ -41,7 +54,12 @@ export class BillingService {
   async update(
     context: AdminRequestContext,
     name: string,
-    patch: { billingAnchor?: Date | null; perMonth?: number | null },
+    patch: {
+      billingAnchor?: Date | null;
+      perMonth?: number | null;
+      creditRefill?: CreditRefill | null;
+      costs?: OperationCosts | null;
+    },
   ): Promise<BillingState> {
     return this.stateOf(await this.consumers.setBilling(context, name, patch));
   }
@@ -60,6 +78,8 @@ export class BillingService {
       ownPerMonth: consumer.limitPerMonth,
       perMonth: limits?.perMonth ?? null,
       currentPeriod: billingPeriodAt(billingAnchor.getTime(), this.clock.now()),
+      credits: this.planLimits.credits(creditSettingsOf(consumer)),
+      costs: this.planLimits.costs({ plan: consumer.plan, costs: consumer.creditCosts }),
     };
   }
 }

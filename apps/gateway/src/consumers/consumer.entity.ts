@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
+import type { CreditRefill, OperationCosts } from '@app/contract';
 import { PLAN_NAMES, PlanName } from '../plans/plans';
 
 /** A caller of the public API: a unique name, a plan, optional limits of its own, and any number of keys. */
@@ -38,6 +39,18 @@ export class ConsumerEntity {
   /** Its own monthly quota, agreed individually; null: its plan's, if the plan has one. */
   @Column({ name: 'limit_per_month', type: 'integer', nullable: true })
   limitPerMonth!: number | null;
+
+  /** Prepaid credits (docs/billing.md): true in force (a top-up did it), false switched off, null: as its plan says. */
+  @Column({ name: 'credits_enabled', type: 'boolean', nullable: true })
+  creditsEnabled!: boolean | null;
+
+  /** Its own credit refill, `{amount, every}`; null: its plan's, if any. */
+  @Column({ name: 'credit_refill', type: 'jsonb', nullable: true })
+  creditRefill!: CreditRefill | null;
+
+  /** Its own cost per operation; null: its plan's (default 1 each). */
+  @Column({ name: 'credit_costs', type: 'jsonb', nullable: true })
+  creditCosts!: OperationCosts | null;
 
   /** The admin token that created it (null: root, an import, or before issue #24): `ownConsumersOnly` tokens see only theirs. */
   @Column({ name: 'created_by_token', type: 'uuid', nullable: true })

@@ -106,7 +106,18 @@ export class ConsumerRepository {
     manager: EntityManager,
     id: string,
     fields: Partial<
-      Pick<ConsumerEntity, 'plan' | 'limitPerMinute' | 'limitPerDay' | 'billingAnchor' | 'limitPerMonth' | 'email'>
+      Pick<
+        ConsumerEntity,
+        | 'plan'
+        | 'limitPerMinute'
+        | 'limitPerDay'
+        | 'billingAnchor'
+        | 'limitPerMonth'
+        | 'email'
+        | 'creditsEnabled'
+        | 'creditRefill'
+        | 'creditCosts'
+      >
     >,
   ): Promise<void> {
     await manager.update(ConsumerEntity, { id }, fields);

@@ -1,3 +1,4 @@
+import type { CreditTerms } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import type { ConsumerEntity } from './consumer.entity';
 
@@ -8,6 +9,8 @@ export interface Consumer {
   limits: Limits;
   /** Unix ms where its billing months are cut (its anchor, else its creation time): docs/billing.md. */
   billingAnchorMs: number;
+  /** Its prepaid credits' terms when they are in force (docs/billing.md), else undefined. */
+  credits?: CreditTerms;
 }
 
 /** The consumer's own limits, or `null` when it has the plan's. */

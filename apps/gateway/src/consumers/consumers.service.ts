@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CreditRefill, OperationCosts } from '@app/contract';
 import { isUniqueViolation } from '@app/database';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
@@ -64,6 +65,9 @@ export class ConsumersService {
           limitPerDay: input.limits?.perDay ?? null,
           limitPerMonth: null,
           billingAnchor: null,
+          creditsEnabled: null,
+          creditRefill: null,
+          creditCosts: null,
           disabledAt: null,
           createdByToken: actor.id,
           email: input.email ?? null,
@@ -166,22 +170,62 @@ export class ConsumersService {
   async setBilling(
     context: AdminRequestContext,
     name: string,
-    patch: { billingAnchor?: Date | null; perMonth?: number | null },
+    patch: {
+      billingAnchor?: Date | null;
+      perMonth?: number | null;
+      creditRefill?: CreditRefill | null;
+      costs?: OperationCosts | null;
+    },
   ): Promise<ConsumerEntity> {
     const changed = await this.locks.change(context.actor, name, async (manager, current) => {
       const billingAnchor = patch.billingAnchor === undefined ? current.billingAnchor : patch.billingAnchor;
       const limitPerMonth = patch.perMonth === undefined ? current.limitPerMonth : patch.perMonth;
+      const creditRefill = patch.creditRefill === undefined ? current.creditRefill : patch.creditRefill;
+      const creditCosts = patch.costs === undefined ? current.creditCosts : patch.costs;
       const changes = diff(
-        { billingAnchor: current.billingAnchor, perMonth: current.limitPerMonth },
-        { billingAnchor, perMonth: limitPerMonth },
+        {
+          billingAnchor: current.billingAnchor,
+          perMonth: current.limitPerMonth,
+          creditRefill: current.creditRefill,
+          costs: current.creditCosts,
+        },
+        { billingAnchor, perMonth: limitPerMonth, creditRefill, costs: creditCosts },
       );
       if (Object.keys(changes).length === 0) return undefined;
-      await this.repository.updateConsumer(manager, current.id, { billingAnchor, limitPerMonth });
+      await this.repository.updateConsumer(manager, current.id, {
+        billingAnchor,
+        limitPerMonth,
+        creditRefill,
+        creditCosts,
+      });
       await this.audit.record(context, manager, { action: 'consumer.billing', targetConsumer: name, changes });
       return current;
     });
     if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
     return (await this.get(context.actor, name)).consumer;
+  }
+
+  /**
+   * A change of a consumer's credit balance (docs/billing.md): `work` runs under the consumer's lock, in one
+   * transaction with the ledger and audit rows it writes; `creditsEnabled` (when it answers one that differs) is
+   * stored in the same transaction and published to every instance, like any consumer change.
+   */
+  async changeCredits<T>(
+    context: AdminRequestContext,
+    name: string,
+    work: (manager: EntityManager, consumer: ConsumerEntity) => Promise<{ value: T; creditsEnabled: boolean }>,
+  ): Promise<T> {
+    let published: string | undefined;
+    const value = await this.locks.change(context.actor, name, async (manager, consumer) => {
+      const outcome = await work(manager, consumer);
+      if (outcome.creditsEnabled !== consumer.creditsEnabled) {
+        await this.repository.updateConsumer(manager, consumer.id, { creditsEnabled: outcome.creditsEnabled });
+        published = consumer.id;
+      }
+      return outcome.value;
+    });
+    if (published) await this.changes.publish({ keyHashes: [], consumerIds: [published] });
+    return value;
   }
 
   async setDisabled(context: AdminRequestContext, name: string, disabled: boolean): Promise<ConsumerWithKeys> {

@@ -9,6 +9,7 @@ import { AddConsumerEmail1795650000037 } from './migrations/1795650000037-AddCon
 import { AddAuditAggregatesAndEndUsers1795710000000 } from './migrations/1795710000000-AddAuditAggregatesAndEndUsers';
 import { AddBillingAnchor1795794638464 } from './migrations/1795794638464-AddBillingAnchor';
 import { AddAdminTokenCreator1795800000000 } from './migrations/1795800000000-AddAdminTokenCreator';
+import { AddPrepaidCredits1795900000000 } from './migrations/1795900000000-AddPrepaidCredits';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   AddAuditAggregatesAndEndUsers1795710000000,
   AddBillingAnchor1795794638464,
   AddAdminTokenCreator1795800000000,
+  AddPrepaidCredits1795900000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -31,6 +31,9 @@ const record = (overrides: Partial<KeyRecord> = {}): KeyRecord => ({
   limits: null,
   perMonth: null,
   billingAnchor: new Date(0),
+  creditsEnabled: null,
+  creditRefill: null,
+  costs: null,
   disabledAt: null,
   expiresAt: null,
   revokedAt: null,
@@ -57,6 +60,7 @@ function fakeStore(rows: Map<string, KeyRecord>) {
       yield valid();
     },
     effective: (c: { plan: string; limits: unknown }) => (c.limits as never) ?? { perMinute: 300, perDay: 10_000 },
+    credits: () => undefined,
   } as unknown as KeyLookupRepository & PlanLimits;
   return { store, state };
 }

@@ -336,7 +336,13 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       return { outcome: 'invalid', reason: 'expired' };
     const limits = this.planLimits.effective(record);
     if (!limits) return { outcome: 'invalid', reason: 'unknown' };
-    const consumer = { name: record.name, plan: record.plan, limits, billingAnchorMs: record.billingAnchor.getTime() };
+    const consumer: Consumer = {
+      name: record.name,
+      plan: record.plan,
+      limits,
+      billingAnchorMs: record.billingAnchor.getTime(),
+      credits: this.planLimits.credits(record),
+    };
     return { outcome: 'valid', consumer, keyId: record.keyId };
   }
 

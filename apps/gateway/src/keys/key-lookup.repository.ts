@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
+import type { CreditRefill, OperationCosts } from '@app/contract';
 import { Limits, PlanName } from '../plans/plans';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
@@ -20,6 +21,9 @@ export interface KeyRecord {
   perMonth: number | null;
   /** Where its billing months are cut: its anchor, else its creation time. */
   billingAnchor: Date;
+  creditsEnabled: boolean | null;
+  creditRefill: CreditRefill | null;
+  costs: OperationCosts | null;
   disabledAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -44,11 +48,14 @@ export class KeyLookupRepository {
       limit_per_day: number | null;
       limit_per_month: number | null;
       billing_anchor: Date;
+      credits_enabled: boolean | null;
+      credit_refill: CreditRefill | null;
+      credit_costs: OperationCosts | null;
       disabled_at: Date | null;
       expires_at: Date | null;
       revoked_at: Date | null;
     }> = await this.dataSource.query(
-      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.disabled_at, k.expires_at, k.revoked_at ` +
+      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
         `FROM "${schemaOf(this.dataSource)}"."api_keys" k JOIN "${schemaOf(this.dataSource)}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
       [keyHash],
     );
@@ -65,6 +72,9 @@ export class KeyLookupRepository {
           : null,
       perMonth: row.limit_per_month,
       billingAnchor: row.billing_anchor,
+      creditsEnabled: row.credits_enabled,
+      creditRefill: row.credit_refill,
+      costs: row.credit_costs,
       disabledAt: row.disabled_at,
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at,

@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { PLAN_NAMES, type PlanName } from '@app/contract';
+import {
+  PLAN_NAMES,
+  parseCreditRefill,
+  parseOperationCosts,
+  type CreditRefill,
+  type OperationCosts,
+  type PlanName,
+} from '@app/contract';
 import { ConfigurationError } from '@app/platform';
 
 /** The plan table's injection token (gateway/plans.json, read once at start). */
@@ -15,8 +22,14 @@ export interface Limits {
   perMonth?: number;
 }
 
+/** A plan's entry: its limits, and its credits (refill) and costs where plans.json declares them. */
+export interface PlanEntry extends Limits {
+  credits?: { refill: CreditRefill };
+  costs?: OperationCosts;
+}
+
 /** Limits of each plan; `custom` means every consumer of the plan carries its own (Enterprise). */
-export type PlanTable = Record<PlanName, Limits | 'custom'>;
+export type PlanTable = Record<PlanName, PlanEntry | 'custom'>;
 
 function isLimits(value: unknown): value is Limits {
   const v = value as Limits;
@@ -48,7 +61,18 @@ export function loadPlans(file: string): PlanTable {
         `PLANS_FILE ${file}: plan "${name}" must be "custom" or {"perMinute": n, "perDay": n, "perMonth"?: n} with positive integers`,
       );
     }
-    table[name] = plan;
+    if (plan === 'custom') {
+      table[name] = plan;
+      continue;
+    }
+    const entry = plan as PlanEntry;
+    const refill = entry.credits === undefined ? undefined : parseCreditRefill(entry.credits?.refill);
+    const costs = entry.costs === undefined ? undefined : parseOperationCosts(entry.costs);
+    if (typeof refill === 'string' || typeof costs === 'string')
+      throw new ConfigurationError(
+        `PLANS_FILE ${file}: plan "${name}": ${typeof refill === 'string' ? `credits: ${refill}` : costs}`,
+      );
+    table[name] = { ...entry, credits: refill && { refill }, costs };
   }
   return table;
 }

@@ -27,13 +27,13 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   },
   'RateLimit-Policy': {
     description:
-      'Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period).',
+      'Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;qu="credits";w=86400` (q: the refill amount, w: the refill period) or, without a refill, `"credits";q=<balance>;qu="credits"`.',
     required: true,
     schema: { type: 'string' },
   },
   RateLimit: {
     description:
-      'Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`.',
+      'Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402).',
     required: true,
     schema: { type: 'string' },
   },
@@ -162,13 +162,29 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
     examples: [['UNSUPPORTED_MEDIA_TYPE', 'Content-Type "text/plain" is not supported: send application/json.']],
     headers: ERROR_HEADERS,
   },
+  402: {
+    name: 'CreditsExhausted',
+    description:
+      'Prepaid credits (only for consumers that have them): the credit balance does not cover this operation\'s cost and no refill is scheduled (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`).',
+    examples: [
+      [
+        'CREDITS_EXHAUSTED',
+        "The credit balance (3) does not cover this request's cost (5) and no refill is scheduled: a top-up is needed.",
+      ],
+    ],
+    headers: { ...ERROR_HEADERS, ...refs('RateLimit') },
+  },
   429: {
     name: 'TooManyRequests',
     description:
-      "Over a rate limit (`RATE_LIMITED`): the `RateLimit` field names the violated policy (`minute`, `day`, `month` or a route's own) with `r=0`; or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` (that policy's reset) and back off exponentially.",
+      "Over a rate limit (`RATE_LIMITED`): the `RateLimit` field names the violated policy (`minute`, `day`, `month`, `credits` or a route's own) with `r=0`; for `credits` (a balance short of the operation's cost, with a refill scheduled) `Retry-After` is the next refill. Or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` (that policy's reset) and back off exponentially. Nothing is consumed by a refused request.",
     examples: [
       ['RATE_LIMITED', 'Rate limit of the minute window exceeded: retry after 42 seconds.'],
       ['RATE_LIMITED', 'Rate limit of the month window exceeded: retry after 259200 seconds.'],
+      [
+        'RATE_LIMITED',
+        "The credit balance does not cover this request's cost: retry after the refill in 3600 seconds.",
+      ],
       ['KEY_BANNED', 'Temporarily banned for sending on after rate-limit refusals: retry after 598 seconds.'],
     ],
     headers: { ...ERROR_HEADERS, ...refs('RateLimit', 'Retry-After') },
@@ -255,7 +271,7 @@ const OPERATION_ERROR_RESPONSES: Record<string, Record<number, ErrorResponseSpec
 };
 
 /** Statuses any operation can be answered with, whatever it does. */
-export const EVERY_OPERATION_STATUSES = [400, 401, 408, 429, 431, 500, 502, 503, 504] as const;
+export const EVERY_OPERATION_STATUSES = [400, 401, 402, 408, 429, 431, 500, 502, 503, 504] as const;
 
 /** components.responses: one per error status, with an example per code. */
 export function errorResponseComponents(): Record<string, ResponseObject> {

@@ -1,5 +1,14 @@
+import { refillAdds } from '../billing/credits/refill-period';
 import { Clock } from '../clock';
 import { BanPolicy, Decision, RateLimitStore, Usage, WindowSpec, WindowState } from './rate-limit-store';
+import {
+  CREDITS_POLICY,
+  CreditBalances,
+  CreditChange,
+  creditState,
+  CreditSeed,
+  CreditSpec,
+} from '../billing/credits/credit-decision';
 
 /** Where an anchored window's counter ends at `now`: the end of the period now falls in. */
 const periodEnd = (spec: WindowSpec, now: number): number =>
@@ -16,6 +25,11 @@ interface TrackerState {
   /** Open from the window's first 429 until the limiting window resets. */
   refusals?: { graceEndsAt: number; strikes: number; expiresAt: number };
   bannedUntil?: number;
+  /**
+   * Prepaid credits: the balance and the start of the last refilled period. Never written to the state file and
+   * never dropped by expiry: a restart rebuilds them from the ledger (docs/billing.md).
+   */
+  credits?: { balance: number; refilledPeriodStartMs: number };
 }
 
 /** The counters as written to RATE_LIMIT_STATE_FILE: absolute times (Unix ms), so that a restart resumes them. */
@@ -56,8 +70,34 @@ export class MemoryRateLimitStore extends RateLimitStore {
     return this.trackers.size;
   }
 
-  async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
-    return this.decide(key, windows, ban);
+  async consume(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec): Promise<Decision> {
+    if (credits !== undefined && this.trackers.get(key)?.credits === undefined) {
+      // No balance held (a restarted embedded gateway, or one evicted): rebuilt from the ledger, kept only if no
+      // other decision seeded it meanwhile.
+      const seed = await credits.rebuild();
+      return this.decide(key, windows, ban, credits, seed);
+    }
+    return this.decide(key, windows, ban, credits);
+  }
+
+  async credits(key: string, change: CreditChange, rebuild: () => Promise<CreditSeed>): Promise<CreditBalances> {
+    if (this.trackers.get(key)?.credits === undefined) {
+      const seed = await rebuild();
+      const tracker = this.touch(key, this.clock.now());
+      tracker.credits ??= { balance: seed.balance, refilledPeriodStartMs: seed.refilledPeriodStartMs };
+    }
+    const tracker = this.touch(key, this.clock.now());
+    const held = tracker.credits!;
+    const before = held.balance;
+    if ('add' in change) held.balance += change.add;
+    else if ('set' in change) {
+      if (change.set === null) {
+        tracker.credits = undefined;
+        return { before, after: null };
+      }
+      held.balance = change.set;
+    }
+    return { before, after: held.balance };
   }
 
   /** Read without counting and without touching the LRU order (the admin API's usage, the guard's flood check). */
@@ -75,9 +115,23 @@ export class MemoryRateLimitStore extends RateLimitStore {
     };
   }
 
-  decide(key: string, windows: WindowSpec[], ban: BanPolicy): Decision {
+  decide(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec, seed?: CreditSeed): Decision {
     const now = this.clock.now();
     const tracker = this.touch(key, now);
+    let held: TrackerState['credits'];
+    let refilled = -1;
+    let refilledTo = 0;
+    if (credits !== undefined) {
+      held = tracker.credits ??= seed && { balance: seed.balance, refilledPeriodStartMs: seed.refilledPeriodStartMs };
+      if (held === undefined) throw new Error('credits decided without a balance: consume() rebuilds it first');
+      const refill = credits.refill;
+      if (refill && held.refilledPeriodStartMs < refill.periodStartMs) {
+        held.refilledPeriodStartMs = refill.periodStartMs;
+        refilled = refillAdds(refill.amount, held.balance);
+        held.balance += refilled;
+        refilledTo = held.balance;
+      }
+    }
     // Fields written out, not spread: an object spread here cost ~3 µs per window (V8's generic clone path), half
     // of the in-process decision (measured with the decision alone, in process).
     const states: WindowState[] = windows.map((spec) => {
@@ -95,18 +149,27 @@ export class MemoryRateLimitStore extends RateLimitStore {
       return { name: spec.name, limit: spec.limit, ttlMs: spec.ttlMs, count: counter?.count ?? 0, resetMs };
     });
 
+    const creditsNow = () => (credits && held ? creditState(credits, held.balance, refilled, refilledTo) : undefined);
     if (tracker.bannedUntil !== undefined)
-      return { outcome: 'banned', windows: states, retryAfterMs: tracker.bannedUntil - now };
+      return { outcome: 'banned', windows: states, retryAfterMs: tracker.bannedUntil - now, credits: creditsNow() };
 
     const full = states.filter((state) => state.count >= state.limit);
-    if (full.length > 0) {
-      const limiting = full.reduce((a, b) => (b.resetMs > a.resetMs ? b : a));
-      const limited: Decision = {
-        outcome: 'limited',
-        windows: states,
-        window: limiting.name,
-        retryAfterMs: limiting.resetMs,
-      };
+    let limiting: { name: string; resetMs: number } | undefined =
+      full.length > 0 ? full.reduce((a, b) => (b.resetMs > a.resetMs ? b : a)) : undefined;
+    if (limiting === undefined && credits && held && credits.cost > held.balance) {
+      limiting = { name: CREDITS_POLICY, resetMs: credits.refill ? credits.refill.waitMs : ban.durationMs };
+    }
+    if (limiting !== undefined) {
+      const limited: Decision =
+        limiting.name === CREDITS_POLICY && !credits?.refill
+          ? { outcome: 'exhausted', windows: states, credits: creditsNow() }
+          : {
+              outcome: 'limited',
+              windows: states,
+              window: limiting.name,
+              retryAfterMs: limiting.resetMs,
+              credits: creditsNow(),
+            };
       const refusals = tracker.refusals;
       if (!refusals) {
         tracker.refusals = { graceEndsAt: now + ban.graceMs, strikes: 0, expiresAt: now + limiting.resetMs };
@@ -117,11 +180,18 @@ export class MemoryRateLimitStore extends RateLimitStore {
       if (refusals.strikes > ban.threshold) {
         tracker.bannedUntil = now + ban.durationMs;
         tracker.refusals = undefined;
-        return { outcome: 'banned', windows: states, retryAfterMs: ban.durationMs, started: true };
+        return {
+          outcome: 'banned',
+          windows: states,
+          retryAfterMs: ban.durationMs,
+          started: true,
+          credits: creditsNow(),
+        };
       }
       return limited;
     }
 
+    if (credits && held) held.balance -= credits.cost;
     for (const state of states) {
       let counter = tracker.windows.get(state.name);
       if (!counter) {
@@ -131,7 +201,7 @@ export class MemoryRateLimitStore extends RateLimitStore {
       counter.count += 1;
       state.count = counter.count;
     }
-    return { outcome: 'allowed', windows: states };
+    return { outcome: 'allowed', windows: states, credits: creditsNow() };
   }
 
   /**
@@ -210,7 +280,12 @@ export class MemoryRateLimitStore extends RateLimitStore {
     for (const [name, counter] of tracker.windows) if (counter.expiresAt <= now) tracker.windows.delete(name);
     if (tracker.refusals && tracker.refusals.expiresAt <= now) tracker.refusals = undefined;
     if (tracker.bannedUntil !== undefined && tracker.bannedUntil <= now) tracker.bannedUntil = undefined;
-    return tracker.windows.size > 0 || tracker.refusals !== undefined || tracker.bannedUntil !== undefined;
+    return (
+      tracker.windows.size > 0 ||
+      tracker.refusals !== undefined ||
+      tracker.bannedUntil !== undefined ||
+      tracker.credits !== undefined
+    );
   }
 
   private sweep(): void {

@@ -13,11 +13,14 @@ import type { ThrottlerRequest } from '@nestjs/throttler';
 import { monthWindowOf } from '../billing/month-window';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
-import { THROTTLER_METADATA_PREFIX, THROTTLER_SKIP_DEFAULT } from '../nest-internals';
+import { CreditsService } from '../billing/credits/credits.service';
+import { CREDITS_POLICY } from '../billing/credits/credit-decision';
+import { operationIdOf, THROTTLER_METADATA_PREFIX, THROTTLER_SKIP_DEFAULT } from '../nest-internals';
 import { exchangeOf } from '../routing/api-exchange';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec } from './rate-limit-store';
+import type { CreditSpec } from '../billing/credits/credit-decision';
 
 /** What the throttlers resolved for one request, collected before the one store call. */
 interface Pending {
@@ -53,6 +56,8 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
   private readonly ban: BanPolicy;
   /** Whether a handler (or its controller) carries @Throttle/@SkipThrottle: read once per handler. */
   private readonly metadataByHandler = new WeakMap<object, boolean>();
+  /** A handler's operationId (what a request costs in credits is per operation): read once per handler. */
+  private readonly operationByHandler = new WeakMap<object, string | null>();
 
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
@@ -61,6 +66,7 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     private readonly clock: Clock,
     private readonly metrics: RateLimitMetrics,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    private readonly credits: CreditsService,
   ) {
     super(options, store, reflector);
     const { banThreshold, banDurationMs, banGraceMs } = config.rateLimit;
@@ -92,11 +98,16 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     }
     if (pending.tracker === undefined || pending.windows.length === 0) return;
     // A monthly quota is decided in the same call: it is the consumer's billing, not a throttler of the route.
-    const month = consumer && monthWindowOf(consumer, this.clock.now());
+    const now = this.clock.now();
+    const month = consumer && monthWindowOf(consumer, now);
     if (month) pending.windows.push(month);
+    // Credits too (docs/billing.md): the request's cost and any refill due, in the same store call.
+    const credits = consumer?.credits && this.credits.specOf(consumer, this.operationOf(context), now);
 
     const plan = consumer?.plan ?? 'anonymous';
-    const decision = await this.consume(pending.tracker, pending.windows);
+    const decision = await this.consume(pending.tracker, pending.windows, credits);
+    if (decision.credits)
+      this.credits.afterDecision(consumer!.name, decision.outcome === 'allowed', decision.credits, now);
     recordEdgeOutcome({ plan, rateLimit: decision });
     const headers = rateLimitHeaders(decision, this.clock.now());
     for (const name in headers) this.setResponseHeader(res, name, headers[name]);
@@ -165,6 +176,17 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     }
   }
 
+  private operationOf(context: ExecutionContext): string | undefined {
+    const handler = context.getHandler();
+    if (handler === undefined) return undefined;
+    let operation = this.operationByHandler.get(handler);
+    if (operation === undefined) {
+      operation = operationIdOf(handler) ?? null;
+      this.operationByHandler.set(handler, operation);
+    }
+    return operation ?? undefined;
+  }
+
   private routeHasThrottlerMetadata(context: ExecutionContext): boolean {
     const handler = context.getHandler();
     let has = this.metadataByHandler.get(handler);
@@ -184,9 +206,9 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
   }
 
   /** The store's decision; when it cannot take one, a refusal for now (never an admission on a guess). */
-  private async consume(tracker: string, windows: WindowSpec[]): Promise<Decision> {
+  private async consume(tracker: string, windows: WindowSpec[], credits: CreditSpec | undefined): Promise<Decision> {
     try {
-      return await this.store.consume(tracker, windows, this.ban);
+      return await this.store.consume(tracker, windows, this.ban, credits);
     } catch (error) {
       if (!(error instanceof RateLimitUnavailableError)) throw error;
       return {
@@ -203,6 +225,14 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     who: string,
     retryAfter: string,
   ): never {
+    if (decision.outcome === 'exhausted') {
+      this.metrics.countLimited(plan);
+      this.log.warn(`Credits exhausted: ${who} (plan ${plan})`);
+      throw new ApiError(
+        'CREDITS_EXHAUSTED',
+        `The credit balance (${decision.credits?.balance ?? 0}) does not cover this request's cost (${decision.credits?.cost ?? 1}) and no refill is scheduled: a top-up is needed.`,
+      );
+    }
     if (decision.outcome === 'unavailable') {
       throw new ApiError(
         'SERVICE_UNAVAILABLE',
@@ -221,10 +251,12 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       );
     }
     this.metrics.countLimited(plan);
-    this.log.warn(`Rate limited: ${who} (plan ${plan}), ${decision.window} window`);
+    this.log.warn(`Rate limited: ${who} (plan ${plan}), ${decision.window} policy`);
     throw new ApiError(
       'RATE_LIMITED',
-      `Rate limit of the ${decision.window} window exceeded: retry after ${retryAfter} seconds.`,
+      decision.window === CREDITS_POLICY
+        ? `The credit balance does not cover this request's cost: retry after the refill in ${retryAfter} seconds.`
+        : `Rate limit of the ${decision.window} window exceeded: retry after ${retryAfter} seconds.`,
     );
   }
 }

@@ -1,4 +1,5 @@
 import { Decision, WindowState } from './rate-limit-store';
+import { CREDITS_POLICY, CreditState } from '../billing/credits/credit-decision';
 
 const remainingOf = (window: WindowState) => Math.max(0, window.limit - window.count);
 /**
@@ -11,10 +12,31 @@ const secondsUntil = (nowMs: number, ms: number) =>
 /** A 503's wait is a back-off hint in whole seconds (1 for a late Redis, 5 fail-closed), no moment to pass: as it is. */
 const hintSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
+/**
+ * The credits as a policy of the headers: `q` the refill amount (or, without a refill, the balance now: what is
+ * left to spend), remaining the balance, reset at the next refill (none without a refill: `resetMs` 0).
+ */
+export function creditsPolicy(credits: CreditState): WindowState {
+  const limit = credits.refill ? Math.max(credits.refill.amount, credits.balance) : credits.balance;
+  return {
+    name: CREDITS_POLICY,
+    limit,
+    ttlMs: credits.refill ? credits.refill.periodMs : 0,
+    count: limit - credits.balance,
+    resetMs: credits.refill ? credits.refill.waitMs : 0,
+  };
+}
+
+/** Every policy of a decision: its windows, then its credits when they are in force. */
+const policiesOf = (decision: Decision): WindowState[] =>
+  decision.credits ? [...decision.windows, creditsPolicy(decision.credits)] : decision.windows;
+
 /** The window the X-RateLimit-* headers describe: the limiting one, else the one closest to running out. */
 export function reportedWindow(decision: Decision): WindowState {
-  if (decision.outcome === 'limited') return decision.windows.find((w) => w.name === decision.window)!;
-  return decision.windows.reduce((a, b) => {
+  const policies = policiesOf(decision);
+  if (decision.outcome === 'limited') return policies.find((w) => w.name === decision.window)!;
+  if (decision.outcome === 'exhausted') return policies[policies.length - 1];
+  return policies.reduce((a, b) => {
     const ra = remainingOf(a);
     const rb = remainingOf(b);
     return rb < ra || (rb === ra && b.resetMs > a.resetMs) ? b : a;
@@ -26,7 +48,7 @@ export function reportedWindow(decision: Decision): WindowState {
  * ban, the rest of the ban or, if later, the reset of every spent window; for a 503, its Retry-After.
  */
 export function waitOf(decision: Decision): number | undefined {
-  if (decision.outcome === 'allowed') return undefined;
+  if (decision.outcome === 'allowed' || decision.outcome === 'exhausted') return undefined;
   if (decision.outcome !== 'banned') return decision.retryAfterMs;
   const spent = decision.windows.filter((w) => w.count >= w.limit).map((w) => w.resetMs);
   return Math.max(decision.retryAfterMs, ...spent);
@@ -45,16 +67,25 @@ export function rateLimitHeaders(decision: Decision, nowMs: number): Record<stri
   const window = reportedWindow(decision);
   const waitMs = waitOf(decision);
   const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
-  const remaining = waitMs === undefined ? remainingOf(window) : 0;
-  const t = seconds(waitMs ?? window.resetMs);
+  const exhausted = decision.outcome === 'exhausted';
+  const remaining = waitMs === undefined && !exhausted ? remainingOf(window) : 0;
+  // Credits without a refill never reset: no `t`, and X-RateLimit-Reset is now (nothing comes back by waiting).
+  const resets = window.name !== CREDITS_POLICY || window.resetMs > 0 || waitMs !== undefined;
+  const t = resets ? seconds(waitMs ?? window.resetMs) : 0;
+  let policy = '';
+  for (const w of decision.windows)
+    policy += `${policy ? ', ' : ''}"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`;
+  if (decision.credits) {
+    const credits = creditsPolicy(decision.credits);
+    policy += `${policy ? ', ' : ''}"${CREDITS_POLICY}";q=${credits.limit};qu="credits"`;
+    if (credits.ttlMs > 0) policy += `;w=${Math.round(credits.ttlMs / 1000)}`;
+  }
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(window.limit),
     'X-RateLimit-Remaining': String(remaining),
     'X-RateLimit-Reset': String(Math.floor(nowMs / 1000) + t),
-    'RateLimit-Policy': decision.windows
-      .map((w) => `"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`)
-      .join(', '),
-    RateLimit: `"${window.name}";r=${remaining};t=${t}`,
+    'RateLimit-Policy': policy,
+    RateLimit: resets ? `"${window.name}";r=${remaining};t=${t}` : `"${window.name}";r=${remaining}`,
   };
   if (waitMs !== undefined) headers['Retry-After'] = String(t);
   return headers;

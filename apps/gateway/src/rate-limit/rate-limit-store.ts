@@ -1,5 +1,12 @@
 import { ThrottlerStorage } from '@nestjs/throttler';
 import type { AnchoredPeriod } from '../billing/month-window';
+import type {
+  CreditBalances,
+  CreditChange,
+  CreditSeed,
+  CreditSpec,
+  CreditState,
+} from '../billing/credits/credit-decision';
 
 /** What ThrottlerStorage.increment answers (the package does not export the record type from its entry point). */
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
@@ -45,12 +52,16 @@ export interface Usage {
  * What was decided for one request. Stores return the first three; `unavailable` is the limiter's own (no
  * decision could be taken, see RateLimitUnavailableError) so that its 503 carries headers like any answer.
  */
-export type Decision =
+export type Decision = (
   | { outcome: 'allowed'; windows: WindowState[] }
+  /** `window`: the violated policy (a window's name, or `credits` when the balance is short and a refill is due). */
   | { outcome: 'limited'; windows: WindowState[]; window: string; retryAfterMs: number }
   /** `started`: this request started the ban (the requests refused during it are not marked). */
   | { outcome: 'banned'; windows: WindowState[]; retryAfterMs: number; started?: boolean }
-  | { outcome: 'unavailable'; windows: WindowState[]; retryAfterMs: number };
+  | { outcome: 'unavailable'; windows: WindowState[]; retryAfterMs: number }
+  /** The balance is short of the cost and no refill is scheduled: only a top-up helps (402). */
+  | { outcome: 'exhausted'; windows: WindowState[] }
+) & { credits?: CreditState };
 
 /**
  * No decision could be taken: the reply of a live Redis came too late (`late`), or Redis is gone and the
@@ -75,7 +86,19 @@ export class RateLimitUnavailableError extends Error {
  * window of a request in one `consume`; `increment` serves a plain ThrottlerGuard, one window per call.
  */
 export abstract class RateLimitStore implements ThrottlerStorage {
-  abstract consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision>;
+  /**
+   * `credits`: the consumer's prepaid credits, decided with the windows (the same Lua call, the same synchronous
+   * decision). Credits fail closed: with `credits`, a store that cannot decide throws RateLimitUnavailableError
+   * whatever the failure mode says for the windows.
+   */
+  abstract consume(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec): Promise<Decision>;
+
+  /**
+   * A consumer's balance outside a decision (the admin API): read it, add to it, set it, or drop it (`set: null`,
+   * credits no longer in force). A store without a balance first takes `rebuild()`'s. Answers the balance before
+   * and after (null: none held). Throws RateLimitUnavailableError when the store cannot be reached.
+   */
+  abstract credits(key: string, change: CreditChange, rebuild: () => Promise<CreditSeed>): Promise<CreditBalances>;
 
   /** Read-only: the current counts of `windows` and any ban, exactly as `consume` would see them; counts nothing. */
   abstract usage(key: string, windows: WindowSpec[]): Promise<Usage>;
@@ -104,6 +127,7 @@ export abstract class RateLimitStore implements ThrottlerStorage {
     });
     const window = decision.windows[0];
     const blocked = decision.outcome !== 'allowed';
+    if (decision.outcome === 'exhausted') throw new Error('increment decides no credits');
     return {
       totalHits: blocked ? window.limit + 1 : window.count,
       timeToExpire: Math.ceil(window.resetMs / 1000),

@@ -1,5 +1,6 @@
 import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
+import { CreditsModule } from '../billing/credits/credits.module';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { describeRedisTopology } from '../redis/redis-connection';
@@ -70,6 +71,7 @@ class RateLimitStoreModule implements OnApplicationShutdown {
 @Module({
   imports: [
     RateLimitStoreModule,
+    CreditsModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStoreModule],
       inject: [GATEWAY_CONFIG, ClientAddressResolver, RateLimitStore],
@@ -80,6 +82,6 @@ class RateLimitStoreModule implements OnApplicationShutdown {
     }),
   ],
   providers: [PlanThrottlerGuard],
-  exports: [RateLimitStoreModule, PlanThrottlerGuard],
+  exports: [RateLimitStoreModule, CreditsModule, PlanThrottlerGuard],
 })
 export class RateLimitModule {}

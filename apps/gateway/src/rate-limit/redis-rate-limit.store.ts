@@ -13,32 +13,74 @@ import {
   WindowSpec,
   WindowState,
 } from './rate-limit-store';
+import {
+  CREDITS_POLICY,
+  CreditBalances,
+  CreditChange,
+  CreditSeed,
+  CreditSpec,
+  creditState,
+} from '../billing/credits/credit-decision';
 
 /**
- * One atomic round trip decides every window of a request. KEYS: ban, strikes, grace, then one counter per
- * window. ARGV: ban threshold, ban ms, grace ms, then per window its limit, ttl ms, and for an anchored window
- * (a monthly quota) the end of the billing period by the gateway's clock and the end of the one after it (both
- * 0 for a window that opens at the first request). Returns {outcome, retry ms, limiting window, count1, reset1,
- * count2, reset2, ...}; outcome 0 allowed, 1 limited, 2 banned, 3 banned by this request (the strike that
- * started the ban). Time is Redis's own (PTTL, TIME), so instances with skewed clocks still agree: an anchored
- * counter ends at the first of the two period ends still ahead of Redis's clock (PEXPIREAT), and a counter that
- * ends elsewhere (PEXPIRETIME, Redis 7) was cut on an anchor since moved: it is re-cut, its count kept. The same
- * algorithm as MemoryRateLimitStore: the window's first refusal creates the strikes counter (at 0, living as long
- * as the limiting window) and the grace key; refusals count as strikes only once the grace key has expired.
+ * One atomic round trip decides every window of a request and its credits. KEYS: ban, strikes, grace, credit
+ * balance, last refill, then one counter per window. ARGV: ban threshold, ban ms, grace ms; the credits: cost (-1:
+ * no credits in force), the rebuilt balance (-1: none, see below) and its last refilled period start, the refill
+ * amount (0: none), the current refill period's start, ms to the next refill; then per window its limit, ttl ms,
+ * and for an anchored window (a monthly quota) the end of the billing period by the gateway's clock and the end
+ * of the one after it (both 0 for a window that opens at the first request). Returns {outcome, retry ms, limiting
+ * policy, balance, refill added (-1: none), balance after the refill, count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited,
+ * 2 banned, 3 banned by this request (the strike that started the ban), 4 no balance held (nothing was done: the
+ * caller rebuilds it from the ledger and calls again with it). A limiting policy of n + 1 is the credits. Time
+ * is Redis's own (PTTL, TIME), so instances with skewed clocks still agree: an anchored counter ends at the first
+ * of the two period ends still ahead of Redis's clock (PEXPIREAT), and a counter that ends elsewhere
+ * (PEXPIRETIME, Redis 7) was cut on an anchor since moved: it is re-cut, its count kept. The same algorithm as
+ * MemoryRateLimitStore: the window's first refusal creates the strikes counter (at 0, living as long as the
+ * limiting window) and the grace key; refusals count as strikes only once the grace key has expired. A refill
+ * tops the balance up to its amount once per period: the last refilled period start is kept beside the balance,
+ * so two instances that both see the boundary apply it once.
  */
 const CONSUME_SCRIPT = `
-local n = #KEYS - 3
+local n = #KEYS - 5
+local cost = tonumber(ARGV[4])
+local balance, refilled, refilledTo = 0, -1, 0
+if cost >= 0 then
+  local held = redis.call('GET', KEYS[4])
+  if held then
+    balance = tonumber(held)
+  else
+    local seed = tonumber(ARGV[5])
+    if seed < 0 then return {4, 0, 0, 0, -1, 0} end
+    balance = seed
+    redis.call('SET', KEYS[4], seed)
+    redis.call('SET', KEYS[5], ARGV[6])
+  end
+  local amount = tonumber(ARGV[7])
+  if amount > 0 then
+    local start = tonumber(ARGV[8])
+    if tonumber(redis.call('GET', KEYS[5]) or '0') < start then
+      redis.call('SET', KEYS[5], start)
+      refilled = 0
+      if balance < amount then
+        refilled = amount - balance
+        balance = amount
+        redis.call('SET', KEYS[4], balance)
+      end
+      refilledTo = balance
+    end
+  end
+end
 local counts, resets, ends = {}, {}, {}
 local now
 for i = 1, n do
-  local key = KEYS[i + 3]
-  local periodEnd = tonumber(ARGV[4 * i + 2])
+  local key = KEYS[i + 5]
+  local periodEnd = tonumber(ARGV[4 * i + 8])
   if periodEnd > 0 then
     if not now then
       local t = redis.call('TIME')
       now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     end
-    if periodEnd <= now then periodEnd = tonumber(ARGV[4 * i + 3]) end
+    if periodEnd <= now then periodEnd = tonumber(ARGV[4 * i + 9]) end
     ends[i] = periodEnd
     local expiry = redis.call('PEXPIRETIME', key)
     if expiry ~= -2 then
@@ -55,12 +97,12 @@ for i = 1, n do
       resets[i] = ttl
     else
       counts[i] = 0
-      resets[i] = tonumber(ARGV[4 * i + 1])
+      resets[i] = tonumber(ARGV[4 * i + 7])
     end
   end
 end
 local function result(outcome, retry, limiting)
-  local out = {outcome, retry, limiting}
+  local out = {outcome, retry, limiting, balance, refilled, refilledTo}
   for i = 1, n do
     out[#out + 1] = counts[i]
     out[#out + 1] = resets[i]
@@ -71,9 +113,14 @@ local banned = redis.call('PTTL', KEYS[1])
 if banned > 0 then return result(2, banned, 0) end
 local limiting, wait = 0, 0
 for i = 1, n do
-  if counts[i] >= tonumber(ARGV[4 * i]) and resets[i] > wait then
+  if counts[i] >= tonumber(ARGV[4 * i + 6]) and resets[i] > wait then
     limiting, wait = i, resets[i]
   end
+end
+if limiting == 0 and cost > balance then
+  limiting = n + 1
+  wait = tonumber(ARGV[9])
+  if wait <= 0 then wait = tonumber(ARGV[2]) end
 end
 if limiting > 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then
@@ -91,16 +138,46 @@ if limiting > 0 then
   return result(1, wait, limiting)
 end
 for i = 1, n do
-  local key = KEYS[i + 3]
+  local key = KEYS[i + 5]
   counts[i] = redis.call('INCR', key)
   if ends[i] then
     if counts[i] == 1 then redis.call('PEXPIREAT', key, ends[i]) end
   elseif counts[i] == 1 or redis.call('PTTL', key) < 0 then
-    redis.call('PEXPIRE', key, ARGV[4 * i + 1])
-    resets[i] = tonumber(ARGV[4 * i + 1])
+    redis.call('PEXPIRE', key, ARGV[4 * i + 7])
+    resets[i] = tonumber(ARGV[4 * i + 7])
   end
 end
+if cost > 0 then balance = redis.call('DECRBY', KEYS[4], cost) end
 return result(0, 0, 0)
+`;
+
+/**
+ * A balance outside a decision (the admin API), atomically. KEYS: balance, last refill. ARGV: mode (0 read, 1 add,
+ * 2 set, 3 drop), value, the rebuilt balance (-1: none) and its last refilled period start. Returns {before,
+ * after} (after -1: dropped), or {-1} when no balance is held and none was given (the caller rebuilds it).
+ */
+const CREDITS_SCRIPT = `
+local held = redis.call('GET', KEYS[1])
+local before
+if held then
+  before = tonumber(held)
+else
+  before = tonumber(ARGV[3])
+  if before < 0 then return {-1} end
+  redis.call('SET', KEYS[1], before)
+  redis.call('SET', KEYS[2], ARGV[4])
+end
+local mode = tonumber(ARGV[1])
+if mode == 1 then return {before, redis.call('INCRBY', KEYS[1], ARGV[2])} end
+if mode == 2 then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return {before, tonumber(ARGV[2])}
+end
+if mode == 3 then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return {before, -1}
+end
+return {before, before}
 `;
 
 type ConsumeCommand = (numberOfKeys: number, ...args: Array<string | number>) => Promise<number[]>;
@@ -137,10 +214,35 @@ export interface RedisRateLimitOptions {
  * strikes, grace, one per window), then the ban policy and each window's limit, ttl and period ends. One array built in place:
  * the spreads and flatMap it replaces, with the spread in toDecision, were ~3 % of a request's CPU (bench:budget).
  */
-function consumeArguments(base: string, windows: WindowSpec[], ban: BanPolicy): Array<string | number> {
-  const out: Array<string | number> = [3 + windows.length, `${base}:ban`, `${base}:strikes`, `${base}:grace`];
+function consumeArguments(
+  base: string,
+  windows: WindowSpec[],
+  ban: BanPolicy,
+  credits: CreditSpec | undefined,
+  seed: CreditSeed | undefined,
+): Array<string | number> {
+  const out: Array<string | number> = [
+    5 + windows.length,
+    `${base}:ban`,
+    `${base}:strikes`,
+    `${base}:grace`,
+    `${base}:credits`,
+    `${base}:refilled`,
+  ];
   for (const window of windows) out.push(`${base}:w:${window.name}`);
   out.push(ban.threshold, ban.durationMs, ban.graceMs);
+  if (credits === undefined) out.push(-1, -1, 0, 0, 0, 0);
+  else {
+    const refill = credits.refill;
+    out.push(
+      credits.cost,
+      seed ? seed.balance : -1,
+      seed ? seed.refilledPeriodStartMs : 0,
+      refill ? refill.amount : 0,
+      refill ? refill.periodStartMs : 0,
+      refill ? refill.waitMs : 0,
+    );
+  }
   for (const window of windows) {
     const period = window.period;
     out.push(window.limit, window.ttlMs, period ? period.endMs : 0, period ? period.nextEndMs : 0);
@@ -186,21 +288,66 @@ export class RedisRateLimitStore extends RateLimitStore {
     this.redis = createRedisConnection(options.connection, 'commands');
     this.redis.on('error', () => undefined); // reported through markDegraded, once per outage
     this.redis.defineCommand('rateLimitConsume', { lua: CONSUME_SCRIPT });
+    this.redis.defineCommand('rateLimitCredits', { lua: CREDITS_SCRIPT, numberOfKeys: 2 });
   }
 
-  async consume(key: string, windows: WindowSpec[], ban: BanPolicy): Promise<Decision> {
-    if (this.redis.status !== 'ready') return this.whileGone(key, windows, ban, `connection ${this.redis.status}`);
-    let reply: number[];
-    try {
-      reply = await this.withinTimeout(this.send(consumeArguments(`${this.keyPrefix}rl:{${key}}`, windows, ban)));
-    } catch (error) {
-      if (error instanceof LateReplyError) throw this.late(error.sentAt);
-      return this.whileGone(key, windows, ban, (error as Error).message);
+  async consume(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec): Promise<Decision> {
+    if (this.redis.status !== 'ready')
+      return this.whileGone(key, windows, ban, credits, `connection ${this.redis.status}`);
+    const base = `${this.keyPrefix}rl:{${key}}`;
+    let reply = await this.call(consumeArguments(base, windows, ban, credits, undefined));
+    if (reply === undefined) return this.whileGone(key, windows, ban, credits, 'connection lost');
+    if (reply[0] === 4 && credits !== undefined) {
+      // Redis holds no balance (it came back empty): rebuilt from the ledger, set only if still absent.
+      const seed = await credits.rebuild();
+      reply = await this.call(consumeArguments(base, windows, ban, credits, seed));
+      if (reply === undefined) return this.whileGone(key, windows, ban, credits, 'connection lost');
     }
     this.markHealthy();
-    const decision = this.toDecision(reply, windows);
+    const decision = this.toDecision(reply, windows, credits);
     this.fallback.remember(key, decision);
     return decision;
+  }
+
+  /** One script call within the reply timeout; undefined when Redis is gone (a late reply throws). */
+  private async call(args: Array<string | number>): Promise<number[] | undefined> {
+    try {
+      return await this.withinTimeout(this.send(args));
+    } catch (error) {
+      if (error instanceof LateReplyError) throw this.late(error.sentAt);
+      this.markDegraded((error as Error).message);
+      return undefined;
+    }
+  }
+
+  async credits(key: string, change: CreditChange, rebuild: () => Promise<CreditSeed>): Promise<CreditBalances> {
+    const base = `${this.keyPrefix}rl:{${key}}`;
+    const [mode, value] =
+      'add' in change ? [1, change.add] : 'set' in change ? (change.set === null ? [3, 0] : [2, change.set]) : [0, 0];
+    const run = async (seed: CreditSeed | undefined): Promise<number[]> => {
+      if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+      try {
+        return await this.withinTimeout(
+          (
+            this.redis as unknown as { rateLimitCredits: (...args: Array<string | number>) => Promise<number[]> }
+          ).rateLimitCredits(
+            `${base}:credits`,
+            `${base}:refilled`,
+            mode,
+            value,
+            seed ? seed.balance : -1,
+            seed ? seed.refilledPeriodStartMs : 0,
+          ),
+        );
+      } catch (error) {
+        throw error instanceof LateReplyError
+          ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS)
+          : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+      }
+    };
+    let reply = await run(undefined);
+    if (reply.length === 1) reply = await run(await rebuild());
+    return { before: reply[0], after: reply[1] < 0 ? null : reply[1] };
   }
 
   /**
@@ -348,26 +495,38 @@ export class RedisRateLimitStore extends RateLimitStore {
     this.redis.disconnect();
   }
 
-  private toDecision(reply: number[], windows: WindowSpec[]): Decision {
-    const [outcome, retryAfterMs, limiting] = reply;
+  private toDecision(reply: number[], windows: WindowSpec[], credits: CreditSpec | undefined): Decision {
+    const [outcome, retryAfterMs, limiting, balance, refilled, refilledTo] = reply;
     // Fields written out, not spread (see consumeArguments).
     const states: WindowState[] = windows.map((spec, i) => ({
       name: spec.name,
       limit: spec.limit,
       ttlMs: spec.ttlMs,
-      count: reply[3 + 2 * i],
-      resetMs: reply[4 + 2 * i],
+      count: reply[6 + 2 * i],
+      resetMs: reply[7 + 2 * i],
     }));
+    const state = credits && creditState(credits, balance, refilled, refilledTo);
     if (outcome === 2 || outcome === 3)
-      return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3 };
-    if (outcome === 1) return { outcome: 'limited', windows: states, window: windows[limiting - 1].name, retryAfterMs };
-    return { outcome: 'allowed', windows: states };
+      return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3, credits: state };
+    if (outcome === 1) {
+      if (limiting > windows.length && !credits?.refill)
+        return { outcome: 'exhausted', windows: states, credits: state };
+      const window = limiting > windows.length ? CREDITS_POLICY : windows[limiting - 1].name;
+      return { outcome: 'limited', windows: states, window, retryAfterMs, credits: state };
+    }
+    return { outcome: 'allowed', windows: states, credits: state };
   }
 
-  /** Redis is gone: decide on the in-process counters (open), or refuse (closed). */
-  private whileGone(key: string, windows: WindowSpec[], ban: BanPolicy, reason: string): Promise<Decision> {
+  /** Redis is gone: decide on the in-process counters (open), or refuse (closed; always with credits). */
+  private whileGone(
+    key: string,
+    windows: WindowSpec[],
+    ban: BanPolicy,
+    credits: CreditSpec | undefined,
+    reason: string,
+  ): Promise<Decision> {
     this.markDegraded(reason);
-    if (this.options.failureMode === 'closed') {
+    if (this.options.failureMode === 'closed' || credits !== undefined) {
       this.metrics.countUnavailable('outage');
       throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
     }

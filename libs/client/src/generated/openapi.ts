@@ -97,11 +97,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CONSUMER_DISABLED` (401), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CONSUMER_DISABLED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example limit must be an integer from 1 to 100
@@ -140,6 +140,26 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Prepaid credits (only for consumers that have them): the credit balance does not cover this operation's cost and no refill is scheduled (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`). */
+        CreditsExhausted: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "CREDITS_EXHAUSTED",
+                 *       "message": "The credit balance (3) does not cover this request's cost (5) and no refill is scheduled: a top-up is needed.",
+                 *       "status": 402
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -231,7 +251,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Over a rate limit (`RATE_LIMITED`): the `RateLimit` field names the violated policy (`minute`, `day`, `month` or a route's own) with `r=0`; or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` (that policy's reset) and back off exponentially. */
+        /** @description Over a rate limit (`RATE_LIMITED`): the `RateLimit` field names the violated policy (`minute`, `day`, `month`, `credits` or a route's own) with `r=0`; for `credits` (a balance short of the operation's cost, with a refill scheduled) `Retry-After` is the next refill. Or the key is banned for sending on after 429s (`KEY_BANNED`). Wait for `Retry-After` (that policy's reset) and back off exponentially. Nothing is consumed by a refused request. */
         TooManyRequests: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -365,9 +385,9 @@ export interface components {
         "X-RateLimit-Remaining": number;
         /** @description Rate limit: Unix time (seconds) at which that policy resets (on a 429: now + `Retry-After`). */
         "X-RateLimit-Reset": number;
-        /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period). */
+        /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;qu="credits";w=86400` (q: the refill amount, w: the refill period) or, without a refill, `"credits";q=<balance>;qu="credits"`. */
         "RateLimit-Policy": string;
-        /** @description Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. */
+        /** @description Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402). */
         RateLimit: string;
         /** @description `private, no-store` on every /v1 answer: it is for its caller alone (it carries the caller's rate-limit state) and no cache may store it. */
         "Cache-Control": string;
@@ -424,6 +444,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["CreditsExhausted"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
@@ -466,6 +487,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestBody"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["CreditsExhausted"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -510,6 +532,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPetId"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["CreditsExhausted"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];

@@ -11,7 +11,7 @@ export interface EdgeOutcome {
   /** The plan the request was counted under (`anonymous` for requests without a valid key). */
   plan?: string;
   /** The rate-limit decision, and the window that refused. */
-  rateLimit?: { outcome: 'allowed' | 'limited' | 'banned' | 'unavailable'; window?: string };
+  rateLimit?: { outcome: 'allowed' | 'limited' | 'banned' | 'unavailable' | 'exhausted'; window?: string };
 }
 
 /** The attribute names, in one place (README "Tracing" lists them). */

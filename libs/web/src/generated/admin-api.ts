@@ -568,12 +568,78 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Move a consumer's billing anchor or set its own monthly quota
-         * @description Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). Every instance applies the change at once.
+         * Move a consumer's billing anchor, set its own monthly quota, credit refill or operation costs
+         * @description Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Every instance applies the change at once.
          *
          *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         patch: operations["updateConsumerBilling"];
+        trace?: never;
+    };
+    "/consumers/{name}/credits/top-ups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add credits to a consumer's balance
+         * @description Audited (`consumer.credits.top-up`), with a ledger entry. The first top-up puts credits in force for the consumer: from then on every request costs its operation's credits and is refused when the balance is short (docs/billing.md). 503 when the counter store holding the balances cannot be reached: nothing is changed.
+         *
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
+         */
+        post: operations["topUpConsumerCredits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumers/{name}/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a consumer's credit balance, or end its credits
+         * @description Audited (`consumer.credits.set`), with a ledger entry of the change. `balance: null` ends credits for the consumer (its requests are no longer charged); a number puts them in force.
+         *
+         *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
+         */
+        put: operations["setConsumerCredits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumers/{name}/credits/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a consumer's credit ledger, its spend per day and when its balance runs out
+         * @description Top-ups, sets and refills of the last `days` UTC days (newest first), the credits spent on each of those days (oldest first), and the projected exhaustion at the mean spend of the last 7 days.
+         *
+         *     Required scope: `consumers:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        get: operations["getConsumerCreditLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -650,11 +716,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example No consumer named "acme".
@@ -1204,6 +1270,46 @@ export interface components {
              */
             end: string;
         };
+        CreditRefillBody: {
+            /** @example 1000 */
+            amount: number;
+            /**
+             * @description `month`: on the billing anchor.
+             * @example day
+             * @enum {string}
+             */
+            every: "day" | "month";
+        };
+        CreditsResponse: {
+            /** @example 120 */
+            balance: number;
+            /** @description Effective: its own, else its plan's. */
+            refill: {
+                /** @example 1000 */
+                amount: number;
+                /**
+                 * @description `month`: on the billing anchor.
+                 * @example day
+                 * @enum {string}
+                 */
+                every: "day" | "month";
+            } | null;
+            /** @description true: its own refill; false: its plan's (or none). */
+            refillSet: boolean;
+            /** Format: date-time */
+            nextRefillAt: string | null;
+            /**
+             * @description The effective cost of every public operation (listPets, createPet, getPet).
+             * @example {
+             *       "listPets": 1,
+             *       "createPet": 5,
+             *       "getPet": 1
+             *     }
+             */
+            costs: {
+                [key: string]: number;
+            };
+        };
         BillingResponse: {
             /** @example acme */
             consumer: string;
@@ -1219,6 +1325,37 @@ export interface components {
             /** @description The monthly quota it is held to; null: none. */
             perMonth: number | null;
             currentPeriod: components["schemas"]["BillingPeriodResponse"];
+            /** @description Prepaid credits; null: not in force for this consumer (docs/billing.md). */
+            credits: {
+                /** @example 120 */
+                balance: number;
+                /** @description Effective: its own, else its plan's. */
+                refill: {
+                    /** @example 1000 */
+                    amount: number;
+                    /**
+                     * @description `month`: on the billing anchor.
+                     * @example day
+                     * @enum {string}
+                     */
+                    every: "day" | "month";
+                } | null;
+                /** @description true: its own refill; false: its plan's (or none). */
+                refillSet: boolean;
+                /** Format: date-time */
+                nextRefillAt: string | null;
+                /**
+                 * @description The effective cost of every public operation (listPets, createPet, getPet).
+                 * @example {
+                 *       "listPets": 1,
+                 *       "createPet": 5,
+                 *       "getPet": 1
+                 *     }
+                 */
+                costs: {
+                    [key: string]: number;
+                };
+            } | null;
         };
         UpdateBillingDto: {
             /**
@@ -1232,6 +1369,96 @@ export interface components {
              * @example 5000000
              */
             perMonth?: number | null;
+            /** @description The consumer's own credit refill (docs/billing.md). null: back to its plan's, if any. */
+            creditRefill?: {
+                /** @example 1000 */
+                amount: number;
+                /**
+                 * @description `month`: on the billing anchor.
+                 * @example day
+                 * @enum {string}
+                 */
+                every: "day" | "month";
+            } | null;
+            /**
+             * @description The consumer's own cost per public operation (0 to 1,000,000; unlisted: its plan's, else 1). null: back to its plan's.
+             * @example {
+             *       "listPets": 1,
+             *       "createPet": 5,
+             *       "getPet": 1
+             *     }
+             */
+            costs?: {
+                [key: string]: number;
+            } | null;
+        };
+        TopUpDto: {
+            /** @example 500 */
+            amount: number;
+            /** @example Invoice 2026-0042 paid */
+            reason: string;
+        };
+        LedgerEntryResponse: {
+            /** @example 0b8e2c1a-4f3d-4a6b-9c2e-7d1f5a3b8e90 */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            kind: "top-up" | "set" | "refill";
+            /**
+             * @description The change this entry made to the balance (a set's may be negative; a refill's may be 0).
+             * @example 500
+             */
+            amount: number;
+            /** @example 620 */
+            balanceAfter: number;
+            /** @example Invoice 2026-0042 paid */
+            reason: string | null;
+            /**
+             * @description The admin token, or `gateway` for a refill.
+             * @example root
+             */
+            actor: string;
+        };
+        TopUpResponse: {
+            /** @example 620 */
+            balance: number;
+            entry: components["schemas"]["LedgerEntryResponse"];
+        };
+        SetCreditsDto: {
+            /**
+             * @description The new balance; null: credits are no longer in force for the consumer.
+             * @example 1000
+             */
+            balance: number | null;
+            /** @example Correction after support ticket 812 */
+            reason: string;
+        };
+        SetCreditsResponse: {
+            /** @example 1000 */
+            balance: number | null;
+        };
+        SpendDayResponse: {
+            /** @example 2026-11-27 */
+            day: string;
+            /** @example 42 */
+            spent: number;
+        };
+        LedgerResponse: {
+            /**
+             * @description null: credits not in force.
+             * @example 120
+             */
+            balance: number | null;
+            /** @description Newest first, within the window. */
+            entries: components["schemas"]["LedgerEntryResponse"][];
+            /** @description One per UTC day of the window, oldest first. */
+            spendPerDay: components["schemas"]["SpendDayResponse"][];
+            /**
+             * Format: date-time
+             * @description At the mean spend of the last 7 days; null without spend, or when a refill covers it.
+             */
+            projectedExhaustionAt: string | null;
         };
     };
     responses: {
@@ -3057,6 +3284,195 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    topUpConsumerCredits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TopUpDto"];
+            };
+        };
+        responses: {
+            /** @description The balance after the top-up, and its ledger entry. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopUpResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setConsumerCredits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetCreditsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetCreditsResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `consumers:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConsumerCreditLedger: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `consumers:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

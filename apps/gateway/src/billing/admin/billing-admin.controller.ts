@@ -1,7 +1,9 @@
 import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
-import { BillingService } from '../billing.service';
+import { parseCreditRefill, parseOperationCosts } from '@app/contract';
+import { BillingService, BillingState } from '../billing.service';
+import { CreditsAdminService } from './credits-admin.service';
 import { AdminRequestContext } from '../../access/admin-context';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { AdminCall } from '../../access/admin-call.decorator';
@@ -12,14 +14,24 @@ import { ConsumerParams } from '../../admin/shared/consumer-params.dto';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
-const NOTHING_TO_CHANGE = 'Give billingAnchor or perMonth (or both).';
+const NOTHING_TO_CHANGE = 'Give billingAnchor, perMonth, creditRefill or costs.';
 
 /** A consumer's billing anchor and monthly quota (docs/billing.md). Thin: the rules are BillingService's. */
 @ApiTags(ADMIN_TAG)
 @ApiBearerAuth('bearer')
 @Controller()
 export class BillingAdminController {
-  constructor(private readonly billing: BillingService) {}
+  constructor(
+    private readonly billing: BillingService,
+    private readonly credits: CreditsAdminService,
+  ) {}
+
+  private async respond(state: BillingState): Promise<BillingResponse> {
+    return toBillingResponse(
+      state,
+      await this.credits.view(state.consumer, state.credits, state.billingAnchor.getTime()),
+    );
+  }
 
   @Get('consumers/:name/billing')
   @AdminOperation({
@@ -30,15 +42,15 @@ export class BillingAdminController {
   @ApiOkResponse({ type: BillingResponse })
   @AdminErrors({ 400: [BAD_NAME], 404: notFound() })
   async get(@AdminCall() call: AdminRequestContext, @Param() { name }: ConsumerParams): Promise<BillingResponse> {
-    return toBillingResponse(await this.billing.get(call.actor, name));
+    return this.respond(await this.billing.get(call.actor, name));
   }
 
   @Patch('consumers/:name/billing')
   @AdminOperation({
     operationId: 'updateConsumerBilling',
-    summary: "Move a consumer's billing anchor or set its own monthly quota",
+    summary: "Move a consumer's billing anchor, set its own monthly quota, credit refill or operation costs",
     description:
-      "Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). Every instance applies the change at once.",
+      "Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Every instance applies the change at once.",
   })
   @ApiOkResponse({ type: BillingResponse })
   @AdminErrors({
@@ -46,6 +58,8 @@ export class BillingAdminController {
       ['VALIDATION_FAILED', NOTHING_TO_CHANGE],
       ['VALIDATION_FAILED', 'billingAnchor must be an ISO 8601 date-time'],
       ['VALIDATION_FAILED', 'perMonth must be at least 1'],
+      ['VALIDATION_FAILED', 'creditRefill: a refill must be {"amount": 1..1000000000, "every": "day" | "month"}'],
+      ['VALIDATION_FAILED', 'costs: unknown operation "deletePet" (one of listPets, createPet, getPet)'],
       BAD_NAME,
       ...MALFORMED_BODY,
     ],
@@ -56,10 +70,21 @@ export class BillingAdminController {
     @Param() { name }: ConsumerParams,
     @Body() body: UpdateBillingDto,
   ): Promise<BillingResponse> {
-    if (body.billingAnchor === undefined && body.perMonth === undefined)
+    if (
+      body.billingAnchor === undefined &&
+      body.perMonth === undefined &&
+      body.creditRefill === undefined &&
+      body.costs === undefined
+    )
       throw new ApiError('VALIDATION_FAILED', NOTHING_TO_CHANGE);
     const billingAnchor =
       body.billingAnchor === undefined ? undefined : body.billingAnchor === null ? null : new Date(body.billingAnchor);
-    return toBillingResponse(await this.billing.update(call, name, { billingAnchor, perMonth: body.perMonth }));
+    const creditRefill = body.creditRefill == null ? body.creditRefill : parseCreditRefill(body.creditRefill);
+    if (typeof creditRefill === 'string') throw new ApiError('VALIDATION_FAILED', `creditRefill: ${creditRefill}`);
+    const costs = body.costs == null ? body.costs : parseOperationCosts(body.costs);
+    if (typeof costs === 'string') throw new ApiError('VALIDATION_FAILED', costs);
+    return this.respond(
+      await this.billing.update(call, name, { billingAnchor, perMonth: body.perMonth, creditRefill, costs }),
+    );
   }
 }

@@ -1,6 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsISO8601, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsISO8601, IsObject, IsOptional, Max, Min } from 'class-validator';
+import { OPERATION_COST_MAX } from '@app/contract';
 import type { BillingState } from '../../billing.service';
+import type { CreditsView } from '../credits-admin.service';
+import { COSTS_EXAMPLE, CreditRefillBody, CreditsResponse, toCreditsResponse } from './credits.dto';
 
 /** The largest monthly quota the column (a PostgreSQL integer) holds. */
 export const PER_MONTH_MAX = 2_000_000_000;
@@ -31,6 +34,27 @@ export class UpdateBillingDto {
   @Min(1, { message: 'perMonth must be at least 1' })
   @Max(PER_MONTH_MAX, { message: `perMonth must be at most ${PER_MONTH_MAX}` })
   perMonth?: number | null;
+
+  @ApiPropertyOptional({
+    type: CreditRefillBody,
+    nullable: true,
+    description: "The consumer's own credit refill (docs/billing.md). null: back to its plan's, if any.",
+  })
+  @IsOptional()
+  @IsObject({ message: 'creditRefill must be {"amount": n, "every": "day" | "month"} or null' })
+  creditRefill?: { amount: number; every: 'day' | 'month' } | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 0, maximum: OPERATION_COST_MAX },
+    nullable: true,
+    example: COSTS_EXAMPLE,
+    description:
+      "The consumer's own cost per public operation (0 to 1,000,000; unlisted: its plan's, else 1). null: back to its plan's.",
+  })
+  @IsOptional()
+  @IsObject({ message: 'costs must be an object of operationId: cost, or null' })
+  costs?: Record<string, number> | null;
 }
 
 export class BillingPeriodResponse {
@@ -47,9 +71,15 @@ export class BillingResponse {
   @ApiProperty({ type: 'integer', nullable: true, description: 'The monthly quota it is held to; null: none.' })
   perMonth!: number | null;
   @ApiProperty({ type: BillingPeriodResponse }) currentPeriod!: BillingPeriodResponse;
+  @ApiProperty({
+    type: CreditsResponse,
+    nullable: true,
+    description: 'Prepaid credits; null: not in force for this consumer (docs/billing.md).',
+  })
+  credits!: CreditsResponse | null;
 }
 
-export function toBillingResponse(state: BillingState): BillingResponse {
+export function toBillingResponse(state: BillingState, credits: CreditsView | null): BillingResponse {
   return {
     consumer: state.consumer,
     billingAnchor: state.billingAnchor.toISOString(),
@@ -60,5 +90,6 @@ export function toBillingResponse(state: BillingState): BillingResponse {
       start: new Date(state.currentPeriod.startMs).toISOString(),
       end: new Date(state.currentPeriod.endMs).toISOString(),
     },
+    credits: toCreditsResponse(credits),
   };
 }
