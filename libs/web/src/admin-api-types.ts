@@ -33,31 +33,8 @@ export type AdminScope = AdminCurrentToken['scopes'][number];
 /** A sign-in, a failed one or a lockout, as a web app reports it for the audit (POST /audit/events). */
 export type AdminAuditEvent = Schemas['RecordAuditEventDto'];
 
-/**
- * Prepaid credits as the admin API's contract states them (docs/billing.md). Written here by hand until the admin
- * document describes them; then these become its generated schemas.
- */
-export interface AdminCredits {
-  balance: number;
-  refill: { amount: number; every: 'day' | 'month' } | null;
-  refillSet: boolean;
-  nextRefillAt: string | null;
-  costs: Record<string, number>;
-}
-export interface AdminLedgerEntry {
-  id: string;
-  at: string;
-  kind: 'top-up' | 'set' | 'refill';
-  amount: number;
-  balanceAfter: number;
-  reason: string | null;
-  actor: string;
-}
-export interface AdminCreditLedger {
-  balance: number | null;
-  entries: AdminLedgerEntry[];
-  spendPerDay: Array<{ day: string; spent: number }>;
-  projectedExhaustionAt: string | null;
-}
 /** A consumer's billing: anchor, monthly quota, current period, and its credits (null: not in force). */
-export type AdminBilling = Schemas['BillingResponse'] & { credits?: AdminCredits | null };
+export type AdminBilling = Schemas['BillingResponse'];
+export type AdminCredits = Schemas['CreditsResponse'];
+export type AdminLedgerEntry = Schemas['LedgerEntryResponse'];
+export type AdminCreditLedger = Schemas['LedgerResponse'];

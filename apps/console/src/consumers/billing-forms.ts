@@ -30,11 +30,8 @@ export const BILLING_ERRORS = {
   costs: 'Each cost is a whole number from 0 to 1,000,000.',
 } as const;
 
-/** A PATCH of a consumer's billing: anchor, monthly quota, and the credits' refill and costs (the contract's). */
-export type BillingChange = AdminBillingUpdate & {
-  creditRefill?: { amount: number; every: 'day' | 'month' } | null;
-  costs?: Record<string, number> | null;
-};
+/** A PATCH of a consumer's billing: anchor, monthly quota, and the credits' refill and costs. */
+export type BillingChange = AdminBillingUpdate;
 
 /** A result: the admin API's body, or the sentence next to the form. */
 export type Parsed<T> = { body: T } | { error: string };

@@ -170,7 +170,9 @@ export class ConsumersController {
       credits === null
         ? null
         : await section(() =>
-            this.admin.get<AdminCreditLedger>(token, `/consumers/${segment(name)}/credits/ledger`, { days: 30 }),
+            this.adminApi
+              .as(token)
+              .GET('/consumers/{name}/credits/ledger', { params: { path: { name }, query: { days: 30 } } }),
           );
     const typed = (form: BillingFormName, name: string, current: string): string =>
       billingForm?.form === form ? (billingForm.typed[name] ?? '') : current;

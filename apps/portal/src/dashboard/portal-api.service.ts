@@ -152,14 +152,10 @@ export class PortalApi {
 
   /** The credits' last 30 days: ledger, spend per UTC day, projected exhaustion; null without the route (404). */
   async creditLedger(by: Developer, name: string): Promise<AdminCreditLedger | null> {
-    return this.client
-      .get<AdminCreditLedger>(
-        this.token,
-        `/consumers/${encodeURIComponent(name)}/credits/ledger`,
-        { days: 30 },
-        await this.endUser(by),
-      )
-      .catch(orNullWhenMissing);
+    const ledger: Promise<AdminCreditLedger> = this.api
+      .as(this.token, await this.endUser(by))
+      .GET('/consumers/{name}/credits/ledger', { params: { path: { name }, query: { days: 30 } } });
+    return ledger.catch(orNullWhenMissing);
   }
 
   /** The last 30 UTC days; null when the gateway has no usage history (its route is missing: 404 on the route). */
