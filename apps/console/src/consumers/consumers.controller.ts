@@ -42,7 +42,6 @@ import type {
   AdminAuditPage,
   AdminBilling,
   AdminConsumer,
-  AdminCreditLedger,
   AdminConsumerPage,
   AdminCurrentUsage,
   AdminIssuedKey,
