@@ -275,7 +275,7 @@ describe('billing in the portal and the console (browser)', () => {
       await operator.getByText(`Saved: ${consumer}'s costs.`).waitFor();
       expect((await billingOf()).credits?.costs).toEqual({ createPet: 5, getPet: 1, listPets: 1 });
 
-      await operator.getByLabel('New balance').fill('200');
+      await operator.getByLabel('New balance', { exact: true }).fill('200');
       await operator.getByLabel('Reason for the new balance').fill('Correction');
       await operator.getByRole('button', { name: 'Set balance' }).click();
       await operator.getByText(`Saved: ${consumer}'s balance is 200 credits.`).waitFor();
