@@ -32,6 +32,7 @@ export class ConsoleAppModule {
         { provide: AdminApi, useValue: new AdminApi({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         // The string-typed client, for the consumers pages only until they move to AdminApi (docs/decisions.md).
         { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
+        { provide: AdminApi, useValue: new AdminApi({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
         { provide: PLAN_CATALOGUE, useValue: config.plans },
         { provide: ConsoleSignInThrottle, useValue: new ConsoleSignInThrottle() },

@@ -1,5 +1,7 @@
 import type {
   AdminAuditEntry,
+  AdminBilling,
+  CreditsPanel,
   AdminConsumer,
   AdminCurrentUsage,
   AdminPlanRequest,
@@ -47,6 +49,20 @@ export interface ConsumerView extends PageModel {
   plans: Array<{ value: string; label: string; selected: boolean }>;
   planForm: { perMinute: string | number; perDay: string | number; error?: string };
   keyTable: KeyTable;
+  /** Anchor, monthly quota, current period (GET billing). */
+  billing: Panel<AdminBilling>;
+  /** Only when credits are in force; the ledger left out when it cannot be read. */
+  credits: (CreditsPanel & { ledgerUnavailable?: Unavailable }) | null;
+  /** The billing and credit forms' values (typed, or the current ones) and a refusal next to one of them. */
+  billingForms: {
+    error: Partial<Record<string, string>>;
+    anchor: string;
+    perMonth: string;
+    topUp: { amount: string; reason: string };
+    balance: { balance: string; reason: string };
+    refill: { amount: string; every: string };
+    costs: Array<{ operation: string; value: string }>;
+  };
   usage: Panel<AdminCurrentUsage>;
   history: Panel<UsageTable>;
   audit: Panel<Array<AdminAuditEntry & { summary: string }>>;

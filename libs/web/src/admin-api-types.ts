@@ -25,9 +25,16 @@ export type AdminAuditPage = Schemas['AuditPageResponse'];
 export type AdminToken = Schemas['AdminTokenResponse'];
 export type AdminCreatedToken = Schemas['CreatedAdminTokenResponse'];
 export type AdminCurrentToken = Schemas['CurrentTokenResponse'];
+export type AdminBillingUpdate = Schemas['UpdateBillingDto'];
 
 /** The admin API's scope names (its document's enum): a page checks a scope by a name the compiler knows. */
 export type AdminScope = AdminCurrentToken['scopes'][number];
 
 /** A sign-in, a failed one or a lockout, as a web app reports it for the audit (POST /audit/events). */
 export type AdminAuditEvent = Schemas['RecordAuditEventDto'];
+
+/** A consumer's billing: anchor, monthly quota, current period, and its credits (null: not in force). */
+export type AdminBilling = Schemas['BillingResponse'];
+export type AdminCredits = Schemas['CreditsResponse'];
+export type AdminLedgerEntry = Schemas['LedgerEntryResponse'];
+export type AdminCreditLedger = Schemas['LedgerResponse'];

@@ -14,4 +14,5 @@ export * from './typed-views';
 export * from './shown-once';
 export * from './key-table';
 export * from './plan-statement';
+export * from './billing-views';
 export * from './sign-in-audit';

@@ -32,7 +32,7 @@ export class OperatorGuard implements CanActivate {
     request.session.operator = { ...record, sealedToken: operator.sealedToken };
     setTokenOf(request, token);
     response.locals.operator = { name: record.name };
-    response.locals.can = abilitiesOf(record.scopes);
+    response.locals.can = abilitiesOf(record.scopes, record);
     return true;
   }
 }

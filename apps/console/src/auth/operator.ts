@@ -18,6 +18,11 @@ declare module 'express-session' {
  */
 export interface Abilities {
   consumersWrite: boolean;
+  /**
+   * Billing and credits (anchor, monthly quota, top-ups, balance, refill, costs): `consumers:write` on a token
+   * restricted to no consumers and no plans (the admin policy's fleet-only routes refuse a restricted token).
+   */
+  billingWrite: boolean;
   keysWrite: boolean;
   tokensAdmin: boolean;
   auditRead: boolean;
@@ -25,10 +30,14 @@ export interface Abilities {
   planRequestsReview: boolean;
 }
 
-export function abilitiesOf(scopes: readonly string[]): Abilities {
+export function abilitiesOf(
+  scopes: readonly string[],
+  restriction: Pick<AdminCurrentToken, 'ownConsumersOnly' | 'plans'> = { ownConsumersOnly: false, plans: null },
+): Abilities {
   const has = (scope: string) => scopes.includes(scope);
   return {
     consumersWrite: has('consumers:write'),
+    billingWrite: has('consumers:write') && !restriction.ownConsumersOnly && restriction.plans === null,
     keysWrite: has('keys:write'),
     tokensAdmin: has('tokens:admin'),
     auditRead: has('audit:read'),

@@ -1,8 +1,10 @@
 import { PLAN_NAMES, describeLimits, planTitle, rotationOverlap } from '@app/contract';
 import type { PlanCatalogue } from '@app/contract';
 import {
+  AdminApi,
   AdminApiError,
   AdminClient,
+  creditsPanel,
   holdShownOnce,
   keyTable,
   PLAN_CATALOGUE,
@@ -21,8 +23,24 @@ import { describeChanges } from '../audit/describe-changes';
 import { Abilities, endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
 import { daysAgo, isUnavailable, section } from '../sections';
+import {
+  anchorText,
+  BILLING_REFUSALS,
+  BillingFormName,
+  BillingChange,
+  BillingFormState,
+  Parsed,
+  parseAnchor,
+  parseBalance,
+  parseCosts,
+  parseQuota,
+  parseRefill,
+  parseTopUp,
+  typedFields,
+} from './billing-forms';
 import type {
   AdminAuditPage,
+  AdminBilling,
   AdminConsumer,
   AdminConsumerPage,
   AdminCurrentUsage,
@@ -68,6 +86,7 @@ function mayWriteKeys(request: Request): boolean {
 export class ConsumersController {
   constructor(
     private readonly admin: AdminClient,
+    private readonly adminApi: AdminApi,
     @Inject(PLAN_CATALOGUE) private readonly plans: PlanCatalogue,
   ) {}
 
@@ -125,6 +144,7 @@ export class ConsumersController {
     request: Request,
     name: string,
     planForm?: { plan: string; perMinute: string; perDay: string; error: string },
+    billingForm?: BillingFormState,
   ): Promise<ConsumerView> {
     const token = tokenOf(request);
     const consumer = await this.admin.get<AdminConsumer>(token, `/consumers/${segment(name)}`).catch((error) => {
@@ -132,7 +152,7 @@ export class ConsumersController {
         throw new NotFoundException(`No consumer named "${name}".`);
       throw error;
     });
-    const [usage, history, audit] = await Promise.all([
+    const [usage, history, audit, billing] = await Promise.all([
       section(() => this.admin.get<AdminCurrentUsage>(token, `/consumers/${segment(name)}/usage`)),
       section(() =>
         this.admin.get<AdminUsageHistory>(token, `/consumers/${segment(name)}/usage/history`, {
@@ -141,13 +161,51 @@ export class ConsumersController {
         }),
       ),
       section(() => this.admin.get<AdminAuditPage>(token, '/audit', { target: name, order: 'desc', limit: 50 })),
+      section(() => this.billingOf(token, name)),
     ]);
+    // The ledger only where credits are in force (a consumer without credits has none to show).
+    const credits = isUnavailable(billing) || !billing.credits ? null : billing.credits;
+    const ledger =
+      credits === null
+        ? null
+        : await section(() =>
+            this.adminApi
+              .as(token)
+              .GET('/consumers/{name}/credits/ledger', { params: { path: { name }, query: { days: 30 } } }),
+          );
+    const typed = (form: BillingFormName, name: string, current: string): string =>
+      billingForm?.form === form ? (billingForm.typed[name] ?? '') : current;
     return {
       title: consumer.name,
       chart: true,
       consumer,
       current: planStatement(consumer),
       path: `/consumers/${segment(consumer.name)}`,
+      billing,
+      credits:
+        credits === null
+          ? null
+          : ledger !== null && isUnavailable(ledger)
+            ? { ...creditsPanel(credits, null), ledgerUnavailable: ledger }
+            : creditsPanel(credits, ledger),
+      billingForms: {
+        error: billingForm ? { [billingForm.form]: billingForm.error } : {},
+        anchor: typed(
+          'anchor',
+          'anchor',
+          isUnavailable(billing) || !billing.anchorSet ? '' : anchorText(billing.billingAnchor),
+        ),
+        perMonth: typed('quota', 'perMonth', isUnavailable(billing) ? '' : String(billing.ownPerMonth ?? '')),
+        topUp: { amount: typed('top-up', 'amount', ''), reason: typed('top-up', 'reason', '') },
+        balance: { balance: typed('balance', 'balance', ''), reason: typed('balance', 'reason', '') },
+        refill: {
+          amount: typed('refill', 'amount', credits?.refillSet && credits.refill ? String(credits.refill.amount) : ''),
+          every: typed('refill', 'every', credits?.refillSet && credits.refill ? credits.refill.every : ''),
+        },
+        costs: Object.entries(credits?.costs ?? {})
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([operation, cost]) => ({ operation, value: typed('costs', `cost-${operation}`, String(cost)) })),
+      },
       plans: PLAN_NAMES.map((plan) => ({
         value: plan,
         label: `${planTitle(plan)} (${this.plans[plan] === 'custom' ? 'its own limits' : describeLimits(this.plans[plan])})`,
@@ -226,6 +284,129 @@ export class ConsumersController {
       await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/unban`, undefined, endUserOf(request));
       return `${name} is no longer banned.`;
     });
+  }
+
+  @Post(':name/billing/anchor')
+  saveAnchor(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
+    return this.changeBilling(request, response, name, 'anchor', body, parseAnchor(field(body, 'anchor')), (b) =>
+      b.anchorSet
+        ? `Saved: ${name}'s billing months now reset on the anchor ${anchorText(b.billingAnchor)} UTC; this period ends ${anchorText(b.currentPeriod.end)} UTC.`
+        : `Saved: ${name}'s billing anchor is its creation time again; this period ends ${anchorText(b.currentPeriod.end)} UTC.`,
+    );
+  }
+
+  @Post(':name/billing/quota')
+  saveQuota(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
+    return this.changeBilling(request, response, name, 'quota', body, parseQuota(field(body, 'perMonth')), (b) =>
+      b.perMonth === null
+        ? `Saved: ${name} has no monthly quota.`
+        : `Saved: ${name} is held to ${b.perMonth.toLocaleString('en-US')} requests a billing month${b.ownPerMonth === null ? " (the plan's)" : ''}.`,
+    );
+  }
+
+  @Post(':name/credits/refill')
+  saveRefill(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
+    return this.changeBilling(request, response, name, 'refill', body, parseRefill(body), (b) =>
+      b.credits?.refill
+        ? `Saved: ${name} is refilled up to ${b.credits.refill.amount.toLocaleString('en-US')} credits every ${b.credits.refill.every === 'day' ? 'day (UTC)' : 'billing month'}.`
+        : `Saved: ${name} gets no refill.`,
+    );
+  }
+
+  @Post(':name/credits/costs')
+  async saveCosts(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Param('name') name: string,
+    @Body() body: unknown,
+  ) {
+    const billing = await this.billingOf(tokenOf(request), name);
+    const parsed = parseCosts(body, Object.keys(billing.credits?.costs ?? {}));
+    return this.changeBilling(request, response, name, 'costs', body, parsed, () =>
+      'body' in parsed && parsed.body.costs === null
+        ? `Saved: ${name} pays the plan's costs.`
+        : `Saved: ${name}'s costs.`,
+    );
+  }
+
+  @Post(':name/credits/top-up')
+  topUp(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
+    return this.changeCredits(request, response, name, 'top-up', body, parseTopUp(body), 'POST', 'credits/top-ups');
+  }
+
+  @Post(':name/credits/balance')
+  setBalance(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
+    return this.changeCredits(request, response, name, 'balance', body, parseBalance(body), 'PUT', 'credits');
+  }
+
+  /** GET billing (the anchor, the monthly quota, the current period, the credits). */
+  private billingOf(token: string, name: string): Promise<AdminBilling> {
+    return this.adminApi.as(token).GET('/consumers/{name}/billing', { params: { path: { name } } });
+  }
+
+  /** PATCH billing with a parsed form; a refusal (the page's or the API's, by code) shows the page again, 400. */
+  private async changeBilling(
+    request: Request,
+    response: Response,
+    name: string,
+    form: BillingFormName,
+    body: unknown,
+    parsed: Parsed<BillingChange>,
+    saved: (billing: AdminBilling) => string,
+  ): Promise<void> {
+    return this.change(request, response, name, form, body, parsed, async (change) =>
+      saved(
+        await this.adminApi
+          .as(tokenOf(request), endUserOf(request))
+          .PATCH('/consumers/{name}/billing', { params: { path: { name } }, body: change }),
+      ),
+    );
+  }
+
+  private async changeCredits(
+    request: Request,
+    response: Response,
+    name: string,
+    form: BillingFormName,
+    body: unknown,
+    parsed: Parsed<object>,
+    method: 'POST' | 'PUT',
+    route: string,
+  ): Promise<void> {
+    return this.change(request, response, name, form, body, parsed, async (change) => {
+      const answer = await this.admin.request<{ balance: number | null }>(
+        tokenOf(request),
+        method,
+        `/consumers/${segment(name)}/${route}`,
+        { body: change, ...endUserOf(request) },
+      );
+      return answer.balance === null
+        ? `Saved: ${name} no longer uses credits.`
+        : `Saved: ${name}'s balance is ${answer.balance.toLocaleString('en-US')} credits.`;
+    });
+  }
+
+  private async change<Change extends object>(
+    request: Request,
+    response: Response,
+    name: string,
+    form: BillingFormName,
+    body: unknown,
+    parsed: Parsed<Change>,
+    send: (change: Change) => Promise<string>,
+  ): Promise<void> {
+    let error = 'error' in parsed ? parsed.error : undefined;
+    if ('body' in parsed) {
+      try {
+        setFlash(request, 'success', await send(parsed.body));
+        return redirectAfterSave(request, response, `/consumers/${segment(name)}`);
+      } catch (caught) {
+        if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
+        error = refusalText(caught, BILLING_REFUSALS);
+      }
+    }
+    const page = await this.consumerPage(request, name, undefined, { form, typed: typedFields(body), error: error! });
+    return renderView(response, 'consumer', page, 400);
   }
 
   /** Post/Redirect/Get: the new key is held in the session for the one page the redirect leads to. */

@@ -24,10 +24,12 @@ import {
 import type { Response } from 'express';
 import {
   AdminApiError,
+  creditsPanel,
   holdShownOnce,
   keyTable,
   PLAN_CATALOGUE,
   planStatement,
+  policyCards,
   redirectAfterSave,
   refusalText,
   saveSession,
@@ -88,21 +90,25 @@ export class DashboardController {
   async dashboard(@Req() request: SignedInRequest): Promise<DashboardView> {
     const name = request.account.consumerName;
     const by = developerOf(request.account, request);
-    const [consumer, usage, history, requests] = await Promise.all([
+    const [consumer, usage, history, requests, billing] = await Promise.all([
       this.consumerWithEmail(by, name),
       this.api.usage(by, name),
       this.api.history(by, name),
       this.api.planRequests(by, name),
+      this.api.billing(by, name),
     ]);
+    // The ledger only where credits are in force: a consumer without credits has nothing to show there.
+    const ledger = billing?.credits ? await this.api.creditLedger(by, name) : null;
     const latestRequest = requests[requests.length - 1] as AdminPlanRequest | undefined;
     return {
       title: 'Dashboard',
-      chart: history !== null,
+      chart: history !== null || ledger !== null,
       email: request.account.email,
       consumerName: consumer.name,
-      current: planStatement(consumer),
-      minute: usage.windows.find((w) => w.name === 'minute'),
-      day: usage.windows.find((w) => w.name === 'day'),
+      current: planStatement(consumer, billing),
+      policies: policyCards(usage, billing, ledger, new Date()),
+      billingPeriod: billing?.perMonth ? billing.currentPeriod : null,
+      credits: billing?.credits ? creditsPanel(billing.credits, ledger) : null,
       banned: usage.banned,
       banSecondsLeft: usage.banSecondsLeft,
       usage:
@@ -175,12 +181,16 @@ export class DashboardController {
   async newKey(@Req() request: SignedInRequest): Promise<NewKeyView> {
     const shown = takeShownOnce(request, SHOWN_KEY);
     if (shown) await saveSession(request);
-    const consumer = await this.api.consumer(developerOf(request.account, request), request.account.consumerName);
+    const by = developerOf(request.account, request);
+    const [consumer, billing] = await Promise.all([
+      this.api.consumer(by, request.account.consumerName),
+      this.api.billing(by, request.account.consumerName),
+    ]);
     return {
       title: shown ? 'Your new API key' : 'Key shown once',
       key: shown?.secret,
       rotated: shown?.details?.rotated as NewKeyView['rotated'],
-      current: planStatement(consumer),
+      current: planStatement(consumer, billing),
     };
   }
 
@@ -258,11 +268,15 @@ export class DashboardController {
   private async planPage(request: SignedInRequest): Promise<PlanView> {
     const name = request.account.consumerName;
     const by = developerOf(request.account, request);
-    const [consumer, requests] = await Promise.all([this.api.consumer(by, name), this.api.planRequests(by, name)]);
+    const [consumer, requests, billing] = await Promise.all([
+      this.api.consumer(by, name),
+      this.api.planRequests(by, name),
+      this.api.billing(by, name),
+    ]);
     const pending = requests.find((r) => r.status === 'pending');
     return {
       title: 'Ask for another plan',
-      current: planStatement(consumer),
+      current: planStatement(consumer, billing),
       pending,
       plans: pending ? [] : this.offers(consumer),
       maxVolume: EXPECTED_VOLUME_MAX,

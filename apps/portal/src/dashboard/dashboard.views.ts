@@ -1,12 +1,25 @@
-import type { AdminPlanRequest, AdminWindowUsage, KeyTable, PageModel, PlanStatement, UsageTable } from '@app/web';
+import type {
+  AdminBilling,
+  AdminPlanRequest,
+  CreditsPanel,
+  KeyTable,
+  PageModel,
+  PlanStatement,
+  PolicyCard,
+  UsageTable,
+} from '@app/web';
 import { typedRender, typedRenderer } from '@app/web';
 
 export interface DashboardView extends PageModel {
   email: string;
   consumerName: string;
   current: PlanStatement;
-  minute?: AdminWindowUsage;
-  day?: AdminWindowUsage;
+  /** Each policy in force (minute, day, month, credits): used, remaining, when it resets. */
+  policies: PolicyCard[];
+  /** The billing month in progress, when a monthly quota is in force. */
+  billingPeriod: AdminBilling['currentPeriod'] | null;
+  /** Only when credits are in force. */
+  credits: CreditsPanel | null;
   banned: boolean;
   banSecondsLeft: number | null;
   usage: UsageTable | null;

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { isEmailAddress } from '@app/contract';
-import { AdminApiError, AdminClient } from '@app/web';
+import { AdminApi, AdminApiError, AdminClient } from '@app/web';
 import type {
+  AdminBilling,
   AdminConsumer,
+  AdminCreditLedger,
   AdminCreatedConsumer,
   AdminCurrentToken,
   AdminCurrentUsage,
@@ -32,6 +34,15 @@ export const OVERLAPS: ReadonlyArray<{ value: string; label: string; seconds: nu
 /** The account's email as the admin API's contact email: left out if the admin API's rule would refuse it. */
 function contactEmail(email: string): { email?: string } {
   return isEmailAddress(email) ? { email } : {};
+}
+
+/**
+ * NOT_FOUND (by code): a gateway without this route. An unknown consumer is NOT_FOUND too, but the dashboard reads
+ * the consumer itself beside these calls, and that call fails the page.
+ */
+function orNullWhenMissing(error: unknown): null {
+  if (error instanceof AdminApiError && error.code === 'NOT_FOUND') return null;
+  throw error;
 }
 
 /** The developer behind a call: the audit rows it writes name them (docs/admin-tokens.md, "Acting for users"). */
@@ -66,12 +77,14 @@ export function accountLabel({ accountId, email }: Developer): string {
 export class PortalApi {
   private readonly logger = new Logger(PortalApi.name);
   private readonly client: AdminClient;
+  private readonly api: AdminApi;
   private readonly token: string;
   /** Whether the token may name developers: asked once, on the first call (asked again if that read failed). */
   private actsForUsers: Promise<boolean> | undefined;
 
   constructor(@Inject(PORTAL_CONFIG) config: PortalConfig) {
     this.client = new AdminClient({ baseUrl: config.adminUrl });
+    this.api = new AdminApi({ baseUrl: config.adminUrl });
     this.token = config.adminToken;
   }
 
@@ -127,6 +140,22 @@ export class PortalApi {
       undefined,
       await this.endUser(by),
     );
+  }
+
+  /** Its billing anchor, monthly quota, current period and credits; null from a gateway without billing (404). */
+  async billing(by: Developer, name: string): Promise<AdminBilling | null> {
+    const billing: Promise<AdminBilling> = this.api
+      .as(this.token, await this.endUser(by))
+      .GET('/consumers/{name}/billing', { params: { path: { name } } });
+    return billing.catch(orNullWhenMissing);
+  }
+
+  /** The credits' last 30 days: ledger, spend per UTC day, projected exhaustion; null without the route (404). */
+  async creditLedger(by: Developer, name: string): Promise<AdminCreditLedger | null> {
+    const ledger: Promise<AdminCreditLedger> = this.api
+      .as(this.token, await this.endUser(by))
+      .GET('/consumers/{name}/credits/ledger', { params: { path: { name }, query: { days: 30 } } });
+    return ledger.catch(orNullWhenMissing);
   }
 
   /** The last 30 UTC days; null when the gateway has no usage history (its route is missing: 404 on the route). */

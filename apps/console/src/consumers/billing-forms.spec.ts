@@ -1,0 +1,57 @@
+import {
+  anchorText,
+  parseAnchor,
+  parseBalance,
+  parseCosts,
+  parseQuota,
+  parseRefill,
+  parseTopUp,
+} from './billing-forms';
+
+describe('billing forms of the consumer page', () => {
+  it('reads an anchor typed as UTC date and time, and empty as back to the creation time', () => {
+    expect(parseAnchor('2026-01-31 09:00')).toEqual({ body: { billingAnchor: '2026-01-31T09:00:00Z' } });
+    expect(parseAnchor('2026-01-31T09:00:15Z')).toEqual({ body: { billingAnchor: '2026-01-31T09:00:15Z' } });
+    expect(parseAnchor('2026-01-31 09:00 UTC')).toEqual({ body: { billingAnchor: '2026-01-31T09:00:00Z' } });
+    expect(parseAnchor('')).toEqual({ body: { billingAnchor: null } });
+  });
+
+  it('refuses an anchor that is not a UTC date and time, or a day the month does not have', () => {
+    for (const text of ['31/01/2026', '2026-01-31', '2026-02-31 09:00', '2026-01-31 25:00', '2026-01-31 09:00+02:00'])
+      expect([text, 'error' in parseAnchor(text)]).toEqual([text, true]);
+  });
+
+  it('shows an anchor as it is typed, seconds only when it has some', () => {
+    expect(anchorText('2026-01-31T09:00:00.000Z')).toBe('2026-01-31 09:00');
+    expect(anchorText('2026-01-31T09:00:15.000Z')).toBe('2026-01-31 09:00:15');
+  });
+
+  it('reads whole numbers with separators; empty means the plan’s or no credits', () => {
+    expect(parseQuota('7,000')).toEqual({ body: { perMonth: 7000 } });
+    expect(parseQuota('')).toEqual({ body: { perMonth: null } });
+    expect('error' in parseQuota('0')).toBe(true);
+    expect('error' in parseQuota('1.5')).toBe(true);
+    expect(parseTopUp({ amount: '1 000', reason: 'Invoice 42' })).toEqual({
+      body: { amount: 1000, reason: 'Invoice 42' },
+    });
+    expect('error' in parseTopUp({ amount: '0', reason: 'x' })).toBe(true);
+    expect('error' in parseTopUp({ amount: '5', reason: ' ' })).toBe(true);
+    expect(parseBalance({ balance: '', reason: 'Contract ended' })).toEqual({
+      body: { balance: null, reason: 'Contract ended' },
+    });
+    expect(parseBalance({ balance: '0', reason: 'Reset' })).toEqual({ body: { balance: 0, reason: 'Reset' } });
+  });
+
+  it('reads a refill (both or neither) and costs per operation (or the plan’s)', () => {
+    expect(parseRefill({ amount: '1000', every: 'day' })).toEqual({
+      body: { creditRefill: { amount: 1000, every: 'day' } },
+    });
+    expect(parseRefill({ amount: '', every: '' })).toEqual({ body: { creditRefill: null } });
+    expect('error' in parseRefill({ amount: '1000', every: '' })).toBe(true);
+    expect(parseCosts({ 'cost-listPets': '1', 'cost-createPet': '5' }, ['createPet', 'listPets'])).toEqual({
+      body: { costs: { createPet: 5, listPets: 1 } },
+    });
+    expect(parseCosts({ reset: 'plan' }, ['listPets'])).toEqual({ body: { costs: null } });
+    expect('error' in parseCosts({ 'cost-listPets': '-1' }, ['listPets'])).toBe(true);
+  });
+});
