@@ -56,7 +56,7 @@ describe('prepaid credits', () => {
   beforeAll(async () => {
     fleet = await startTwoInstances('credits', ENV);
     ({ a, b } = fleet);
-  });
+  }, 180_000);
   afterAll(() => fleet?.close());
   const targets = () => (shared ? [a, b] : [a]);
   const burst = (key: string, n: number): Promise<Reply[]> =>
@@ -231,7 +231,7 @@ describe('a balance after the counter store is lost', () => {
       await database.drop();
       await pets.close();
     }
-  });
+  }, 180_000);
 
   runIf(hasRedisServer, 'redis-server is not installed').describe('a Redis killed (-9) and restarted empty', () => {
     it('rebuilds every balance exactly where the ledger says', async () => {
@@ -265,6 +265,6 @@ describe('a balance after the counter store is lost', () => {
         await pets.close();
         await redis.stop();
       }
-    });
+    }, 180_000);
   });
 });

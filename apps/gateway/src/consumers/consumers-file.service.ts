@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { parseCreditRefill, parseOperationCosts, type CreditRefill, type OperationCosts } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -36,6 +37,12 @@ export interface FileConsumer {
   createdAt?: string;
   disabledAt?: string;
   keys?: FileKey[];
+  /** Billing (docs/billing.md): its own anchor and monthly quota, its credit settings; never a balance. */
+  billingAnchor?: string;
+  perMonth?: number;
+  creditsEnabled?: boolean;
+  creditRefill?: CreditRefill;
+  costs?: OperationCosts;
   keyHash?: string;
   keyHint?: string;
   expiresAt?: string;
@@ -90,7 +97,16 @@ export class ConsumersFileService {
    * for one consumer, refuses the whole batch. Two imports of the same new names at once both succeed.
    */
   async import(context: AdminRequestContext, consumers: FileConsumer[]): Promise<ImportResult> {
-    for (const c of consumers) this.planLimits.check(c.plan, c.limits ?? null);
+    for (const c of consumers) {
+      this.planLimits.check(c.plan, c.limits ?? null);
+      const refill = c.creditRefill === undefined ? undefined : parseCreditRefill(c.creditRefill);
+      const costs = c.costs === undefined ? undefined : parseOperationCosts(c.costs);
+      if (typeof refill === 'string' || typeof costs === 'string')
+        throw new ApiError(
+          'VALIDATION_FAILED',
+          `${c.name}: ${typeof refill === 'string' ? `creditRefill: ${refill}` : costs}`,
+        );
+    }
     const result: ImportResult = { created: 0, updated: 0, unchanged: 0 };
     const touched: string[] = [];
     const changedConsumers: string[] = [];
@@ -134,6 +150,27 @@ export class ConsumersFileService {
           await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: new Date(input.disabledAt) });
           changed = true;
         }
+        const billing = billingOf(input);
+        const billingBefore = {
+          billingAnchor: consumer.billingAnchor,
+          perMonth: consumer.limitPerMonth,
+          creditsEnabled: consumer.creditsEnabled,
+          creditRefill: consumer.creditRefill,
+          costs: consumer.creditCosts,
+        };
+        const billingChanges = diff(
+          billingBefore,
+          Object.fromEntries(
+            Object.entries(billingBefore).map(([field, value]) => [
+              field,
+              field in billing ? billing[field as keyof typeof billing] : value,
+            ]),
+          ),
+        );
+        if (Object.keys(billingChanges).length > 0) {
+          await manager.update(ConsumerEntity, { id: consumer.id }, billingColumns(billing));
+          changed = true;
+        }
         if (changed) changedConsumers.push(consumer.id);
         for (const k of keysOf(input)) {
           if (await this.importKey(manager, consumer, input.name, k)) {
@@ -154,6 +191,7 @@ export class ConsumersFileService {
             targetConsumer: input.name,
             changes: {
               ...diff(created ? {} : before, after),
+              ...billingChanges,
               ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}),
             },
           });
@@ -220,6 +258,11 @@ export class ConsumersFileService {
         ...(limits ? { limits } : {}),
         createdAt: consumer.createdAt.toISOString(),
         ...(consumer.disabledAt ? { disabledAt: consumer.disabledAt.toISOString() } : {}),
+        ...(consumer.billingAnchor ? { billingAnchor: consumer.billingAnchor.toISOString() } : {}),
+        ...(consumer.limitPerMonth !== null ? { perMonth: consumer.limitPerMonth } : {}),
+        ...(consumer.creditsEnabled !== null ? { creditsEnabled: consumer.creditsEnabled } : {}),
+        ...(consumer.creditRefill ? { creditRefill: consumer.creditRefill } : {}),
+        ...(consumer.creditCosts ? { costs: consumer.creditCosts } : {}),
         // The one-key form too, for the importers of earlier versions (ignored where `keys` is read).
         ...(current
           ? {
@@ -239,6 +282,33 @@ export class ConsumersFileService {
     });
     return { consumers, next: page.next };
   }
+}
+
+/** The billing fields a file consumer gives (absent ones are left as they are). */
+function billingOf(input: FileConsumer): {
+  billingAnchor?: Date;
+  perMonth?: number;
+  creditsEnabled?: boolean;
+  creditRefill?: CreditRefill;
+  costs?: OperationCosts;
+} {
+  return {
+    ...(input.billingAnchor !== undefined ? { billingAnchor: new Date(input.billingAnchor) } : {}),
+    ...(input.perMonth !== undefined ? { perMonth: input.perMonth } : {}),
+    ...(input.creditsEnabled !== undefined ? { creditsEnabled: input.creditsEnabled } : {}),
+    ...(input.creditRefill !== undefined ? { creditRefill: input.creditRefill } : {}),
+    ...(input.costs !== undefined ? { costs: input.costs } : {}),
+  };
+}
+
+function billingColumns(billing: ReturnType<typeof billingOf>): Partial<ConsumerEntity> {
+  return {
+    ...(billing.billingAnchor !== undefined ? { billingAnchor: billing.billingAnchor } : {}),
+    ...(billing.perMonth !== undefined ? { limitPerMonth: billing.perMonth } : {}),
+    ...(billing.creditsEnabled !== undefined ? { creditsEnabled: billing.creditsEnabled } : {}),
+    ...(billing.creditRefill !== undefined ? { creditRefill: billing.creditRefill } : {}),
+    ...(billing.costs !== undefined ? { creditCosts: billing.costs } : {}),
+  };
 }
 
 function sameLimits(a: Limits | null, b: Limits | null): boolean {

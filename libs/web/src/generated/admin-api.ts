@@ -887,6 +887,25 @@ export interface components {
              * @description Set: the consumer is disabled (since then). Absent: left as it is (an import never enables).
              */
             disabledAt?: string;
+            /**
+             * Format: date-time
+             * @description Its own billing anchor (docs/billing.md); absent: left as it is.
+             */
+            billingAnchor?: string;
+            /** @description Its own monthly quota; absent: left as it is. */
+            perMonth?: number;
+            /** @description Prepaid credits in force (true) or ended (false); absent: left as it is. Never a balance (docs/billing.md). */
+            creditsEnabled?: boolean;
+            /** @description Its own credit refill `{amount, every}`; absent: left as it is. */
+            creditRefill?: {
+                amount?: number;
+                /** @enum {string} */
+                every?: "day" | "month";
+            };
+            /** @description Its own cost per public operation; absent: left as it is. */
+            costs?: {
+                [key: string]: number;
+            };
             /** @description Every key of the consumer, matched by hash (added, or revoked when the file says so). */
             keys?: components["schemas"]["FileKeyDto"][];
             /** @description One-key form (earlier files): the key's SHA-256. Ignored when `keys` is given. */

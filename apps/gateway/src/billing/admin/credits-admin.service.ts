@@ -69,6 +69,7 @@ export class CreditsAdminService {
     amount: number,
     reason: string,
   ): Promise<{ balance: number; entry: LedgerEntry }> {
+    await this.warm(call.actor, name);
     let applied = false;
     try {
       return await this.consumers.changeCredits(call, name, async (manager, consumer) => {
@@ -102,6 +103,7 @@ export class CreditsAdminService {
 
   /** Sets the balance (null: credits no longer in force), audited `consumer.credits.set`. */
   async set(call: AdminRequestContext, name: string, balance: number | null, reason: string): Promise<number | null> {
+    await this.warm(call.actor, name);
     let previous: number | null = null;
     let applied = false;
     try {
@@ -164,6 +166,16 @@ export class CreditsAdminService {
     if (terms.refill && terms.refill.amount >= perMs * (terms.refill.every === 'day' ? DAY_MS : 31 * DAY_MS))
       return null;
     return new Date(now + Math.floor(balance / perMs));
+  }
+
+  /**
+   * Before a change under the consumer's lock: 404/403 as any read, and a store without the balance rebuilds it
+   * now, outside the transaction (the rebuild reads the ledger: on the embedded database's one connection it
+   * could not while the transaction holds it).
+   */
+  private async warm(actor: AdminActor, name: string): Promise<void> {
+    await this.consumers.get(actor, name);
+    await this.change(name, { read: true });
   }
 
   /** One balance change in the counter store; 503 when it cannot be reached. */

@@ -3,13 +3,17 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsDefined,
-  IsIn,
   IsISO8601,
+  IsIn,
+  IsInt,
   IsObject,
   IsOptional,
   IsString,
   Matches,
+  Max,
+  Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -110,6 +114,52 @@ export class FileConsumerDto {
   @IsOptional()
   @IsDateTime('disabledAt')
   disabledAt?: string;
+
+  @ApiPropertyOptional({
+    ...DATE_TIME,
+    description: 'Its own billing anchor (docs/billing.md); absent: left as it is.',
+  })
+  @IsOptional()
+  @IsDateTime('billingAnchor')
+  billingAnchor?: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 2_000_000_000,
+    description: 'Its own monthly quota; absent: left as it is.',
+  })
+  @IsOptional()
+  @IsInt({ message: 'perMonth must be an integer' })
+  @Min(1, { message: 'perMonth must be at least 1' })
+  @Max(2_000_000_000, { message: 'perMonth must be at most 2000000000' })
+  perMonth?: number;
+
+  @ApiPropertyOptional({
+    description:
+      'Prepaid credits in force (true) or ended (false); absent: left as it is. Never a balance (docs/billing.md).',
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'creditsEnabled must be true or false' })
+  creditsEnabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { amount: { type: 'integer' }, every: { type: 'string', enum: ['day', 'month'] } },
+    description: 'Its own credit refill `{amount, every}`; absent: left as it is.',
+  })
+  @IsOptional()
+  @IsObject({ message: 'creditRefill must be an object' })
+  creditRefill?: { amount: number; every: 'day' | 'month' };
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    description: 'Its own cost per public operation; absent: left as it is.',
+  })
+  @IsOptional()
+  @IsObject({ message: 'costs must be an object' })
+  costs?: Record<string, number>;
 
   @ApiPropertyOptional({
     type: [FileKeyDto],
