@@ -1,13 +1,5 @@
 import { addressBlock } from '@app/platform';
-import {
-  AdminApi,
-  AdminApiError,
-  endSession,
-  href,
-  redirectAfterSave,
-  regenerateSession,
-  SignInAudit,
-} from '@app/web';
+import { AdminApi, AdminApiError, endSession, href, redirectAfterSave, regenerateSession, SignInAudit } from '@app/web';
 import { Body, Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
