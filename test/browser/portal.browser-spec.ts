@@ -341,6 +341,9 @@ describe('developer portal', () => {
       await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The page a sign-out leads to says so (issue #37.9).
+    expect(await page.getByRole('status').filter({ hasText: 'You are signed out.' }).count()).toBe(1);
+    await shot('signed-out');
     await page.getByLabel('Email').focus();
     await page.keyboard.type(email);
     await page.keyboard.press('Tab');

@@ -130,8 +130,9 @@ export class AccountsController {
 
   @Get('login')
   @Page('login')
-  signInForm(): SignInView {
-    return { title: TITLES.login };
+  signInForm(@Query('out') out: unknown): SignInView {
+    // After a sign-out the page says so (issue #37.9), not just that one may sign in.
+    return { title: TITLES.login, signedOut: out === '1' };
   }
 
   /** Per address block (the guard), then per (account, address block) pair and per account (SignInAttempts). */
@@ -175,7 +176,7 @@ export class AccountsController {
   async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
     await destroySession(request);
     response.clearCookie('portal.sid', { path: String(response.locals.base) || '/' });
-    response.redirect(303, href(String(response.locals.base), '/login'));
+    response.redirect(303, href(String(response.locals.base), '/login?out=1'));
   }
 
   @Get('reset')

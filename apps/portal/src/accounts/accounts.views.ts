@@ -29,6 +29,8 @@ export interface VerifyView extends PageModel {
 export interface SignInView extends PageModel {
   email?: string;
   failed?: string;
+  /** The page a sign-out leads to: it says the session ended. */
+  signedOut?: boolean;
 }
 
 /** The first key, shown once in the answer that verifies the account or signs it in for the first time. */
