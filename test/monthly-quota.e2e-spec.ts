@@ -137,7 +137,7 @@ describe('monthly quotas', () => {
     const name = unique('bad');
     await mintKey(a, 'free', name);
     const cases: Array<[unknown, string]> = [
-      [{}, 'Give billingAnchor or perMonth (or both).'],
+      [{}, 'Give billingAnchor, perMonth, creditRefill or costs.'],
       [{ billingAnchor: 'tomorrow' }, 'billingAnchor must be an ISO 8601 date-time'],
       [{ perMonth: 0 }, 'perMonth must be at least 1'],
       [{ perMonth: 1.5 }, 'perMonth must be an integer'],

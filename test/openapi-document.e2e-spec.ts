@@ -88,7 +88,8 @@ describe('the OpenAPI document', () => {
   const response = (o: Operation, status: string) => resolve<Response>(o.responses[status]);
 
   it('documents every status the gateway can answer, and 429 with Retry-After and rate-limit headers on every counted answer', () => {
-    const everywhere = ['400', '401', '408', '429', '431', '500', '502', '503', '504'];
+    // 402: prepaid credits spent with no refill scheduled (docs/billing.md), on every counted operation.
+    const everywhere = ['400', '401', '402', '408', '429', '431', '500', '502', '503', '504'];
     expect(Object.keys(op('/pets', 'get').responses).sort()).toEqual(['200', ...everywhere].sort());
     expect(Object.keys(op('/pets', 'post').responses).sort()).toEqual(['201', '413', '415', ...everywhere].sort());
     expect(Object.keys(op('/pets/{petId}', 'get').responses).sort()).toEqual(
@@ -124,7 +125,9 @@ describe('the OpenAPI document', () => {
     expect(codes('400')).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'MALFORMED_JSON', 'MALFORMED_REQUEST']));
     expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'CONSUMER_DISABLED']);
     expect(codes('413')).toEqual(['PAYLOAD_TOO_LARGE']);
-    expect(codes('429')).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED']);
+    // The window refusal, the monthly quota's, the credits' (waiting for their refill), and the ban.
+    expect(codes('429')).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED']);
+    expect(codes('402')).toEqual(['CREDITS_EXHAUSTED']);
     expect(codes('431')).toEqual(['HEADERS_TOO_LARGE']);
     for (const status of Object.keys(post.responses).filter((s) => s >= '400')) {
       for (const example of examples(status)) expect(example.status).toBe(Number(status));
