@@ -150,6 +150,8 @@ describe('admin tokens and the audit log', () => {
       path: string;
       scope: AdminScope | 'any';
       alsoNeeds?: AdminScope[];
+      /** Only root and the web apps' tokens (created with actsForUsers) may call it, whatever their scopes. */
+      actsForUsersOnly?: true;
       prepare: () => Promise<{ path: string; body?: unknown }>;
     };
     const routes: Route[] = [
@@ -237,6 +239,37 @@ describe('admin tokens and the audit log', () => {
         path: '/consumers/{name}/billing',
         scope: 'consumers:write',
         prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/billing`, body: { perMonth: 10 } }),
+      },
+      {
+        method: 'GET',
+        path: '/consumers/{name}/credits/ledger',
+        scope: 'consumers:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/credits/ledger` }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/credits/top-ups',
+        scope: 'consumers:write',
+        prepare: async () => ({
+          path: `/consumers/${(await createConsumer()).name}/credits/top-ups`,
+          body: { amount: 5, reason: 'route matrix' },
+        }),
+      },
+      {
+        method: 'PUT',
+        path: '/consumers/{name}/credits',
+        scope: 'consumers:write',
+        prepare: async () => ({
+          path: `/consumers/${(await createConsumer()).name}/credits`,
+          body: { balance: 10, reason: 'route matrix' },
+        }),
+      },
+      {
+        method: 'POST',
+        path: '/audit/events',
+        scope: 'any',
+        actsForUsersOnly: true,
+        prepare: async () => ({ path: '/audit/events', body: { kind: 'sign-in', subject: 'operator:matrix' } }),
       },
       {
         method: 'POST',
@@ -339,7 +372,10 @@ describe('admin tokens and the audit log', () => {
         for (const route of routes) {
           const { path, body } = await route.prepare();
           const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
-          if ((route.scope === scope && !route.alsoNeeds) || route.scope === 'any') {
+          if (route.actsForUsersOnly) {
+            // None of these tokens acts for users: refused whatever its scope.
+            expectErrorBody(reply, 403, 'FORBIDDEN');
+          } else if ((route.scope === scope && !route.alsoNeeds) || route.scope === 'any') {
             expect(
               reply.status >= 200 && reply.status < 300
                 ? 'ok'
