@@ -150,6 +150,8 @@ describe('AdminApi (the typed admin client)', () => {
     const unreachable = await get(new AdminApi({ baseUrl: 'http://127.0.0.1:1' }), 'acme').catch((e: unknown) => e);
     expect(unreachable).toBeInstanceOf(AdminApiError);
     expect(unreachable).toMatchObject({ status: 503, code: 'ADMIN_UNREACHABLE' });
+    // The message may reach a public page: it never names the internal address (issue #36.7).
+    expect((unreachable as Error).message).not.toContain('127.0.0.1');
   });
 
   it('makes a path the API does not have, a missing parameter or a body of the wrong shape a compile error', () => {
