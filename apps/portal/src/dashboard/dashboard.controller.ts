@@ -41,7 +41,7 @@ import {
 import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
 import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
-import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from './portal-api.service';
+import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from '../admin-api/portal-api';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
