@@ -28,16 +28,17 @@ const GATEWAY_LAYERS = [
   ['docs'],
 ];
 
-/** The developer portal. accounts and dashboard share a layer for now: the dashboard imports the accounts' guard
- * (accounts/signed-in.guard.ts) and accounts call the admin API through the dashboard's PortalApi (the first consumer
- * made at verification). Once PortalApi stands in a folder of its own below both, accounts sits below dashboard. */
+/** The developer portal. PortalApi (admin-api/, the portal's one way to the admin API) stands below both accounts
+ * (the first consumer, made at verification) and dashboard; the dashboard imports the accounts' guard
+ * (accounts/signed-in.guard.ts), so accounts sits below dashboard. */
 const PORTAL_LAYERS = [
   ['config', 'credentials'],
   ['mail', 'throttle'],
-  ['accounts', 'dashboard'],
+  ['admin-api'],
+  ['accounts'],
+  ['dashboard'],
   ['database', 'reference'],
 ];
-const PORTAL_SHARED_LAYERS = new Set([2]);
 
 /** The operator console: one folder per page family over the sign-in, the actions and the sections helpers. */
 const CONSOLE_LAYERS = [
@@ -82,7 +83,7 @@ const SRC = '^apps/gateway/src/';
 module.exports = {
   forbidden: [
     ...layerRules('gateway', GATEWAY_LAYERS),
-    ...layerRules('portal', PORTAL_LAYERS, PORTAL_SHARED_LAYERS),
+    ...layerRules('portal', PORTAL_LAYERS),
     ...layerRules('console', CONSOLE_LAYERS),
     ...appsNeverImportEachOther,
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^apps/' } },

@@ -41,7 +41,7 @@ export function limitsFrom(body: unknown): { perMinute: number; perDay: number }
     : { perMinute: Number(perMinute || NaN), perDay: Number(perDay || NaN) };
 }
 
-/** A path segment for the admin API (a consumer's name, an id). */
+/** A path segment of the console's own addresses (a consumer's name, an id): links, form actions, redirects. */
 export function segment(value: string): string {
   return encodeURIComponent(value);
 }

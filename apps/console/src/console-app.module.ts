@@ -1,4 +1,4 @@
-import { AdminApi, AdminClient, PLAN_CATALOGUE, SignInAudit } from '@app/web';
+import { AdminApi, PLAN_CATALOGUE, SignInAudit } from '@app/web';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuditController } from './audit/audit.controller';
@@ -29,9 +29,6 @@ export class ConsoleAppModule {
         AuditController,
       ],
       providers: [
-        { provide: AdminApi, useValue: new AdminApi({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
-        // The string-typed client, for the consumers pages only until they move to AdminApi (docs/decisions.md).
-        { provide: AdminClient, useValue: new AdminClient({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: AdminApi, useValue: new AdminApi({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },
         { provide: TokenVault, useValue: new TokenVault(config.sessionSecret) },
         { provide: PLAN_CATALOGUE, useValue: config.plans },

@@ -11,7 +11,7 @@ import { UnverifiedPurge } from './accounts/unverified-purge';
 import { PORTAL_CONFIG, PortalConfig } from './config/portal.config';
 import { DashboardController } from './dashboard/dashboard.controller';
 import { HealthController } from './health.controller';
-import { PortalApi } from './dashboard/portal-api.service';
+import { PortalApi } from './admin-api/portal-api';
 import { PortalDatabase } from './database/portal-database';
 import { Mailer } from './mail/mailer';
 import { ShutdownHooks } from './shutdown-hooks';

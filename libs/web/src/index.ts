@@ -1,4 +1,4 @@
-export * from './admin-client';
+export * from './admin-api-error';
 export * from './typed-admin-client';
 export * from './base-path';
 export * from './csrf';

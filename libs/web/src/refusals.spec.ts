@@ -1,5 +1,5 @@
 import { CONFLICT_ERROR_CODES } from '@app/errors';
-import { AdminApiError } from './admin-client';
+import { AdminApiError } from './admin-api-error';
 import { REFUSALS, refusalText } from './refusals';
 
 describe('refusals: a page says what the admin API refused in its own words, by code', () => {

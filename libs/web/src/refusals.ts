@@ -1,5 +1,5 @@
 import type { ErrorCode } from '@app/errors';
-import { AdminApiError } from './admin-client';
+import { AdminApiError } from './admin-api-error';
 
 /** The codes an AdminApiError can carry: the Error contract's, and the client's own for a missing or slow API. */
 export type AdminErrorCode = ErrorCode | 'ADMIN_UNREACHABLE' | 'ADMIN_TIMEOUT' | 'ADMIN_ERROR';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { AdminAuditEvent } from './admin-api-types';
-import { AdminApiError } from './admin-client';
+import { AdminApiError } from './admin-api-error';
 import { AdminApi } from './typed-admin-client';
 
 /** Per report: a slow admin API costs the reporter this long at most, never the person signing in. */

@@ -1,6 +1,6 @@
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AdminApiError } from './admin-client';
+import { AdminApiError } from './admin-api-error';
 import { AdminApi } from './typed-admin-client';
 
 describe('AdminApi (the typed admin client)', () => {
@@ -89,6 +89,23 @@ describe('AdminApi (the typed admin client)', () => {
     });
   });
 
+  it("sends a PUT with its JSON body (a consumer's credit balance set)", async () => {
+    const admin = new AdminApi({ baseUrl });
+    await admin
+      .as('tok-3', { onBehalfOf: 'operator:alice' })
+      .PUT('/consumers/{name}/credits', { params: { path: { name: 'acme' } }, body: { balance: 500, reason: 'r' } });
+    expect(seen).toEqual([
+      expect.objectContaining({
+        method: 'PUT',
+        url: '/consumers/acme/credits',
+        authorization: 'Bearer tok-3',
+        contentType: 'application/json',
+        body: '{"balance":500,"reason":"r"}',
+        onBehalfOf: 'operator:alice',
+      }),
+    ]);
+  });
+
   it('names the end user behind a call only when asked (X-On-Behalf-Of, X-End-User-Address), as printable ASCII', async () => {
     const admin = new AdminApi({ baseUrl });
     await admin
@@ -166,6 +183,13 @@ describe('AdminApi (the typed admin client)', () => {
       calls.PATCH('/consumers/{name}', { params: { path: { name: 'acme' } }, body: { plan: 'gold' } }),
       // @ts-expect-error GET has no body and /token no POST
       calls.POST('/token', { body: {} }),
+      // @ts-expect-error /consumers/{name} has no PUT
+      calls.PUT('/consumers/{name}', { params: { path: { name: 'acme' } }, body: {} }),
+      calls.PUT('/consumers/{name}/credits', {
+        params: { path: { name: 'acme' } },
+        // @ts-expect-error a balance is a number (or null)
+        body: { balance: '5', reason: 'r' },
+      }),
     ];
     expect(typeof unsent).toBe('function');
   });

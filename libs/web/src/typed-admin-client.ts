@@ -7,13 +7,36 @@ import createClient, {
   type MaybeOptionalInit,
   type Middleware,
 } from 'openapi-fetch';
-import { AdminApiError, type AdminClientOptions, type AdminEndUser, headerText, isErrorBody } from './admin-client';
+import { AdminApiError, isErrorBody } from './admin-api-error';
 import type { paths } from './generated/admin-api';
 
 const adminApiLogger = new Logger('AdminApi');
 
+/**
+ * The person behind a call (docs/admin-tokens.md, "Acting for users"): sent as X-On-Behalf-Of and
+ * X-End-User-Address, recorded in the audit log. Only a token created with `actsForUsers` (or root) may send them.
+ */
+export interface AdminEndUser {
+  /** An opaque label: `account:<id> <email>` (the portal), `operator:<name>` (the console). */
+  onBehalfOf?: string;
+  /** Their address as the web app saw it (an IPv4 or IPv6 address). */
+  endUserAddress?: string;
+}
+
+/** A header carries printable ASCII: anything else is percent-encoded, so the label reaches the audit readable. */
+export function headerText(value: string): string {
+  return value.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
+}
+
+export interface AdminApiOptions {
+  /** The admin API's address, e.g. http://127.0.0.1:3002 (ADMIN_URL). */
+  baseUrl: string;
+  /** Per call; past it the call fails with 504 ADMIN_TIMEOUT. Default 10 s. */
+  timeoutMs?: number;
+}
+
 type AdminFetch = Client<paths, 'application/json'>;
-type Verb = 'get' | 'post' | 'patch' | 'delete';
+type Verb = 'get' | 'post' | 'put' | 'patch' | 'delete';
 /** What a call's second argument may hold: its path and query parameters and its body, as the document types them. */
 type CallInit<Path extends keyof paths, Method extends Verb> = MaybeOptionalInit<paths[Path], Method>;
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
@@ -39,6 +62,7 @@ type Call<Method extends Verb> = <
 export interface AdminCalls {
   GET: Call<'get'>;
   POST: Call<'post'>;
+  PUT: Call<'put'>;
   PATCH: Call<'patch'>;
   DELETE: Call<'delete'>;
 }
@@ -105,7 +129,7 @@ export class AdminApi {
   private readonly client: AdminFetch;
   private readonly timeoutMs: number;
 
-  constructor(options: AdminClientOptions) {
+  constructor(options: AdminApiOptions) {
     const baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.client = createClient<paths, 'application/json'>({ baseUrl, querySerializer });
@@ -133,6 +157,7 @@ export class AdminApi {
     return {
       GET: call('get') as Call<'get'>,
       POST: call('post') as Call<'post'>,
+      PUT: call('put') as Call<'put'>,
       PATCH: call('patch') as Call<'patch'>,
       DELETE: call('delete') as Call<'delete'>,
     };

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { AdminApiError } from './admin-client';
+import { AdminApiError } from './admin-api-error';
 import { refusalText } from './refusals';
 import { FormRefused } from './typed-views';
 

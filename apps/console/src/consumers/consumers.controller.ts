@@ -3,7 +3,6 @@ import type { PlanCatalogue } from '@app/contract';
 import {
   AdminApi,
   AdminApiError,
-  AdminClient,
   creditsPanel,
   holdShownOnce,
   keyTable,
@@ -38,18 +37,7 @@ import {
   parseTopUp,
   typedFields,
 } from './billing-forms';
-import type {
-  AdminAuditPage,
-  AdminBilling,
-  AdminConsumer,
-  AdminConsumerPage,
-  AdminCurrentUsage,
-  AdminIssuedKey,
-  AdminKey,
-  AdminRotatedKey,
-  AdminUsageHistory,
-  RefusalSentences,
-} from '@app/web';
+import type { AdminBilling, AdminCalls, AdminConsumer, RefusalSentences } from '@app/web';
 
 /** The session's one-time secret of the new-key page (holdShownOnce/takeShownOnce). */
 const SHOWN_KEY = 'console.key';
@@ -85,8 +73,7 @@ function mayWriteKeys(request: Request): boolean {
 @Controller('consumers')
 export class ConsumersController {
   constructor(
-    private readonly admin: AdminClient,
-    private readonly adminApi: AdminApi,
+    private readonly admin: AdminApi,
     @Inject(PLAN_CATALOGUE) private readonly plans: PlanCatalogue,
   ) {}
 
@@ -99,10 +86,10 @@ export class ConsumersController {
     let searchError: string | undefined;
     const page = await section(async () => {
       try {
-        return await this.admin.get<AdminConsumerPage>(tokenOf(request), '/consumers', {
-          ...(search === '' ? {} : byEmail ? { email: search } : { prefix: search }),
-          after,
-          limit: PAGE,
+        return await this.admin.as(tokenOf(request)).GET('/consumers', {
+          params: {
+            query: { ...(search === '' ? {} : byEmail ? { email: search } : { prefix: search }), after, limit: PAGE },
+          },
         });
       } catch (error) {
         // A search the admin API did not accept is the operator's typing: said next to the box, chosen by code.
@@ -146,33 +133,29 @@ export class ConsumersController {
     planForm?: { plan: string; perMinute: string; perDay: string; error: string },
     billingForm?: BillingFormState,
   ): Promise<ConsumerView> {
-    const token = tokenOf(request);
-    const consumer = await this.admin.get<AdminConsumer>(token, `/consumers/${segment(name)}`).catch((error) => {
+    const admin = this.admin.as(tokenOf(request));
+    const path = { name };
+    const consumer = await admin.GET('/consumers/{name}', { params: { path } }).catch((error: unknown) => {
       if (error instanceof AdminApiError && error.code === 'NOT_FOUND')
         throw new NotFoundException(`No consumer named "${name}".`);
       throw error;
     });
     const [usage, history, audit, billing] = await Promise.all([
-      section(() => this.admin.get<AdminCurrentUsage>(token, `/consumers/${segment(name)}/usage`)),
+      section(() => admin.GET('/consumers/{name}/usage', { params: { path } })),
       section(() =>
-        this.admin.get<AdminUsageHistory>(token, `/consumers/${segment(name)}/usage/history`, {
-          granularity: 'day',
-          from: daysAgo(29),
+        admin.GET('/consumers/{name}/usage/history', {
+          params: { path, query: { granularity: 'day', from: daysAgo(29) } },
         }),
       ),
-      section(() => this.admin.get<AdminAuditPage>(token, '/audit', { target: name, order: 'desc', limit: 50 })),
-      section(() => this.billingOf(token, name)),
+      section(() => admin.GET('/audit', { params: { query: { target: name, order: 'desc', limit: 50 } } })),
+      section(() => this.billingOf(admin, name)),
     ]);
     // The ledger only where credits are in force (a consumer without credits has none to show).
     const credits = isUnavailable(billing) || !billing.credits ? null : billing.credits;
     const ledger =
       credits === null
         ? null
-        : await section(() =>
-            this.adminApi
-              .as(token)
-              .GET('/consumers/{name}/credits/ledger', { params: { path: { name }, query: { days: 30 } } }),
-          );
+        : await section(() => admin.GET('/consumers/{name}/credits/ledger', { params: { path, query: { days: 30 } } }));
     const typed = (form: BillingFormName, name: string, current: string): string =>
       billingForm?.form === form ? (billingForm.typed[name] ?? '') : current;
     return {
@@ -233,20 +216,20 @@ export class ConsumersController {
     const typed = { plan: field(body, 'plan'), perMinute: field(body, 'perMinute'), perDay: field(body, 'perDay') };
     const limits = limitsFrom(body);
     // The page's own check first, from the catalogue: a plan without limits of its own needs the consumer's.
+    const plan = PLAN_NAMES.find((known) => known === typed.plan);
     const refused =
-      this.plans[typed.plan as keyof PlanCatalogue] === 'custom' && limits === null
-        ? `${planTitle(typed.plan)} has no limits of its own: give both limits.`
-        : undefined;
+      plan === undefined
+        ? 'Choose a plan.'
+        : this.plans[plan] === 'custom' && limits === null
+          ? `${planTitle(plan)} has no limits of its own: give both limits.`
+          : undefined;
     let updated: AdminConsumer | undefined;
     let error = refused;
     if (!refused) {
       try {
-        updated = await this.admin.patch<AdminConsumer>(
-          tokenOf(request),
-          `/consumers/${segment(name)}`,
-          { plan: typed.plan, limits },
-          endUserOf(request),
-        );
+        updated = await this.admin
+          .as(tokenOf(request), endUserOf(request))
+          .PATCH('/consumers/{name}', { params: { path: { name } }, body: { plan, limits } });
       } catch (caught) {
         if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
         error = refusalText(caught, PLAN_FORM_REFUSALS);
@@ -265,7 +248,9 @@ export class ConsumersController {
   @Post(':name/disable')
   disable(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/disable`, undefined, endUserOf(request));
+      await this.admin
+        .as(tokenOf(request), endUserOf(request))
+        .POST('/consumers/{name}/disable', { params: { path: { name } } });
       return `${name} is disabled: its keys are refused until it is enabled again.`;
     });
   }
@@ -273,7 +258,9 @@ export class ConsumersController {
   @Post(':name/enable')
   enable(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/enable`, undefined, endUserOf(request));
+      await this.admin
+        .as(tokenOf(request), endUserOf(request))
+        .POST('/consumers/{name}/enable', { params: { path: { name } } });
       return `${name} is enabled.`;
     });
   }
@@ -281,7 +268,9 @@ export class ConsumersController {
   @Post(':name/unban')
   unban(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return act(request, response, `/consumers/${segment(name)}`, async () => {
-      await this.admin.post(tokenOf(request), `/consumers/${segment(name)}/unban`, undefined, endUserOf(request));
+      await this.admin
+        .as(tokenOf(request), endUserOf(request))
+        .POST('/consumers/{name}/unban', { params: { path: { name } } });
       return `${name} is no longer banned.`;
     });
   }
@@ -320,7 +309,7 @@ export class ConsumersController {
     @Param('name') name: string,
     @Body() body: unknown,
   ) {
-    const billing = await this.billingOf(tokenOf(request), name);
+    const billing = await this.billingOf(this.admin.as(tokenOf(request)), name);
     const parsed = parseCosts(body, Object.keys(billing.credits?.costs ?? {}));
     return this.changeBilling(request, response, name, 'costs', body, parsed, () =>
       'body' in parsed && parsed.body.costs === null
@@ -331,17 +320,21 @@ export class ConsumersController {
 
   @Post(':name/credits/top-up')
   topUp(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
-    return this.changeCredits(request, response, name, 'top-up', body, parseTopUp(body), 'POST', 'credits/top-ups');
+    return this.changeCredits(request, response, name, 'top-up', body, parseTopUp(body), (admin, change) =>
+      admin.POST('/consumers/{name}/credits/top-ups', { params: { path: { name } }, body: change }),
+    );
   }
 
   @Post(':name/credits/balance')
   setBalance(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
-    return this.changeCredits(request, response, name, 'balance', body, parseBalance(body), 'PUT', 'credits');
+    return this.changeCredits(request, response, name, 'balance', body, parseBalance(body), (admin, change) =>
+      admin.PUT('/consumers/{name}/credits', { params: { path: { name } }, body: change }),
+    );
   }
 
   /** GET billing (the anchor, the monthly quota, the current period, the credits). */
-  private billingOf(token: string, name: string): Promise<AdminBilling> {
-    return this.adminApi.as(token).GET('/consumers/{name}/billing', { params: { path: { name } } });
+  private billingOf(admin: AdminCalls, name: string): Promise<AdminBilling> {
+    return admin.GET('/consumers/{name}/billing', { params: { path: { name } } });
   }
 
   /** PATCH billing with a parsed form; a refusal (the page's or the API's, by code) shows the page again, 400. */
@@ -356,30 +349,25 @@ export class ConsumersController {
   ): Promise<void> {
     return this.change(request, response, name, form, body, parsed, async (change) =>
       saved(
-        await this.adminApi
+        await this.admin
           .as(tokenOf(request), endUserOf(request))
           .PATCH('/consumers/{name}/billing', { params: { path: { name } }, body: change }),
       ),
     );
   }
 
-  private async changeCredits(
+  /** A top-up (POST) or a set balance (PUT) with a parsed form; the flash says the balance the API answered. */
+  private async changeCredits<Change extends object>(
     request: Request,
     response: Response,
     name: string,
     form: BillingFormName,
     body: unknown,
-    parsed: Parsed<object>,
-    method: 'POST' | 'PUT',
-    route: string,
+    parsed: Parsed<Change>,
+    send: (admin: AdminCalls, change: Change) => Promise<{ balance: number | null }>,
   ): Promise<void> {
     return this.change(request, response, name, form, body, parsed, async (change) => {
-      const answer = await this.admin.request<{ balance: number | null }>(
-        tokenOf(request),
-        method,
-        `/consumers/${segment(name)}/${route}`,
-        { body: change, ...endUserOf(request) },
-      );
+      const answer = await send(this.admin.as(tokenOf(request), endUserOf(request)), change);
       return answer.balance === null
         ? `Saved: ${name} no longer uses credits.`
         : `Saved: ${name}'s balance is ${answer.balance.toLocaleString('en-US')} credits.`;
@@ -413,12 +401,9 @@ export class ConsumersController {
   @Post(':name/keys')
   issue(@Req() request: Request, @Res() response: Response, @Param('name') name: string): Promise<void> {
     return this.showKeyOnce(request, response, name, async () => {
-      const key = await this.admin.post<AdminIssuedKey>(
-        tokenOf(request),
-        `/consumers/${segment(name)}/keys`,
-        {},
-        endUserOf(request),
-      );
+      const key = await this.admin
+        .as(tokenOf(request), endUserOf(request))
+        .POST('/consumers/{name}/keys', { params: { path: { name } }, body: {} });
       return { secret: key.key };
     });
   }
@@ -434,12 +419,12 @@ export class ConsumersController {
     const overlap = rotationOverlap(field(body, 'overlap'));
     return this.showKeyOnce(request, response, name, async () => {
       if (!overlap) throw new AdminApiError(400, 'VALIDATION_FAILED', 'no overlap chosen');
-      const rotated = await this.admin.post<AdminRotatedKey>(
-        tokenOf(request),
-        `/consumers/${segment(name)}/keys/${segment(keyId)}/rotate`,
-        { overlapSeconds: overlap.seconds },
-        endUserOf(request),
-      );
+      const rotated = await this.admin
+        .as(tokenOf(request), endUserOf(request))
+        .POST('/consumers/{name}/keys/{keyId}/rotate', {
+          params: { path: { name, keyId } },
+          body: { overlapSeconds: overlap.seconds },
+        });
       return {
         secret: rotated.key.key,
         details: { previous: { hint: rotated.previous.hint, expiresAt: rotated.previous.expiresAt } },
@@ -487,7 +472,7 @@ export class ConsumersController {
     @Param('name') name: string,
     @Param('keyId') keyId: string,
   ): Promise<ConfirmView> {
-    const consumer = await this.admin.get<AdminConsumer>(tokenOf(request), `/consumers/${segment(name)}`);
+    const consumer = await this.admin.as(tokenOf(request)).GET('/consumers/{name}', { params: { path: { name } } });
     const key = consumer.keys.find((k) => k.id === keyId);
     return {
       title: 'Revoke key',
@@ -511,12 +496,9 @@ export class ConsumersController {
       response,
       `/consumers/${segment(name)}`,
       async () => {
-        const keys = await this.admin.post<AdminKey[]>(
-          tokenOf(request),
-          `/consumers/${segment(name)}/keys/${segment(keyId)}/revoke`,
-          undefined,
-          endUserOf(request),
-        );
+        const keys = await this.admin
+          .as(tokenOf(request), endUserOf(request))
+          .POST('/consumers/{name}/keys/{keyId}/revoke', { params: { path: { name, keyId } } });
         return `Key ${keys.map((k) => k.hint).join(', ')} is revoked.`;
       },
       KEY_REFUSALS,

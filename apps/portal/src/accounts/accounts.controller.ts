@@ -10,7 +10,7 @@ import {
   setFlash,
 } from '@app/web';
 import { SkipThrottle } from '@nestjs/throttler';
-import { developerOf, PortalApi } from '../dashboard/portal-api.service';
+import { developerOf, PortalApi } from '../admin-api/portal-api';
 import { clientBlock } from '../throttle/client-address';
 import { ConsumerCap } from '../throttle/consumer-cap';
 import { SignInAttempts, SignInVerdict } from '../throttle/sign-in-attempts';

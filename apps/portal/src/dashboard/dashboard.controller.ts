@@ -41,7 +41,7 @@ import {
 import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
 import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
-import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from './portal-api.service';
+import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from '../admin-api/portal-api';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -232,8 +232,9 @@ export class DashboardController {
     const typed = { plan: str(body.plan), expectedVolume: str(body.expectedVolume), message: str(body.message) };
     const page = await this.planPage(request);
     if (page.pending) return renderView(response, 'plan', page, 409);
+    const offered = page.plans.find((p) => p.value === typed.plan);
     const errors: PlanView['errors'] = {
-      plan: page.plans.some((p) => p.value === typed.plan) ? undefined : 'Choose a plan.',
+      plan: offered ? undefined : 'Choose a plan.',
       expectedVolume:
         typed.expectedVolume.trim() === ''
           ? 'Say roughly how many requests you expect.'
@@ -242,13 +243,13 @@ export class DashboardController {
             : undefined,
       message: typed.message.length > MESSAGE_MAX ? `Use at most ${MESSAGE_MAX} characters.` : undefined,
     };
-    if (errors.plan || errors.expectedVolume || errors.message)
+    if (!offered || errors.expectedVolume || errors.message)
       return renderView(response, 'plan', { ...page, typed, errors }, 400);
     try {
       await this.api.requestPlan(
         developerOf(request.account, request),
         request.account.consumerName,
-        typed.plan,
+        offered.value,
         typed.expectedVolume.trim(),
         typed.message,
       );

@@ -1,3 +1,4 @@
+import type { PlanName } from '@app/contract';
 import type {
   AdminBilling,
   AdminPlanRequest,
@@ -46,7 +47,7 @@ export interface RevokeView extends PageModel {
 }
 
 export interface PlanOffer {
-  value: string;
+  value: PlanName;
   label: string;
 }
 

@@ -1,22 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
-import { isEmailAddress } from '@app/contract';
-import { AdminApi, AdminApiError, AdminClient } from '@app/web';
+import { isEmailAddress, type PlanName } from '@app/contract';
+import { AdminApi, AdminApiError } from '@app/web';
 import type {
   AdminBilling,
+  AdminCalls,
   AdminConsumer,
   AdminCreditLedger,
   AdminCreatedConsumer,
-  AdminCurrentToken,
   AdminCurrentUsage,
-  AdminEndUser,
   AdminIssuedKey,
   AdminKey,
   AdminPlanRequest,
-  AdminPlanRequestPage,
   AdminRotatedKey,
   AdminUsageBucket,
-  AdminUsageHistory,
 } from '@app/web';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
 
@@ -76,85 +73,80 @@ export function accountLabel({ accountId, email }: Developer): string {
 @Injectable()
 export class PortalApi {
   private readonly logger = new Logger(PortalApi.name);
-  private readonly client: AdminClient;
   private readonly api: AdminApi;
   private readonly token: string;
   /** Whether the token may name developers: asked once, on the first call (asked again if that read failed). */
   private actsForUsers: Promise<boolean> | undefined;
 
   constructor(@Inject(PORTAL_CONFIG) config: PortalConfig) {
-    this.client = new AdminClient({ baseUrl: config.adminUrl });
     this.api = new AdminApi({ baseUrl: config.adminUrl });
     this.token = config.adminToken;
   }
 
   private mayActForUsers(): Promise<boolean> {
-    this.actsForUsers ??= this.client.get<AdminCurrentToken>(this.token, '/token').then(
-      (record) => {
-        if (!record.actsForUsers)
-          this.logger.warn('The audit will not name developers: mint the portal token again with --for portal.');
-        return record.actsForUsers;
-      },
-      (error: unknown) => {
-        this.actsForUsers = undefined;
-        throw error;
-      },
-    );
+    this.actsForUsers ??= this.api
+      .as(this.token)
+      .GET('/token')
+      .then(
+        (record) => {
+          if (!record.actsForUsers)
+            this.logger.warn('The audit will not name developers: mint the portal token again with --for portal.');
+          return record.actsForUsers;
+        },
+        (error: unknown) => {
+          this.actsForUsers = undefined;
+          throw error;
+        },
+      );
     return this.actsForUsers;
   }
 
-  /** The headers' values for a call made for `by`: none when the token may not send them (403 otherwise). */
-  private async endUser(by: Developer): Promise<AdminEndUser> {
-    if (!(await this.mayActForUsers())) return {};
-    return { onBehalfOf: accountLabel(by), ...(by.address ? { endUserAddress: by.address } : {}) };
+  /**
+   * The calls made for `by`: with the portal's token, naming the developer and their address (X-On-Behalf-Of,
+   * X-End-User-Address) only when the token may send them (403 otherwise).
+   */
+  private async for(by: Developer): Promise<AdminCalls> {
+    if (!(await this.mayActForUsers())) return this.api.as(this.token);
+    return this.api.as(this.token, {
+      onBehalfOf: accountLabel(by),
+      ...(by.address ? { endUserAddress: by.address } : {}),
+    });
   }
 
   /** The developer's email is recorded on the consumer, so that operators find the developer by it. */
   async createConsumer(by: Developer, name: string): Promise<AdminCreatedConsumer> {
-    return this.client.post(
-      this.token,
-      '/consumers',
-      { name, plan: 'free', ...contactEmail(by.email) },
-      await this.endUser(by),
-    );
+    return (await this.for(by)).POST('/consumers', { body: { name, plan: 'free', ...contactEmail(by.email) } });
   }
 
   /** Records the account's email on a consumer made before consumers had one (issue #37). */
   async setContactEmail(by: Developer, name: string): Promise<AdminConsumer> {
-    return this.client.patch(
-      this.token,
-      `/consumers/${encodeURIComponent(name)}`,
-      contactEmail(by.email),
-      await this.endUser(by),
-    );
+    return (await this.for(by)).PATCH('/consumers/{name}', {
+      params: { path: { name } },
+      body: contactEmail(by.email),
+    });
   }
 
   async consumer(by: Developer, name: string): Promise<AdminConsumer> {
-    return this.client.get(this.token, `/consumers/${encodeURIComponent(name)}`, undefined, await this.endUser(by));
+    return (await this.for(by)).GET('/consumers/{name}', { params: { path: { name } } });
   }
 
   async usage(by: Developer, name: string): Promise<AdminCurrentUsage> {
-    return this.client.get(
-      this.token,
-      `/consumers/${encodeURIComponent(name)}/usage`,
-      undefined,
-      await this.endUser(by),
-    );
+    return (await this.for(by)).GET('/consumers/{name}/usage', { params: { path: { name } } });
   }
 
   /** Its billing anchor, monthly quota, current period and credits; null from a gateway without billing (404). */
   async billing(by: Developer, name: string): Promise<AdminBilling | null> {
-    const billing: Promise<AdminBilling> = this.api
-      .as(this.token, await this.endUser(by))
-      .GET('/consumers/{name}/billing', { params: { path: { name } } });
+    const billing: Promise<AdminBilling> = (await this.for(by)).GET('/consumers/{name}/billing', {
+      params: { path: { name } },
+    });
     return billing.catch(orNullWhenMissing);
   }
 
   /** The credits' last 30 days: ledger, spend per UTC day, projected exhaustion; null without the route (404). */
   async creditLedger(by: Developer, name: string): Promise<AdminCreditLedger | null> {
-    const ledger: Promise<AdminCreditLedger> = this.api
-      .as(this.token, await this.endUser(by))
-      .GET('/consumers/{name}/credits/ledger', { params: { path: { name }, query: { days: 30 } } });
+    const ledger: Promise<AdminCreditLedger> = (await this.for(by)).GET('/consumers/{name}/credits/ledger', {
+      params: { path: { name }, query: { days: 30 } },
+    });
     return ledger.catch(orNullWhenMissing);
   }
 
@@ -162,70 +154,46 @@ export class PortalApi {
   async history(by: Developer, name: string, now = new Date()): Promise<AdminUsageBucket[] | null> {
     const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
     const from = new Date(to.getTime() - 30 * 86_400_000);
-    try {
-      const answer = await this.client.get<AdminUsageHistory>(
-        this.token,
-        `/consumers/${encodeURIComponent(name)}/usage/history`,
-        {
-          granularity: 'day',
-          from: from.toISOString(),
-          to: to.toISOString(),
-        },
-        await this.endUser(by),
-      );
-      return answer.buckets;
-    } catch (error) {
-      // NOT_FOUND: a gateway without the usage-history routes (issue #23). An unknown consumer is NOT_FOUND too, but the
-      // dashboard reads the consumer itself beside this call, and that call fails the page (by code, never by message).
-      if (error instanceof AdminApiError && error.code === 'NOT_FOUND') return null;
-      throw error;
-    }
+    const answer = (await this.for(by)).GET('/consumers/{name}/usage/history', {
+      params: { path: { name }, query: { granularity: 'day', from: from.toISOString(), to: to.toISOString() } },
+    });
+    // NOT_FOUND: a gateway without the usage-history routes (issue #23); see orNullWhenMissing.
+    return answer.then((history) => history.buckets, orNullWhenMissing);
   }
 
   async issueKey(by: Developer, name: string): Promise<AdminIssuedKey> {
-    return this.client.post(this.token, `/consumers/${encodeURIComponent(name)}/keys`, {}, await this.endUser(by));
+    return (await this.for(by)).POST('/consumers/{name}/keys', { params: { path: { name } }, body: {} });
   }
 
   async rotateKey(by: Developer, name: string, keyId: string, overlapSeconds: number): Promise<AdminRotatedKey> {
-    return this.client.post(
-      this.token,
-      `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/rotate`,
-      { overlapSeconds },
-      await this.endUser(by),
-    );
+    return (await this.for(by)).POST('/consumers/{name}/keys/{keyId}/rotate', {
+      params: { path: { name, keyId } },
+      body: { overlapSeconds },
+    });
   }
 
   async revokeKey(by: Developer, name: string, keyId: string): Promise<AdminKey[]> {
-    return this.client.post(
-      this.token,
-      `/consumers/${encodeURIComponent(name)}/keys/${encodeURIComponent(keyId)}/revoke`,
-      undefined,
-      await this.endUser(by),
-    );
+    return (await this.for(by)).POST('/consumers/{name}/keys/{keyId}/revoke', { params: { path: { name, keyId } } });
   }
 
   async planRequests(by: Developer, name: string): Promise<AdminPlanRequest[]> {
-    const page = await this.client.get<AdminPlanRequestPage>(
-      this.token,
-      '/plan-requests',
-      { consumer: name, limit: 1000 },
-      await this.endUser(by),
-    );
+    const page = await (
+      await this.for(by)
+    ).GET('/plan-requests', {
+      params: { query: { consumer: name, limit: 1000 } },
+    });
     return page.items;
   }
 
   async requestPlan(
     by: Developer,
     name: string,
-    requestedPlan: string,
+    requestedPlan: PlanName,
     expectedVolume: string,
     message: string,
   ): Promise<AdminPlanRequest> {
-    return this.client.post(
-      this.token,
-      '/plan-requests',
-      { consumer: name, requestedPlan, expectedVolume, message },
-      await this.endUser(by),
-    );
+    return (await this.for(by)).POST('/plan-requests', {
+      body: { consumer: name, requestedPlan, expectedVolume, message },
+    });
   }
 }

@@ -1,4 +1,4 @@
-import { accountLabel } from './portal-api.service';
+import { accountLabel } from './portal-api';
 
 const id = '0b6f3c2e-9a1d-4c5e-8f7a-2d4b6c8e0f12';
 
