@@ -101,9 +101,7 @@ describe('prepaid credits', () => {
       for (const reply of refused) expectErrorBody(reply, 402, 'CREDITS_EXHAUSTED');
       expect(refused[0].headers.get('retry-after')).toBeNull();
       expect(refused[0].headers.get('ratelimit')).toBe('"credits";r=0');
-      expect(replies.find((r) => r.status === 200)!.headers.get('ratelimit-policy')).toMatch(
-        /"credits";q=\d+;qu="credits"$/,
-      );
+      expect(replies.find((r) => r.status === 200)!.headers.get('ratelimit-policy')).toMatch(/"credits";q=\d+$/);
 
       // The refusals consumed nothing: the minute window counted only what was admitted.
       const usage = (await adminCall(a, 'GET', `/consumers/${name}/usage`)).body as {

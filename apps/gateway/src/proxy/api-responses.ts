@@ -27,7 +27,7 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   },
   'RateLimit-Policy': {
     description:
-      'Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;qu="credits";w=86400` (q: the refill amount, w: the refill period) or, without a refill, `"credits";q=<balance>;qu="credits"`.',
+      'Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;w=86400` (q: the refill amount in credits, w: the refill period; no `qu`: the draft\'s default unit, each request consuming its operation\'s cost) or, without a refill, `"credits";q=<balance>`.',
     required: true,
     schema: { type: 'string' },
   },

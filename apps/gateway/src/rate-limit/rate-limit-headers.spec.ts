@@ -219,27 +219,116 @@ describe('rateLimitHeaders', () => {
 
 /**
  * The fields' syntax, checked against draft-ietf-httpapi-ratelimit-headers-11: both are Structured Field Lists
- * (RFC 8941) of Items whose value is a String (the policy name) with Integer parameters; RateLimit-Policy items
- * carry `q` (required, >= 0) and `w` (seconds, > 0); RateLimit items carry `r` (required, >= 0) and `t` (>= 0), and
- * name a policy of RateLimit-Policy.
+ * (RFC 8941 / RFC 9651) of Items whose value is a String (the policy name) with Parameters. RateLimit-Policy items
+ * carry `q` (required, Integer >= 0), `w` (Integer seconds > 0) and `qu` (a String among the registered quota units:
+ * "requests", the default, "content-bytes", "concurrent-requests"); RateLimit items carry `r` (required, Integer
+ * >= 0) and `t` (Integer >= 0) and name a policy of RateLimit-Policy. Other parameters are allowed (comments), so
+ * the parser reads every bare item RFC 8941 defines for a parameter value: Integer, Decimal, String, Token, Byte
+ * Sequence, Boolean (a key alone is true).
  */
 describe('the RateLimit fields, parsed as the draft defines them', () => {
-  type Item = { name: string; params: Record<string, number> };
-  /** A strict parser for the subset the draft uses: sf-string items, integer parameters, OWS around commas. */
+  type Bare = number | string | boolean | { token: string } | { bytes: string };
+  type Item = { name: string; params: Record<string, Bare> };
+  const QUOTA_UNITS = ['requests', 'content-bytes', 'concurrent-requests'];
+
+  /** A strict RFC 8941 List parser (§4.2.1) for Items whose bare item is a String, as the draft requires. */
   function parseList(field: string): Item[] {
-    const item = /^"((?:[\x20-\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"((?:;[a-z*][a-z0-9_.*-]*=-?\d{1,15})*)$/;
-    return field.split(/[ \t]*,[ \t]*/).map((member) => {
-      const match = item.exec(member);
-      if (!match) throw new Error(`not an sf-item of a string with integer parameters: ${member}`);
-      const params: Record<string, number> = {};
-      for (const param of match[2].split(';').slice(1)) {
-        const [key, value] = param.split('=');
-        if (key in params) throw new Error(`parameter ${key} twice in ${member}`);
-        params[key] = Number(value);
+    let at = 0;
+    const fail = (what: string): never => {
+      throw new Error(`${what} at ${at} of ${JSON.stringify(field)}`);
+    };
+    const skip = (chars: string) => {
+      while (at < field.length && chars.includes(field[at])) at++;
+    };
+    const bareItem = (): Bare => {
+      const c = field[at];
+      if (c === '"') {
+        let out = '';
+        for (at++; ; at++) {
+          if (at >= field.length) fail('unterminated string');
+          const ch = field[at];
+          if (ch === '\\') {
+            const next = field[++at];
+            if (next !== '"' && next !== '\\') fail('bad escape');
+            out += next;
+          } else if (ch === '"') {
+            at++;
+            return out;
+          } else if (ch < ' ' || ch > '~') fail('non-printable in string');
+          else out += ch;
+        }
       }
-      return { name: match[1], params };
-    });
+      if (c === '-' || (c >= '0' && c <= '9')) {
+        const m = /^-?(\d{1,15})(\.\d{1,3})?/.exec(field.slice(at));
+        if (!m || (m[2] && m[1].length > 12)) fail('bad number');
+        at += m![0].length;
+        return Number(m![0]);
+      }
+      if (c === '?') {
+        const v = field[at + 1];
+        if (v !== '0' && v !== '1') fail('bad boolean');
+        at += 2;
+        return v === '1';
+      }
+      if (c === ':') {
+        const m = /^:([A-Za-z0-9+/=]*):/.exec(field.slice(at));
+        if (!m) fail('bad byte sequence');
+        at += m![0].length;
+        return { bytes: m![1] };
+      }
+      const m = /^[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*/.exec(field.slice(at));
+      if (!m) fail('not a bare item');
+      at += m![0].length;
+      return { token: m![0] };
+    };
+    const items: Item[] = [];
+    skip(' ');
+    while (at < field.length) {
+      const name = bareItem();
+      if (typeof name !== 'string') fail('the item is not a String');
+      const params: Record<string, Bare> = {};
+      while (field[at] === ';') {
+        at++;
+        skip(' ');
+        const key = /^[a-z*][a-z0-9_\-.*]*/.exec(field.slice(at));
+        if (!key) fail('bad parameter key');
+        at += key![0].length;
+        // RFC 8941 keeps the last value of a repeated key; a server sending one twice says two things: refused.
+        if (key![0] in params) fail(`parameter ${key![0]} twice`);
+        if (field[at] === '=') {
+          at++;
+          params[key![0]] = bareItem();
+        } else params[key![0]] = true;
+      }
+      items.push({ name: name as string, params });
+      skip(' \t');
+      if (at >= field.length) return items;
+      if (field[at] !== ',') fail('expected a comma');
+      at++;
+      skip(' \t');
+      if (at >= field.length) fail('trailing comma');
+    }
+    return fail('empty list');
   }
+  const isInteger = (v: Bare): v is number => typeof v === 'number' && Number.isInteger(v);
+  /** Every RateLimit-Policy item as the draft's §3.1 has it. */
+  function expectPolicyItems(policies: Item[]) {
+    for (const { params } of policies) {
+      expect(isInteger(params.q) && params.q >= 0).toBe(true);
+      if ('w' in params) expect(isInteger(params.w) && params.w > 0).toBe(true);
+      if ('qu' in params) expect(QUOTA_UNITS).toContain(params.qu);
+      if ('pk' in params) expect(params.pk).toHaveProperty('bytes');
+    }
+  }
+  /** The one RateLimit item as the draft's §4.1 has it, naming a listed policy. */
+  function expectLimitItem(limits: Item[], policies: Item[]) {
+    expect(limits).toHaveLength(1);
+    expect(policies.map((p) => p.name)).toContain(limits[0].name);
+    const { r, t } = limits[0].params;
+    expect(isInteger(r) && r >= 0).toBe(true);
+    if ('t' in limits[0].params) expect(isInteger(t) && t >= 0).toBe(true);
+  }
+
   const month = { name: 'month', limit: 100_000, ttlMs: 2_678_400_000 };
   const cases: Array<[string, Decision]> = [
     [
@@ -273,17 +362,11 @@ describe('the RateLimit fields, parsed as the draft defines them', () => {
     const headers = rateLimitHeaders(decision, now);
     const policies = parseList(headers['RateLimit-Policy']);
     expect(policies.map((p) => p.name)).toEqual(decision.windows.map((w) => w.name));
-    for (const policy of policies) {
-      expect(Object.keys(policy.params).sort()).toEqual(['q', 'w']);
-      expect(policy.params.q).toBeGreaterThanOrEqual(0);
-      expect(policy.params.w).toBeGreaterThan(0);
-    }
+    expectPolicyItems(policies);
+    for (const policy of policies) expect(Object.keys(policy.params).sort()).toEqual(['q', 'w']);
     const limits = parseList(headers.RateLimit);
-    expect(limits).toHaveLength(1);
-    expect(policies.map((p) => p.name)).toContain(limits[0].name);
+    expectLimitItem(limits, policies);
     expect(Object.keys(limits[0].params).sort()).toEqual(['r', 't']);
-    expect(limits[0].params.r).toBeGreaterThanOrEqual(0);
-    expect(limits[0].params.t).toBeGreaterThanOrEqual(0);
     // The nearest exhaustion: no policy has fewer requests left.
     const left = decision.windows.map((w) => Math.max(0, w.limit - w.count));
     if (decision.outcome === 'allowed') expect(limits[0].params.r).toBe(Math.min(...left));
@@ -291,10 +374,97 @@ describe('the RateLimit fields, parsed as the draft defines them', () => {
     if (decision.outcome === 'limited') expect(limits[0].name).toBe(decision.window);
   });
 
+  const refill = { amount: 1000, periodMs: 86_400_000, waitMs: 7_200_000 };
+  const creditCases: Array<[string, Decision, string, string]> = [
+    [
+      'allowed, credits nearest exhaustion, with a refill',
+      {
+        outcome: 'allowed',
+        windows: [{ ...minute, count: 3, resetMs: 40_000 }],
+        credits: { balance: 12, cost: 5, refill },
+      },
+      '"minute";q=60;w=60, "credits";q=1000;w=86400',
+      '"credits";r=12;t=7200',
+    ],
+    [
+      'allowed, credits without a refill',
+      {
+        outcome: 'allowed',
+        windows: [
+          { ...minute, count: 3, resetMs: 40_000 },
+          { ...day, count: 10, resetMs: 80_000_000 },
+        ],
+        credits: { balance: 40, cost: 1 },
+      },
+      '"minute";q=60;w=60, "day";q=1000;w=86400, "credits";q=40',
+      '"credits";r=40',
+    ],
+    [
+      'refused by the credits, a refill due',
+      {
+        outcome: 'limited',
+        window: 'credits',
+        retryAfterMs: 7_200_000,
+        windows: [{ ...minute, count: 3, resetMs: 40_000 }],
+        credits: { balance: 2, cost: 5, refill },
+      },
+      '"minute";q=60;w=60, "credits";q=1000;w=86400',
+      '"credits";r=0;t=7200',
+    ],
+    [
+      'credits exhausted with no refill',
+      {
+        outcome: 'exhausted',
+        windows: [{ ...minute, count: 3, resetMs: 40_000 }],
+        credits: { balance: 0, cost: 1 },
+      },
+      '"minute";q=60;w=60, "credits";q=0',
+      '"credits";r=0',
+    ],
+  ];
+
+  it.each(creditCases)('with credits, %s: the credits policy and the RateLimit naming it parse', (...c) => {
+    const [, decision, policyField, limitField] = c;
+    const headers = rateLimitHeaders(decision, now);
+    expect(headers['RateLimit-Policy']).toBe(policyField);
+    expect(headers.RateLimit).toBe(limitField);
+    const policies = parseList(headers['RateLimit-Policy']);
+    expectPolicyItems(policies);
+    const credits = policies.find((p) => p.name === 'credits')!;
+    // The quota unit is the draft's default ("requests": no `qu`); a custom unit is not a registered value.
+    expect(credits.params.qu ?? 'requests').toBe('requests');
+    const limits = parseList(headers.RateLimit);
+    expectLimitItem(limits, policies);
+    expect(limits[0].name).toBe('credits');
+    expect(limits[0].params.r).toBe(Number(headers['X-RateLimit-Remaining']));
+  });
+
+  it('the parser reads what RFC 8941 allows in a parameter, as the draft’s own examples use it', () => {
+    expect(parseList('"peruser";q=65535;qu="content-bytes";w=10;pk=:sdfjLJUOUH==:')).toEqual([
+      { name: 'peruser', params: { q: 65535, qu: 'content-bytes', w: 10, pk: { bytes: 'sdfjLJUOUH==' } } },
+    ]);
+    expect(parseList('"burst";q=100;w=60,"daily";q=1000;w=86400').map((i) => i.name)).toEqual(['burst', 'daily']);
+    expect(parseList('"a";acme-note=fast;acme-beta;acme-x=?0;acme-f=1.5;acme-s="a \\"b\\""')[0].params).toEqual({
+      'acme-note': { token: 'fast' },
+      'acme-beta': true,
+      'acme-x': false,
+      'acme-f': 1.5,
+      'acme-s': 'a "b"',
+    });
+  });
+
   it('the parser itself refuses what the draft does not allow', () => {
     expect(() => parseList('minute;r=1')).toThrow();
-    expect(() => parseList('"minute";r=1.5')).toThrow();
     expect(() => parseList('"minute";r=1;r=2')).toThrow();
     expect(() => parseList('"minute", ')).toThrow();
+    expect(() => parseList('"minute";R=1')).toThrow();
+    expect(() => parseList('"minute";r=1 ;t=2')).toThrow();
+    expect(() => parseList('"min\\ute";r=1')).toThrow();
+    expect(() => parseList('"minute";r=1234567890123456')).toThrow();
+    expect(() => parseList('')).toThrow();
+    // Well-formed but not what the draft allows: a non-integer r, an unregistered quota unit.
+    expect(parseList('"minute";r=1.5')[0].params.r).toBe(1.5);
+    expect(() => expectLimitItem(parseList('"minute";r=1.5'), parseList('"minute";q=1'))).toThrow();
+    expect(() => expectPolicyItems(parseList('"credits";q=5;qu="credits"'))).toThrow();
   });
 });

@@ -77,7 +77,9 @@ export function rateLimitHeaders(decision: Decision, nowMs: number): Record<stri
     policy += `${policy ? ', ' : ''}"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`;
   if (decision.credits) {
     const credits = creditsPolicy(decision.credits);
-    policy += `${policy ? ', ' : ''}"${CREDITS_POLICY}";q=${credits.limit};qu="credits"`;
+    // No `qu`: draft-11 §3.1.2 allows only registered units ("requests", "content-bytes", "concurrent-requests"),
+    // so the credits policy uses the default, "requests", each request consuming its operation's cost in units.
+    policy += `${policy ? ', ' : ''}"${CREDITS_POLICY}";q=${credits.limit}`;
     if (credits.ttlMs > 0) policy += `;w=${Math.round(credits.ttlMs / 1000)}`;
   }
   const headers: Record<string, string> = {

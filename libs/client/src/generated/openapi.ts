@@ -385,7 +385,7 @@ export interface components {
         "X-RateLimit-Remaining": number;
         /** @description Rate limit: Unix time (seconds) at which that policy resets (on a 429: now + `Retry-After`). */
         "X-RateLimit-Reset": number;
-        /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;qu="credits";w=86400` (q: the refill amount, w: the refill period) or, without a refill, `"credits";q=<balance>;qu="credits"`. */
+        /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;w=86400` (q: the refill amount in credits, w: the refill period; no `qu`: the draft's default unit, each request consuming its operation's cost) or, without a refill, `"credits";q=<balance>`. */
         "RateLimit-Policy": string;
         /** @description Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402). */
         RateLimit: string;
