@@ -147,18 +147,19 @@ ifNginxAndRedis.describe('a failed start of the stack', () => {
     const redis = await silentServer(0);
     const redisPort = (redis.server.address() as { port: number }).port;
     try {
-      const run = start({ ...ports.env, REDIS_URL: `redis://127.0.0.1:${redisPort}`, STACK_READY_TIMEOUT_MS: '8000' });
+      const run = start({ ...ports.env, REDIS_URL: `redis://127.0.0.1:${redisPort}`, STACK_READY_TIMEOUT_MS: '12000' });
       const { code, ms } = await exitWithin(run, 60_000);
       expect(code).toBe(1);
       const lines = stackLines(run);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
         new RegExp(
-          `^stack: gateway-1 \\(port ${ports.gateway(1).port}, STACK_GATEWAY_PORT_BASE\\) was not ready within 8 s: GET http://127\\.0\\.0\\.1:${ports.gateway(1).port}/health/ready (answered 503|failed \\(ECONNREFUSED\\)|got no answer within \\d+ ms) \\(STACK_READY_TIMEOUT_MS sets the wait\\); stopped everything it had started \\(pets, gateway-1\\)$`,
+          `^stack: gateway-1 \\(port ${ports.gateway(1).port}, STACK_GATEWAY_PORT_BASE\\) was not ready within 12 s: GET http://127\\.0\\.0\\.1:${ports.gateway(1).port}/health/ready (answered 503|failed \\(ECONNREFUSED\\)|got no answer within \\d+ ms) \\(STACK_READY_TIMEOUT_MS sets the wait\\); stopped everything it had started \\(pets, gateway-1\\)$`,
         ),
       );
-      // The pets service's start, the gateway's 8 s and the stop: well under the old fixed 30 s wait.
-      expect(ms).toBeLessThan(25_000);
+      // The pets service's start, the gateway's 12 s and the stop: under the old fixed 30 s wait alone. (8 s was too
+      // short for the pets service itself to be ready on a 2-core machine running two test passes at once.)
+      expect(ms).toBeLessThan(30_000);
       expect(leftoverProcesses(run)).toEqual([]);
       expect(await portsInUse(ports.all(1))).toEqual([]);
       expect(await databasesLeftBy(run)).toEqual([]);
