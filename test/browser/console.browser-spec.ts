@@ -165,13 +165,13 @@ describe('operator console (browser)', () => {
       'Enterprise (its own limits)',
     ]);
     await page.getByLabel('Plan', { exact: true }).selectOption('pro');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save plan and limits' }).click();
     await seeText(page, `Saved: ${CONSUMER} is on the Pro plan (${describeLimits(PLANS.pro)})`);
     expect(await page.getByTestId('plan-limits').innerText()).toBe(`${describeLimits(PLANS.pro)} (the plan's)`);
     // Bad input: the console's own sentence next to the form (never the API's message), what was typed kept.
     await page.getByLabel('Own limit per minute').fill('0');
     await page.getByLabel('Own limit per day').fill('1000');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save plan and limits' }).click();
     await page.getByRole('alert').filter({ hasText: 'These limits were not accepted' }).waitFor();
     expect(await page.locator('main').innerText()).not.toContain('perMinute must be');
     await expect(page.getByLabel('Own limit per minute').inputValue()).resolves.toBe('0');
@@ -434,7 +434,7 @@ describe('operator console (browser)', () => {
     await page.getByLabel('Plan', { exact: true }).selectOption('business');
     const [response] = await Promise.all([
       page.waitForResponse((r) => r.url().endsWith('/plan')),
-      page.getByRole('button', { name: 'Save' }).click(),
+      page.getByRole('button', { name: 'Save plan and limits' }).click(),
     ]);
     expect(response.status()).toBe(403);
     await page.getByRole('heading', { name: 'Form expired' }).waitFor();
