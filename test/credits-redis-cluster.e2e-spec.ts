@@ -1,37 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { AppMetrics } from '@app/platform';
 import { Cluster } from 'ioredis';
-import type { CreditSeed, CreditSpec } from '../apps/gateway/src/billing/credits/credit-decision';
-import { Clock } from '../apps/gateway/src/clock';
 import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
-import { MemoryRateLimitStore } from '../apps/gateway/src/rate-limit/memory-rate-limit.store';
-import { RateLimitMetrics } from '../apps/gateway/src/rate-limit/rate-limit-metrics';
 import { Decision, WindowSpec } from '../apps/gateway/src/rate-limit/rate-limit-store';
 import { RedisRateLimitStore } from '../apps/gateway/src/rate-limit/redis-rate-limit.store';
+import { noBan, redisStore, seededCredits as credits } from './support/rate-limit-stores';
 import { hasRedisCluster, OwnRedisCluster } from './support/redis-topologies';
 import { runIf } from './support/skip';
 
-const noBan = { threshold: 1_000_000, durationMs: 1_000, graceMs: 0 };
 const minute: WindowSpec = { name: 'minute', limit: 10_000, ttlMs: 60_000 };
-
-class SystemClockForTest extends Clock {
-  now(): number {
-    return Date.now();
-  }
-}
-
-/** Credits whose rebuild answers `seed` (what the ledger would say) and counts its calls. */
-function credits(cost: number, seed: CreditSeed) {
-  const calls = { rebuilds: 0 };
-  const spec: CreditSpec = {
-    cost,
-    rebuild: async () => {
-      calls.rebuilds += 1;
-      return seed;
-    },
-  };
-  return { spec, calls };
-}
 
 /**
  * Prepaid credits on a Redis Cluster of three masters that this file starts (private ports, a temporary folder;
@@ -55,12 +31,12 @@ ifRedisCluster.describe('prepaid credits on a three-master Redis Cluster, throug
     // REDIS_URL '' overrides the CI run's REDIS_URL: exactly one topology may be set.
     const config = loadGatewayConfig({ REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodeList });
     for (let i = 0; i < 2; i += 1) {
-      const store = new RedisRateLimitStore(
-        { connection: config.redis!.connection, keyPrefix, replyTimeoutMs: 5_000, failureMode: 'closed' },
-        new MemoryRateLimitStore(new SystemClockForTest()),
-        new RateLimitMetrics(new AppMetrics('test')),
-        new SystemClockForTest(),
-      );
+      const store = redisStore(config.redis!.connection, {
+        label: 'credits-cluster',
+        keyPrefix,
+        replyTimeoutMs: 5_000,
+        failureMode: 'closed',
+      });
       await store.waitUntilReady(10_000);
       stores.push(store);
     }

@@ -1,67 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { AppMetrics } from '@app/platform';
-import type { CreditSeed, CreditSpec } from '../apps/gateway/src/billing/credits/credit-decision';
-import { Clock } from '../apps/gateway/src/clock';
-import { loadGatewayConfig } from '../apps/gateway/src/config/gateway.config';
-import { MemoryRateLimitStore } from '../apps/gateway/src/rate-limit/memory-rate-limit.store';
-import { RateLimitMetrics } from '../apps/gateway/src/rate-limit/rate-limit-metrics';
-import { RateLimitStore, WindowSpec } from '../apps/gateway/src/rate-limit/rate-limit-store';
-import { RedisRateLimitStore } from '../apps/gateway/src/rate-limit/redis-rate-limit.store';
+import { minute, noBan, seededCredits as credits, storeEngines, useStore } from './support/rate-limit-stores';
 
-const noBan = { threshold: 1_000_000, durationMs: 1_000, graceMs: 0 };
-const minute = (limit: number): WindowSpec => ({ name: 'minute', limit, ttlMs: 60_000 });
-
-class SystemClockForTest extends Clock {
-  now(): number {
-    return Date.now();
-  }
-}
-
-/** Credits whose rebuild answers `seed` and counts its calls. */
-function credits(cost: number, seed: CreditSeed, refill?: CreditSpec['refill']) {
-  const calls = { rebuilds: 0 };
-  const spec: CreditSpec = {
-    cost,
-    refill,
-    rebuild: async () => {
-      calls.rebuilds += 1;
-      return seed;
-    },
-  };
-  return { spec, calls };
-}
-
-type Engine = { name: string; create: () => RateLimitStore };
-const engines: Engine[] = [{ name: 'in-process', create: () => new MemoryRateLimitStore(new SystemClockForTest()) }];
-if (process.env.REDIS_URL) {
-  engines.push({
-    name: 'Redis',
-    create: () => {
-      const config = loadGatewayConfig({ REDIS_URL: process.env.REDIS_URL });
-      return new RedisRateLimitStore(
-        {
-          connection: config.redis!.connection,
-          keyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'test:'}credits-${randomBytes(4).toString('hex')}:`,
-          replyTimeoutMs: 2_000,
-          failureMode: 'open',
-        },
-        new MemoryRateLimitStore(new SystemClockForTest()),
-        new RateLimitMetrics(new AppMetrics('test')),
-        new SystemClockForTest(),
-      );
-    },
-  });
-} else {
-  console.log('credits-store: REDIS_URL is not set: the Redis store is not tested in this run (CI sets it)');
-}
+const engines = storeEngines('credits-store', 'open');
 
 describe.each(engines)('prepaid credits in the $name store', ({ create }) => {
-  let store: RateLimitStore;
-  beforeAll(async () => {
-    store = create();
-    if (store instanceof RedisRateLimitStore) await store.waitUntilReady(5_000);
-  });
-  afterAll(() => store.close());
+  const store = useStore(create);
   const tracker = () => `consumer:c-${randomBytes(4).toString('hex')}`;
 
   it.each([
@@ -73,18 +16,18 @@ describe.each(engines)('prepaid credits in the $name store', ({ create }) => {
       const key = tracker();
       const { spec, calls } = credits(cost, { balance: 100, refilledPeriodStartMs: 0 });
       const decisions = await Promise.all(
-        Array.from({ length: 1_000 }, () => store.consume(key, [minute(10_000)], noBan, spec)),
+        Array.from({ length: 1_000 }, () => store().consume(key, [minute(10_000)], noBan, spec)),
       );
       expect(decisions.filter((d) => d.outcome === 'allowed')).toHaveLength(admitted);
       // No refill scheduled: every other answer is "exhausted", none "limited".
       expect(decisions.filter((d) => d.outcome === 'exhausted')).toHaveLength(1_000 - admitted);
       expect(Math.min(...decisions.map((d) => d.credits!.balance))).toBe(0);
-      expect((await store.credits(key, { read: true }, spec.rebuild)).after).toBe(0);
+      expect((await store().credits(key, { read: true }, spec.rebuild)).after).toBe(0);
       // The refused requests counted nothing in the minute window.
-      expect((await store.usage(key, [minute(10_000)])).windows[0].count).toBe(admitted);
+      expect((await store().usage(key, [minute(10_000)])).windows[0].count).toBe(admitted);
       // Rebuilt at most once per racing decision, never once the store holds a balance.
       const before = calls.rebuilds;
-      await store.consume(key, [minute(10_000)], noBan, spec);
+      await store().consume(key, [minute(10_000)], noBan, spec);
       expect(calls.rebuilds).toBe(before);
     },
   );
@@ -93,30 +36,32 @@ describe.each(engines)('prepaid credits in the $name store', ({ create }) => {
     const key = tracker();
     const { spec } = credits(3, { balance: 50, refilledPeriodStartMs: 0 });
     const outcomes: string[] = [];
-    for (let i = 0; i < 5; i += 1) outcomes.push((await store.consume(key, [minute(2)], noBan, spec)).outcome);
+    for (let i = 0; i < 5; i += 1) outcomes.push((await store().consume(key, [minute(2)], noBan, spec)).outcome);
     expect(outcomes).toEqual(['allowed', 'allowed', 'limited', 'limited', 'limited']);
-    expect((await store.credits(key, { read: true }, spec.rebuild)).after).toBe(44);
+    expect((await store().credits(key, { read: true }, spec.rebuild)).after).toBe(44);
   });
 
   it('a refill tops up once per period, names the policy with Retry-After to the refill', async () => {
     const key = tracker();
     const refill = { amount: 10, periodStartMs: 1_000, periodMs: 86_400_000, waitMs: 3_600_000 };
     const { spec } = credits(4, { balance: 2, refilledPeriodStartMs: 0 }, refill);
-    const first = await store.consume(key, [minute(100)], noBan, spec);
+    const first = await store().consume(key, [minute(100)], noBan, spec);
     // 2 rebuilt, topped up to 10 (the ledger's row: +8), less 4.
     expect(first.credits).toMatchObject({
       balance: 6,
       refilled: { amount: 8, balanceAfter: 10, periodStartMs: 1_000 },
     });
-    const second = await store.consume(key, [minute(100)], noBan, spec);
+    const second = await store().consume(key, [minute(100)], noBan, spec);
     expect(second.credits?.refilled).toBeUndefined();
     expect(second.credits?.balance).toBe(2);
-    const refused = await store.consume(key, [minute(100)], noBan, spec);
+    const refused = await store().consume(key, [minute(100)], noBan, spec);
     expect(refused).toMatchObject({ outcome: 'limited', window: 'credits', retryAfterMs: 3_600_000 });
     expect(refused.credits?.balance).toBe(2);
     // The next period: one refill, whatever number of decisions see the boundary at once.
     const next = { ...spec, refill: { ...refill, periodStartMs: 2_000 } };
-    const racing = await Promise.all(Array.from({ length: 20 }, () => store.consume(key, [minute(100)], noBan, next)));
+    const racing = await Promise.all(
+      Array.from({ length: 20 }, () => store().consume(key, [minute(100)], noBan, next)),
+    );
     expect(racing.filter((d) => d.credits?.refilled)).toHaveLength(1);
     expect(racing.filter((d) => d.outcome === 'allowed')).toHaveLength(2);
   });
@@ -125,7 +70,7 @@ describe.each(engines)('prepaid credits in the $name store', ({ create }) => {
     const key = tracker();
     const refill = { amount: 1_000, periodStartMs: 5_000, periodMs: 86_400_000, waitMs: 1_000 };
     const { spec } = credits(1, { balance: 7, refilledPeriodStartMs: 5_000 }, refill);
-    const decision = await store.consume(key, [minute(100)], noBan, spec);
+    const decision = await store().consume(key, [minute(100)], noBan, spec);
     expect(decision.credits).toMatchObject({ balance: 6 });
     expect(decision.credits?.refilled).toBeUndefined();
   });
@@ -133,11 +78,11 @@ describe.each(engines)('prepaid credits in the $name store', ({ create }) => {
   it('top-ups and sets outside a decision: add, set, drop', async () => {
     const key = tracker();
     const rebuild = async () => ({ balance: 3, refilledPeriodStartMs: 0 });
-    expect(await store.credits(key, { add: 10 }, rebuild)).toEqual({ before: 3, after: 13 });
-    expect(await store.credits(key, { set: 5 }, rebuild)).toEqual({ before: 13, after: 5 });
-    expect(await store.credits(key, { set: null }, rebuild)).toEqual({ before: 5, after: null });
+    expect(await store().credits(key, { add: 10 }, rebuild)).toEqual({ before: 3, after: 13 });
+    expect(await store().credits(key, { set: 5 }, rebuild)).toEqual({ before: 13, after: 5 });
+    expect(await store().credits(key, { set: null }, rebuild)).toEqual({ before: 5, after: null });
     // Dropped: the next read rebuilds.
-    expect(await store.credits(key, { read: true }, async () => ({ balance: 0, refilledPeriodStartMs: 0 }))).toEqual({
+    expect(await store().credits(key, { read: true }, async () => ({ balance: 0, refilledPeriodStartMs: 0 }))).toEqual({
       before: 0,
       after: 0,
     });

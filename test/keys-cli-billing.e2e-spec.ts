@@ -10,13 +10,8 @@ import {
   mintKey,
   startGateway,
 } from './support/gateway';
-import { runIf } from './support/skip';
 
 const run = promisify(execFile);
-const ifPostgres = runIf(
-  process.env.DATABASE_URL,
-  'DATABASE_URL (a PostgreSQL server): a credit top-up on the embedded test database answers 503 (branch credits)',
-);
 const KEYS_CLI = join(__dirname, '../scripts/keys.js');
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -136,71 +131,68 @@ describe('keys CLI: billing', () => {
 
   // On the embedded test database a credit top-up answers 503 "The consumers database is unreachable" (the admin
   // API's, not the CLI's: reported to branch credits); on PostgreSQL it passes.
-  ifPostgres.it(
-    'tops up, shows and sets credits; sets the refill and the costs through billing; ledger newest first',
-    async () => {
-      const name = unique('cred');
-      await mintKey(gateway, 'pro', name);
-      expect(await cli('billing', name)).toContain('credits\tnot in force (a top-up puts them in force)');
-      expect(await cli('credits', 'top-up', name, '--amount', '100', '--reason', 'first order')).toEqual([
-        `Topped up "${name}" by 100 (audited): its balance is 100.`,
-      ]);
-      await cli('credits', 'top-up', name, '--amount', '20', '--reason', 'goodwill');
-      await cli('billing', name, '--refill', '50/day', '--cost', 'createPet=5', '--cost', 'listPets=2');
-      const billing = (await adminCall(gateway, 'GET', `/consumers/${name}/billing`)).body as Billing & {
-        credits: { balance: number; refill: unknown; refillSet: boolean; nextRefillAt: string; costs: object };
-      };
-      expect(billing.credits).toMatchObject({
-        balance: 120,
-        refill: { amount: 50, every: 'day' },
-        refillSet: true,
-        costs: { createPet: 5, listPets: 2, getPet: 1 },
-      });
-      const shown = await cli('credits', name, '--days', '3');
-      expect(shown.slice(0, 4)).toEqual([
-        `consumer\t${name}`,
-        'balance\t120',
-        `refill\t50/day\t(its own)\tnext ${billing.credits.nextRefillAt}`,
-        'costs\tcreatePet=5 getPet=1 listPets=2',
-      ]);
-      // Three UTC days of spend (none spent), then the ledger, newest first.
-      const spend = shown.indexOf('day\tspent');
-      expect(shown.slice(spend + 1, spend + 4)).toEqual([
-        expect.stringMatching(/^\d{4}-\d{2}-\d{2}\t0$/),
-        expect.stringMatching(/\t0$/),
-        expect.stringMatching(/\t0$/),
-      ]);
-      const ledger = shown.slice(shown.indexOf('at\tkind\tamount\tbalance after\treason\tactor') + 1);
-      expect(ledger.map((line) => line.split('\t').slice(1, 5))).toEqual([
-        ['top-up', '20', '120', 'goodwill'],
-        ['top-up', '100', '100', 'first order'],
-      ]);
-      expect(await cli('credits', 'set', name, '--balance', '7', '--reason', 'correction')).toEqual([
-        `Set the balance of "${name}" to 7 (audited).`,
-      ]);
-      await cli('billing', name, '--refill', 'none', '--cost', 'none');
-      expect((await cli('credits', name)).slice(1, 4)).toEqual([
-        'balance\t7',
-        'refill\tnone',
-        'costs\tcreatePet=1 getPet=1 listPets=1',
-      ]);
-      expect((await cli('credits', 'set', name, '--balance', 'none', '--reason', 'ended'))[0]).toContain(
-        'Credits are no longer in force',
-      );
-      expect((await cli('credits', name))[1]).toBe('credits\tnot in force (a top-up puts them in force)');
-      expect(await refused('credits', 'top-up', name, '--amount', '0', '--reason', 'x')).toEqual({
-        code: 2,
-        stderr: ['keys: --amount must be a positive integer', 'See: npm run -s keys -- credits --help'],
-      });
-      expect((await refused('credits', 'top-up', name, '--amount', '5')).stderr[0]).toBe(
-        'keys: credits top-up needs --reason TEXT: the ledger and the audit keep it',
-      );
-      expect((await refused('billing', name, '--refill', '5/week')).code).toBe(2);
-      const unknown = await refused('billing', name, '--cost', 'deletePet=1');
-      expect(unknown.code).toBe(1);
-      expect(unknown.stderr[0]).toContain('deletePet');
-    },
-  );
+  it('tops up, shows and sets credits; sets the refill and the costs through billing; ledger newest first', async () => {
+    const name = unique('cred');
+    await mintKey(gateway, 'pro', name);
+    expect(await cli('billing', name)).toContain('credits\tnot in force (a top-up puts them in force)');
+    expect(await cli('credits', 'top-up', name, '--amount', '100', '--reason', 'first order')).toEqual([
+      `Topped up "${name}" by 100 (audited): its balance is 100.`,
+    ]);
+    await cli('credits', 'top-up', name, '--amount', '20', '--reason', 'goodwill');
+    await cli('billing', name, '--refill', '50/day', '--cost', 'createPet=5', '--cost', 'listPets=2');
+    const billing = (await adminCall(gateway, 'GET', `/consumers/${name}/billing`)).body as Billing & {
+      credits: { balance: number; refill: unknown; refillSet: boolean; nextRefillAt: string; costs: object };
+    };
+    expect(billing.credits).toMatchObject({
+      balance: 120,
+      refill: { amount: 50, every: 'day' },
+      refillSet: true,
+      costs: { createPet: 5, listPets: 2, getPet: 1 },
+    });
+    const shown = await cli('credits', name, '--days', '3');
+    expect(shown.slice(0, 4)).toEqual([
+      `consumer\t${name}`,
+      'balance\t120',
+      `refill\t50/day\t(its own)\tnext ${billing.credits.nextRefillAt}`,
+      'costs\tcreatePet=5 getPet=1 listPets=2',
+    ]);
+    // Three UTC days of spend (none spent), then the ledger, newest first.
+    const spend = shown.indexOf('day\tspent');
+    expect(shown.slice(spend + 1, spend + 4)).toEqual([
+      expect.stringMatching(/^\d{4}-\d{2}-\d{2}\t0$/),
+      expect.stringMatching(/\t0$/),
+      expect.stringMatching(/\t0$/),
+    ]);
+    const ledger = shown.slice(shown.indexOf('at\tkind\tamount\tbalance after\treason\tactor') + 1);
+    expect(ledger.map((line) => line.split('\t').slice(1, 5))).toEqual([
+      ['top-up', '20', '120', 'goodwill'],
+      ['top-up', '100', '100', 'first order'],
+    ]);
+    expect(await cli('credits', 'set', name, '--balance', '7', '--reason', 'correction')).toEqual([
+      `Set the balance of "${name}" to 7 (audited).`,
+    ]);
+    await cli('billing', name, '--refill', 'none', '--cost', 'none');
+    expect((await cli('credits', name)).slice(1, 4)).toEqual([
+      'balance\t7',
+      'refill\tnone',
+      'costs\tcreatePet=1 getPet=1 listPets=1',
+    ]);
+    expect((await cli('credits', 'set', name, '--balance', 'none', '--reason', 'ended'))[0]).toContain(
+      'Credits are no longer in force',
+    );
+    expect((await cli('credits', name))[1]).toBe('credits\tnot in force (a top-up puts them in force)');
+    expect(await refused('credits', 'top-up', name, '--amount', '0', '--reason', 'x')).toEqual({
+      code: 2,
+      stderr: ['keys: --amount must be a positive integer', 'See: npm run -s keys -- credits --help'],
+    });
+    expect((await refused('credits', 'top-up', name, '--amount', '5')).stderr[0]).toBe(
+      'keys: credits top-up needs --reason TEXT: the ledger and the audit keep it',
+    );
+    expect((await refused('billing', name, '--refill', '5/week')).code).toBe(2);
+    const unknown = await refused('billing', name, '--cost', 'deletePet=1');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr[0]).toContain('deletePet');
+  });
 
   it('has its help: the verb’s own lines (exit 0), and a place in the whole usage', async () => {
     const own = await cli('billing', '--help');

@@ -12,6 +12,7 @@ import {
 } from './support/gateway';
 import { call, expectErrorBody, Reply } from './support/http';
 import { RunningPets, startPetsService } from './support/pets-service';
+import { TOKEN_PRESETS } from './support/token-presets';
 
 /** The admin API's answer, as its committed document types it. */
 type PlanRequest = AdminPlanRequest;
@@ -220,16 +221,7 @@ describe('plan requests', () => {
   it('leaves an approved consumer to the own-consumers token that created it: it reads it and its keys, never raises its limits', async () => {
     const portal = await createToken({
       name: unique('portal'),
-      scopes: [
-        'consumers:read',
-        'consumers:write',
-        'keys:write',
-        'usage:read',
-        'plan-requests:read',
-        'plan-requests:write',
-      ],
-      ownConsumersOnly: true,
-      plans: ['free'],
+      ...TOKEN_PRESETS.portal,
     });
     const mine = await createConsumer('free', portal.token);
     const { id } = (await request(mine.name, 'pro', portal.token)).body as PlanRequest;

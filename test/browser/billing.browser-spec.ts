@@ -1,26 +1,18 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
 import { describeLimits, readPlanCatalogue } from '@app/contract';
 import { formatUtc } from '@app/web';
 import type { AdminBilling, AdminCreditLedger, AdminCurrentUsage } from '@app/web';
 import { ConsoleUnderTest, startConsole } from '../support/console';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../support/gateway';
+import { adminCall, GatewayUnderTest } from '../support/gateway';
 import { call } from '../support/http';
-import { RunningPets, startPetsService } from '../support/pets-service';
-import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
-import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { PortalStack, PortalUnderTest, startPortalStack } from '../support/portal';
+import type { SmtpSink } from '../support/smtp-sink';
 import { runIf } from '../support/skip';
 import { checkPage } from './page-checks';
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
 const PASSWORD = 'correct horse battery staple';
 const PLANS = readPlanCatalogue();
 const WRITE_SCOPES = ['consumers:read', 'consumers:write', 'keys:write', 'usage:read', 'audit:read'];
@@ -41,9 +33,8 @@ const withCredits = runIf(
  * not offered to a read-only token nor to a restricted one (the admin policy's fleet-only routes).
  */
 describe('billing in the portal and the console (browser)', () => {
-  let pets: RunningPets;
+  let stack: PortalStack;
   let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
   let smtp: SmtpSink;
   let portal: PortalUnderTest;
   let consoleApp: ConsoleUnderTest;
@@ -82,26 +73,16 @@ describe('billing in the portal and the console (browser)', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url, env: { USAGE_FLUSH_MS: '200' } });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
+    stack = await startPortalStack({ gatewayEnv: { USAGE_FLUSH_MS: '200' } });
+    ({ gateway, smtp, portal } = stack);
     consoleApp = await startConsole(gateway.adminUrl);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
     await browser?.close();
     await consoleApp?.close();
-    await portal?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
+    await stack?.close();
   });
 
   it("the portal's dashboard shows, per policy in force, the admin API's figures and its monthly quota", async () => {

@@ -1,9 +1,8 @@
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { ConsoleUnderTest, startConsole } from '../support/console';
 import { adminCall, GatewayUnderTest, startGateway } from '../support/gateway';
 import { checkPage } from './page-checks';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium } from './launch-chromium';
 
 /**
  * The console's audit log as an operator reads it (issue #37.4, #36.4): one line per row at 1280 px (the When column
@@ -46,10 +45,7 @@ describe('console audit log (browser)', () => {
       scopes: ['audit:read', 'consumers:read'],
       actsForUsers: true,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     page.setDefaultTimeout(15_000);
     // A refused token, then the operator's own sign-in: both reported by the console.

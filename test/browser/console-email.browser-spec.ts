@@ -1,9 +1,8 @@
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { ConsoleUnderTest, startConsole } from '../support/console';
 import { adminCall, GatewayUnderTest, startGateway } from '../support/gateway';
 import { checkPage } from './page-checks';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium } from './launch-chromium';
 
 /**
  * Operators find the developer who wrote in (issue #37, point 3): the console's search box takes a name prefix or
@@ -29,10 +28,7 @@ describe('console: consumers by email (browser)', () => {
     // Only consumers:read: the usage, audit and plan-request panels are not this token's to read.
     const reply = await adminCall(gateway, 'POST', '/tokens', { name: 'support-desk', scopes: ['consumers:read'] });
     expect(reply.status).toBe(201);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${consoleApp.url}/sign-in`);
     await page.getByLabel('Admin token').fill((reply.body as { token: string }).token);

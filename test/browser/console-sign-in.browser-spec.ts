@@ -1,11 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { ConsoleUnderTest, startConsole } from '../support/console';
 import { GatewayUnderTest, startGateway } from '../support/gateway';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
 /** The console's sign-in slowed after refused tokens (issue #36 finding 6), as an operator sees it. */
 describe('console sign-in throttle in the browser', () => {
@@ -19,10 +17,7 @@ describe('console sign-in throttle in the browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
     console_ = await startConsole(gateway.adminUrl);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     page.setDefaultTimeout(10_000);
   }, 300_000); // a gateway, a console and Chromium: slow on a loaded 2-core runner

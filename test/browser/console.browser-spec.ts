@@ -1,15 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { ConsoleUnderTest, startConsole } from '../support/console';
 import { adminCall, GatewayUnderTest, startGateway } from '../support/gateway';
 import { call } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { describeLimits, readPlanCatalogue, ROTATION_OVERLAPS } from '@app/contract';
 import { checkPage, isCut } from './page-checks';
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
 const WRITE_SCOPES = [
   'consumers:read',
   'consumers:write',
@@ -94,19 +93,7 @@ describe('operator console (browser)', () => {
       ).status,
     ).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 600)); // a usage flush
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,12 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from '../support/gateway';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
 /**
  * The account refusals of issue #36 as a person sees them: a common or blank password and an address list refused
@@ -28,10 +26,7 @@ describe('portal account refusals in the browser', () => {
     database = await createGatewayTestDatabase();
     smtp = await startSmtpSink();
     portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     page.setDefaultTimeout(10_000);
   }, 300_000); // a gateway, a portal and Chromium: slow on a loaded 2-core runner

@@ -1,4 +1,4 @@
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import {
   adminCall,
   createGatewayTestDatabase,
@@ -8,8 +8,8 @@ import {
 } from '../support/gateway';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { launchChromium } from './launch-chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery staple';
 
 interface AdminConsumerAnswer {
@@ -42,10 +42,7 @@ describe('portal: the account’s email on its consumer', () => {
     database = await createGatewayTestDatabase();
     smtp = await startSmtpSink();
     portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.setDefaultTimeout(15_000);
   });

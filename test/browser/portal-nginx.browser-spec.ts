@@ -2,16 +2,16 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { freePort } from '../../scripts/free-port';
 import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from '../support/gateway';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { runIf } from '../support/skip';
+import { launchChromium } from './launch-chromium';
 
 const ROOT = join(__dirname, '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'artifacts');
 const hasNginx = spawnSync('nginx', ['-v']).status === 0;
 
@@ -71,19 +71,7 @@ ifNginx.describe('developer portal behind nginx at /portal/, two instances', () 
         throw new Error(`nginx did not start: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

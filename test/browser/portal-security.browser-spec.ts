@@ -1,20 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../support/gateway';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { adminCall, GatewayUnderTest } from '../support/gateway';
 import { call } from '../support/http';
-import { RunningPets, startPetsService } from '../support/pets-service';
-import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
-import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { PortalStack, PortalUnderTest, startPortalStack } from '../support/portal';
+import type { SmtpSink } from '../support/smtp-sink';
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
 const PASSWORD = 'a long enough passphrase';
 let counter = 0;
 const newEmail = (label: string) => `${label}-${Date.now()}-${(counter += 1)}@example.com`;
@@ -26,9 +18,8 @@ const newEmail = (label: string) => `${label}-${Date.now()}-${(counter += 1)}@ex
  * one database share sessions.
  */
 describe('developer portal security', () => {
-  let pets: RunningPets;
+  let stack: PortalStack;
   let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
   let smtp: SmtpSink;
   let a: PortalUnderTest;
   let b: PortalUnderTest;
@@ -71,36 +62,15 @@ describe('developer portal security', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    const token = await createPortalToken(gateway);
-    a = await startPortal({ gateway, token, database, smtpUrl: smtp.url });
-    b = await startPortal({ gateway, token, database, smtpUrl: smtp.url });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    stack = await startPortalStack({ instances: 2 });
+    ({ gateway, smtp } = stack);
+    [a, b] = stack.portals;
+    browser = await launchChromium();
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
     await browser?.close();
-    await a?.close();
-    await b?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
+    await stack?.close();
   });
 
   it('marks every page no-store (signed in or not), while the assets stay cacheable', async () => {
@@ -314,32 +284,14 @@ describe('developer portal security', () => {
 });
 
 describe('developer portal throttling per address', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
-  let smtp: SmtpSink;
+  let stack: PortalStack;
   let portal: PortalUnderTest;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    portal = await startPortal({
-      gateway,
-      token: await createPortalToken(gateway),
-      database,
-      smtpUrl: smtp.url,
-      env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '4' },
-    });
+    stack = await startPortalStack({ portalEnv: { PORTAL_THROTTLE_ADDRESS_LIMIT: '4' } });
+    ({ portal } = stack);
   });
-  afterAll(async () => {
-    await portal?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
-  });
+  afterAll(() => stack?.close());
 
   it('refuses the fifth sign-in from one address within the window, whatever the accounts', async () => {
     // Without a browser: each attempt carries its own session's CSRF token (CSRF is checked before the throttle counts).

@@ -1,22 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../support/gateway';
+import { Browser, Page } from 'playwright-core';
+import { adminCall, GatewayUnderTest } from '../support/gateway';
 import { call, postJson } from '../support/http';
-import { RunningPets, startPetsService } from '../support/pets-service';
-import { createPortalToken, PortalUnderTest, startPortal } from '../support/portal';
-import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { PortalStack, PortalUnderTest, startPortalStack } from '../support/portal';
+import type { SmtpSink } from '../support/smtp-sink';
 import { describeLimits, readPlanCatalogue, ROTATION_OVERLAPS } from '@app/contract';
 import { checkPage, wrapsOntoTwoLines } from './page-checks';
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
 const PASSWORD = 'correct horse battery staple';
 /** The plans the gateway under test runs with: the pages must say the same, from the same file. */
 const PLANS = readPlanCatalogue();
@@ -27,9 +19,8 @@ const PLANS = readPlanCatalogue();
  * a higher plan and read the operator's answer. Screenshots of each page go to artifacts/portal-*.png.
  */
 describe('developer portal', () => {
-  let pets: RunningPets;
+  let stack: PortalStack;
   let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
   let smtp: SmtpSink;
   let portal: PortalUnderTest;
   let browser: Browser;
@@ -42,41 +33,19 @@ describe('developer portal', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    pets = await startPetsService();
     // Usage flushed to the history every 200 ms: the chart moves within a test.
-    gateway = await startGateway({
-      petsUrl: pets.url,
-      env: { CORS_ORIGINS: 'http://127.0.0.1:1', USAGE_FLUSH_MS: '200' },
-    });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    portal = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url });
+    stack = await startPortalStack({ gatewayEnv: { CORS_ORIGINS: 'http://127.0.0.1:1', USAGE_FLUSH_MS: '200' } });
+    ({ gateway, smtp, portal } = stack);
     // The reference page calls the gateway from the portal's origin: CORS must allow it.
     gateway.config.corsOrigins.push(portal.url);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.setDefaultTimeout(10_000);
     page.on('pageerror', (error) => pageErrors.push(error.message));
   });
   afterAll(async () => {
     await browser?.close();
-    await portal?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
+    await stack?.close();
   });
 
   it('signs up, keeps what was typed on bad input, verifies by the mailed link and shows the key once', async () => {

@@ -1,11 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { GatewayUnderTest, startGateway } from '../support/gateway';
 import { RunningPets, startPetsService } from '../support/pets-service';
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
 /** A second loopback address, and a name for it that is not `localhost`: browsers exempt localhost from upgrades. */
 const ADDRESS = '127.0.0.2';
 const HOST_NAME = 'petstore.test';
@@ -23,20 +22,7 @@ describe('Swagger UI opened by a host name over plain HTTP', () => {
   beforeAll(async () => {
     pets = await startPetsService();
     gateway = await startGateway({ petsUrl: pets.url, host: ADDRESS });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        `--host-resolver-rules=MAP ${HOST_NAME} ${ADDRESS}`,
-      ],
-    });
+    browser = await launchChromium([`--host-resolver-rules=MAP ${HOST_NAME} ${ADDRESS}`]);
   });
   afterAll(async () => {
     await browser?.close();

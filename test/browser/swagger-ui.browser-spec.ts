@@ -1,12 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { GatewayUnderTest, mintKey, startGateway } from '../support/gateway';
 import { postJson } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, '../../artifacts');
+import { ARTIFACTS, launchChromium } from './launch-chromium';
 
 /** A newcomer's path: open /docs, authorize with a key, "Try it out" on listPets, see 200. */
 describe('Swagger UI', () => {
@@ -24,19 +22,7 @@ describe('Swagger UI', () => {
       { name: 'Browser Rex', categoryId: 1 },
       { authorization: `Bearer ${key}` },
     );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { loadPortalConfig, PortalConfig } from '../../apps/portal/src/config/portal.config';
 import { createPortalApp } from '../../apps/portal/src/create-portal-app';
-import { adminCall, GatewayTestDatabase, GatewayUnderTest } from './gateway';
+import { adminCall, createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './gateway';
+import { RunningPets, startPetsService } from './pets-service';
+import { SmtpSink, startSmtpSink } from './smtp-sink';
+import { TOKEN_PRESETS } from './token-presets';
 
 export interface PortalUnderTest {
   app: INestApplication;
@@ -21,17 +24,8 @@ export async function createPortalToken(
 ): Promise<string> {
   const reply = await adminCall(gateway, 'POST', '/tokens', {
     name: `portal-${randomBytes(3).toString('hex')}`,
-    scopes: [
-      'consumers:read',
-      'consumers:write',
-      'keys:write',
-      'usage:read',
-      'plan-requests:read',
-      'plan-requests:write',
-    ],
-    ownConsumersOnly: true,
-    plans: ['free'],
-    ...(actsForUsers ? { actsForUsers } : {}),
+    ...TOKEN_PRESETS.portal,
+    actsForUsers,
   });
   if (reply.status !== 201) throw new Error(`portal token: ${reply.status} ${reply.text}`);
   return (reply.body as { token: string }).token;
@@ -67,4 +61,48 @@ export async function startPortal(options: {
   // The links in mails name the public address: here, this very instance.
   config.publicUrl = options.env?.PORTAL_PUBLIC_URL ?? url;
   return { app, url, config, close: () => app.close() };
+}
+
+/** What the portal's tests stand on: pets, a gateway, the portal's own database, a mail sink and the portal(s). */
+export interface PortalStack {
+  pets: RunningPets;
+  gateway: GatewayUnderTest;
+  database: GatewayTestDatabase;
+  smtp: SmtpSink;
+  /** The first portal instance. */
+  portal: PortalUnderTest;
+  /** Every instance, on one database and one token (a fleet behind a balancer). */
+  portals: PortalUnderTest[];
+  close(): Promise<void>;
+}
+
+/** Starts a portal stack; a part that fails to start stops the parts already started. */
+export async function startPortalStack(
+  options: { gatewayEnv?: Record<string, string>; portalEnv?: Record<string, string>; instances?: number } = {},
+): Promise<PortalStack> {
+  const started: Array<{ close(): Promise<void> | void }> = [];
+  const close = async () => {
+    for (const part of started.reverse()) await part.close();
+  };
+  try {
+    const pets = await startPetsService();
+    started.push(pets);
+    const gateway = await startGateway({ petsUrl: pets.url, env: options.gatewayEnv });
+    started.push(gateway);
+    const database = await createGatewayTestDatabase();
+    started.push({ close: () => database.drop() });
+    const smtp = await startSmtpSink();
+    started.push(smtp);
+    const token = await createPortalToken(gateway);
+    const portals: PortalUnderTest[] = [];
+    for (let i = 0; i < (options.instances ?? 1); i += 1) {
+      const portal = await startPortal({ gateway, token, database, smtpUrl: smtp.url, env: options.portalEnv });
+      started.push(portal);
+      portals.push(portal);
+    }
+    return { pets, gateway, database, smtp, portal: portals[0], portals, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

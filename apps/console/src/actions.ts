@@ -1,4 +1,4 @@
-import { AdminApiError, redirectAfterSave, refusalText, setFlash } from '@app/web';
+import { redirectAfterSave, refusalText, rethrowUnlessRefusal, setFlash } from '@app/web';
 import type { RefusalSentences } from '@app/web';
 import type { Request, Response } from 'express';
 
@@ -17,7 +17,7 @@ export async function act(
   try {
     setFlash(request, 'success', await change());
   } catch (error) {
-    if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
+    rethrowUnlessRefusal(error);
     setFlash(request, 'error', refusalText(error, own));
   }
   await redirectAfterSave(request, response, back);

@@ -52,3 +52,11 @@ export function refusalText(error: AdminApiError, own: RefusalSentences = {}): s
   const code = error.code as AdminErrorCode;
   return own[code] ?? REFUSALS[code] ?? 'This could not be done: try again, or ask an operator.';
 }
+
+/**
+ * A form shows the admin API's refusals (a 4xx but 401) next to its fields; anything else (a token that no longer
+ * signs in, an admin API that is down or failed) goes on to the app's exception filter, which owns those pages.
+ */
+export function rethrowUnlessRefusal(caught: unknown): asserts caught is AdminApiError {
+  if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
+}

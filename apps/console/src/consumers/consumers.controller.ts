@@ -10,6 +10,7 @@ import {
   planStatement,
   redirectAfterSave,
   refusalText,
+  rethrowUnlessRefusal,
   saveSession,
   setFlash,
   takeShownOnce,
@@ -231,7 +232,7 @@ export class ConsumersController {
           .as(tokenOf(request), endUserOf(request))
           .PATCH('/consumers/{name}', { params: { path: { name } }, body: { plan, limits } });
       } catch (caught) {
-        if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
+        rethrowUnlessRefusal(caught);
         error = refusalText(caught, PLAN_FORM_REFUSALS);
       }
     }
@@ -389,7 +390,7 @@ export class ConsumersController {
         setFlash(request, 'success', await send(parsed.body));
         return redirectAfterSave(request, response, `/consumers/${segment(name)}`);
       } catch (caught) {
-        if (!(caught instanceof AdminApiError) || caught.status === 401 || caught.status >= 500) throw caught;
+        rethrowUnlessRefusal(caught);
         error = refusalText(caught, BILLING_REFUSALS);
       }
     }
@@ -458,7 +459,7 @@ export class ConsumersController {
     try {
       holdShownOnce(request, SHOWN_KEY, await make());
     } catch (error) {
-      if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
+      rethrowUnlessRefusal(error);
       setFlash(request, 'error', refusalText(error, KEY_REFUSALS));
       return redirectAfterSave(request, response, `/consumers/${segment(name)}`);
     }

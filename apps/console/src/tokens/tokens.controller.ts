@@ -1,9 +1,9 @@
 import {
   AdminApi,
-  AdminApiError,
   holdShownOnce,
   redirectAfterSave,
   refusalText,
+  rethrowUnlessRefusal,
   saveSession,
   takeShownOnce,
 } from '@app/web';
@@ -76,7 +76,7 @@ export class TokensController {
         details: { record: { name: created.record.name, scopes: created.record.scopes } },
       });
     } catch (error) {
-      if (!(error instanceof AdminApiError) || error.status === 401 || error.status >= 500) throw error;
+      rethrowUnlessRefusal(error);
       const page = await this.list(request);
       return renderView(
         response,
