@@ -100,7 +100,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/**/*.js', 'test/**/*.js', 'bench/**/*.js', 'docker/**/*.js', '*.js'],
+    files: ['scripts/**/*.js', 'test/**/*.js', 'bench/**/*.js', 'docker/**/*.js', '.ci/**/*.js', '*.js'],
     languageOptions: {
       sourceType: 'commonjs',
       globals: {
