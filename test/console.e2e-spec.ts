@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { ConsoleClient, ConsoleUnderTest, startConsole } from './support/console';
+import { until } from '../scripts/wait';
 import { adminCall, GatewayUnderTest, startGateway } from './support/gateway';
 
 /**
@@ -123,6 +124,30 @@ describe('operator console (HTTP)', () => {
       expect(`${path}: ${actions.join(', ')}`).toBe(`${path}: /sign-out`);
       expect(page.text).not.toMatch(/>(Save|Rotate|Revoke|Issue key|Disable|Enable|Unban|Approve|Decline)</);
     }
+  });
+
+  it("asks the admin API only for the panels a narrow token's scopes can read: its page views write no refusal to the audit", async () => {
+    const narrow = await createToken(['consumers:read']);
+    const refusalsOf = async () =>
+      (
+        (await adminCall(gateway, 'GET', `/audit?actor=${narrow.name}&limit=100`)).body as {
+          items: Array<{ action: string }>;
+        }
+      ).items.filter((row) => row.action.startsWith('auth.')).length;
+    const client = new ConsoleClient(console_.url);
+    await client.signIn(narrow.token);
+    for (const path of ['/', '/consumers/acme-http']) {
+      const page = await client.request('GET', path);
+      expect(`${path} ${page.status}`).toBe(`${path} 200`);
+    }
+    // The panels it may not read are left out, headings included.
+    expect((await client.request('GET', '/consumers/acme-http')).text).not.toMatch(
+      /<h2[^>]*>(Audit trail|Current windows)/,
+    );
+    // A refusal the token does earn is recorded: once it shows, it is the only one (the page views wrote none).
+    expect((await adminCall(gateway, 'GET', '/usage/top', undefined, narrow.token)).status).toBe(403);
+    await until('the refusal in the audit', async () => (await refusalsOf()) > 0, 5_000);
+    expect(await refusalsOf()).toBe(1);
   });
 
   it('creates a token shown once, revokes it; issues a key shown once; disables and enables; decides plan requests', async () => {

@@ -21,8 +21,11 @@ const PANEL_REFUSALS: RefusalSentences = {
 /**
  * One section of a page: its data, or why the admin API refused it (403 for a scope the token lacks: the page
  * leaves the panel out; 404 for a route this admin API does not have). A 401 is never swallowed: it ends the session (ConsoleExceptionFilter).
+ * `allowed` false (the token's scopes cannot read it, `Abilities`): not asked at all, so a narrow token's every
+ * page view does not write a refusal into the audit log.
  */
-export async function section<T>(read: () => Promise<T>): Promise<T | Unavailable> {
+export async function section<T>(read: () => Promise<T>, allowed = true): Promise<T | Unavailable> {
+  if (!allowed) return { unavailable: PANEL_REFUSALS.FORBIDDEN!, forbidden: true };
   try {
     return await read();
   } catch (error) {

@@ -26,6 +26,10 @@ export interface Abilities {
   keysWrite: boolean;
   tokensAdmin: boolean;
   auditRead: boolean;
+  /** One consumer's usage (`usage:read`). */
+  usageRead: boolean;
+  /** The fleet's usage and top lists: `usage:read` on an unrestricted token (fleet-only routes refuse the others). */
+  fleetUsageRead: boolean;
   planRequestsRead: boolean;
   planRequestsReview: boolean;
 }
@@ -41,6 +45,8 @@ export function abilitiesOf(
     keysWrite: has('keys:write'),
     tokensAdmin: has('tokens:admin'),
     auditRead: has('audit:read'),
+    usageRead: has('usage:read'),
+    fleetUsageRead: has('usage:read') && !restriction.ownConsumersOnly && restriction.plans === null,
     planRequestsRead: has('plan-requests:read'),
     planRequestsReview: has('plan-requests:review'),
   };
@@ -53,6 +59,13 @@ export function abilitiesOf(
  */
 export function endUserOf(request: Request): AdminEndUser {
   return request.session.operator?.actsForUsers === true && request.ip ? { endUserAddress: request.ip } : {};
+}
+
+/** What the signed-in operator may do (the OperatorGuard ran: the session holds the token's record). */
+export function abilitiesOfRequest(request: Request): Abilities {
+  const operator = request.session.operator;
+  if (operator === undefined) throw new Error('no operator for this request: the OperatorGuard must run first');
+  return abilitiesOf(operator.scopes, operator);
 }
 
 /** The opened token of each request in progress: in memory only, gone with the request. */

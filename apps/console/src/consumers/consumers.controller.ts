@@ -20,7 +20,7 @@ import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, R
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { describeChanges } from '../audit/describe-changes';
-import { Abilities, endUserOf, tokenOf } from '../auth/operator';
+import { Abilities, abilitiesOfRequest, endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
 import { daysAgo, isUnavailable, section } from '../sections';
 import {
@@ -141,14 +141,20 @@ export class ConsumersController {
         throw new NotFoundException(`No consumer named "${name}".`);
       throw error;
     });
+    const can = abilitiesOfRequest(request);
     const [usage, history, audit, billing] = await Promise.all([
-      section(() => admin.GET('/consumers/{name}/usage', { params: { path } })),
-      section(() =>
-        admin.GET('/consumers/{name}/usage/history', {
-          params: { path, query: { granularity: 'day', from: daysAgo(29) } },
-        }),
+      section(() => admin.GET('/consumers/{name}/usage', { params: { path } }), can.usageRead),
+      section(
+        () =>
+          admin.GET('/consumers/{name}/usage/history', {
+            params: { path, query: { granularity: 'day', from: daysAgo(29) } },
+          }),
+        can.usageRead,
       ),
-      section(() => admin.GET('/audit', { params: { query: { target: name, order: 'desc', limit: 50 } } })),
+      section(
+        () => admin.GET('/audit', { params: { query: { target: name, order: 'desc', limit: 50 } } }),
+        can.auditRead,
+      ),
       section(() => this.billingOf(admin, name)),
     ]);
     // The ledger only where credits are in force (a consumer without credits has none to show).

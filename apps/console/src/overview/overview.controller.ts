@@ -1,7 +1,7 @@
 import { AdminApi, usageTable } from '@app/web';
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { tokenOf } from '../auth/operator';
+import { abilitiesOfRequest, tokenOf } from '../auth/operator';
 import { OverviewView, Page } from '../console.views';
 import { daysAgo, hoursAgo, isUnavailable, section } from '../sections';
 
@@ -21,14 +21,24 @@ export class OverviewController {
   @Page('overview')
   async overview(@Req() request: Request, @Query('range') rangeParam?: string): Promise<OverviewView> {
     const admin = this.admin.as(tokenOf(request));
+    const can = abilitiesOfRequest(request);
     const range = rangeParam !== undefined && rangeParam in TOP_RANGES ? rangeParam : '24h';
     const from = TOP_RANGES[range].from();
     const [hourly, daily, byRequests, byRateLimited, pending] = await Promise.all([
-      section(() => admin.GET('/usage/history', { params: { query: { granularity: 'hour' } } })),
-      section(() => admin.GET('/usage/history', { params: { query: { granularity: 'day' } } })),
-      section(() => admin.GET('/usage/top', { params: { query: { by: 'requests', limit: 10, from } } })),
-      section(() => admin.GET('/usage/top', { params: { query: { by: 'rateLimited', limit: 10, from } } })),
-      section(() => admin.GET('/plan-requests', { params: { query: { status: 'pending', limit: 20 } } })),
+      section(() => admin.GET('/usage/history', { params: { query: { granularity: 'hour' } } }), can.fleetUsageRead),
+      section(() => admin.GET('/usage/history', { params: { query: { granularity: 'day' } } }), can.fleetUsageRead),
+      section(
+        () => admin.GET('/usage/top', { params: { query: { by: 'requests', limit: 10, from } } }),
+        can.fleetUsageRead,
+      ),
+      section(
+        () => admin.GET('/usage/top', { params: { query: { by: 'rateLimited', limit: 10, from } } }),
+        can.fleetUsageRead,
+      ),
+      section(
+        () => admin.GET('/plan-requests', { params: { query: { status: 'pending', limit: 20 } } }),
+        can.planRequestsRead,
+      ),
     ]);
     return {
       title: 'Overview',
