@@ -143,6 +143,20 @@ describe('the portal names the developer behind each change in the audit', () =>
     expect(warn.mock.calls.filter(([message]) => message === NOT_NAMED)).toHaveLength(1);
   });
 
+  it('audits a successful sign-in, naming the email and the address', async () => {
+    const email = newEmail('signs-in');
+    await signUpAndRotate(named, email, '198.51.100.39');
+    const developer = new Developer(named.url, '198.51.100.40');
+    expect((await developer.submit('/login', { email, password: PASSWORD })).status).toBe(303);
+    await named.app.get(SignInAudit).drain();
+    const rows = (
+      (await adminCall(gateway, 'GET', `/audit?action=user.sign-in&limit=100`)).body as { items: AuditRow[] }
+    ).items;
+    expect(rows.filter((r) => r.onBehalfOf === `account:${email}`).map((r) => r.endUserAddress)).toEqual([
+      '198.51.100.40',
+    ]);
+  });
+
   it('audits failed sign-ins and the lockout that follows, naming the email typed and the address', async () => {
     const email = newEmail('guessed');
     const attacker = new Developer(named.url, '198.51.100.41');

@@ -40,7 +40,7 @@ export function auditedPerson(email: string, block: string): { subject?: string;
  *   30 days) is not delayed: an attacker spreading guesses over many addresses cannot keep the owner out.
  * - a successful password reset lifts both; a successful sign-in forgets its pair's failures.
  * The account is its typed email's hash: known and unknown emails are counted alike (nothing tells them apart).
- * Each failure and each refusal (a lockout) is also reported to the admin audit after the answer (SignInAudit),
+ * Each sign-in, failure and refusal (a lockout) is also reported to the admin audit after the answer (SignInAudit),
  * naming the email as typed and the address block: the log has the hash only, the audit (operators) the email.
  */
 @Injectable()
@@ -118,6 +118,7 @@ export class SignInAttempts {
        ON CONFLICT ("key") DO UPDATE SET "expires_at" = EXCLUDED."expires_at"`,
       [knownKey, KNOWN_PAIR_MS],
     );
+    this.audit.report({ kind: 'sign-in', ...auditedPerson(email, block) });
   }
 
   /** A successful password reset: every failure counted against the account, from every address, is lifted. */
