@@ -216,7 +216,7 @@ async function runConsumerCommand(argv, env, out) {
         client.POST('/consumers/{name}/keys/{keyId}/rotate', {
           params: { path: { name: consumer, keyId } },
           // {}: the API's default overlap (the generated type requires overlapSeconds because it has a default).
-          body: overlap === undefined ? /** @type {{ overlapSeconds: number }} */ ({}) : { overlapSeconds: overlap },
+          body: overlap === undefined ? {} : { overlapSeconds: overlap },
         }),
       );
       out(

@@ -66,9 +66,6 @@ export class TokensController {
           ...input,
           // As typed: the admin API refuses a scope it does not know, and the page says so.
           scopes: input.scopes as AdminScope[],
-          // The document marks them required (they have defaults); the console's tokens take the defaults.
-          ownConsumersOnly: false,
-          actsForUsers: false,
         },
       });
       holdShownOnce(request, SHOWN_TOKEN, {

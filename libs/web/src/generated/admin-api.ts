@@ -817,7 +817,7 @@ export interface components {
              * @description How long the old key keeps working after the rotation (0: it stops now). Never extends an earlier expiry.
              * @default 86400
              */
-            overlapSeconds: number;
+            overlapSeconds?: number;
         };
         RotatedKeyResponse: {
             key: components["schemas"]["IssuedKeyResponse"];
@@ -978,14 +978,14 @@ export interface components {
              * @description Only the consumers this token creates (lists, reads, changes, keys, usage).
              * @default false
              */
-            ownConsumersOnly: boolean;
+            ownConsumersOnly?: boolean;
             /** @description Only consumers on these plans (created, changed to, or touched). */
             plans?: ("free" | "pro" | "business" | "enterprise")[];
             /**
              * @description May name the end user behind its calls (headers X-On-Behalf-Of, X-End-User-Address), recorded in the audit log: the portal's and the console's token. Only root may grant it.
              * @default false
              */
-            actsForUsers: boolean;
+            actsForUsers?: boolean;
         };
         AdminTokenResponse: {
             /** Format: uuid */
