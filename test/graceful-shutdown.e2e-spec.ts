@@ -2,8 +2,7 @@ import { ChildProcess } from 'node:child_process';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { freePort } from '../scripts/free-port';
-import { waitForHttp } from '../scripts/wait';
-import { spawnBuiltGateway } from './support/built-gateway';
+import { spawnBuiltGateway, waitUntilLive } from './support/built-gateway';
 import { createGatewayTestDatabase, GatewayTestDatabase, mintKey } from './support/gateway';
 
 /** The built gateway as a real process, sent SIGTERM while requests are in flight. */
@@ -36,9 +35,9 @@ describe('graceful shutdown', () => {
       ADMIN_TOKEN: admin.adminToken,
       SHUTDOWN_GRACE_MS: '5000',
     });
-    await waitForHttp(`http://127.0.0.1:${port}/health/live`, 30_000);
+    await waitUntilLive(gateway, `http://127.0.0.1:${port}/health/live`);
     key = await mintKey(admin, 'business');
-  });
+  }, 90_000);
   afterAll(async () => {
     gateway?.kill('SIGKILL');
     await new Promise<void>((resolve) => upstream.close(() => resolve()));

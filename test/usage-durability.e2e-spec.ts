@@ -1,8 +1,7 @@
 import { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
 import { freePort } from '../scripts/free-port';
-import { waitForHttp } from '../scripts/wait';
-import { spawnBuiltGateway } from './support/built-gateway';
+import { spawnBuiltGateway, waitUntilLive } from './support/built-gateway';
 import { createGatewayTestDatabase, GatewayTestDatabase, GatewayUnderTest, startGateway } from './support/gateway';
 import { call } from './support/http';
 import { canRunOwnPostgres, OwnPostgres } from './support/own-postgres';
@@ -50,8 +49,8 @@ describe('usage history durability', () => {
         DEMO_KEY: 'false',
         USAGE_FLUSH_MS: String(FLUSH_MS),
       });
-      await waitForHttp(`${url}/health/live`, 30_000);
-    }, 60_000);
+      await waitUntilLive(gateway, `${url}/health/live`);
+    }, 90_000);
     afterAll(async () => {
       gateway?.kill('SIGKILL');
       await database?.drop();
