@@ -41,6 +41,8 @@ const { option, REDIS_URL, GATEWAY_MAIN, median } = support;
 const ALL_CORES = `0-${require('node:os').cpus().length - 1}`;
 /** BENCH_PETS_MAIN: another build of the pets service to count (e.g. the one before a change, kept aside). */
 const PETS_MAIN = process.env.BENCH_PETS_MAIN ?? support.PETS_MAIN;
+/** V8 flags for the counted Node processes (BENCH_NODE_FLAGS, space-separated: e.g. `--trace-gc` to see a window's collections). */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 /** Whether callgrind is here; the reason it cannot be used otherwise. */
 function callgrindMissing() {
@@ -200,6 +202,7 @@ async function countInstructions({
   await send(warmupOn);
   const counted = [];
   for (let w = 0; w < windows; w += 1) {
+    if (process.env.BENCH_MARK_WINDOWS === '1') console.error(`--- window ${w + 1} starts`);
     for (const one of pids) callgrindControl(one, '-z');
     const started = process.hrtime.bigint();
     await send(requests);
@@ -216,6 +219,7 @@ async function countInstructions({
   const jitPerWindow = counted.map(({ jit }) => Math.round(jit / requests));
   return {
     perRequest: Math.round(median(perWindow)),
+    meanPerRequest: Math.round(perWindow.reduce((sum, one) => sum + one, 0) / perWindow.length),
     windows: perWindow,
     jitPerRequest: jitPerWindow,
     idlePerSecond: Math.round(idlePerSecond),
@@ -257,9 +261,9 @@ async function main() {
   const targets = option(args, '--targets', DEFAULT_TARGETS).split(',');
   const runs = Number(option(args, '--runs', '1'));
   const counting = {
-    requests: Number(option(args, '--requests', '300')),
-    windows: Number(option(args, '--windows', '3')),
-    warmup: Number(option(args, '--warmup', '1500')),
+    requests: Number(option(args, '--requests', '500')),
+    windows: Number(option(args, '--windows', '5')),
+    warmup: Number(option(args, '--warmup', '5000')),
     warmupOn: Number(option(args, '--warmup-on', '200')),
     idleSeconds: Number(option(args, '--idle', '3')),
   };
@@ -343,7 +347,14 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
     });
-    const nodeOptions = require('../scripts/app-node-options').appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS);
+    // The counted Node processes get a 1 GB old generation (the apps' own cap is 96 MB): at 96 MB the gateway runs a
+    // major collection every ~1,500 requests (natively; ~1,000 under callgrind), so one window in two held one and
+    // the median jumped between ~620 k and ~910 k a request. At 1 GB at most one window in five holds one and the
+    // median is the request path; the mean beside it counts the collections where they fell. (Forcing a full
+    // collection before each window was tried: V8 then flushes compiled code, and the next window recompiles.)
+    const nodeOptions = require('../scripts/app-node-options').appNodeOptions(
+      process.env.BENCH_APP_NODE_OPTIONS ?? '--max-old-space-size=1024',
+    );
     const TARGETS = {
       gateway: {
         start: () => [process.execPath, [GATEWAY_MAIN], gatewayEnv(ports.gateway, ports.admin)],
@@ -449,7 +460,8 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         const counted = [];
         for (const [label, one] of [...(target.behind ? [[`${name} (behind)`, target.behind]] : []), [name, target]]) {
           const [command, commandArgs, env] = one.start();
-          const [valgrind, valgrindArgs] = underCallgrind(work, command, commandArgs);
+          const nodeFlags = command === process.execPath ? NODE_FLAGS : [];
+          const [valgrind, valgrindArgs] = underCallgrind(work, command, [...nodeFlags, ...commandArgs]);
           // Not pinned: the count does not depend on the core, and on a loaded machine a process under callgrind
           // (~100× slower) pinned to the server core beside the bench's other servers took an hour.
           const child = support.start(
@@ -474,7 +486,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         for (const { child } of counted.reverse()) await support.stopAndWait(child, 30_000);
         perRun.push(result);
         console.log(
-          `  ${name.padEnd(13)} run ${run + 1}: ${formatCount(result.perRequest).padStart(10)} instructions/request (windows ${result.windows.map(formatCount).join(', ')}; JIT ${result.jitPerRequest.map(formatCount).join(', ')} on top; idle ${formatCount(result.idlePerSecond)}/s)`,
+          `  ${name.padEnd(13)} run ${run + 1}: ${formatCount(result.perRequest).padStart(10)} instructions/request (mean ${formatCount(result.meanPerRequest)}; windows ${result.windows.map(formatCount).join(', ')}; JIT ${result.jitPerRequest.map(formatCount).join(', ')} on top; idle ${formatCount(result.idlePerSecond)}/s)`,
         );
       }
       const figures = perRun.map((one) => one.perRequest);

@@ -61,13 +61,16 @@ function pinLoadGenerator(script, args) {
  * Starts a server on `core` (the server core unless told). `taskset` execs the command, so the child's pid is the
  * server itself. The child is added to `children` (to be stopped at exit); its stderr is prefixed with `name`.
  */
-function start(children, name, command, commandArgs, env, core = SERVER_CORE) {
+function start(children, name, command, commandArgs, env, core = SERVER_CORE, { stdout = false } = {}) {
   const full = hasTaskset ? ['taskset', ['-c', core, command, ...commandArgs]] : [command, commandArgs];
   const child = spawn(full[0], full[1], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // `stdout`: the caller reads it (child.stdout); BENCH_CHILD_STDOUT=1 shows it (e.g. V8's --trace-gc); else dropped.
+    stdio: ['ignore', stdout || process.env.BENCH_CHILD_STDOUT === '1' ? 'pipe' : 'ignore', 'pipe'],
   });
+  if (process.env.BENCH_CHILD_STDOUT === '1')
+    child.stdout.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   children.push(child);
   return child;
@@ -79,13 +82,13 @@ function start(children, name, command, commandArgs, env, core = SERVER_CORE) {
  * on the command line before the script (flags NODE_OPTIONS refuses, such as the profiler's). Its metrics port
  * is one the OS picks unless `env` names one: the defaults may be taken (another app, another run).
  */
-function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = [] } = {}) {
+function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = [], stdout = false } = {}) {
   const defaults = {
     NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS),
     METRICS_PORT: '0',
     PETS_METRICS_PORT: '0',
   };
-  return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core);
+  return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core, { stdout });
 }
 
 /**
