@@ -19,7 +19,7 @@
  * run: on two cores, the load's core), --gateway-core N (the gateway's core, default the servers'), --no-admission. BENCH_PORT_BASE (4100): the
  * gateway's port; the pets service, nginx and the peer take the next three, the admin API base + 10.
  * Then counts instructions per request of the gateway, the peer and nginx (bench/instructions.js, under callgrind:
- * a figure the machine's load does not move; --no-instructions skips it, --instructions-runs N repeats it to show
+ * a figure the machine's load does not move; --no-instructions skips it; two runs each (--instructions-runs N), so it shows
  * its spread) and prints them beside the CPU-time ratios.
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
@@ -60,7 +60,7 @@ const SERVICES_CORE = option(args, '--services-core', undefined);
 const GATEWAY_CORE = option(args, '--gateway-core', SERVER_CORE);
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
 /** Passed on to bench/instructions.js: --instructions-runs N (its --runs). */
-const INSTRUCTION_ARGS = ['--runs', option(args, '--instructions-runs', '1')];
+const INSTRUCTION_ARGS = ['--runs', option(args, '--instructions-runs', '2')];
 
 // Pin the load generator (this process) to its own core, once.
 support.pinLoadGenerator(__filename, args);
