@@ -27,8 +27,10 @@
  *                service behind it run under callgrind, their counts added (issue #39 point 2); spans go to a
  *                local receiver that drops them.
  * The services behind a measured proxy run natively. --runs N (default 1) measures each target N times in fresh
- * processes and prints the spread between runs ((max − min) / median). Options: --no-build, --requests (300),
- * --windows (3), --warmup (1500), --warmup-on (200), --idle (3). BENCH_PORT_BASE (4100) + 40.. for its ports.
+ * processes and prints the spread between runs ((max − min) / median). Options: --no-build, --requests (500),
+ * --windows (9), --warmup (5000), --warmup-on (200), --idle (3). BENCH_PORT_BASE (4100) + 40.. for its ports.
+ * The counted Node processes get a 1 GB old generation and their periodic work stretched (see where they start);
+ * BENCH_NODE_FLAGS adds V8 flags to them, BENCH_CHILD_STDOUT=1 shows their stdout, BENCH_MARK_WINDOWS=1 each window.
  * Writes bench/results/instructions.json (not committed).
  */
 const { spawn, spawnSync } = require('node:child_process');
@@ -262,7 +264,7 @@ async function main() {
   const runs = Number(option(args, '--runs', '1'));
   const counting = {
     requests: Number(option(args, '--requests', '500')),
-    windows: Number(option(args, '--windows', '5')),
+    windows: Number(option(args, '--windows', '9')),
     warmup: Number(option(args, '--warmup', '5000')),
     warmupOn: Number(option(args, '--warmup-on', '200')),
     idleSeconds: Number(option(args, '--idle', '3')),
