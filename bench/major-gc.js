@@ -4,7 +4,8 @@
  * natively: pets and the gateway (Redis counters) started as bench:instructions starts them, --warmup requests
  * (5,000), then --requests (20,000) of `GET /v1/pets?limit=20` (autocannon, 8 connections) with V8's --trace-gc
  * on the gateway; prints requests per Mark-Compact and per Scavenge. BENCH_APP_NODE_OPTIONS adds Node options
- * (e.g. `--max-old-space-size=1024` against the apps' own 96 MB). Counts, not timings: the machine's load does
+ * (e.g. `--max-old-space-size=1024` against the apps' own 96 MB), BENCH_NODE_FLAGS V8 flags on the command line
+ * (e.g. `--no-allocation-site-pretenuring`). Counts, not timings: the machine's load does
  * not move them much. Why it matters: docs/benchmarks.md, "Major collections on the read path".
  */
 const { randomBytes } = require('node:crypto');
@@ -51,7 +52,7 @@ async function main() {
         ADMIN_PORT: String(base + 2),
         ADMIN_TOKEN: token,
       },
-      { nodeArgs: ['--trace-gc'], stdout: true },
+      { nodeArgs: ['--trace-gc', ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)], stdout: true },
     );
     const seen = { counting: false, marks: 0, scavenges: 0 };
     gateway.stdout.on('data', (chunk) => {
@@ -86,7 +87,7 @@ async function main() {
     await support.sleep(500);
     const per = (n) => (n === 0 ? 'none' : `one per ${Math.round(REQUESTS / n).toLocaleString('en-US')} requests`);
     console.log(
-      `gateway, ${REQUESTS.toLocaleString('en-US')} requests (NODE_OPTIONS ${appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS)}): Mark-Compact ${seen.marks} (${per(seen.marks)}), Scavenge ${seen.scavenges} (${per(seen.scavenges)})`,
+      `gateway, ${REQUESTS.toLocaleString('en-US')} requests (NODE_OPTIONS ${appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS)}${process.env.BENCH_NODE_FLAGS ? `; ${process.env.BENCH_NODE_FLAGS}` : ''}): Mark-Compact ${seen.marks} (${per(seen.marks)}), Scavenge ${seen.scavenges} (${per(seen.scavenges)})`,
     );
   } finally {
     for (const child of children) child.kill('SIGKILL');
