@@ -2,7 +2,7 @@ import { AdminApi } from '@app/web';
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { abilitiesOf, setTokenOf } from './operator';
+import { abilitiesOf, setAbilitiesOf, setTokenOf } from './operator';
 import { TokenVault } from './token-vault';
 import { PUBLIC_PAGE } from './public-page.decorator';
 import { SignInRequired } from './sign-in-required';
@@ -32,7 +32,10 @@ export class OperatorGuard implements CanActivate {
     request.session.operator = { ...record, sealedToken: operator.sealedToken };
     setTokenOf(request, token);
     response.locals.operator = { name: record.name };
-    response.locals.can = abilitiesOf(record.scopes, record);
+    // Computed once per request: the controllers (abilitiesOfRequest) and the views (can) read this one value.
+    const can = abilitiesOf(record.scopes, record);
+    setAbilitiesOf(request, can);
+    response.locals.can = can;
     return true;
   }
 }

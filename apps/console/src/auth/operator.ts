@@ -61,15 +61,25 @@ export function endUserOf(request: Request): AdminEndUser {
   return request.session.operator?.actsForUsers === true && request.ip ? { endUserAddress: request.ip } : {};
 }
 
-/** What the signed-in operator may do (the OperatorGuard ran: the session holds the token's record). */
-export function abilitiesOfRequest(request: Request): Abilities {
-  const operator = request.session.operator;
-  if (operator === undefined) throw new Error('no operator for this request: the OperatorGuard must run first');
-  return abilitiesOf(operator.scopes, operator);
-}
-
 /** The opened token of each request in progress: in memory only, gone with the request. */
 const tokens = new WeakMap<Request, string>();
+
+/**
+ * What the operator of each request in progress may do: computed once by the OperatorGuard from the token's record
+ * it has just read (GET /token), read by the controllers (abilitiesOfRequest) and the views (response.locals.can).
+ */
+const abilities = new WeakMap<Request, Abilities>();
+
+export function setAbilitiesOf(request: Request, can: Abilities): void {
+  abilities.set(request, can);
+}
+
+/** What the signed-in operator may do (the OperatorGuard computed it for this request). */
+export function abilitiesOfRequest(request: Request): Abilities {
+  const can = abilities.get(request);
+  if (can === undefined) throw new Error('no operator abilities for this request: the OperatorGuard must run first');
+  return can;
+}
 
 export function setTokenOf(request: Request, token: string): void {
   tokens.set(request, token);

@@ -20,7 +20,7 @@ import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, R
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { describeChanges } from '../audit/describe-changes';
-import { Abilities, abilitiesOfRequest, endUserOf, tokenOf } from '../auth/operator';
+import { abilitiesOfRequest, endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
 import { daysAgo, isUnavailable, section } from '../sections';
 import {
@@ -64,11 +64,6 @@ const KEY_REFUSALS: RefusalSentences = {
   VALIDATION_FAILED: 'Choose how long the old key keeps working.',
   NOT_FOUND: 'No such key of this consumer.',
 };
-
-/** Whether this request's operator may issue, rotate and revoke keys (the OperatorGuard set its abilities). */
-function mayWriteKeys(request: Request): boolean {
-  return (request.res?.locals.can as Abilities | undefined)?.keysWrite === true;
-}
 
 /** Consumers: search by name prefix, a consumer's page, and every change an operator makes to one. */
 @Controller('consumers')
@@ -202,7 +197,7 @@ export class ConsumersController {
         selected: plan === (planForm?.plan ?? consumer.plan),
       })),
       planForm: planForm ?? { perMinute: consumer.limits?.perMinute ?? '', perDay: consumer.limits?.perDay ?? '' },
-      keyTable: keyTable(consumer.keys, `/consumers/${segment(consumer.name)}/keys`, mayWriteKeys(request)),
+      keyTable: keyTable(consumer.keys, `/consumers/${segment(consumer.name)}/keys`, can.keysWrite),
       usage,
       history: isUnavailable(history)
         ? history
