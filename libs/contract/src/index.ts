@@ -11,3 +11,4 @@ export * from './plan-requests';
 export * from './plan-catalogue';
 export * from './rotation-overlaps';
 export * from './email-address';
+export * from './admin-token-restriction';

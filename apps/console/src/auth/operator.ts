@@ -1,3 +1,5 @@
+import { isFleetWide } from '@app/contract';
+import type { AdminTokenRestriction } from '@app/contract';
 import type { Request } from 'express';
 import type { AdminCurrentToken, AdminEndUser } from '@app/web';
 
@@ -19,8 +21,8 @@ declare module 'express-session' {
 export interface Abilities {
   consumersWrite: boolean;
   /**
-   * Billing and credits (anchor, monthly quota, top-ups, balance, refill, costs): `consumers:write` on a token
-   * restricted to no consumers and no plans (the admin policy's fleet-only routes refuse a restricted token).
+   * Billing and credits (anchor, monthly quota, top-ups, balance, refill, costs): `consumers:write` on a fleet-wide
+   * token (`isFleetWide`: the admin policy's fleet-only routes refuse a restricted token).
    */
   billingWrite: boolean;
   keysWrite: boolean;
@@ -28,7 +30,7 @@ export interface Abilities {
   auditRead: boolean;
   /** One consumer's usage (`usage:read`). */
   usageRead: boolean;
-  /** The fleet's usage and top lists: `usage:read` on an unrestricted token (fleet-only routes refuse the others). */
+  /** The fleet's usage and top lists: `usage:read` on a fleet-wide token (`isFleetWide`, as the admin policy). */
   fleetUsageRead: boolean;
   planRequestsRead: boolean;
   planRequestsReview: boolean;
@@ -36,17 +38,19 @@ export interface Abilities {
 
 export function abilitiesOf(
   scopes: readonly string[],
-  restriction: Pick<AdminCurrentToken, 'ownConsumersOnly' | 'plans'> = { ownConsumersOnly: false, plans: null },
+  restriction: AdminTokenRestriction = { ownConsumersOnly: false, plans: null },
 ): Abilities {
   const has = (scope: string) => scopes.includes(scope);
+  // The admin policy's own rule (libs/contract): its fleet-only routes refuse a token that is not fleet-wide.
+  const fleetWide = isFleetWide(restriction);
   return {
     consumersWrite: has('consumers:write'),
-    billingWrite: has('consumers:write') && !restriction.ownConsumersOnly && restriction.plans === null,
+    billingWrite: has('consumers:write') && fleetWide,
     keysWrite: has('keys:write'),
     tokensAdmin: has('tokens:admin'),
     auditRead: has('audit:read'),
     usageRead: has('usage:read'),
-    fleetUsageRead: has('usage:read') && !restriction.ownConsumersOnly && restriction.plans === null,
+    fleetUsageRead: has('usage:read') && fleetWide,
     planRequestsRead: has('plan-requests:read'),
     planRequestsReview: has('plan-requests:review'),
   };

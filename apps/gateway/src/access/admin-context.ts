@@ -1,15 +1,15 @@
+import type { AdminTokenRestriction } from '@app/contract';
 import type { AdminScope } from './admin-scopes';
 
-/** Who makes an admin call: root (ADMIN_TOKEN), an admin token, or nobody (a refused call). */
-export interface AdminActor {
+/**
+ * Who makes an admin call: root (ADMIN_TOKEN), an admin token, or nobody (a refused call). Its restriction
+ * (ownConsumersOnly, plans) is libs/contract's, where `isFleetWide` says which tokens the fleet-only routes admit.
+ */
+export interface AdminActor extends AdminTokenRestriction {
   /** The admin token's id; null for root. */
   id: string | null;
   name: string;
   scopes: readonly AdminScope[] | 'all';
-  /** Only the consumers this token created. */
-  ownConsumersOnly: boolean;
-  /** Only consumers on these plans; null: every plan. */
-  plans: readonly string[] | null;
   /** When the token stops working; null: never (root). */
   expiresAt?: Date | null;
   /** May name the end user behind its calls (X-On-Behalf-Of, X-End-User-Address): a web app's token, or root. */
@@ -69,7 +69,3 @@ export const ROOT_CONTEXT: Readonly<AdminRequestContext> = Object.freeze({
   requestId: null,
   source: null,
 });
-
-export function isRestricted(actor: AdminActor): boolean {
-  return actor.ownConsumersOnly || actor.plans !== null;
-}

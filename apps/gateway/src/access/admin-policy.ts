@@ -1,6 +1,6 @@
+import { isFleetWide } from '@app/contract';
 import { ApiError } from '@app/errors';
 import type { AdminActor } from './admin-context';
-import { isRestricted } from './admin-context';
 import type { AdminScope } from './admin-scopes';
 
 /**
@@ -124,7 +124,7 @@ export function routeRefusal(actor: AdminActor, operationId: string | undefined,
   }
   if (policy.objects === 'end-user' && actor.actsForUsers !== true)
     return `Token "${actor.name}" may not record events about people: only tokens created with actsForUsers may (${route}).`;
-  if (policy.objects === 'fleet' && isRestricted(actor))
+  if (policy.objects === 'fleet' && !isFleetWide(actor))
     return `Token "${actor.name}" is limited to its own consumers or to some plans: ${route} is an operator's (every consumer, or a ban).`;
   return null;
 }
@@ -165,7 +165,7 @@ function assertPlanAllowed(actor: AdminActor, plan: string): void {
  */
 export function assertMaySetPlan(actor: AdminActor, plan: string, limits: unknown): void {
   assertPlanAllowed(actor, plan);
-  if (isRestricted(actor) && limits !== null && limits !== undefined)
+  if (!isFleetWide(actor) && limits !== null && limits !== undefined)
     throw new ApiError(
       'FORBIDDEN',
       `Token "${actor.name}" is limited to its own consumers or to some plans: it may not set limits of its own (only the plan's).`,
@@ -217,7 +217,7 @@ export function assertMayGrant(actor: AdminActor, grant: TokenGrant): void {
   const refusal = grantRefusal(actor, grant);
   if (refusal) throw new ApiError('FORBIDDEN', refusal);
   // Kept from #24: a restricted token is a front end's, not an operator's; it hands out no tokens at all.
-  if (actor.scopes !== 'all' && isRestricted(actor))
+  if (actor.scopes !== 'all' && !isFleetWide(actor))
     throw new ApiError(
       'FORBIDDEN',
       `Token "${actor.name}" is limited to its own consumers or to some plans: it may not create tokens.`,
@@ -226,5 +226,5 @@ export function assertMayGrant(actor: AdminActor, grant: TokenGrant): void {
 
 /** Whether the actor sees only the tokens it created (and theirs): a restricted token does. */
 export function seesOnlyOwnTokens(actor: AdminActor): boolean {
-  return actor.scopes !== 'all' && isRestricted(actor);
+  return actor.scopes !== 'all' && !isFleetWide(actor);
 }
