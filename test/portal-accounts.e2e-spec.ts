@@ -5,16 +5,9 @@ import * as passwords from '../apps/portal/src/credentials/passwords';
 import { UnverifiedPurge } from '../apps/portal/src/accounts/unverified-purge';
 import { Mailer } from '../apps/portal/src/mail/mailer';
 import { emailHash } from '../apps/portal/src/throttle/client-address';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from './support/gateway';
-import { RunningPets, startPetsService } from './support/pets-service';
-import { createPortalToken, PortalUnderTest, startPortal } from './support/portal';
-import { SmtpSink, startSmtpSink } from './support/smtp-sink';
+import { adminCall, GatewayUnderTest } from './support/gateway';
+import { PortalStack, PortalUnderTest, startPortalStack } from './support/portal';
+import { SmtpSink } from './support/smtp-sink';
 
 const PASSWORD = 'a long enough passphrase';
 let counter = 0;
@@ -71,9 +64,7 @@ const linkIn = (text: string, path: string) =>
  * session row per form view, common passwords and address lists accepted.
  */
 describe('portal accounts that resist abuse', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
+  let stack: PortalStack;
   let smtp: SmtpSink;
   let portal: PortalUnderTest;
 
@@ -103,25 +94,14 @@ describe('portal accounts that resist abuse', () => {
   }
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    portal = await startPortal({
-      gateway,
-      token: await createPortalToken(gateway),
-      database,
-      smtpUrl: smtp.url,
+    stack = await startPortalStack({
       // This file's own sign-ups all come from loopback: only the sign-in throttles are under test here.
-      env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000', PORTAL_SIGN_IN_DELAY_AFTER: '6' },
+      portalEnv: { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000', PORTAL_SIGN_IN_DELAY_AFTER: '6' },
     });
+    ({ smtp, portal } = stack);
   }, 180_000); // several servers to start: slow on a loaded 2-core runner
   afterAll(async () => {
-    await portal?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
+    await stack?.close();
   });
 
   it('never lets the first registrant of an unverified address keep it: the verifier needs the password, the newest sign-up replaces a pending one', async () => {
@@ -341,31 +321,19 @@ describe('portal accounts that resist abuse', () => {
 });
 
 describe('portal caps and throttles per address block', () => {
-  let pets: RunningPets;
+  let stack: PortalStack;
   let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
   let smtp: SmtpSink;
   let portal: PortalUnderTest;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    portal = await startPortal({
-      gateway,
-      token: await createPortalToken(gateway),
-      database,
-      smtpUrl: smtp.url,
-      env: { PORTAL_THROTTLE_ADDRESS_LIMIT: '3', PORTAL_CONSUMERS_PER_HOUR: '1' },
+    stack = await startPortalStack({
+      portalEnv: { PORTAL_THROTTLE_ADDRESS_LIMIT: '3', PORTAL_CONSUMERS_PER_HOUR: '1' },
     });
+    ({ gateway, smtp, portal } = stack);
   }, 180_000); // several servers to start: slow on a loaded 2-core runner
   afterAll(async () => {
-    await portal?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
+    await stack?.close();
   });
 
   it('counts every address of an IPv6 /64 as one (an IPv4 address as itself)', async () => {

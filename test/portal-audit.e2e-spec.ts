@@ -3,16 +3,9 @@ import { DataSource } from 'typeorm';
 import { AccountEntity } from '../apps/portal/src/accounts/account.entity';
 import { AfterAnswer } from '../apps/portal/src/accounts/after-answer';
 import { SignInAudit } from '@app/web';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from './support/gateway';
-import { RunningPets, startPetsService } from './support/pets-service';
-import { createPortalToken, PortalUnderTest, startPortal } from './support/portal';
-import { SmtpSink, startSmtpSink } from './support/smtp-sink';
+import { adminCall, GatewayUnderTest } from './support/gateway';
+import { PortalStack, PortalUnderTest, startPortalStack } from './support/portal';
+import { SmtpSink } from './support/smtp-sink';
 
 const PASSWORD = 'a long enough passphrase';
 const NOT_NAMED = 'The audit will not name developers: mint the portal token again with --for portal.';
@@ -70,9 +63,8 @@ class Developer {
  * the developer's address; a token minted before keeps every flow working, unnamed, with one warning.
  */
 describe('the portal names the developer behind each change in the audit', () => {
-  let pets: RunningPets;
+  let stack: PortalStack;
   let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
   let smtp: SmtpSink;
   let named: PortalUnderTest;
   let unnamed: PortalUnderTest;
@@ -80,28 +72,17 @@ describe('the portal names the developer behind each change in the audit', () =>
 
   beforeAll(async () => {
     warn = jest.spyOn(Logger.prototype, 'warn');
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url });
-    database = await createGatewayTestDatabase();
-    smtp = await startSmtpSink();
-    const env = { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000' };
-    named = await startPortal({ gateway, token: await createPortalToken(gateway), database, smtpUrl: smtp.url, env });
-    unnamed = await startPortal({
-      gateway,
-      token: await createPortalToken(gateway, { actsForUsers: false }),
-      database,
-      smtpUrl: smtp.url,
-      env,
+    // Two portals on one gateway and one database, each on a token of its own: `--for portal`'s, and one minted before.
+    stack = await startPortalStack({
+      tokens: [{ actsForUsers: true }, { actsForUsers: false }],
+      portalEnv: { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000' },
     });
+    ({ gateway, smtp } = stack);
+    [named, unnamed] = stack.portals;
   }, 180_000); // several servers to start: slow on a loaded 2-core runner
   afterAll(async () => {
     warn?.mockRestore();
-    await unnamed?.close();
-    await named?.close();
-    await smtp?.close();
-    await database?.drop();
-    await gateway?.close();
-    await pets?.close();
+    await stack?.close();
   });
 
   /** Signs up, verifies (the consumer and its first key are made), then rotates that key: every flow must work. */

@@ -14,13 +14,18 @@ export interface PortalUnderTest {
   close(): Promise<void>;
 }
 
+/** How a portal token is minted: `actsForUsers` false for one minted before `--for portal` named developers. */
+export interface PortalTokenOptions {
+  actsForUsers?: boolean;
+}
+
 /**
  * A portal token made through the admin API, the way `npm run keys -- token create --for portal` does
  * (`actsForUsers: false`: one minted before the preset named developers in the audit).
  */
 export async function createPortalToken(
   gateway: GatewayUnderTest,
-  { actsForUsers = true }: { actsForUsers?: boolean } = {},
+  { actsForUsers = true }: PortalTokenOptions = {},
 ): Promise<string> {
   const reply = await adminCall(gateway, 'POST', '/tokens', {
     name: `portal-${randomBytes(3).toString('hex')}`,
@@ -71,15 +76,25 @@ export interface PortalStack {
   smtp: SmtpSink;
   /** The first portal instance. */
   portal: PortalUnderTest;
-  /** Every instance, on one database and one token (a fleet behind a balancer). */
+  /** Every instance, on one database: on one token (a fleet behind a balancer), or each on its own (`tokens`). */
   portals: PortalUnderTest[];
   close(): Promise<void>;
 }
 
-/** Starts a portal stack; a part that fails to start stops the parts already started. */
+/**
+ * Starts a portal stack; a part that fails to start stops the parts already started. `instances` portals share one
+ * token (`--for portal`'s); with `tokens`, one portal per entry instead, each on a token of its own minted so.
+ */
 export async function startPortalStack(
-  options: { gatewayEnv?: Record<string, string>; portalEnv?: Record<string, string>; instances?: number } = {},
+  options: {
+    gatewayEnv?: Record<string, string>;
+    portalEnv?: Record<string, string>;
+    instances?: number;
+    tokens?: PortalTokenOptions[];
+  } = {},
 ): Promise<PortalStack> {
+  if (options.instances !== undefined && options.tokens !== undefined)
+    throw new Error('startPortalStack: give instances (on one token) or tokens (one instance each), not both');
   const started: Array<{ close(): Promise<void> | void }> = [];
   const close = async () => {
     for (const part of started.reverse()) await part.close();
@@ -93,9 +108,11 @@ export async function startPortalStack(
     started.push({ close: () => database.drop() });
     const smtp = await startSmtpSink();
     started.push(smtp);
-    const token = await createPortalToken(gateway);
+    const tokens: string[] = [];
+    if (options.tokens) for (const minted of options.tokens) tokens.push(await createPortalToken(gateway, minted));
+    else tokens.push(...Array<string>(options.instances ?? 1).fill(await createPortalToken(gateway)));
     const portals: PortalUnderTest[] = [];
-    for (let i = 0; i < (options.instances ?? 1); i += 1) {
+    for (const token of tokens) {
       const portal = await startPortal({ gateway, token, database, smtpUrl: smtp.url, env: options.portalEnv });
       started.push(portal);
       portals.push(portal);
