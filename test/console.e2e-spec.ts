@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { ConsoleClient, ConsoleUnderTest, startConsole } from './support/console';
 import { until } from '../scripts/wait';
+import { UsageService } from '../apps/gateway/src/usage/usage.service';
 import { adminCall, GatewayUnderTest, startGateway } from './support/gateway';
 
 /**
@@ -16,8 +17,9 @@ describe('operator console (HTTP)', () => {
   async function createToken(
     scopes: string[],
     name = unique('op'),
+    restriction: { ownConsumersOnly?: boolean; plans?: string[] } = {},
   ): Promise<{ token: string; id: string; name: string }> {
-    const reply = await adminCall(gateway, 'POST', '/tokens', { name, scopes });
+    const reply = await adminCall(gateway, 'POST', '/tokens', { name, scopes, ...restriction });
     expect(reply.status).toBe(201);
     const body = reply.body as { token: string; record: { id: string } };
     return { token: body.token, id: body.record.id, name };
@@ -146,6 +148,49 @@ describe('operator console (HTTP)', () => {
     );
     // A refusal the token does earn is recorded: once it shows, it is the only one (the page views wrote none).
     expect((await adminCall(gateway, 'GET', '/usage/top', undefined, narrow.token)).status).toBe(403);
+    await until('the refusal in the audit', async () => (await refusalsOf()) > 0, 5_000);
+    expect(await refusalsOf()).toBe(1);
+  });
+
+  it("asks a token limited to its own consumers for none of the fleet's usage: its page views write no refusal, its consumer's usage shows", async () => {
+    // consumers:write only to make a consumer of its own (an own-consumers token reaches no other).
+    const own = await createToken(['consumers:read', 'consumers:write', 'usage:read'], unique('own'), {
+      ownConsumersOnly: true,
+    });
+    const name = unique('own-consumer');
+    const created = await adminCall(gateway, 'POST', '/consumers', { name, plan: 'free' }, own.token);
+    expect(created.status).toBe(201);
+    const key = (created.body as { key: { key: string } }).key.key;
+    for (let i = 0; i < 3; i += 1)
+      await (await fetch(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
+    await gateway.app.get(UsageService).flush();
+    const refusalsOf = async () =>
+      (
+        (await adminCall(gateway, 'GET', `/audit?actor=${own.name}&limit=100`)).body as {
+          items: Array<{ action: string }>;
+        }
+      ).items.filter((row) => row.action.startsWith('auth.')).length;
+    const client = new ConsoleClient(console_.url);
+    await client.signIn(own.token);
+    const overview = await client.request('GET', '/');
+    expect(overview.status).toBe(200);
+    // The fleet's usage is an operator's (the admin policy's fleet-only routes): not asked, not shown.
+    expect(overview.text).not.toMatch(/<h2[^>]*>(Requests by outcome|Top consumers)/);
+    const page = await client.request('GET', `/consumers/${name}`);
+    expect(page.status).toBe(200);
+    // Its own consumer's usage, which the token may read: the current windows and the 30-day history, 3 requests.
+    const windows = /data-testid="windows-table">([\s\S]*?)<\/table>/.exec(page.text)![1];
+    const used = [...windows.matchAll(/<tr><th scope="row">[^<]+<\/th><td>[^<]+<\/td><td>([^<]+)<\/td>/g)];
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.map((m) => m[1])).toEqual(used.map(() => '3'));
+    expect(page.text).toContain(`${name}: requests by outcome, last 30 days`);
+    const history = /data-testid="usage-table"[\s\S]*?<tbody>([\s\S]*?)<\/tbody>/.exec(page.text)![1];
+    const requests = [...history.matchAll(/<\/th><td>([^<]+)<\/td>/g)].map((m) => Number(m[1]));
+    expect(requests.reduce((sum, n) => sum + n, 0)).toBe(3);
+    // No billing or credit form: those routes are fleet-only too.
+    expect(page.text).not.toContain(`action="/consumers/${name}/billing`);
+    // A refusal the token does earn is recorded: once it shows, it is the only one (the page views wrote none).
+    expect((await adminCall(gateway, 'GET', '/usage/top', undefined, own.token)).status).toBe(403);
     await until('the refusal in the audit', async () => (await refusalsOf()) > 0, 5_000);
     expect(await refusalsOf()).toBe(1);
   });
