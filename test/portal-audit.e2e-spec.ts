@@ -173,3 +173,46 @@ describe('the portal names the developer behind each change in the audit', () =>
     );
   });
 });
+
+/**
+ * Portals behind a balancer: each instance reports its own sign-ins (its SignInAudit, after its answers), so the
+ * audit holds every sign-in, whichever instance answered it.
+ */
+describe('two portal instances behind one gateway', () => {
+  let stack: PortalStack;
+
+  beforeAll(async () => {
+    stack = await startPortalStack({ instances: 2, portalEnv: { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000' } });
+  }, 180_000); // several servers to start: slow on a loaded 2-core runner
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("audits each instance's successful sign-ins, naming the email and the address", async () => {
+    const [first, second] = stack.portals;
+    const email = newEmail('two-instances');
+    const developer = new Developer(first.url, '198.51.100.50');
+    expect((await developer.submit('/signup', { email, password: PASSWORD })).status).toBe(200);
+    await first.app.get(AfterAnswer).drain();
+    const mail = (await stack.smtp.next(email, /Verify/)).text;
+    const token = /https?:\/\/\S+\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail)![1];
+    expect((await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(
+      200,
+    );
+    // One sign-in on each instance (the account is in their one database), from an address of its own.
+    for (const [portal, address] of [
+      [first, '198.51.100.51'],
+      [second, '198.51.100.52'],
+    ] as const) {
+      expect((await new Developer(portal.url, address).submit('/login', { email, password: PASSWORD })).status).toBe(
+        303,
+      );
+      await portal.app.get(SignInAudit).drain();
+    }
+    const rows = (
+      (await adminCall(stack.gateway, 'GET', `/audit?action=user.sign-in&limit=100`)).body as { items: AuditRow[] }
+    ).items.filter((r) => r.onBehalfOf === `account:${email}`);
+    expect(rows.map((r) => r.endUserAddress).sort()).toEqual(['198.51.100.51', '198.51.100.52']);
+    expect(new Set(rows.map((r) => r.actorName)).size).toBe(1); // both on the stack's one portal token
+  });
+});
