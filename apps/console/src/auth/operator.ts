@@ -15,7 +15,7 @@ declare module 'express-session' {
 }
 
 /**
- * What the operator may do, derived from the token's scopes only: every write button and form on every page is
+ * What the operator may do, derived from the token's scopes and its restriction (own consumers, plans): every write button and form on every page is
  * shown only when its flag is set, so a read-only token sees no write action (the admin API refuses it anyway).
  */
 export interface Abilities {
@@ -36,10 +36,7 @@ export interface Abilities {
   planRequestsReview: boolean;
 }
 
-export function abilitiesOf(
-  scopes: readonly string[],
-  restriction: AdminTokenRestriction = { ownConsumersOnly: false, plans: null },
-): Abilities {
+export function abilitiesOf(scopes: readonly string[], restriction: AdminTokenRestriction): Abilities {
   const has = (scope: string) => scopes.includes(scope);
   // The admin policy's own rule (libs/contract): its fleet-only routes refuse a token that is not fleet-wide.
   const fleetWide = isFleetWide(restriction);
