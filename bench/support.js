@@ -82,13 +82,18 @@ function start(children, name, command, commandArgs, env, core = SERVER_CORE, { 
  * on the command line before the script (flags NODE_OPTIONS refuses, such as the profiler's). Its metrics port
  * is one the OS picks unless `env` names one: the defaults may be taken (another app, another run).
  */
-function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = [], stdout = false } = {}) {
+function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = benchNodeArgs(), stdout = false } = {}) {
   const defaults = {
     NODE_OPTIONS: appNodeOptions(process.env.BENCH_APP_NODE_OPTIONS),
     METRICS_PORT: '0',
     PETS_METRICS_PORT: '0',
   };
   return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core, { stdout });
+}
+
+/** BENCH_NODE_ARGS: flags NODE_OPTIONS refuses (--cpu-prof ...), given to every app a bench starts. */
+function benchNodeArgs() {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 }
 
 /**
