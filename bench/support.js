@@ -10,7 +10,8 @@ const { appNodeOptions } = require('../scripts/app-node-options');
 const { freePort } = require('../scripts/free-port');
 const { LOCAL_POSTGRES_URL, ensureLocalServices } = require('../scripts/local-services');
 const { createThrowawayDatabase } = require('../scripts/throwaway-database');
-const { until, waitForHttp } = require('../scripts/wait');
+const { EventEmitter } = require('node:events');
+const { until, waitForHttp: waitForUrl } = require('../scripts/wait');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_CORE = '0';
@@ -72,8 +73,30 @@ function start(children, name, command, commandArgs, env, core = SERVER_CORE, { 
   if (process.env.BENCH_CHILD_STDOUT === '1')
     child.stdout.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
   child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
+  // An exit the bench did not ask for (a refused flag, a crash at start): waitForHttp fails at once with it.
+  child.once('exit', (code, signal) => {
+    if (!child.killed && code !== 0)
+      unexpectedExits.emit('exit', `${name} exited (${signal ?? `code ${code}`}) before the bench stopped it`);
+  });
   children.push(child);
   return child;
+}
+
+/** Servers the bench started that exited unasked (see start). */
+const unexpectedExits = new EventEmitter();
+
+/** scripts/wait.js's waitForHttp, failing as soon as a server the bench started exits unasked. */
+async function waitForHttp(url, timeoutMs) {
+  let onExit;
+  const exited = new Promise((_resolve, reject) => {
+    onExit = (what) => reject(new Error(what));
+    unexpectedExits.on('exit', onExit);
+  });
+  try {
+    await Promise.race([waitForUrl(url, timeoutMs), exited]);
+  } finally {
+    unexpectedExits.off('exit', onExit);
+  }
 }
 
 /**
