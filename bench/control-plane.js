@@ -21,6 +21,10 @@ const http = require('node:http');
 const { createHash, randomBytes } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { setInterval, clearInterval } = require('node:timers');
+const { mkdtempSync, readFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const path = require('node:path');
+const { appNodeOptions } = require('../scripts/app-node-options');
 const support = require('./support');
 
 const { option, REDIS_URL, GATEWAY_MAIN, rssMb } = support;
@@ -47,8 +51,9 @@ const keyOf = (i) => `petk_${createHash('sha256').update(`bench-${i}`).digest('b
 const SQL_KEY = `'petk_' || rtrim(translate(encode(sha256(('bench-' || i)::bytea), 'base64'), '+/', '-_'), '=')`;
 
 /** Gateway instance `instance` ('a' or 'b') on its ports, in front of the stub upstream. */
-function startGateway(instance, databaseUrl) {
+function startGateway(instance, databaseUrl, env = {}) {
   return support.startApp(children, `gateway-${instance}`, GATEWAY_MAIN, {
+    ...env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     PORT: String(PORTS[instance]),
@@ -169,9 +174,36 @@ function pollLive(port) {
   };
 }
 
+/** What bench/loop-probe.js wrote for the seconds ending in [from, to]: longest event-loop delay, GC pauses. */
+function probeOver(file, from, to) {
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.at > from && line.at <= to + 1000);
+  const byKind = {};
+  for (const line of lines)
+    for (const [kind, ms] of Object.entries(line.gc.byKind)) byKind[kind] = +((byKind[kind] ?? 0) + ms).toFixed(1);
+  return {
+    seconds: lines.length,
+    loopDelayMaxMs: Math.max(0, ...lines.map((line) => line.delay.max)),
+    gcPauseMs: +lines.reduce((sum, line) => sum + line.gc.pauseMs, 0).toFixed(1),
+    gcLongestPauseMs: +Math.max(0, ...lines.map((line) => line.gc.maxMs)).toFixed(1),
+    gcPauseMsByKind: byKind,
+  };
+}
+
 /** IMPORT consumers through gateway a's admin API; its RSS, and its /health/live while keys come and go. */
 async function importPhase(databaseUrl) {
-  const a = startGateway('a', databaseUrl);
+  // Gateway a carries the loop probe (bench/loop-probe.js): its event-loop delay and GC pauses, second by second,
+  // place what the polling from outside sees (the longest /health/live answer) in the process or not.
+  const probeFile = path.join(mkdtempSync(path.join(tmpdir(), 'petstore-bench-cp-')), 'loop-a.jsonl');
+  const a = startGateway('a', databaseUrl, {
+    NODE_OPTIONS: appNodeOptions(
+      `--require ${path.join(__dirname, 'loop-probe.js')} ${process.env.BENCH_APP_NODE_OPTIONS ?? ''}`.trim(),
+    ),
+    BENCH_LOOP_PROBE_FILE: probeFile,
+  });
   await support.waitForHttp(`http://127.0.0.1:${PORTS.a}/health/live`, 300_000);
   startGateway('b', databaseUrl);
   await support.waitForHttp(`http://127.0.0.1:${PORTS.b}/health/live`, 300_000);
@@ -195,9 +227,12 @@ async function importPhase(databaseUrl) {
     `\nimported ${IMPORT.toLocaleString()} consumers through gateway a in ${importSeconds.toFixed(0)} s: its RSS ${rssBefore} MB before, peak ${rssPeakImport} MB during, ${rssAfterImport} MB after`,
   );
   // The same polling with nothing changing: on a shared machine the longest answer includes time not scheduled.
+  process.kill(a.pid, 'SIGUSR2');
+  const quietFrom = Date.now();
   let stop = pollLive(PORTS.a);
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   const quiet = await stop();
+  const changesFrom = Date.now();
   const peakChanges = sampleRss(a.pid);
   stop = pollLive(PORTS.a);
   const changes = [];
@@ -207,18 +242,29 @@ async function importPhase(databaseUrl) {
     changes.push((await admin(PORTS.adminA, 'POST', `/consumers/${name}/revoke`)).ms);
   }
   const busy = await stop();
+  const changesTo = Date.now();
   const rssPeakChanges = peakChanges();
+  await new Promise((resolve) => setTimeout(resolve, 1_100)); // the probe's last line
+  const inside = {
+    quiet: probeOver(probeFile, quietFrom, changesFrom),
+    whileChanging: probeOver(probeFile, changesFrom, changesTo),
+  };
   const result = {
     consumers: IMPORT,
     importSeconds: +importSeconds.toFixed(1),
     rssMb: { before: rssBefore, peakImport: rssPeakImport, afterImport: rssAfterImport, peakChanges: rssPeakChanges },
     healthLive: { quiet, whileChanging: busy },
+    eventLoop: inside,
     adminCallMs: { p50: +percentile(changes, 0.5).toFixed(1), p99: +percentile(changes, 0.99).toFixed(1) },
   };
   console.log(
     `while 200 keys are created and 200 revoked (admin calls p50 ${result.adminCallMs.p50} ms, p99 ${result.adminCallMs.p99} ms): ` +
       `longest /health/live answer ${busy.longestMs} ms of ${busy.answers} (10 s with no change: ${quiet.longestMs} ms of ${quiet.answers}); RSS peak ${rssPeakChanges} MB`,
   );
+  for (const [phase, seen] of Object.entries(inside))
+    console.log(
+      `  inside gateway a, ${phase === 'quiet' ? 'no change' : 'while changing'}: event-loop delay max ${seen.loopDelayMaxMs} ms; GC paused ${seen.gcPauseMs} ms in ${seen.seconds} s, longest pause ${seen.gcLongestPauseMs} ms (ms by kind ${JSON.stringify(seen.gcPauseMsByKind)})`,
+    );
   console.log(
     `  targets: RSS < 200 MB (peak ${Math.max(rssPeakImport, rssPeakChanges)} MB), longest /health/live ≤ 20 ms (${busy.longestMs} ms)`,
   );
