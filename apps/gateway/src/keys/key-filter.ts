@@ -69,8 +69,12 @@ export function filterCapacity(validKeys: number): number {
   return Math.ceil(validKeys * 1.1) + 10_000;
 }
 
-/** Hashes per query of a rebuild: 1.3 MB of text, a few milliseconds of the event loop per page. */
-const PAGE_SIZE = 20_000;
+/**
+ * Hashes per query of a rebuild: 330 KB of text. A page is read and added in one go of the event loop; at 20,000
+ * a page (1.3 MB) that go took 35-60 ms with its collections on a gateway held to one core (bench:control-plane,
+ * 100,000 keys), long enough to stall every request behind it.
+ */
+const PAGE_SIZE = 5_000;
 const RETRY_MS = 5_000;
 const CATCH_UP_MS = 10_000;
 
