@@ -194,6 +194,9 @@ http { access_log off; client_body_temp_path ${dir}; proxy_temp_path ${dir};
           `${paced.errors ? `, ${paced.errors} errors` : ''} (load ${one.loadAverage.toFixed(1)})`,
       );
     }
+    // VmHWM: the gateway's peak resident memory since it started, so the 10,000 row's includes the 1's.
+    row.peakRssMb = support.peakRssMb(gateway.pid);
+    console.log(`    the gateway's peak RSS so far: ${row.peakRssMb} MB`);
     results.push(row);
   }
   console.log('\n| consumers | requests/s per core | rate | p50 | p95 | p99 |');
