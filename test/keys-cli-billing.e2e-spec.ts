@@ -73,6 +73,16 @@ describe('keys CLI: billing', () => {
     ]);
   });
 
+  it('shows a consumer named like a verb with "credits show NAME"', async () => {
+    await mintKey(gateway, 'pro', 'set');
+    expect((await cli('credits', 'show', 'set')).slice(0, 2)).toEqual([
+      'consumer\tset',
+      'credits\tnot in force (a top-up puts them in force)',
+    ]);
+    // Without "show", "set" is the verb, and it asks for a consumer.
+    expect((await refused('credits', 'set')).stderr[0]).toBe('keys: credits set needs the consumer name');
+  });
+
   it('moves the anchor and sets its own monthly quota, then puts both back with none', async () => {
     const name = unique('bill');
     await mintKey(gateway, 'enterprise', name, { perMinute: 100, perDay: 1000 });
@@ -201,7 +211,7 @@ describe('keys CLI: billing', () => {
       '  npm run -s keys -- billing NAME [--anchor ISO-DATE|none] [--per-month N|none] [--refill N/day|N/month|none] [--cost OPERATION=N ...|--cost none]',
     ]);
     expect((await cli('credits', '-h')).filter((line) => line.startsWith('  npm run -s keys --'))).toEqual([
-      '  npm run -s keys -- credits NAME [--days N]',
+      '  npm run -s keys -- credits [show] NAME [--days N]',
       '  npm run -s keys -- credits top-up NAME --amount N --reason TEXT',
       '  npm run -s keys -- credits set NAME --balance N|none --reason TEXT',
     ]);

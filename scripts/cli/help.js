@@ -60,7 +60,7 @@ const BILLING_USAGE = `Billing and prepaid credits (docs/billing.md; consumers:r
 whole fleet to change):
   npm run -s keys -- billing NAME
   npm run -s keys -- billing NAME [--anchor ISO-DATE|none] [--per-month N|none] [--refill N/day|N/month|none] [--cost OPERATION=N ...|--cost none]
-  npm run -s keys -- credits NAME [--days N]
+  npm run -s keys -- credits [show] NAME [--days N]
   npm run -s keys -- credits top-up NAME --amount N --reason TEXT
   npm run -s keys -- credits set NAME --balance N|none --reason TEXT
 
@@ -70,7 +70,7 @@ anchor (none: back to the creation time); the period in progress keeps its count
 reset: no free reset. --per-month sets its own monthly quota, --refill its own refill (month: on the anchor),
 --cost its own costs by operation id (the others: its plan's); none: back to its plan's. "credits NAME" shows the
 balance, refill, costs, the projected exhaustion, the spend per UTC day (--days, default 30) and the ledger, newest
-first. "top-up" adds to the balance (the first one puts credits in force), "set" sets it (none: credits no longer
+first ("credits show NAME" too, for a consumer named top-up, set or show). "top-up" adds to the balance (the first one puts credits in force), "set" sets it (none: credits no longer
 in force). Every change is audited.`;
 
 /**

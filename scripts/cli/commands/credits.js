@@ -54,8 +54,9 @@ async function runCreditsCommand(argv, env, out) {
     );
     return;
   }
-  const [consumer, extra] = positionals;
-  if (!consumer) throw new UsageError('credits needs the consumer name (or top-up, set)');
+  // "credits show NAME" says the same as "credits NAME", for a consumer whose name is a verb (top-up, set, show).
+  const [consumer, extra] = verb === 'show' ? positionals.slice(1) : positionals;
+  if (!consumer) throw new UsageError('credits needs the consumer name (or top-up, set, show)');
   if (extra !== undefined) throw new UsageError(`credits takes one consumer name, not "${extra}" too`);
   const days = positiveInteger(values.days, '--days');
   const api = adminClient(adminSettings(env));
