@@ -167,9 +167,14 @@ describe('operator console (browser)', () => {
     await page.goto(`${consoleApp.url}/consumers/${CONSUMER}`);
     expect(((await adminCall(gateway, 'GET', `/consumers/${CONSUMER}`)).body as { plan: string }).plan).toBe('pro');
     await page.locator('[data-testid="usage-chart"][data-drawn="true"]').waitFor();
-    // The windows' resets read as durations, not raw seconds.
+    // The windows' resets read as the portal's do: the instant (UTC), then the duration, never raw seconds.
     const dayRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'day', exact: true }) });
-    expect((await dayRow.getByRole('cell').last().innerText()).trim()).toMatch(/^(1 d|23 h \d+ min)$/);
+    const resets = dayRow.getByRole('cell').last();
+    expect((await resets.innerText()).trim()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC, in (1 d|23 h \d+ min)$/);
+    const resetsAt = Date.parse((await resets.locator('time').getAttribute('datetime'))!);
+    // The instant is the duration from now (within the day window and a minute of rendering).
+    expect(resetsAt - Date.now()).toBeGreaterThan(23 * 3_600_000);
+    expect(resetsAt - Date.now()).toBeLessThanOrEqual(86_400_000 + 60_000);
     await shot(page, 'consumer');
     await checkPage(page, 'console-consumer');
 

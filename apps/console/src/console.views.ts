@@ -10,6 +10,7 @@ import type {
   KeyTable,
   PageModel,
   PlanStatement,
+  PolicyCard,
   UsageTable,
 } from '@app/web';
 import { typedRender, typedRenderer } from '@app/web';
@@ -64,6 +65,8 @@ export interface ConsumerView extends PageModel {
     costs: Array<{ operation: string; value: string }>;
   };
   usage: Panel<AdminCurrentUsage>;
+  /** The current windows as policyCards gives them (libs/web): used, remaining, when each resets. */
+  windows: PolicyCard[];
   history: Panel<UsageTable>;
   audit: Panel<Array<AdminAuditEntry & { summary: string }>>;
 }

@@ -8,6 +8,7 @@ import {
   keyTable,
   PLAN_CATALOGUE,
   planStatement,
+  policyCards,
   redirectAfterSave,
   refusalText,
   rethrowUnlessRefusal,
@@ -199,6 +200,12 @@ export class ConsumersController {
       planForm: planForm ?? { perMinute: consumer.limits?.perMinute ?? '', perDay: consumer.limits?.perDay ?? '' },
       keyTable: keyTable(consumer.keys, `/consumers/${segment(consumer.name)}/keys`, can.keysWrite),
       usage,
+      // The portal's policy cards, windows only: one reset instant for both apps (the month's is the period's end).
+      windows: isUnavailable(usage)
+        ? []
+        : policyCards(usage, isUnavailable(billing) ? null : billing, null, new Date()).filter(
+            (card) => card.name !== 'credits',
+          ),
       history: isUnavailable(history)
         ? history
         : usageTable(`${consumer.name}: requests by outcome, last 30 days (daily, UTC)`, 'day', history.buckets),
