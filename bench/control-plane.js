@@ -21,7 +21,7 @@ const http = require('node:http');
 const { createHash, randomBytes } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { setInterval, clearInterval } = require('node:timers');
-const { mkdtempSync, readFileSync } = require('node:fs');
+const { mkdtempSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const { appNodeOptions } = require('../scripts/app-node-options');
@@ -176,11 +176,7 @@ function pollLive(port) {
 
 /** What bench/loop-probe.js wrote for the seconds ending in [from, to]: longest event-loop delay, GC pauses. */
 function probeOver(file, from, to) {
-  const lines = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line))
-    .filter((line) => line.at > from && line.at <= to + 1000);
+  const lines = support.probeLines(file).filter((line) => line.at > from && line.at <= to + 1000);
   const byKind = {};
   for (const line of lines)
     for (const [kind, ms] of Object.entries(line.gc.byKind)) byKind[kind] = +((byKind[kind] ?? 0) + ms).toFixed(1);

@@ -24,7 +24,7 @@
  * Then runs bench/admission.js (rate-limit admission on a loaded machine, memory under a flood of addresses).
  */
 const { spawnSync } = require('node:child_process');
-const { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { mkdtempSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 const support = require('./support');
@@ -124,13 +124,7 @@ async function measure(label, options, pid) {
 
 /** What bench/loop-probe.js wrote (a JSON line a second): event-loop delay and GC pauses over the paced rounds. */
 function probeSummary(file) {
-  const lines = existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line))
-    : [];
+  const lines = support.probeLines(file);
   const sum = (get) => lines.reduce((total, line) => total + get(line), 0);
   const perSecond = (value) => value / Math.max(lines.length, 1);
   return {

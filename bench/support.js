@@ -4,7 +4,7 @@
  * reading a process's memory and CPU time from /proc (Linux).
  */
 const { spawn, spawnSync, execSync } = require('node:child_process');
-const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const { appNodeOptions } = require('../scripts/app-node-options');
 const { freePort } = require('../scripts/free-port');
@@ -112,6 +112,15 @@ function startApp(children, name, main, env, { core = SERVER_CORE, nodeArgs = be
     PETS_METRICS_PORT: '0',
   };
   return start(children, name, process.execPath, [...nodeArgs, main], { ...defaults, ...env }, core, { stdout });
+}
+
+/** The lines bench/loop-probe.js wrote to `file` (one JSON object a second); [] when it wrote none. */
+function probeLines(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
 
 /** BENCH_NODE_ARGS: flags NODE_OPTIONS refuses (--cpu-prof ...), given to every app a bench starts. */
@@ -372,6 +381,7 @@ module.exports = {
   percentile,
   childPids,
   peakRssMb,
+  probeLines,
   rssMb,
   cpuMicros,
   commandLine,
