@@ -62,33 +62,33 @@ export function endUserOf(request: Request): AdminEndUser {
   return request.session.operator?.actsForUsers === true && request.ip ? { endUserAddress: request.ip } : {};
 }
 
-/** The opened token of each request in progress: in memory only, gone with the request. */
-const tokens = new WeakMap<Request, string>();
+/**
+ * A value the OperatorGuard sets for each request in progress (in memory only, gone with the request) and the
+ * controllers read; reading it where the guard did not run is a programming error, named by `what`.
+ */
+function perRequest<T>(what: string): { set(request: Request, value: T): void; get(request: Request): T } {
+  const values = new WeakMap<Request, T>();
+  return {
+    set: (request, value) => void values.set(request, value),
+    get: (request) => {
+      const value = values.get(request);
+      if (value === undefined) throw new Error(`no ${what} for this request: the OperatorGuard must run first`);
+      return value;
+    },
+  };
+}
 
+/** The opened token of each request in progress. */
+const tokens = perRequest<string>('operator token');
 /**
  * What the operator of each request in progress may do: computed once by the OperatorGuard from the token's record
  * it has just read (GET /token), read by the controllers (abilitiesOfRequest) and the views (response.locals.can).
  */
-const abilities = new WeakMap<Request, Abilities>();
+const abilities = perRequest<Abilities>('operator abilities');
 
-export function setAbilitiesOf(request: Request, can: Abilities): void {
-  abilities.set(request, can);
-}
-
+export const setAbilitiesOf = abilities.set;
 /** What the signed-in operator may do (the OperatorGuard computed it for this request). */
-export function abilitiesOfRequest(request: Request): Abilities {
-  const can = abilities.get(request);
-  if (can === undefined) throw new Error('no operator abilities for this request: the OperatorGuard must run first');
-  return can;
-}
-
-export function setTokenOf(request: Request, token: string): void {
-  tokens.set(request, token);
-}
-
+export const abilitiesOfRequest = abilities.get;
+export const setTokenOf = tokens.set;
 /** The signed-in operator's token (the OperatorGuard opened it for this request). */
-export function tokenOf(request: Request): string {
-  const token = tokens.get(request);
-  if (token === undefined) throw new Error('no operator token for this request: the OperatorGuard must run first');
-  return token;
-}
+export const tokenOf = tokens.get;
