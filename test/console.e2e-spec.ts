@@ -128,14 +128,17 @@ describe('operator console (HTTP)', () => {
     }
   });
 
+  /** The auth.* rows the audit holds for a token (its refusals). */
+  const authRefusalsOf = async (actor: string) =>
+    (
+      (await adminCall(gateway, 'GET', `/audit?actor=${actor}&limit=100`)).body as {
+        items: Array<{ action: string }>;
+      }
+    ).items.filter((row) => row.action.startsWith('auth.')).length;
+
   it("asks the admin API only for the panels a narrow token's scopes can read: its page views write no refusal to the audit", async () => {
     const narrow = await createToken(['consumers:read']);
-    const refusalsOf = async () =>
-      (
-        (await adminCall(gateway, 'GET', `/audit?actor=${narrow.name}&limit=100`)).body as {
-          items: Array<{ action: string }>;
-        }
-      ).items.filter((row) => row.action.startsWith('auth.')).length;
+    const refusalsOf = () => authRefusalsOf(narrow.name);
     const client = new ConsoleClient(console_.url);
     await client.signIn(narrow.token);
     for (const path of ['/', '/consumers/acme-http']) {
@@ -164,12 +167,7 @@ describe('operator console (HTTP)', () => {
     for (let i = 0; i < 3; i += 1)
       await (await fetch(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
     await gateway.app.get(UsageService).flush();
-    const refusalsOf = async () =>
-      (
-        (await adminCall(gateway, 'GET', `/audit?actor=${own.name}&limit=100`)).body as {
-          items: Array<{ action: string }>;
-        }
-      ).items.filter((row) => row.action.startsWith('auth.')).length;
+    const refusalsOf = () => authRefusalsOf(own.name);
     const client = new ConsoleClient(console_.url);
     await client.signIn(own.token);
     const overview = await client.request('GET', '/');
