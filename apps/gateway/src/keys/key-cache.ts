@@ -21,11 +21,6 @@ export type Authentication =
 const RETRY_AFTER_DOWN_S = 5;
 const RETRY_AFTER_BUSY_S = 1;
 const UNKNOWN: Authentication = { outcome: 'invalid', reason: 'unknown' };
-/**
- * The share of the TTL by which a known key's entry may end early, at random: keys cached at one instant (a restart,
- * a burst of new clients) would otherwise all be read again at one instant a TTL later, every TTL after.
- */
-const TTL_SPREAD = 0.2;
 /** A SHA-256 no key has (readiness looks it up to see that lookups get answers). */
 const PROBE_HASH = '0'.repeat(64);
 
@@ -386,8 +381,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       let hashes = this.byConsumer.get(record.consumerId);
       if (!hashes) this.byConsumer.set(record.consumerId, (hashes = new Set()));
       hashes.add(keyHash);
-      const freshUntil = now + ttlMs - Math.random() * ttlMs * TTL_SPREAD;
-      this.known.set(keyHash, { record, freshUntil, generation: this.generation });
+      this.known.set(keyHash, { record, freshUntil: now + ttlMs, generation: this.generation });
     } else {
       this.unknown.set(keyHash, { record: null, freshUntil: now + negativeTtlMs, generation: this.generation });
     }
