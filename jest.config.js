@@ -1,4 +1,9 @@
-/** Unit tests sit beside the code (*.spec.ts); e2e tests under test/ (*.e2e-spec.ts) run real HTTP servers. */
+/**
+ * Tiers, one Jest project each (docs/testing.md): `unit` beside the code (*.spec.ts); `e2e` under test/e2e/<feature>/,
+ * HTTP against the services started in the test process; `system` under test/system/, what spawns or kills
+ * processes (built apps, redis-server, PostgreSQL, nginx, Prism, compose, npm start) or takes a store away.
+ * `npm test` runs unit and e2e, `npm run test:system` runs system, `npx jest <file>` runs any one file.
+ */
 // Type-checking is `npm run typecheck`'s job: tests only transpile, which keeps them fast on two cores.
 const typescript = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }];
 const esmToCommonJs = '<rootDir>/test/support/esm-to-commonjs.transformer.js';
@@ -28,9 +33,15 @@ module.exports = {
       ...common,
       displayName: 'e2e',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       slowTestThreshold: 30,
+    },
+    {
+      ...common,
+      displayName: 'system',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/system/**/*.e2e-spec.ts'],
+      slowTestThreshold: 60,
     },
   ],
 };

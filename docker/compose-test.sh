@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The compose test: docker-compose.yml started on this machine's Docker engine and attacked through the balancer
-# (test/compose-up.e2e-spec.ts), with each Compose in COMPOSE_VERSIONS ("v2" by default: `docker compose`; "v2 v1"
+# (test/system/compose-up.e2e-spec.ts), with each Compose in COMPOSE_VERSIONS ("v2" by default: `docker compose`; "v2 v1"
 # adds Debian's docker-compose 1.29, whose run still fails the gateway-kill check: docs/operations.md, "The compose
 # test"). CI runs it (.ci/run); by hand: bash docker/compose-test.sh (as root).
 #   1. Compose and the engine: Debian's docker.io and docker-compose (1.29) when absent; Compose v2 (the CLI plugin)
@@ -76,7 +76,7 @@ for version in ${COMPOSE_VERSIONS:-v2}; do
   say "test with $command"
   # COMPOSE_KILL_STRICT=1 (the default): a GET lost on the gateway kill fails the test; 0 only counts and prints
   # nginx's 504s (for investigating a balancer change: docs/operations.md, "The compose test").
-  COMPOSE_KILL_STRICT="${COMPOSE_KILL_STRICT:-1}" COMPOSE_UP_TEST=1 COMPOSE_COMMAND="$command" timeout 2400 npx --no-install jest --selectProjects e2e \
-    --runTestsByPath test/compose-up.e2e-spec.ts --runInBand
+  COMPOSE_KILL_STRICT="${COMPOSE_KILL_STRICT:-1}" COMPOSE_UP_TEST=1 COMPOSE_COMMAND="$command" timeout 2400 npx --no-install jest --selectProjects system \
+    --runTestsByPath test/system/compose-up.e2e-spec.ts --runInBand
   say "test with $command: $(seconds "$started") s"
 done

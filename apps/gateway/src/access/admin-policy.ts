@@ -58,7 +58,7 @@ export interface RoutePolicy {
  * THE authorization policy of the admin API (issue #36): every admin route, by operationId, with the scopes it
  * needs and what it reaches. AdminTokenGuard consults it on every call (a route without an entry refuses
  * everyone, root included); the use cases apply the object rules through the functions below; the admin OpenAPI
- * document, docs/admin-tokens.md and test/admin-policy.e2e-spec.ts are derived from it. Start-up fails when a
+ * document, docs/admin-tokens.md and test/e2e/admin-api/policy-table.e2e-spec.ts are derived from it. Start-up fails when a
  * route has no entry or an entry no route.
  */
 export const ADMIN_POLICY = {

@@ -128,7 +128,7 @@ export const NO_SUCH_KEY = `Consumer "${EXAMPLE_CONSUMER}" has no key ${EXAMPLE_
  * The errors of one admin operation that differ from operation to operation: its 400s (the rules it checks), its
  * 409s (the conflicts: a code of their own each) and, on a consumer's routes, its 404s naming the consumer (or
  * key). Each message is
- * one the operation really sends (test/admin-openapi.e2e-spec.ts sends a request for each). A 503 of its own
+ * one the operation really sends (test/e2e/admin-api/openapi-examples.e2e-spec.ts sends a request for each). A 503 of its own
  * (unban: Redis) replaces the shared one.
  */
 export function AdminErrors(errors: {

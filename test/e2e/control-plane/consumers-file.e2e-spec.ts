@@ -1,0 +1,189 @@
+import { generateApiKey, hashApiKey, keyHint } from '../../../apps/gateway/src/consumers/api-key';
+import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { call, expectErrorBody } from '../../support/http';
+import { RunningPets, startPetsService } from '../../support/pets-service';
+
+const pass = (gateway: GatewayUnderTest, key: string) =>
+  call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+
+interface ConsumerView {
+  name: string;
+  plan: string;
+  limits: unknown;
+  createdAt: string;
+  disabledAt: string | null;
+  keys: Array<{ hint: string; state: string; createdAt: string; expiresAt: string | null; revokedAt: string | null }>;
+}
+
+/**
+ * Issue #22: the import accepts the file a person would write (name, plan, optional limits and keys, each key
+ * by its hash alone), keeps accepting the full form that export writes, and export round-trips every consumer,
+ * disabled or keyless ones included. Two gateways, each with a consumers database of its own.
+ */
+describe('consumers file (import / export)', () => {
+  let pets: RunningPets;
+  let source: GatewayUnderTest;
+  let target: GatewayUnderTest;
+
+  beforeAll(async () => {
+    pets = await startPetsService();
+    source = await startGateway({ petsUrl: pets.url, env: { DEMO_KEY: 'false' } });
+    target = await startGateway({ petsUrl: pets.url, env: { DEMO_KEY: 'false' } });
+  });
+  afterAll(async () => {
+    await source?.close();
+    await target?.close();
+    await pets?.close();
+  });
+
+  const get = async (gateway: GatewayUnderTest, name: string) =>
+    (await adminCall(gateway, 'GET', `/consumers/${name}`)).body as ConsumerView;
+
+  it('imports the minimal form: name, plan and a key hash', async () => {
+    const key = generateApiKey();
+    const file = { consumers: [{ name: 'minimal', plan: 'pro', keyHash: hashApiKey(key) }] };
+    const reply = await adminCall(source, 'POST', '/import', file);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    expect(await pass(source, key)).toBe(200);
+    const consumer = await get(source, 'minimal');
+    expect(consumer.keys).toHaveLength(1);
+    // Without a hint (only the hash is known), one is made of the hash; created: now.
+    expect(consumer.keys[0].hint).toBe(`sha256:${hashApiKey(key).slice(0, 8)}`);
+    expect(Math.abs(Date.parse(consumer.keys[0].createdAt) - Date.now())).toBeLessThan(60_000);
+    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 1 });
+  });
+
+  it('imports keys as a list without the top-level key fields, and a consumer without any key', async () => {
+    const [first, second] = [generateApiKey(), generateApiKey()];
+    const file = {
+      consumers: [
+        {
+          name: 'listed',
+          plan: 'enterprise',
+          limits: { perMinute: 100, perDay: 1000 },
+          keys: [
+            { keyHash: hashApiKey(first) },
+            {
+              keyHash: hashApiKey(second),
+              keyHint: keyHint(second),
+              createdAt: '2026-01-01T00:00:00.000Z',
+              expiresAt: '2099-01-01T00:00:00.000Z',
+            },
+          ],
+        },
+        { name: 'keyless', plan: 'free' },
+      ],
+    };
+    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 2, updated: 0, unchanged: 0 });
+    expect(await pass(source, first)).toBe(200);
+    expect(await pass(source, second)).toBe(200);
+    const listed = await get(source, 'listed');
+    expect(listed.keys.map((k) => k.hint).sort()).toEqual(
+      [keyHint(second), `sha256:${hashApiKey(first).slice(0, 8)}`].sort(),
+    );
+    expect(listed.keys.find((k) => k.hint === keyHint(second))).toMatchObject({
+      createdAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2099-01-01T00:00:00.000Z',
+    });
+    expect((await get(source, 'keyless')).keys).toEqual([]);
+    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 2 });
+  });
+
+  it('still imports the full form (top-level key fields, with or without a keys list)', async () => {
+    const [one, two] = [generateApiKey(), generateApiKey()];
+    const file = {
+      consumers: [
+        {
+          name: 'full-single',
+          plan: 'business',
+          keyHash: hashApiKey(one),
+          keyHint: keyHint(one),
+          createdAt: '2026-01-01T00:00:00.000Z',
+        },
+        {
+          name: 'full-both',
+          plan: 'free',
+          keyHash: hashApiKey(two),
+          keyHint: keyHint(two),
+          createdAt: '2026-01-02T00:00:00.000Z',
+          keys: [{ keyHash: hashApiKey(two), keyHint: keyHint(two), createdAt: '2026-01-02T00:00:00.000Z' }],
+        },
+      ],
+    };
+    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 2, updated: 0, unchanged: 0 });
+    expect(await pass(source, one)).toBe(200);
+    expect(await pass(source, two)).toBe(200);
+    expect((await get(source, 'full-single')).createdAt).toBe('2026-01-01T00:00:00.000Z');
+  });
+
+  it('takes the same new file imported five times at once: every import answers 200, each consumer is made once', async () => {
+    const file = {
+      consumers: Array.from({ length: 3 }, (_, i) => ({
+        name: `together-${i}`,
+        plan: 'free',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        keyHash: hashApiKey(generateApiKey()),
+        keyHint: `petk_t${i}`,
+      })),
+    };
+    const replies = await Promise.all(Array.from({ length: 5 }, () => adminCall(source, 'POST', '/import', file)));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(replies.reduce((sum, r) => sum + (r.body as { created: number }).created, 0)).toBe(3);
+    for (let i = 0; i < 3; i += 1) expect((await get(source, `together-${i}`)).keys).toHaveLength(1);
+  });
+
+  it.each([
+    ['a key without its hash', { name: 'bad', plan: 'free', keys: [{ keyHint: 'petk_abcd…' }] }, 'keyHash'],
+    ['a top-level hint without a hash', { name: 'bad', plan: 'free', keyHint: 'petk_abcd…' }, 'keyHash'],
+    ['a consumer without a plan', { name: 'bad' }, 'plan'],
+    ['a consumer without a name', { plan: 'free' }, 'name'],
+  ])('refuses %s with 400', async (_case, consumer, field) => {
+    const reply = await adminCall(source, 'POST', '/import', { consumers: [consumer] });
+    expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+    expect((reply.body as { message: string }).message).toContain(field);
+  });
+
+  it('round-trips every consumer through export and import: disabled, keyless, revoked and rotated keys included', async () => {
+    const disabledKey = await mintKey(source, 'pro', 'was-disabled');
+    expect((await adminCall(source, 'POST', '/consumers/was-disabled/disable')).status).toBe(200);
+    const revokedKey = await mintKey(source, 'free', 'was-revoked');
+    expect((await adminCall(source, 'POST', '/consumers/was-revoked/revoke')).status).toBe(200);
+    await mintKey(source, 'business', 'was-rotated');
+    const [{ id }] = (await get(source, 'was-rotated')).keys as unknown as Array<{ id: string }>;
+    expect(
+      (await adminCall(source, 'POST', `/consumers/was-rotated/keys/${id}/rotate`, { overlapSeconds: 600 })).status,
+    ).toBe(201);
+
+    const exported = (await adminCall(source, 'GET', '/export?limit=1000')).body as {
+      consumers: Array<Record<string, unknown>>;
+      next: string | null;
+    };
+    expect(exported.next).toBeNull();
+    expect(exported.consumers.find((c) => c.name === 'was-disabled')).toMatchObject({ disabledAt: expect.any(String) });
+    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
+      created: exported.consumers.length,
+    });
+
+    // The target now holds the same consumers: the same export, state for state.
+    const again = (await adminCall(target, 'GET', '/export?limit=1000')).body as { consumers: unknown[] };
+    expect(again.consumers).toEqual(exported.consumers);
+    expect((await get(target, 'was-disabled')).disabledAt).toBe((await get(source, 'was-disabled')).disabledAt);
+    expect((await get(target, 'keyless')).keys).toEqual([]);
+    expectErrorBody(
+      await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }),
+      401,
+      'CONSUMER_DISABLED',
+    );
+    expectErrorBody(
+      await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${revokedKey}` } }),
+      401,
+      'UNAUTHORIZED',
+    );
+    // Importing the export again changes nothing; it never enables a consumer disabled since (nor revives a key).
+    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
+      created: 0,
+      updated: 0,
+    });
+  });
+});

@@ -1,0 +1,66 @@
+import { AppMetrics } from '@app/platform';
+import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { call } from '../../support/http';
+import { RunningPets, startPetsService } from '../../support/pets-service';
+
+/** One request, followed end to end by its id through the JSON logs and the Prometheus metrics. */
+describe('logs and metrics', () => {
+  let pets: RunningPets;
+  let gateway: GatewayUnderTest;
+  let key: string;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    pets = await startPetsService();
+    gateway = await startGateway({
+      petsUrl: pets.url,
+      env: { LOG_LEVEL: 'log' },
+      logDestination: { write: (line: string) => lines.push(line) },
+    });
+    key = await mintKey(gateway, 'enterprise', 'observed', { perMinute: 2, perDay: 100 });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await pets?.close();
+  });
+
+  const metricsOf = async (port: number | undefined) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+
+  it('logs one JSON line per request with id, method, route, status, duration and consumer, never the key', async () => {
+    await call(`${gateway.url}/v1/pets?limit=1`, {
+      headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-observed-1' },
+    });
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entry = entries.find((e) => (e.req as { id?: string } | undefined)?.id === 'trace-observed-1');
+    expect(entry).toMatchObject({
+      app: 'gateway',
+      req: { id: 'trace-observed-1', method: 'GET', path: '/v1/pets' },
+      res: { status: 200 },
+      route: '/v1/pets',
+      consumer: 'observed',
+      plan: 'enterprise',
+    });
+    expect(typeof entry!.responseTime).toBe('number');
+    expect(lines.join('\n')).not.toContain(key);
+    expect(lines.join('\n').toLowerCase()).not.toContain('bearer');
+  });
+
+  it('counts requests by route and status, and refusals by plan, on the metrics port', async () => {
+    await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    const gatewayPort = gateway.app.get(AppMetrics).port;
+    const text = await metricsOf(gatewayPort);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/pets",status="200",app="gateway"\} [2-9]/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/pets",status="429",app="gateway"\} 1/);
+    expect(text).toMatch(/rate_limit_refusals_total\{plan="enterprise",app="gateway"\} 1/);
+    expect(text).toContain('http_request_duration_seconds_bucket');
+
+    const petsText = await metricsOf(pets.app.get(AppMetrics).port);
+    expect(petsText).toMatch(/http_requests_total\{method="GET",route="\/pets",status="200",app="pets"\} [1-9]/);
+    expect(petsText).toMatch(/db_pool_connections\{state="total",app="pets"\} \d+/);
+  });
+
+  it('does not serve metrics on the public port', async () => {
+    expect((await call(`${gateway.url}/metrics`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { APP_NODE_OPTIONS, appNodeOptions } = require('../../../scripts/app-node-options') as {
+  APP_NODE_OPTIONS: string;
+  appNodeOptions: (user?: string) => string;
+};
+
+const read = (file: string) => readFileSync(join(__dirname, '../../..', file), 'utf8');
+
+/** The apps' default Node flags live in scripts/app-node-options.js; the image and compose must carry the same. */
+describe('default Node flags of the apps', () => {
+  it('sets a heap limit', () => {
+    expect(APP_NODE_OPTIONS).toMatch(/--max-old-space-size=\d+/);
+  });
+
+  it("puts the user's NODE_OPTIONS after ours, so that theirs wins", () => {
+    expect(appNodeOptions('--max-old-space-size=256')).toBe(`${APP_NODE_OPTIONS} --max-old-space-size=256`);
+    expect(appNodeOptions('')).toBe(APP_NODE_OPTIONS);
+  });
+
+  it('is what the Dockerfile and docker-compose.yml give the apps', () => {
+    expect(read('Dockerfile')).toContain(`ENV NODE_OPTIONS=${APP_NODE_OPTIONS}\n`);
+    expect(read('docker-compose.yml')).toContain(`NODE_OPTIONS: \${NODE_OPTIONS:-${APP_NODE_OPTIONS}}\n`);
+  });
+});
