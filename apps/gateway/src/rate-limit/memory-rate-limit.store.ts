@@ -8,6 +8,7 @@ import {
   creditState,
   CreditSeed,
   CreditSpec,
+  refillCovers,
 } from '../billing/credits/credit-decision';
 
 /** Where an anchored window's counter ends at `now`: the end of the period now falls in. */
@@ -161,7 +162,7 @@ export class MemoryRateLimitStore extends RateLimitStore {
     }
     if (limiting !== undefined) {
       const limited: Decision =
-        limiting.name === CREDITS_POLICY && !credits?.refill
+        limiting.name === CREDITS_POLICY && !refillCovers(credits!)
           ? { outcome: 'exhausted', windows: states, credits: creditsNow() }
           : {
               outcome: 'limited',

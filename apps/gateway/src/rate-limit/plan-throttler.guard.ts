@@ -230,7 +230,7 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
       this.log.warn(`Credits exhausted: ${who} (plan ${plan})`);
       throw new ApiError(
         'CREDITS_EXHAUSTED',
-        `The credit balance (${decision.credits?.balance ?? 0}) does not cover this request's cost (${decision.credits?.cost ?? 1}) and no refill is scheduled: a top-up is needed.`,
+        `The credit balance (${decision.credits?.balance ?? 0}) does not cover this request's cost (${decision.credits?.cost ?? 1}) and no scheduled refill covers it: a top-up is needed.`,
       );
     }
     if (decision.outcome === 'unavailable') {

@@ -59,7 +59,7 @@ export type Decision = (
   /** `started`: this request started the ban (the requests refused during it are not marked). */
   | { outcome: 'banned'; windows: WindowState[]; retryAfterMs: number; started?: boolean }
   | { outcome: 'unavailable'; windows: WindowState[]; retryAfterMs: number }
-  /** The balance is short of the cost and no refill is scheduled: only a top-up helps (402). */
+  /** The balance is short of the cost and no scheduled refill can cover it (none, or below the cost): only a top-up helps (402). */
   | { outcome: 'exhausted'; windows: WindowState[] }
 ) & { credits?: CreditState };
 
@@ -135,6 +135,12 @@ export abstract class RateLimitStore implements ThrottlerStorage {
       timeToBlockExpire: blocked ? Math.ceil(decision.retryAfterMs / 1000) : 0,
     };
   }
+
+  /**
+   * Resolves once every decision this store has already answered has reached its caller (the credits' spend of
+   * a rebuild's barrier): in process, decisions are synchronous, so at once.
+   */
+  async settle(): Promise<void> {}
 
   /** For readiness: the server the counters live on ('redis'), or null for in-process counters. */
   readonly dependency: string | null = null;

@@ -1,6 +1,7 @@
 import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { CreditsModule } from '../billing/credits/credits.module';
+import { CreditsService } from '../billing/credits/credits.service';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { describeRedisTopology } from '../redis/redis-connection';
@@ -84,4 +85,9 @@ class RateLimitStoreModule implements OnApplicationShutdown {
   providers: [PlanThrottlerGuard],
   exports: [RateLimitStoreModule, CreditsModule, PlanThrottlerGuard],
 })
-export class RateLimitModule {}
+export class RateLimitModule {
+  constructor(store: RateLimitStore, credits: CreditsService) {
+    // A rebuild's barrier waits for the decisions this store already answered (their spend): the store is this room's.
+    credits.settleDecisionsWith(() => store.settle());
+  }
+}

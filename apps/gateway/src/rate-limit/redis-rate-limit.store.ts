@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { Clock } from '../clock';
@@ -20,18 +21,19 @@ import {
   CreditSeed,
   CreditSpec,
   creditState,
+  refillCovers,
 } from '../billing/credits/credit-decision';
 
 /**
  * One atomic round trip decides every window of a request and its credits. KEYS: ban, strikes, grace, credit
  * balance, last refill, then one counter per window. ARGV: ban threshold, ban ms, grace ms; the credits: cost (-1:
- * no credits in force), the rebuilt balance (-1: none, see below) and its last refilled period start, the refill
- * amount (0: none), the current refill period's start, ms to the next refill; then per window its limit, ttl ms,
+ * no credits in force), the refill amount (0: none), the current refill period's start, ms to the next refill;
+ * then per window its limit, ttl ms,
  * and for an anchored window (a monthly quota) the end of the billing period by the gateway's clock and the end
  * of the one after it (both 0 for a window that opens at the first request). Returns {outcome, retry ms, limiting
  * policy, balance, refill added (-1: none), balance after the refill, count1, reset1, count2, reset2, ...}; outcome 0 allowed, 1 limited,
  * 2 banned, 3 banned by this request (the strike that started the ban), 4 no balance held (nothing was done: the
- * caller rebuilds it from the ledger and calls again with it). A limiting policy of n + 1 is the credits. Time
+ * caller has it rebuilt once for the fleet, SEED_SCRIPT, and calls again). A limiting policy of n + 1 is the credits. Time
  * is Redis's own (PTTL, TIME), so instances with skewed clocks still agree: an anchored counter ends at the first
  * of the two period ends still ahead of Redis's clock (PEXPIREAT), and a counter that ends elsewhere
  * (PEXPIRETIME, Redis 7) was cut on an anchor since moved: it is re-cut, its count kept. The same algorithm as
@@ -46,18 +48,11 @@ local cost = tonumber(ARGV[4])
 local balance, refilled, refilledTo = 0, -1, 0
 if cost >= 0 then
   local held = redis.call('GET', KEYS[4])
-  if held then
-    balance = tonumber(held)
-  else
-    local seed = tonumber(ARGV[5])
-    if seed < 0 then return {4, 0, 0, 0, -1, 0} end
-    balance = seed
-    redis.call('SET', KEYS[4], seed)
-    redis.call('SET', KEYS[5], ARGV[6])
-  end
-  local amount = tonumber(ARGV[7])
+  if not held then return {4, 0, 0, 0, -1, 0} end
+  balance = tonumber(held)
+  local amount = tonumber(ARGV[5])
   if amount > 0 then
-    local start = tonumber(ARGV[8])
+    local start = tonumber(ARGV[6])
     if tonumber(redis.call('GET', KEYS[5]) or '0') < start then
       redis.call('SET', KEYS[5], start)
       refilled = 0
@@ -74,13 +69,13 @@ local counts, resets, ends = {}, {}, {}
 local now
 for i = 1, n do
   local key = KEYS[i + 5]
-  local periodEnd = tonumber(ARGV[4 * i + 8])
+  local periodEnd = tonumber(ARGV[4 * i + 6])
   if periodEnd > 0 then
     if not now then
       local t = redis.call('TIME')
       now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     end
-    if periodEnd <= now then periodEnd = tonumber(ARGV[4 * i + 9]) end
+    if periodEnd <= now then periodEnd = tonumber(ARGV[4 * i + 7]) end
     ends[i] = periodEnd
     local expiry = redis.call('PEXPIRETIME', key)
     if expiry ~= -2 then
@@ -97,7 +92,7 @@ for i = 1, n do
       resets[i] = ttl
     else
       counts[i] = 0
-      resets[i] = tonumber(ARGV[4 * i + 7])
+      resets[i] = tonumber(ARGV[4 * i + 5])
     end
   end
 end
@@ -113,13 +108,13 @@ local banned = redis.call('PTTL', KEYS[1])
 if banned > 0 then return result(2, banned, 0) end
 local limiting, wait = 0, 0
 for i = 1, n do
-  if counts[i] >= tonumber(ARGV[4 * i + 6]) and resets[i] > wait then
+  if counts[i] >= tonumber(ARGV[4 * i + 4]) and resets[i] > wait then
     limiting, wait = i, resets[i]
   end
 end
 if limiting == 0 and cost > balance then
   limiting = n + 1
-  wait = tonumber(ARGV[9])
+  wait = tonumber(ARGV[7])
   if wait <= 0 then wait = tonumber(ARGV[2]) end
 end
 if limiting > 0 then
@@ -143,8 +138,8 @@ for i = 1, n do
   if ends[i] then
     if counts[i] == 1 then redis.call('PEXPIREAT', key, ends[i]) end
   elseif counts[i] == 1 or redis.call('PTTL', key) < 0 then
-    redis.call('PEXPIRE', key, ARGV[4 * i + 7])
-    resets[i] = tonumber(ARGV[4 * i + 7])
+    redis.call('PEXPIRE', key, ARGV[4 * i + 5])
+    resets[i] = tonumber(ARGV[4 * i + 5])
   end
 end
 if cost > 0 then balance = redis.call('DECRBY', KEYS[4], cost) end
@@ -153,20 +148,13 @@ return result(0, 0, 0)
 
 /**
  * A balance outside a decision (the admin API), atomically. KEYS: balance, last refill. ARGV: mode (0 read, 1 add,
- * 2 set, 3 drop), value, the rebuilt balance (-1: none) and its last refilled period start. Returns {before,
- * after} (after -1: dropped), or {-1} when no balance is held and none was given (the caller rebuilds it).
+ * 2 set, 3 drop), value. Returns {before, after} (after -1: dropped), or {-1} when no balance is held (the caller
+ * has it rebuilt, as for a decision, and calls again).
  */
 const CREDITS_SCRIPT = `
 local held = redis.call('GET', KEYS[1])
-local before
-if held then
-  before = tonumber(held)
-else
-  before = tonumber(ARGV[3])
-  if before < 0 then return {-1} end
-  redis.call('SET', KEYS[1], before)
-  redis.call('SET', KEYS[2], ARGV[4])
-end
+if not held then return {-1} end
+local before = tonumber(held)
 local mode = tonumber(ARGV[1])
 if mode == 1 then return {before, redis.call('INCRBY', KEYS[1], ARGV[2])} end
 if mode == 2 then
@@ -180,6 +168,31 @@ end
 return {before, before}
 `;
 
+/**
+ * Who rebuilds a lost balance, once for the fleet. KEYS: balance, rebuild lock. ARGV: this rebuild's token, the
+ * lock's life in ms. Returns 1 when a balance is held (nothing to rebuild), 2 when the lock is this caller's (it
+ * rebuilds), 0 when another instance holds it (the caller waits for its balance).
+ */
+const CLAIM_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 2 end
+return 0
+`;
+
+/**
+ * A rebuilt balance set by the rebuild that holds the lock, and only by it: after a second loss the lock is
+ * gone, and a rebuild counted before that loss must not be set (a new one counts the spend since). KEYS: balance,
+ * last refill, rebuild lock. ARGV: token, balance (-1: the rebuild failed, the lock is released), last refilled
+ * period start. Returns 1 when a balance is held afterwards, 0 otherwise.
+ */
+const SEED_SCRIPT = `
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return redis.call('EXISTS', KEYS[1]) end
+redis.call('DEL', KEYS[3])
+if tonumber(ARGV[2]) < 0 then return redis.call('EXISTS', KEYS[1]) end
+if redis.call('SET', KEYS[1], ARGV[2], 'NX') then redis.call('SET', KEYS[2], ARGV[3]) end
+return 1
+`;
+
 type ConsumeCommand = (numberOfKeys: number, ...args: Array<string | number>) => Promise<number[]>;
 
 /** A consume call waiting for the next batch. */
@@ -188,6 +201,29 @@ interface QueuedConsume {
   resolve: (reply: number[]) => void;
   reject: (error: Error) => void;
 }
+
+/** The scripts that rebuild a lost balance once for the fleet. */
+interface CreditCommands {
+  rateLimitClaim(balance: string, lock: string, token: string, lockMs: number): Promise<number>;
+  rateLimitSeed(
+    balance: string,
+    refilled: string,
+    lock: string,
+    token: string,
+    seed: number,
+    refilledPeriodStartMs: number,
+  ): Promise<number>;
+}
+
+/**
+ * A rebuild lock outlives the longest rebuild (the acknowledgement bound, 2 × USAGE_FLUSH_MS + 1 s, and a few
+ * queries); an instance that dies holding it delays its tracker's rebuild by at most this much.
+ */
+const REBUILD_LOCK_MS = 30_000;
+/** The longest a request waits for its balance to be rebuilt before a 503 with Retry-After. */
+const REBUILD_WAIT_MS = 2_000;
+/** Between two looks at a balance another instance is rebuilding. */
+const REBUILD_POLL_MS = 25;
 
 /** What a request is told to wait when no decision could be taken. */
 const LATE_RETRY_AFTER_MS = 1_000;
@@ -219,7 +255,6 @@ function consumeArguments(
   windows: WindowSpec[],
   ban: BanPolicy,
   credits: CreditSpec | undefined,
-  seed: CreditSeed | undefined,
 ): Array<string | number> {
   const out: Array<string | number> = [
     5 + windows.length,
@@ -231,17 +266,10 @@ function consumeArguments(
   ];
   for (const window of windows) out.push(`${base}:w:${window.name}`);
   out.push(ban.threshold, ban.durationMs, ban.graceMs);
-  if (credits === undefined) out.push(-1, -1, 0, 0, 0, 0);
+  if (credits === undefined) out.push(-1, 0, 0, 0);
   else {
     const refill = credits.refill;
-    out.push(
-      credits.cost,
-      seed ? seed.balance : -1,
-      seed ? seed.refilledPeriodStartMs : 0,
-      refill ? refill.amount : 0,
-      refill ? refill.periodStartMs : 0,
-      refill ? refill.waitMs : 0,
-    );
+    out.push(credits.cost, refill ? refill.amount : 0, refill ? refill.periodStartMs : 0, refill ? refill.waitMs : 0);
   }
   for (const window of windows) {
     const period = window.period;
@@ -271,6 +299,8 @@ export class RedisRateLimitStore extends RateLimitStore {
   private lastLateLogAt = -Infinity;
   /** When the connection last delivered a reply: a late command with no reply at all since it was sent means a hung Redis. */
   private lastReplyAt = -Infinity;
+  /** The balances being rebuilt (or waited for) by this instance, one per tracker. */
+  private readonly rebuilds = new Map<string, Promise<void>>();
   /** The consume calls of this event-loop turn, sent together at its end (see `send`). */
   private queued: QueuedConsume[] | undefined;
   private readonly flushQueued = (): void => this.flush();
@@ -289,18 +319,21 @@ export class RedisRateLimitStore extends RateLimitStore {
     this.redis.on('error', () => undefined); // reported through markDegraded, once per outage
     this.redis.defineCommand('rateLimitConsume', { lua: CONSUME_SCRIPT });
     this.redis.defineCommand('rateLimitCredits', { lua: CREDITS_SCRIPT, numberOfKeys: 2 });
+    this.redis.defineCommand('rateLimitClaim', { lua: CLAIM_SCRIPT, numberOfKeys: 2 });
+    this.redis.defineCommand('rateLimitSeed', { lua: SEED_SCRIPT, numberOfKeys: 3 });
   }
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec): Promise<Decision> {
     if (this.redis.status !== 'ready')
       return this.whileGone(key, windows, ban, credits, `connection ${this.redis.status}`);
     const base = `${this.keyPrefix}rl:{${key}}`;
-    let reply = await this.call(consumeArguments(base, windows, ban, credits, undefined));
+    const args = consumeArguments(base, windows, ban, credits);
+    let reply = await this.call(args);
     if (reply === undefined) return this.whileGone(key, windows, ban, credits, 'connection lost');
-    if (reply[0] === 4 && credits !== undefined) {
-      // Redis holds no balance (it came back empty): rebuilt from the ledger, set only if still absent.
-      const seed = await credits.rebuild();
-      reply = await this.call(consumeArguments(base, windows, ban, credits, seed));
+    while (reply[0] === 4 && credits !== undefined) {
+      // Redis holds no balance (it came back empty): rebuilt once for the fleet, then decided as usual.
+      await this.balanceRebuilt(base, credits.rebuild);
+      reply = await this.call(args);
       if (reply === undefined) return this.whileGone(key, windows, ban, credits, 'connection lost');
     }
     this.markHealthy();
@@ -324,20 +357,13 @@ export class RedisRateLimitStore extends RateLimitStore {
     const base = `${this.keyPrefix}rl:{${key}}`;
     const [mode, value] =
       'add' in change ? [1, change.add] : 'set' in change ? (change.set === null ? [3, 0] : [2, change.set]) : [0, 0];
-    const run = async (seed: CreditSeed | undefined): Promise<number[]> => {
+    const run = async (): Promise<number[]> => {
       if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
       try {
         return await this.withinTimeout(
           (
             this.redis as unknown as { rateLimitCredits: (...args: Array<string | number>) => Promise<number[]> }
-          ).rateLimitCredits(
-            `${base}:credits`,
-            `${base}:refilled`,
-            mode,
-            value,
-            seed ? seed.balance : -1,
-            seed ? seed.refilledPeriodStartMs : 0,
-          ),
+          ).rateLimitCredits(`${base}:credits`, `${base}:refilled`, mode, value),
         );
       } catch (error) {
         throw error instanceof LateReplyError
@@ -345,9 +371,94 @@ export class RedisRateLimitStore extends RateLimitStore {
           : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
       }
     };
-    let reply = await run(undefined);
-    if (reply.length === 1) reply = await run(await rebuild());
+    let reply = await run();
+    while (reply.length === 1) {
+      await this.balanceRebuilt(base, rebuild);
+      reply = await run();
+    }
     return { before: reply[0], after: reply[1] < 0 ? null : reply[1] };
+  }
+
+  /**
+   * Resolves once Redis holds the tracker's balance again: rebuilt by one instance of the fleet (the one that
+   * claims the rebuild lock; on this instance, one rebuild or one wait per tracker whatever the number of requests),
+   * waited for by the others. A request waits at most REBUILD_WAIT_MS, then gets 503 with Retry-After (the rebuild
+   * goes on); a rebuild that fails releases the lock.
+   */
+  private balanceRebuilt(base: string, rebuild: () => Promise<CreditSeed>): Promise<void> {
+    let pending = this.rebuilds.get(base);
+    if (pending === undefined) {
+      pending = this.rebuildOrWait(base, rebuild).finally(() => this.rebuilds.delete(base));
+      this.rebuilds.set(base, pending);
+    }
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.metrics.countUnavailable('late');
+        reject(new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS));
+      }, REBUILD_WAIT_MS);
+      pending.then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private async rebuildOrWait(base: string, rebuild: () => Promise<CreditSeed>): Promise<void> {
+    const token = randomUUID();
+    const keys = { balance: `${base}:credits`, refilled: `${base}:refilled`, lock: `${base}:rebuild` };
+    for (;;) {
+      const claim = await this.creditCommand<number>((redis) =>
+        redis.rateLimitClaim(keys.balance, keys.lock, token, REBUILD_LOCK_MS),
+      );
+      if (claim === 1) return;
+      if (claim === 2) {
+        let seed: CreditSeed;
+        try {
+          seed = await rebuild();
+        } catch (error) {
+          await this.creditCommand((redis) =>
+            redis.rateLimitSeed(keys.balance, keys.refilled, keys.lock, token, -1, 0),
+          ).catch(() => undefined);
+          this.logger.error(`Credit balance not rebuilt: ${(error as Error).message}`);
+          throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+        }
+        const held = await this.creditCommand<number>((redis) =>
+          redis.rateLimitSeed(keys.balance, keys.refilled, keys.lock, token, seed.balance, seed.refilledPeriodStartMs),
+        );
+        if (held === 1) return;
+        // Lost again while rebuilding (the lock went with it): a new rebuild counts the spend since.
+        continue;
+      }
+      await new Promise((resolve) => setTimeout(resolve, REBUILD_POLL_MS));
+    }
+  }
+
+  /** A credits script outside a decision, within the reply timeout; RateLimitUnavailableError when it cannot run. */
+  private async creditCommand<T>(run: (redis: CreditCommands) => Promise<T>): Promise<T> {
+    if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    try {
+      return await this.withinTimeout(run(this.redis as unknown as CreditCommands));
+    } catch (error) {
+      throw error instanceof LateReplyError
+        ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS)
+        : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    }
+  }
+
+  /**
+   * A round trip on the connection that carries the decisions: its reply comes after every decision sent
+   * before it (one connection answers in order), so their spend is recorded once it resolves. On a Cluster the
+   * PING goes to one node: the order holds for the trackers of that node only.
+   */
+  override async settle(): Promise<void> {
+    if (this.redis.status !== 'ready') return;
+    await this.withinTimeout(this.redis.ping()).catch(() => undefined);
   }
 
   /**
@@ -509,7 +620,7 @@ export class RedisRateLimitStore extends RateLimitStore {
     if (outcome === 2 || outcome === 3)
       return { outcome: 'banned', windows: states, retryAfterMs, started: outcome === 3, credits: state };
     if (outcome === 1) {
-      if (limiting > windows.length && !credits?.refill)
+      if (limiting > windows.length && !refillCovers(credits!))
         return { outcome: 'exhausted', windows: states, credits: state };
       const window = limiting > windows.length ? CREDITS_POLICY : windows[limiting - 1].name;
       return { outcome: 'limited', windows: states, window, retryAfterMs, credits: state };

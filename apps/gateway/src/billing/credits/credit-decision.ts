@@ -59,3 +59,12 @@ export function creditState(credits: CreditSpec, balance: number, refilled: numb
         : undefined,
   };
 }
+
+/**
+ * Whether waiting for the next refill can ever pay for this request: a refill tops the balance up to its amount,
+ * so an operation that costs more than the amount is never covered by waiting (402, not 429 with a Retry-After
+ * that would be retried forever).
+ */
+export function refillCovers(credits: CreditSpec): boolean {
+  return credits.refill !== undefined && credits.refill.amount >= credits.cost;
+}

@@ -85,16 +85,98 @@ export class CreditLedgerRepository {
     return rows.length > 0;
   }
 
-  /** Adds spend per consumer and UTC day (additive upsert, one statement, rows in key order). */
-  async addSpend(rows: Array<{ consumer: string; day: string; spent: number }>): Promise<void> {
-    if (rows.length === 0) return;
-    const sorted = [...rows].sort((a, b) => (a.consumer + a.day < b.consumer + b.day ? -1 : 1));
-    const values = sorted.map((_, i) => `($${3 * i + 1}, $${3 * i + 2}::date, $${3 * i + 3}::bigint)`).join(', ');
-    await this.dataSource.query(
-      `INSERT INTO "${this.schema}"."credit_spend_daily" (consumer, day, spent) VALUES ${values} ` +
-        `ON CONFLICT (consumer, day) DO UPDATE SET spent = "credit_spend_daily".spent + EXCLUDED.spent`,
-      sorted.flatMap((r) => [r.consumer, r.day, r.spent]),
+  /**
+   * One flush of an instance's spend, with its heartbeat and acknowledgement, in one transaction: the spend is
+   * written and `barrier` acknowledged together (an acknowledgement means the spend is durable), unless a rebuild
+   * fenced this instance since its last acknowledgement (it was silent past the bound): then the spend it held is
+   * not written (that rebuild counted without it) and `dropped` says so. Rows in key order (no deadlock between
+   * instances).
+   */
+  async flushSpend(
+    instance: string,
+    rows: Array<{ consumer: string; day: string; spent: number }>,
+    barrier: number,
+  ): Promise<{ dropped: boolean }> {
+    return this.dataSource.transaction(async (manager) => {
+      const table = `"${this.schema}"."credit_spend_holder"`;
+      await manager.query(
+        `INSERT INTO ${table} (id, seen_at, acked_barrier, fenced_barrier) VALUES ($1, now(), 0, 0) ON CONFLICT (id) DO NOTHING`,
+        [instance],
+      );
+      const [holder]: Array<{ acked: string; fenced: string }> = await manager.query(
+        `SELECT acked_barrier AS acked, fenced_barrier AS fenced FROM ${table} WHERE id = $1 FOR UPDATE`,
+        [instance],
+      );
+      const fenced = Number(holder.fenced);
+      const dropped = fenced > Number(holder.acked);
+      if (!dropped && rows.length > 0) {
+        const sorted = [...rows].sort((a, b) => (a.consumer + a.day < b.consumer + b.day ? -1 : 1));
+        const values = sorted.map((_, i) => `($${3 * i + 1}, $${3 * i + 2}::date, $${3 * i + 3}::bigint)`).join(', ');
+        await manager.query(
+          `INSERT INTO "${this.schema}"."credit_spend_daily" (consumer, day, spent) VALUES ${values} ` +
+            `ON CONFLICT (consumer, day) DO UPDATE SET spent = "credit_spend_daily".spent + EXCLUDED.spent`,
+          sorted.flatMap((r) => [r.consumer, r.day, r.spent]),
+        );
+      }
+      await manager.query(
+        `UPDATE ${table} SET seen_at = now(), acked_barrier = GREATEST(acked_barrier, $2, fenced_barrier) WHERE id = $1`,
+        [instance, barrier],
+      );
+      return { dropped: dropped && rows.length > 0 };
+    });
+  }
+
+  /** The last rebuild barrier (0: none yet): what a flush acknowledges. */
+  async latestBarrier(): Promise<number> {
+    const [row]: Array<{ barrier: string | null }> = await this.dataSource.query(
+      `SELECT max(barrier) AS barrier FROM "${this.schema}"."credit_rebuild"`,
     );
+    return Number(row?.barrier ?? 0);
+  }
+
+  /** Opens a rebuild of `consumer`'s balance: its barrier, which every live instance will acknowledge. */
+  async openRebuild(consumer: string, instance: string): Promise<number> {
+    const [row]: Array<{ barrier: string }> = await this.dataSource.query(
+      `INSERT INTO "${this.schema}"."credit_rebuild" (consumer, instance, requested_at) VALUES ($1, $2, now()) RETURNING barrier`,
+      [consumer, instance],
+    );
+    return Number(row.barrier);
+  }
+
+  /** The live instances (seen within `liveMs` by the database's clock) that have not acknowledged `barrier`. */
+  async laggards(barrier: number, liveMs: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM "${this.schema}"."credit_spend_holder" WHERE acked_barrier < $1 AND seen_at > now() - ($2 * interval '1 millisecond')`,
+      [barrier, liveMs],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Fences the instances that still have not acknowledged `barrier` (a flush that commits first wins the row
+   * lock and is not fenced): the spend they hold is not recorded when they speak again. Answers how many.
+   */
+  async fence(barrier: number, instances: string[]): Promise<number> {
+    if (instances.length === 0) return 0;
+    const rows: unknown[] = await this.dataSource.query(
+      `UPDATE "${this.schema}"."credit_spend_holder" SET fenced_barrier = GREATEST(fenced_barrier, $1) ` +
+        `WHERE id = ANY($2) AND acked_barrier < $1 RETURNING id`,
+      [barrier, instances],
+    );
+    return rows.length;
+  }
+
+  /** Closes a rebuild with its result. */
+  async closeRebuild(barrier: number, balance: number, fenced: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "${this.schema}"."credit_rebuild" SET completed_at = now(), balance = $2, fenced = $3 WHERE barrier = $1`,
+      [barrier, balance, fenced],
+    );
+  }
+
+  /** An instance that stops: it holds nothing any more (its last flush is written). */
+  async forgetHolder(instance: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM "${this.schema}"."credit_spend_holder" WHERE id = $1`, [instance]);
   }
 
   /** The balance the ledger and the recorded spend say, and the last refilled period. */
