@@ -12,3 +12,5 @@ export * from './plan-catalogue';
 export * from './rotation-overlaps';
 export * from './email-address';
 export * from './admin-token-restriction';
+export * from './date-time';
+export * from './plain-text';

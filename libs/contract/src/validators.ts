@@ -2,8 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { IsDefined, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { NAME_RULES } from './limits';
-
-const namePattern = new RegExp(NAME_RULES.pattern, 'u');
+import { plainTextProblem } from './plain-text';
 
 /** A JSON number that is an integer within [min, max]: strings, booleans and fractions are refused, never coerced. */
 export function IsIntegerInRange(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
@@ -41,7 +40,9 @@ export function petNameProblem(name: string): string | undefined {
     return `must be ${NAME_RULES.minLength} to ${NAME_RULES.maxLength} characters long`;
   }
   if (!name.isWellFormed()) return 'must be well-formed Unicode (no lone surrogates)';
-  if (!namePattern.test(name)) return 'must not be blank or contain control characters';
+  // The house's one rule for text (plain-text.ts), and something in it: the same as NAME_RULES.pattern.
+  if (name.trim() === '' || plainTextProblem(name) !== undefined)
+    return 'must not be blank or contain control characters';
   return undefined;
 }
 

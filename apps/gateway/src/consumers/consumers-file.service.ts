@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { parseCreditRefill, parseOperationCosts, type CreditRefill, type OperationCosts } from '@app/contract';
+import {
+  dateTimeOf,
+  parseCreditRefill,
+  parseOperationCosts,
+  type CreditRefill,
+  type OperationCosts,
+} from '@app/contract';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -8,11 +14,12 @@ import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { AdminActor, AdminRequestContext } from '../access/admin-context';
+import { Clock } from '../clock';
 import { ApiKeyEntity } from './api-key.entity';
 import { AuditLog, diff } from '../access/audit-log';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
-import { limitsOf } from './consumer';
+import { anchorMoveOf, limitsOf } from './consumer';
 import { ConsumerKeysService } from './consumer-keys.service';
 import { ConsumersService } from './consumers.service';
 
@@ -37,7 +44,11 @@ export interface FileConsumer {
   createdAt?: string;
   disabledAt?: string;
   keys?: FileKey[];
-  /** Billing (docs/billing.md): its own anchor and monthly quota, its credit settings; never a balance. */
+  /**
+   * Billing (docs/billing.md): its own anchor and monthly quota, its credit settings; never a balance, nor the
+   * period an anchor move re-cut (a fact of the fleet's counts, like the balance: an import that moves the anchor
+   * re-cuts the period in progress where it is imported).
+   */
   billingAnchor?: string;
   perMonth?: number;
   creditsEnabled?: boolean;
@@ -75,7 +86,7 @@ function keysOf(input: FileConsumer): FileKey[] {
   ];
 }
 
-const date = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
+const date = (value: string | undefined): Date | undefined => (value === undefined ? undefined : dateTimeOf(value));
 
 /** The consumers-file format (`keys import/export`, `POST /import`, `GET /export`): hashes only, never keys. */
 @Injectable()
@@ -87,6 +98,7 @@ export class ConsumersFileService {
     private readonly changes: ConsumerChanges,
     private readonly planLimits: PlanLimits,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -125,7 +137,7 @@ export class ConsumersFileService {
             limitPerMinute: limits?.perMinute ?? null,
             limitPerDay: limits?.perDay ?? null,
             disabledAt: date(input.disabledAt) ?? null,
-            ...(input.createdAt !== undefined ? { createdAt: new Date(input.createdAt) } : {}),
+            ...(input.createdAt !== undefined ? { createdAt: dateTimeOf(input.createdAt) } : {}),
           })
           .orIgnore()
           .returning(['id'])
@@ -147,7 +159,7 @@ export class ConsumersFileService {
           changed = true;
         }
         if (!created && input.disabledAt !== undefined && consumer.disabledAt === null) {
-          await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: new Date(input.disabledAt) });
+          await manager.update(ConsumerEntity, { id: consumer.id }, { disabledAt: dateTimeOf(input.disabledAt) });
           changed = true;
         }
         const billing = billingOf(input);
@@ -167,8 +179,14 @@ export class ConsumersFileService {
             ]),
           ),
         );
+        // An existing consumer's anchor moved by the file is a move like PATCH /billing's: the period in progress
+        // is re-cut, never started again (docs/billing.md). A consumer the file creates has no period in progress.
+        const move =
+          !created && billingChanges.billingAnchor && billing.billingAnchor
+            ? anchorMoveOf(consumer, billing.billingAnchor, this.clock.now())
+            : undefined;
         if (Object.keys(billingChanges).length > 0) {
-          await manager.update(ConsumerEntity, { id: consumer.id }, billingColumns(billing));
+          await manager.update(ConsumerEntity, { id: consumer.id }, { ...billingColumns(billing), ...move?.columns });
           changed = true;
         }
         if (changed) changedConsumers.push(consumer.id);
@@ -192,6 +210,7 @@ export class ConsumersFileService {
             changes: {
               ...diff(created ? {} : before, after),
               ...billingChanges,
+              ...move?.changes,
               ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}),
             },
           });
@@ -222,7 +241,7 @@ export class ConsumersFileService {
         consumerId: consumer.id,
         keyHash: k.keyHash,
         hint: k.keyHint ?? hintOfHash(k.keyHash),
-        ...(k.createdAt !== undefined ? { createdAt: new Date(k.createdAt) } : {}),
+        ...(k.createdAt !== undefined ? { createdAt: dateTimeOf(k.createdAt) } : {}),
         expiresAt: date(k.expiresAt) ?? null,
         revokedAt: date(k.revokedAt) ?? null,
         replacedBy: null,
@@ -238,7 +257,7 @@ export class ConsumersFileService {
         `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`,
       );
     if (k.revokedAt === undefined || existing.revokedAt !== null) return false;
-    await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: new Date(k.revokedAt) });
+    await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: dateTimeOf(k.revokedAt) });
     return true;
   }
 
@@ -293,7 +312,7 @@ function billingOf(input: FileConsumer): {
   costs?: OperationCosts;
 } {
   return {
-    ...(input.billingAnchor !== undefined ? { billingAnchor: new Date(input.billingAnchor) } : {}),
+    ...(input.billingAnchor !== undefined ? { billingAnchor: dateTimeOf(input.billingAnchor) } : {}),
     ...(input.perMonth !== undefined ? { perMonth: input.perMonth } : {}),
     ...(input.creditsEnabled !== undefined ? { creditsEnabled: input.creditsEnabled } : {}),
     ...(input.creditRefill !== undefined ? { creditRefill: input.creditRefill } : {}),

@@ -1,3 +1,4 @@
+import { dateTimeMessage, parseDateTime } from '@app/contract';
 import { ApiError } from '@app/errors';
 
 export type Granularity = 'hour' | 'day';
@@ -54,10 +55,10 @@ export function resolveRange(
   const unit =
     granularity === 'hour' ? 'an hour (such as 2026-11-01T13:00:00Z)' : 'a UTC day (such as 2026-11-01T00:00:00Z)';
   const aligned = (name: string, value: string): number => {
-    const time = new Date(value).getTime();
-    const [y, m, d] = value.slice(0, 10).split('-').map(Number);
-    if (Number.isNaN(time) || new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d)
-      throw new ApiError('VALIDATION_FAILED', `${name} is not a real date`);
+    const parsed = parseDateTime(value, 'date-time-or-date');
+    if ('problem' in parsed)
+      throw new ApiError('VALIDATION_FAILED', dateTimeMessage(name, 'date-time-or-date', parsed.problem));
+    const time = parsed.ms;
     if (time % ms !== 0)
       throw new ApiError(
         'VALIDATION_FAILED',
@@ -86,6 +87,9 @@ export function resolveRange(
  */
 export function resolveTopRange(query: { from?: string; to?: string }, now: number): UsageRange {
   const dayMs = USAGE_RANGE.day.ms;
-  const days = [query.from, query.to].every((v) => v === undefined || new Date(v).getTime() % dayMs === 0);
+  const days = [query.from, query.to].every((v) => {
+    const parsed = v === undefined ? undefined : parseDateTime(v, 'date-time-or-date');
+    return parsed === undefined || ('ms' in parsed && parsed.ms % dayMs === 0);
+  });
   return resolveRange({ ...query, granularity: days ? 'day' : 'hour' }, now);
 }

@@ -1262,9 +1262,15 @@ export interface components {
              * @enum {string}
              */
             requestedPlan: "free" | "pro" | "business" | "enterprise";
-            /** @example About 200,000 requests a day */
+            /**
+             * @description One line of text: no control characters.
+             * @example About 200,000 requests a day
+             */
             expectedVolume: string;
-            /** @example We are launching a shelter app in March. */
+            /**
+             * @description Text of several lines: no control characters but tab and line breaks.
+             * @example We are launching a shelter app in March.
+             */
             message?: string;
         };
         ApprovePlanRequestDto: {
@@ -1275,7 +1281,7 @@ export interface components {
         };
         DeclinePlanRequestDto: {
             /**
-             * @description Shown to the requester.
+             * @description Shown to the requester. Text of several lines: no control characters but tab and line breaks.
              * @example Pro needs a company address: write to sales@example.com.
              */
             note: string;
@@ -1379,7 +1385,7 @@ export interface components {
         UpdateBillingDto: {
             /**
              * Format: date-time
-             * @description Where the consumer's billing months are cut (its day of month and time of day, UTC). null: back to its creation time. Moving it keeps the count of the period in progress (docs/billing.md).
+             * @description Where the consumer's billing months are cut (its day of month and time of day, UTC). null: back to its creation time. Moving it keeps the count of the period in progress (docs/billing.md). An ISO 8601 date-time, exactly YYYY-MM-DDTHH:MM:SS(.fraction)?(Z|±HH:MM) (2026-11-29T10:00:00Z): a date alone, week (2026-W48-1), ordinal (2026-333) and basic (20261129T100000Z) forms are refused.
              * @example 2026-01-31T00:00:00Z
              */
             billingAnchor?: string | null;
@@ -1414,7 +1420,10 @@ export interface components {
         TopUpDto: {
             /** @example 500 */
             amount: number;
-            /** @example Invoice 2026-0042 paid */
+            /**
+             * @description One line of text: no control characters (NUL, line breaks, tabs, DEL, C1).
+             * @example Invoice 2026-0042 paid
+             */
             reason: string;
         };
         LedgerEntryResponse: {
@@ -1450,7 +1459,10 @@ export interface components {
              * @example 1000
              */
             balance: number | null;
-            /** @example Correction after support ticket 812 */
+            /**
+             * @description One line of text: no control characters (NUL, line breaks, tabs, DEL, C1).
+             * @example Correction after support ticket 812
+             */
             reason: string;
         };
         SetCreditsResponse: {
@@ -1475,9 +1487,15 @@ export interface components {
             spendPerDay: components["schemas"]["SpendDayResponse"][];
             /**
              * Format: date-time
-             * @description At the mean spend of the last 7 days; null without spend, or when a refill covers it.
+             * @description At the mean spend of the last 7 days; null without spend, when a refill covers it, or when the date would be past the last one a date-time can write (+275760-09-13): see `exhaustion`.
              */
             projectedExhaustionAt: string | null;
+            /**
+             * @description projected: `projectedExhaustionAt` holds the date. not-expected: no spend, no credits, or a refill covers the spend. not-within-any-date: at this spend the balance lasts past the last representable date (a large balance, a tiny spend).
+             * @example projected
+             * @enum {string}
+             */
+            exhaustion: "projected" | "not-expected" | "not-within-any-date";
         };
     };
     responses: {
@@ -2600,9 +2618,9 @@ export interface operations {
     listAuditEntries: {
         parameters: {
             query?: {
-                /** @description Rows at or after this time. */
+                /** @description Rows at or after this time. An ISO 8601 date-time, exactly YYYY-MM-DDTHH:MM:SS(.fraction)?(Z|±HH:MM) (2026-11-29T10:00:00Z): a date alone, week (2026-W48-1), ordinal (2026-333) and basic (20261129T100000Z) forms are refused. */
                 from?: string;
-                /** @description Rows before this time. */
+                /** @description Rows before this time. An ISO 8601 date-time, exactly YYYY-MM-DDTHH:MM:SS(.fraction)?(Z|±HH:MM) (2026-11-29T10:00:00Z): a date alone, week (2026-W48-1), ordinal (2026-333) and basic (20261129T100000Z) forms are refused. */
                 to?: string;
                 /** @description A token name, a token id, `root` or `anonymous`. */
                 actor?: string;
@@ -2692,9 +2710,9 @@ export interface operations {
     getConsumerUsageHistory: {
         parameters: {
             query?: {
-                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. */
+                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 from?: string;
-                /** @description End of the range (exclusive). */
+                /** @description End of the range (exclusive). An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 to?: string;
                 /** @description UTC hours or UTC days. */
                 granularity?: "hour" | "day";
@@ -2757,9 +2775,9 @@ export interface operations {
     getFleetUsageHistory: {
         parameters: {
             query?: {
-                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. */
+                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 from?: string;
-                /** @description End of the range (exclusive). */
+                /** @description End of the range (exclusive). An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 to?: string;
                 /** @description UTC hours or UTC days. */
                 granularity?: "hour" | "day";
@@ -2804,9 +2822,9 @@ export interface operations {
     getTopConsumers: {
         parameters: {
             query?: {
-                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. */
+                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 from?: string;
-                /** @description End of the range (exclusive). */
+                /** @description End of the range (exclusive). An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 to?: string;
                 /** @description What the consumers are ranked by. */
                 by?: "requests" | "rateLimited" | "serverErrors";
@@ -2852,9 +2870,9 @@ export interface operations {
     exportUsage: {
         parameters: {
             query?: {
-                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. */
+                /** @description Start of the range (inclusive). `from` inclusive, `to` exclusive, both at the start of a bucket (an hour, or a UTC day). At most 31 days of hours or 400 days of days per call. Omitted: `to` is the end of the current bucket, `from` the last 24 hours (hours) or the last 30 days (days) before `to`. An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 from?: string;
-                /** @description End of the range (exclusive). */
+                /** @description End of the range (exclusive). An ISO 8601 date-time YYYY-MM-DDTHH:MM(:SS(.fraction)?)?(Z|±HH:MM), or a date YYYY-MM-DD (UTC midnight); week, ordinal and basic forms are refused. */
                 to?: string;
                 /** @description One CSV line per consumer and UTC day (or hour). */
                 granularity?: "hour" | "day";

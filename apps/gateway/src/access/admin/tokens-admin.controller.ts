@@ -1,3 +1,4 @@
+import { dateTimeOf } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
@@ -65,7 +66,7 @@ export class TokensAdminController {
     @AdminCall() call: AdminRequestContext,
     @Body() body: CreateAdminTokenDto,
   ): Promise<CreatedAdminTokenResponse> {
-    const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt);
+    const expiresAt = body.expiresAt === undefined ? undefined : dateTimeOf(body.expiresAt);
     if (expiresAt && expiresAt.getTime() <= this.clock.now())
       throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
     const { token, record } = await this.tokens.create(call, { ...body, expiresAt });
@@ -115,8 +116,8 @@ export class TokensAdminController {
     @Query() query: ListAuditQueryDto,
   ): Promise<AuditPageResponse> {
     const page = await this.audit.list({
-      from: query.from === undefined ? undefined : new Date(query.from),
-      to: query.to === undefined ? undefined : new Date(query.to),
+      from: query.from === undefined ? undefined : dateTimeOf(query.from),
+      to: query.to === undefined ? undefined : dateTimeOf(query.to),
       actor: query.actor,
       target: query.target,
       action: query.action,

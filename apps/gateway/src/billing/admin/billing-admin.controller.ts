@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
-import { parseCreditRefill, parseOperationCosts } from '@app/contract';
+import { dateTimeOf, parseCreditRefill, parseOperationCosts } from '@app/contract';
 import { BillingService, BillingState } from '../billing.service';
 import { CreditsAdminService } from './credits-admin.service';
 import { AdminRequestContext } from '../../access/admin-context';
@@ -78,7 +78,11 @@ export class BillingAdminController {
     )
       throw new ApiError('VALIDATION_FAILED', NOTHING_TO_CHANGE);
     const billingAnchor =
-      body.billingAnchor === undefined ? undefined : body.billingAnchor === null ? null : new Date(body.billingAnchor);
+      body.billingAnchor === undefined
+        ? undefined
+        : body.billingAnchor === null
+          ? null
+          : dateTimeOf(body.billingAnchor);
     const creditRefill = body.creditRefill == null ? body.creditRefill : parseCreditRefill(body.creditRefill);
     if (typeof creditRefill === 'string') throw new ApiError('VALIDATION_FAILED', `creditRefill: ${creditRefill}`);
     const costs = body.costs == null ? body.costs : parseOperationCosts(body.costs);

@@ -27,7 +27,18 @@ export interface LedgerView {
   entries: LedgerEntry[];
   spendPerDay: Array<{ day: string; spent: number }>;
   projectedExhaustionAt: Date | null;
+  /** Why projectedExhaustionAt is null, or that it is not. */
+  exhaustion: Exhaustion;
 }
+
+/**
+ * The projection's three outcomes: a date; none (no spend, no credits, or a refill covers the spend); or a date past
+ * the last one JavaScript (and ISO 8601 in JSON) can write, +275760-09-13: "not within any date".
+ */
+export type Exhaustion = 'projected' | 'not-expected' | 'not-within-any-date';
+
+/** The last instant a Date holds (ECMA-262 §21.4.1.1: ±8.64e15 ms from the epoch). */
+const LAST_DATE_MS = 8.64e15;
 
 const DAY_MS = 86_400_000;
 /** The most entries one ledger page lists. */
@@ -146,26 +157,36 @@ export class CreditsAdminService {
       this.credits.entries(name, from - (from % DAY_MS), LEDGER_PAGE),
       this.credits.spendPerDay(name, from, now),
     ]);
-    return { balance, entries, spendPerDay, projectedExhaustionAt: this.projection(balance, spendPerDay, terms, now) };
+    const at = this.projection(balance, spendPerDay, terms, now);
+    return {
+      balance,
+      entries,
+      spendPerDay,
+      projectedExhaustionAt: typeof at === 'number' ? new Date(at) : null,
+      exhaustion: typeof at === 'number' ? 'projected' : at,
+    };
   }
 
   /**
    * When the balance runs out at the mean spend of the last 7 days (today included); null without spend, without
-   * credits, or when a refill covers that spend (a refill of at least a period's spend).
+   * credits, or when a refill covers that spend (a refill of at least a period's spend): 'not-expected'. A large
+   * balance at a tiny spend lands past the last date a Date holds: 'not-within-any-date', never an Invalid Date
+   * (whose toISOString throws: a 500 for a value we accepted).
    */
   private projection(
     balance: number | null,
     spendPerDay: Array<{ spent: number }>,
     terms: CreditTerms | undefined,
     now: number,
-  ): Date | null {
-    if (balance === null || terms === undefined) return null;
+  ): number | Exclude<Exhaustion, 'projected'> {
+    if (balance === null || terms === undefined) return 'not-expected';
     const week = spendPerDay.slice(-7);
     const perMs = week.reduce((sum, d) => sum + d.spent, 0) / (week.length * DAY_MS);
-    if (perMs <= 0) return null;
+    if (!(perMs > 0)) return 'not-expected';
     if (terms.refill && terms.refill.amount >= perMs * (terms.refill.every === 'day' ? DAY_MS : 31 * DAY_MS))
-      return null;
-    return new Date(now + Math.floor(balance / perMs));
+      return 'not-expected';
+    const at = now + Math.floor(balance / perMs);
+    return Number.isFinite(at) && at <= LAST_DATE_MS ? at : 'not-within-any-date';
   }
 
   /**

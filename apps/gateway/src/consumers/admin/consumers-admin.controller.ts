@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { EMAIL_ADDRESS_RULE } from '@app/contract';
+import { dateTimeOf, EMAIL_ADDRESS_RULE } from '@app/contract';
 import { ApiError } from '@app/errors';
 import { AdminRequestContext } from '../../access/admin-context';
 import { Clock } from '../../clock';
@@ -67,7 +67,7 @@ const IN_THE_PAST: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in th
 
 function futureDate(value: string | undefined, now: number): Date | undefined {
   if (value === undefined) return undefined;
-  const date = new Date(value);
+  const date = dateTimeOf(value);
   if (date.getTime() <= now) throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future');
   return date;
 }

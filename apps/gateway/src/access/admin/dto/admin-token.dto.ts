@@ -1,3 +1,4 @@
+import { IsDateTime } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMinSize,
@@ -5,7 +6,6 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsISO8601,
   IsOptional,
   IsString,
   IsUUID,
@@ -32,7 +32,7 @@ export class CreateAdminTokenDto {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'When the token stops working (none: never).' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
+  @IsDateTime()
   expiresAt?: string;
 
   @ApiPropertyOptional({

@@ -1,44 +1,43 @@
-import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
+import { DATE_TIME_SYNTAX, IsDateTime, IsIntegerInRange, IsPlainText, ParseDecimalInteger } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { AuditChanges, AuditEntryEntity } from '../../audit-entry.entity';
 import { AUDIT_ORDERS, AuditOrder } from '../../audit-log';
 import { PAGE_SIZE } from '../../../admin/shared/page-size';
 
-/** No control characters (a NUL byte is not text to PostgreSQL). */
-// eslint-disable-next-line no-control-regex -- the point is to refuse control characters
-const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
-
 export class ListAuditQueryDto {
-  @ApiPropertyOptional({ format: 'date-time', description: 'Rows at or after this time.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: `Rows at or after this time. ${DATE_TIME_SYNTAX['date-time']}`,
+  })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
+  @IsDateTime()
   from?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Rows before this time.' })
+  @ApiPropertyOptional({ format: 'date-time', description: `Rows before this time. ${DATE_TIME_SYNTAX['date-time']}` })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
+  @IsDateTime()
   to?: string;
 
   @ApiPropertyOptional({ description: 'A token name, a token id, `root` or `anonymous`.' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
-  @Matches(PRINTABLE, { message: 'actor must be printable text' })
+  @IsPlainText()
   actor?: string;
 
   @ApiPropertyOptional({ description: 'A consumer name, a key id or a token id.' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
-  @Matches(PRINTABLE, { message: 'target must be printable text' })
+  @IsPlainText()
   target?: string;
 
   @ApiPropertyOptional({ example: 'key.rotate' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
-  @Matches(PRINTABLE, { message: 'action must be printable text' })
+  @IsPlainText()
   action?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsISO8601, IsObject, IsOptional, Max, Min } from 'class-validator';
-import { OPERATION_COST_MAX } from '@app/contract';
+import { IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
+import { DATE_TIME_SYNTAX, IsDateTime, OPERATION_COST_MAX } from '@app/contract';
 import type { BillingState } from '../../billing.service';
 import type { CreditsView } from '../credits-admin.service';
 import { COSTS_EXAMPLE, CreditRefillBody, CreditsResponse, toCreditsResponse } from './credits.dto';
@@ -15,10 +15,11 @@ export class UpdateBillingDto {
     nullable: true,
     example: '2026-01-31T00:00:00Z',
     description:
-      "Where the consumer's billing months are cut (its day of month and time of day, UTC). null: back to its creation time. Moving it keeps the count of the period in progress (docs/billing.md).",
+      "Where the consumer's billing months are cut (its day of month and time of day, UTC). null: back to its creation time. Moving it keeps the count of the period in progress (docs/billing.md). " +
+      DATE_TIME_SYNTAX['date-time'],
   })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'billingAnchor must be an ISO 8601 date-time' })
+  @IsDateTime()
   billingAnchor?: string | null;
 
   @ApiPropertyOptional({

@@ -1,4 +1,4 @@
-import { CREDIT_AMOUNT_MAX, PUBLIC_OPERATION_IDS } from '@app/contract';
+import { CREDIT_AMOUNT_MAX, IsPlainText, PUBLIC_OPERATION_IDS } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
 import type { LedgerEntry } from '../../credits/credit-ledger.repository';
@@ -15,6 +15,9 @@ export class CreditRefillBody {
   every!: 'day' | 'month';
 }
 
+/** The reason's rule, in the OpenAPI document (docs/errors.md, "Text"). */
+const REASON_RULE = 'One line of text: no control characters (NUL, line breaks, tabs, DEL, C1).';
+
 const COSTS_EXAMPLE = { listPets: 1, createPet: 5, getPet: 1 };
 
 export class TopUpDto {
@@ -24,9 +27,10 @@ export class TopUpDto {
   @Max(CREDIT_AMOUNT_MAX, { message: `amount must be at most ${CREDIT_AMOUNT_MAX}` })
   amount!: number;
 
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Invoice 2026-0042 paid' })
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Invoice 2026-0042 paid', description: REASON_RULE })
   @IsString({ message: 'reason must be a string' })
   @Length(1, 200, { message: 'reason must be 1 to 200 characters' })
+  @IsPlainText()
   reason!: string;
 }
 
@@ -45,9 +49,15 @@ export class SetCreditsDto {
   @Max(CREDIT_AMOUNT_MAX, { message: `balance must be at most ${CREDIT_AMOUNT_MAX}` })
   balance!: number | null;
 
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Correction after support ticket 812' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 200,
+    example: 'Correction after support ticket 812',
+    description: REASON_RULE,
+  })
   @IsString({ message: 'reason must be a string' })
   @Length(1, 200, { message: 'reason must be 1 to 200 characters' })
+  @IsPlainText()
   reason!: string;
 }
 
@@ -98,9 +108,17 @@ export class LedgerResponse {
     type: String,
     format: 'date-time',
     nullable: true,
-    description: 'At the mean spend of the last 7 days; null without spend, or when a refill covers it.',
+    description:
+      'At the mean spend of the last 7 days; null without spend, when a refill covers it, or when the date would be past the last one a date-time can write (+275760-09-13): see `exhaustion`.',
   })
   projectedExhaustionAt!: string | null;
+  @ApiProperty({
+    enum: ['projected', 'not-expected', 'not-within-any-date'],
+    example: 'projected',
+    description:
+      'projected: `projectedExhaustionAt` holds the date. not-expected: no spend, no credits, or a refill covers the spend. not-within-any-date: at this spend the balance lasts past the last representable date (a large balance, a tiny spend).',
+  })
+  exhaustion!: 'projected' | 'not-expected' | 'not-within-any-date';
 }
 
 export class CreditsResponse {
@@ -133,6 +151,7 @@ export const toLedgerResponse = (view: LedgerView): LedgerResponse => ({
   entries: view.entries.map(toLedgerEntryResponse),
   spendPerDay: view.spendPerDay,
   projectedExhaustionAt: view.projectedExhaustionAt?.toISOString() ?? null,
+  exhaustion: view.exhaustion,
 });
 
 export const toCreditsResponse = (view: CreditsView | null): CreditsResponse | null =>

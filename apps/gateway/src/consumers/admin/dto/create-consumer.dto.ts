@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsISO8601, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
-import { EMAIL_ADDRESS_MAX_LENGTH } from '@app/contract';
+import { EMAIL_ADDRESS_MAX_LENGTH, IsDateTime } from '@app/contract';
 import { IsConsumerEmail } from '../../consumer-email';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
 import { LimitsDto } from './limits.dto';
@@ -34,7 +34,7 @@ export class CreateConsumerDto {
     description: 'When the first key stops working (none: it does not expire).',
   })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
+  @IsDateTime()
   expiresAt?: string;
 
   @ApiPropertyOptional({

@@ -1,3 +1,4 @@
+import { IsDateTime } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -5,7 +6,6 @@ import {
   IsArray,
   IsBoolean,
   IsDefined,
-  IsISO8601,
   IsIn,
   IsInt,
   IsObject,
@@ -31,9 +31,6 @@ const KEY_HINT = /^[^\p{Cc}\p{Cs}]{1,16}$/u;
 const KEY_HINT_RULE = '1-16 characters, no control characters';
 const DATE_TIME = { format: 'date-time' } as const;
 
-const IsDateTime = (field: string) =>
-  IsISO8601({ strict: true, strictSeparator: true }, { message: `${field} must be an ISO 8601 date-time` });
-
 /** A key of the file: its SHA-256 (the key itself is never stored nor exported); everything else has a default. */
 export class FileKeyDto {
   @ApiProperty({ pattern: SHA256_HEX.source, description: 'SHA-256 of the key, lower-case hex.' })
@@ -53,17 +50,17 @@ export class FileKeyDto {
 
   @ApiPropertyOptional({ ...DATE_TIME, description: 'Default: when it is imported.' })
   @IsOptional()
-  @IsDateTime('createdAt')
+  @IsDateTime()
   createdAt?: string;
 
   @ApiPropertyOptional({ ...DATE_TIME, description: 'When it stops working (none: it does not expire).' })
   @IsOptional()
-  @IsDateTime('expiresAt')
+  @IsDateTime()
   expiresAt?: string;
 
   @ApiPropertyOptional({ ...DATE_TIME, description: 'Set: the key is revoked (an import never un-revokes a key).' })
   @IsOptional()
-  @IsDateTime('revokedAt')
+  @IsDateTime()
   revokedAt?: string;
 }
 
@@ -104,7 +101,7 @@ export class FileConsumerDto {
     description: "When the consumer was created (default: when it is imported); in the one-key form, the key's too.",
   })
   @IsOptional()
-  @IsDateTime('createdAt')
+  @IsDateTime()
   createdAt?: string;
 
   @ApiPropertyOptional({
@@ -112,7 +109,7 @@ export class FileConsumerDto {
     description: 'Set: the consumer is disabled (since then). Absent: left as it is (an import never enables).',
   })
   @IsOptional()
-  @IsDateTime('disabledAt')
+  @IsDateTime()
   disabledAt?: string;
 
   @ApiPropertyOptional({
@@ -120,7 +117,7 @@ export class FileConsumerDto {
     description: 'Its own billing anchor (docs/billing.md); absent: left as it is.',
   })
   @IsOptional()
-  @IsDateTime('billingAnchor')
+  @IsDateTime()
   billingAnchor?: string;
 
   @ApiPropertyOptional({
@@ -192,7 +189,7 @@ export class FileConsumerDto {
 
   @ApiPropertyOptional({ ...DATE_TIME, description: "One-key form: the key's expiry. Ignored when `keys` is given." })
   @IsOptional()
-  @IsDateTime('expiresAt')
+  @IsDateTime()
   expiresAt?: string;
 
   @ApiPropertyOptional({
@@ -200,7 +197,7 @@ export class FileConsumerDto {
     description: 'One-key form: set, the key is revoked. Ignored when `keys` is given.',
   })
   @IsOptional()
-  @IsDateTime('revokedAt')
+  @IsDateTime()
   revokedAt?: string;
 }
 

@@ -1,10 +1,11 @@
+import { IsDateTime } from '@app/contract';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsISO8601, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export class IssueKeyDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'When the key stops working (none: it does not expire).' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
+  @IsDateTime()
   expiresAt?: string;
 }
 

@@ -1,4 +1,4 @@
-import { EXPECTED_VOLUME_MAX, IsIntegerInRange, MESSAGE_MAX, ParseDecimalInteger } from '@app/contract';
+import { EXPECTED_VOLUME_MAX, IsIntegerInRange, IsPlainText, MESSAGE_MAX, ParseDecimalInteger } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsDefined,
@@ -7,7 +7,6 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  Matches,
   Max,
   MaxLength,
   Min,
@@ -19,9 +18,6 @@ import { PLAN_NAMES, PlanName } from '../../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../../consumers/consumer-name';
 import { PAGE_SIZE } from '../../../admin/shared/page-size';
 
-/** Text a person typed: any character but NUL (which PostgreSQL refuses in text). */
-// eslint-disable-next-line no-control-regex -- the point is to refuse NUL
-const NO_NUL = /^[^\u0000]*$/;
 const LIMIT_MAX = 1_000_000_000;
 
 /** The rule nearest the property is checked first (stopAtFirstError): the most basic one sits last. */
@@ -35,17 +31,25 @@ export class CreatePlanRequestDto {
   @IsIn(PLAN_NAMES, { message: `requestedPlan must be one of ${PLAN_NAMES.join(', ')}` })
   requestedPlan!: PlanName;
 
-  @ApiProperty({ maxLength: EXPECTED_VOLUME_MAX, example: 'About 200,000 requests a day' })
-  @Matches(NO_NUL, { message: 'expectedVolume must not contain NUL characters' })
+  @ApiProperty({
+    maxLength: EXPECTED_VOLUME_MAX,
+    example: 'About 200,000 requests a day',
+    description: 'One line of text: no control characters.',
+  })
+  @IsPlainText()
   @MaxLength(EXPECTED_VOLUME_MAX, { message: `expectedVolume must be at most ${EXPECTED_VOLUME_MAX} characters` })
   @MinLength(1, { message: 'expectedVolume must not be empty' })
   @IsString({ message: 'expectedVolume must be a string' })
   @IsDefined({ message: 'expectedVolume is required' })
   expectedVolume!: string;
 
-  @ApiPropertyOptional({ maxLength: MESSAGE_MAX, example: 'We are launching a shelter app in March.' })
+  @ApiPropertyOptional({
+    maxLength: MESSAGE_MAX,
+    example: 'We are launching a shelter app in March.',
+    description: 'Text of several lines: no control characters but tab and line breaks.',
+  })
   @IsOptional()
-  @Matches(NO_NUL, { message: 'message must not contain NUL characters' })
+  @IsPlainText({ multiLine: true })
   @MaxLength(MESSAGE_MAX, { message: `message must be at most ${MESSAGE_MAX} characters` })
   @IsString({ message: 'message must be a string' })
   message?: string;
@@ -74,9 +78,9 @@ export class DeclinePlanRequestDto {
   @ApiProperty({
     maxLength: MESSAGE_MAX,
     example: 'Pro needs a company address: write to sales@example.com.',
-    description: 'Shown to the requester.',
+    description: 'Shown to the requester. Text of several lines: no control characters but tab and line breaks.',
   })
-  @Matches(NO_NUL, { message: 'note must not contain NUL characters' })
+  @IsPlainText({ multiLine: true })
   @MaxLength(MESSAGE_MAX, { message: `note must be at most ${MESSAGE_MAX} characters` })
   @MinLength(1, { message: 'note must not be empty' })
   @IsString({ message: 'note must be a string' })

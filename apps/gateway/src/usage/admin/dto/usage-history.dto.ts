@@ -1,15 +1,10 @@
-import { IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
+import { DATE_TIME_SYNTAX, IsDateTime, IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, Matches } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
 import { latencyQuantile, UsageCounts } from '../../usage-counts';
 import { GRANULARITIES, USAGE_RANGE } from '../../usage-range';
 import type { Granularity } from '../../usage-range';
 import type { TopBy } from '../../usage.repository';
-
-/** A date (UTC midnight) or a date-time with its offset: never a local time the server would have to guess. */
-const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-const instantMessage = (name: string) =>
-  `${name} must be an ISO 8601 date-time with Z or an offset (2026-11-01T00:00:00Z), or a date`;
 
 export const TOP_BY: readonly TopBy[] = ['requests', 'rateLimited', 'serverErrors'];
 /** Not "from 1 to 100": that is the public API's page rule, and this one is not it. */
@@ -23,20 +18,20 @@ const RANGE_RULES =
 class UsageRangeQueryDto {
   @ApiPropertyOptional({
     format: 'date-time',
-    description: `Start of the range (inclusive). ${RANGE_RULES}`,
+    description: `Start of the range (inclusive). ${RANGE_RULES} ${DATE_TIME_SYNTAX['date-time-or-date']}`,
     example: '2026-11-01T00:00:00Z',
   })
   @IsOptional()
-  @Matches(UTC_INSTANT, { message: instantMessage('from') })
+  @IsDateTime('date-time-or-date')
   from?: string;
 
   @ApiPropertyOptional({
     format: 'date-time',
-    description: 'End of the range (exclusive).',
+    description: `End of the range (exclusive). ${DATE_TIME_SYNTAX['date-time-or-date']}`,
     example: '2026-12-01T00:00:00Z',
   })
   @IsOptional()
-  @Matches(UTC_INSTANT, { message: instantMessage('to') })
+  @IsDateTime('date-time-or-date')
   to?: string;
 }
 
