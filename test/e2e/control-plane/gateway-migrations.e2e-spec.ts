@@ -52,6 +52,7 @@ describe('gateway migrations', () => {
       'AddBillingAnchor1795794638464',
       'AddAdminTokenCreator1795800000000',
       'AddPrepaidCredits1795900000000',
+      'AddBillingPeriodRecut1795920798373',
       'AddCreditRebuildBarriers1796000000000',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
@@ -108,6 +109,7 @@ describe('gateway migrations', () => {
         'AddBillingAnchor1795794638464',
         'AddAdminTokenCreator1795800000000',
         'AddPrepaidCredits1795900000000',
+        'AddBillingPeriodRecut1795920798373',
         'AddCreditRebuildBarriers1796000000000',
       ]);
     } finally {

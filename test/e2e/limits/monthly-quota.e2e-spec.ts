@@ -130,7 +130,14 @@ describe('monthly quotas', () => {
     const audit = await adminCall(a, 'GET', `/audit?limit=10&action=consumer.billing&target=${name}`);
     const rows = (audit.body as { items: Array<{ action: string; changes: Record<string, unknown> }> }).items;
     expect(rows.map((r) => r.action)).toEqual(['consumer.billing', 'consumer.billing']);
-    expect(rows[1].changes).toEqual({ billingAnchor: { before: null, after: anchor.toISOString() } });
+    // With its effect: the period in progress keeps its start and now ends at the new anchor's reset.
+    expect(rows[1].changes).toEqual({
+      billingAnchor: { before: null, after: anchor.toISOString() },
+      billingPeriod: {
+        before: { start: billing.currentPeriod.start, end: expect.any(String) },
+        after: billing.currentPeriod,
+      },
+    });
   });
 
   it('refuses bad billing input with a clear 400, an unknown consumer with 404', async () => {

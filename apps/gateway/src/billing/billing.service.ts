@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../clock';
 import { AdminActor, AdminRequestContext } from '../access/admin-context';
-import { limitsOf } from '../consumers/consumer';
+import { limitsOf, recutPeriodOf } from '../consumers/consumer';
 import { ConsumerEntity } from '../consumers/consumer.entity';
 import { ConsumersService } from '../consumers/consumers.service';
 import type { CreditRefill, OperationCosts } from '@app/contract';
 import { CreditTerms, PlanLimits } from '../plans/plan-limits';
-import { BillingPeriod, billingPeriodAt } from './billing-period';
+import { BillingPeriod, currentBillingPeriod } from './billing-period';
 
 /** A consumer's billing as the admin API shows it. */
 export interface BillingState {
@@ -19,7 +19,7 @@ export interface BillingState {
   ownPerMonth: number | null;
   /** The monthly quota it is held to: its own, else its plan's; null: none. */
   perMonth: number | null;
-  /** The billing period in progress. */
+  /** The billing period in progress: the one the last anchor move re-cut while that lasts, else the anchor's. */
   currentPeriod: BillingPeriod;
   /** Its credit terms when credits are in force for it, else undefined (the balance is the counter store's). */
   credits?: CreditTerms;
@@ -61,7 +61,7 @@ export class BillingService {
       costs?: OperationCosts | null;
     },
   ): Promise<BillingState> {
-    return this.stateOf(await this.consumers.setBilling(context, name, patch));
+    return this.stateOf(await this.consumers.setBilling(context, name, patch, this.clock.now()));
   }
 
   private stateOf(consumer: ConsumerEntity): BillingState {
@@ -77,7 +77,7 @@ export class BillingService {
       anchorSet: consumer.billingAnchor !== null,
       ownPerMonth: consumer.limitPerMonth,
       perMonth: limits?.perMonth ?? null,
-      currentPeriod: billingPeriodAt(billingAnchor.getTime(), this.clock.now()),
+      currentPeriod: currentBillingPeriod(billingAnchor.getTime(), recutPeriodOf(consumer), this.clock.now()),
       credits: this.planLimits.credits(creditSettingsOf(consumer)),
       costs: this.planLimits.costs({ plan: consumer.plan, costs: consumer.creditCosts }),
     };

@@ -1,5 +1,5 @@
 import type { Consumer } from '../consumers/consumer';
-import { billingPeriodAt } from './billing-period';
+import { billingPeriodAt, currentBillingPeriod, RecutPeriod } from './billing-period';
 
 /** The counting window of a monthly quota, in RateLimit-Policy and in a 429's `policy`. */
 export const MONTH_WINDOW = 'month';
@@ -25,6 +25,7 @@ export interface MonthWindow {
 
 interface CachedPeriod {
   anchorMs: number;
+  recut: RecutPeriod | null | undefined;
   startMs: number;
   endMs: number;
   nextEndMs: number;
@@ -41,13 +42,18 @@ export function monthWindowOf(consumer: Consumer, nowMs: number): MonthWindow | 
   if (
     cached === undefined ||
     cached.anchorMs !== consumer.billingAnchorMs ||
+    cached.recut !== consumer.recutPeriod ||
     nowMs >= cached.endMs ||
     nowMs < cached.startMs
   ) {
-    const period = billingPeriodAt(consumer.billingAnchorMs, nowMs);
+    // The period in progress: after an anchor move, the re-cut one while it lasts (the count it carries was started
+    // at its start, so RateLimit-Policy's `w` is its whole length); it ends at one of the anchor's resets, so the
+    // period after it is the anchor's.
+    const period = currentBillingPeriod(consumer.billingAnchorMs, consumer.recutPeriod, nowMs);
     const next = billingPeriodAt(consumer.billingAnchorMs, period.endMs);
     cached = {
       anchorMs: consumer.billingAnchorMs,
+      recut: consumer.recutPeriod,
       startMs: period.startMs,
       endMs: period.endMs,
       nextEndMs: next.endMs,

@@ -36,6 +36,17 @@ export class ConsumerEntity {
   @Column({ name: 'billing_anchor', type: 'timestamptz', nullable: true })
   billingAnchor!: Date | null;
 
+  /**
+   * The billing period in progress as the last anchor move re-cut it (docs/billing.md, "Moving the anchor"): the
+   * start of the period the move found in progress, kept (the id of its monthly refill), and the new anchor's next
+   * reset as its end. Both null, or a period that has ended: the periods are the anchor's.
+   */
+  @Column({ name: 'recut_period_start', type: 'timestamptz', nullable: true })
+  recutPeriodStart!: Date | null;
+
+  @Column({ name: 'recut_period_end', type: 'timestamptz', nullable: true })
+  recutPeriodEnd!: Date | null;
+
   /** Its own monthly quota, agreed individually; null: its plan's, if the plan has one. */
   @Column({ name: 'limit_per_month', type: 'integer', nullable: true })
   limitPerMonth!: number | null;

@@ -112,6 +112,8 @@ export class ConsumerRepository {
         | 'limitPerMinute'
         | 'limitPerDay'
         | 'billingAnchor'
+        | 'recutPeriodStart'
+        | 'recutPeriodEnd'
         | 'limitPerMonth'
         | 'email'
         | 'creditsEnabled'

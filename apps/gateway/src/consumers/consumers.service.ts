@@ -11,7 +11,7 @@ import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { ConsumerKeysService, IssuedKey } from './consumer-keys.service';
 import { ConsumerChanges } from './consumer-changes';
-import { limitsOf } from './consumer';
+import { anchorMoveOf, limitsOf } from './consumer';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository, ConsumerWithKeys } from './consumer.repository';
 import { ConsumerLocks } from './consumer-locks';
@@ -65,6 +65,8 @@ export class ConsumersService {
           limitPerDay: input.limits?.perDay ?? null,
           limitPerMonth: null,
           billingAnchor: null,
+          recutPeriodStart: null,
+          recutPeriodEnd: null,
           creditsEnabled: null,
           creditRefill: null,
           creditCosts: null,
@@ -161,11 +163,12 @@ export class ConsumersService {
     return this.get(context.actor, name);
   }
 
-  /** Disables (every key refused) or enables a consumer; its keys are kept. */
   /**
    * Sets the consumer's billing anchor and/or its own monthly quota (`null` clears either: its creation time, its
-   * plan's quota), audited as `consumer.billing`. The counters are not touched: what a move does to the period in
-   * progress is the rate-limit store's rule (docs/billing.md).
+   * plan's quota), its own credit refill and costs, audited as `consumer.billing`. The counters are not touched:
+   * what a move does to the period in progress is recorded on the consumer as its re-cut period (billing-period.ts
+   * `moveAnchor`: the start kept, so neither a monthly refill nor the monthly quota starts again; docs/billing.md),
+   * which the stores follow on the consumer's next request. `movedAtMs`: when, by the gateway's clock.
    */
   async setBilling(
     context: AdminRequestContext,
@@ -176,6 +179,7 @@ export class ConsumersService {
       creditRefill?: CreditRefill | null;
       costs?: OperationCosts | null;
     },
+    movedAtMs: number,
   ): Promise<ConsumerEntity> {
     const changed = await this.locks.change(context.actor, name, async (manager, current) => {
       const billingAnchor = patch.billingAnchor === undefined ? current.billingAnchor : patch.billingAnchor;
@@ -192,13 +196,19 @@ export class ConsumersService {
         { billingAnchor, perMonth: limitPerMonth, creditRefill, costs: creditCosts },
       );
       if (Object.keys(changes).length === 0) return undefined;
+      const move = changes.billingAnchor ? anchorMoveOf(current, billingAnchor, movedAtMs) : undefined;
       await this.repository.updateConsumer(manager, current.id, {
         billingAnchor,
+        ...move?.columns,
         limitPerMonth,
         creditRefill,
         creditCosts,
       });
-      await this.audit.record(context, manager, { action: 'consumer.billing', targetConsumer: name, changes });
+      await this.audit.record(context, manager, {
+        action: 'consumer.billing',
+        targetConsumer: name,
+        changes: { ...changes, ...move?.changes },
+      });
       return current;
     });
     if (changed) await this.changes.publish({ keyHashes: [], consumerIds: [changed.id] });
@@ -228,6 +238,7 @@ export class ConsumersService {
     return value;
   }
 
+  /** Disables (every key refused) or enables a consumer; its keys are kept. */
   async setDisabled(context: AdminRequestContext, name: string, disabled: boolean): Promise<ConsumerWithKeys> {
     const changed = await this.locks.change(context.actor, name, async (manager, consumer) => {
       if ((consumer.disabledAt !== null) === disabled) return undefined;

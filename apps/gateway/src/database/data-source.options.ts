@@ -10,6 +10,7 @@ import { AddAuditAggregatesAndEndUsers1795710000000 } from './migrations/1795710
 import { AddBillingAnchor1795794638464 } from './migrations/1795794638464-AddBillingAnchor';
 import { AddAdminTokenCreator1795800000000 } from './migrations/1795800000000-AddAdminTokenCreator';
 import { AddPrepaidCredits1795900000000 } from './migrations/1795900000000-AddPrepaidCredits';
+import { AddBillingPeriodRecut1795920798373 } from './migrations/1795920798373-AddBillingPeriodRecut';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   AddBillingAnchor1795794638464,
   AddAdminTokenCreator1795800000000,
   AddPrepaidCredits1795900000000,
+  AddBillingPeriodRecut1795920798373,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -31,6 +31,7 @@ const record = (overrides: Partial<KeyRecord> = {}): KeyRecord => ({
   limits: null,
   perMonth: null,
   billingAnchor: new Date(0),
+  recutPeriod: null,
   creditsEnabled: null,
   creditRefill: null,
   costs: null,

@@ -341,6 +341,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       plan: record.plan,
       limits,
       billingAnchorMs: record.billingAnchor.getTime(),
+      recutPeriod: record.recutPeriod,
       credits: this.planLimits.credits(record),
     };
     return { outcome: 'valid', consumer, keyId: record.keyId };

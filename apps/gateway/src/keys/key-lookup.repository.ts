@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { CreditRefill, OperationCosts } from '@app/contract';
+import type { RecutPeriod } from '../billing/billing-period';
 import { Limits, PlanName } from '../plans/plans';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
@@ -21,6 +22,8 @@ export interface KeyRecord {
   perMonth: number | null;
   /** Where its billing months are cut: its anchor, else its creation time. */
   billingAnchor: Date;
+  /** The period in progress as the last anchor move re-cut it (ended or not), or null. */
+  recutPeriod: RecutPeriod | null;
   creditsEnabled: boolean | null;
   creditRefill: CreditRefill | null;
   costs: OperationCosts | null;
@@ -48,6 +51,8 @@ export class KeyLookupRepository {
       limit_per_day: number | null;
       limit_per_month: number | null;
       billing_anchor: Date;
+      recut_period_start: Date | null;
+      recut_period_end: Date | null;
       credits_enabled: boolean | null;
       credit_refill: CreditRefill | null;
       credit_costs: OperationCosts | null;
@@ -55,7 +60,7 @@ export class KeyLookupRepository {
       expires_at: Date | null;
       revoked_at: Date | null;
     }> = await this.dataSource.query(
-      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
+      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
         `FROM "${schemaOf(this.dataSource)}"."api_keys" k JOIN "${schemaOf(this.dataSource)}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
       [keyHash],
     );
@@ -72,6 +77,10 @@ export class KeyLookupRepository {
           : null,
       perMonth: row.limit_per_month,
       billingAnchor: row.billing_anchor,
+      recutPeriod:
+        row.recut_period_start !== null && row.recut_period_end !== null
+          ? { startMs: row.recut_period_start.getTime(), endMs: row.recut_period_end.getTime() }
+          : null,
       creditsEnabled: row.credits_enabled,
       creditRefill: row.credit_refill,
       costs: row.credit_costs,

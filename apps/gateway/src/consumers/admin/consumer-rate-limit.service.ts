@@ -5,7 +5,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
 import { AdminActor, AdminRequestContext } from '../../access/admin-context';
 import { AuditLog } from '../../access/audit-log';
 import { ConsumerChanges } from '../consumer-changes';
-import { limitsOf } from '../consumer';
+import { limitsOf, recutPeriodOf } from '../consumer';
 import { ConsumersService } from '../consumers.service';
 import { PlanLimits } from '../../plans/plan-limits';
 import { consumerTracker, consumerWindows } from '../../rate-limit/plan-throttlers';
@@ -43,7 +43,7 @@ export class ConsumerRateLimitService {
     if (!limits) throw new ApiError('VALIDATION_FAILED', `Consumer "${name}" has no limits to measure against.`);
     const billingAnchorMs = (consumer.billingAnchor ?? consumer.createdAt).getTime();
     const windows = consumerWindows(
-      { name: consumer.name, plan: consumer.plan, limits, billingAnchorMs },
+      { name: consumer.name, plan: consumer.plan, limits, billingAnchorMs, recutPeriod: recutPeriodOf(consumer) },
       this.config,
       this.clock.now(),
     );
