@@ -10,6 +10,7 @@ import {
   setFlash,
 } from '@app/web';
 import { SkipThrottle } from '@nestjs/throttler';
+import { SignInRequired } from './sign-in-required';
 import { developerOf, PortalApi } from '../admin-api/portal-api';
 import { clientBlock } from '../throttle/client-address';
 import { ConsumerCap } from '../throttle/consumer-cap';
@@ -33,6 +34,7 @@ import {
   CheckEmailView,
   Page,
   renderView,
+  KeyPendingView,
   ResetView,
   SignInView,
   SignUpView,
@@ -42,8 +44,6 @@ import {
 import { ThrottledFormFilter } from './throttled-form.filter';
 
 const SIGN_IN_FAILED = 'Wrong email or password, or the email is not verified yet.';
-const CAP_REACHED =
-  'Your email is verified, but the portal has handed out as many new API keys as it may this hour. Sign in again later to get yours.';
 const WRONG_PASSWORD = 'Enter the password you chose when you signed up (this link stays valid until it is used).';
 
 /** The sign-in page's refusal for each throttle code (the code chooses, never a message). */
@@ -54,7 +54,7 @@ function throttledMessage(verdict: Exclude<SignInVerdict, { allowed: true }>): s
   return `Too many attempts. Wait ${minutes} minute${minutes === 1 ? '' : 's'} and try again, or reset your password.`;
 }
 
-type NewConsumer = { code: 'CREATED'; key: string } | { code: 'CAP_REACHED' };
+type NewConsumer = { code: 'CREATED'; key: string } | { code: 'CAP_REACHED'; retryAt: Date };
 
 /**
  * Sign-up, verification, sign-in, sign-out and password reset: forms that work without script. Each page is a typed
@@ -116,16 +116,16 @@ export class AccountsController {
     if (outcome.code === 'WRONG_PASSWORD')
       return renderView(response, 'verify', { title: TITLES.verify, token, errors: { password: WRONG_PASSWORD } }, 400);
     const account = outcome.account;
+    // The block that proved the mailbox and the password is the owner's: the sign-in throttle never delays it.
+    await this.attempts.remember(account.email, clientBlock(request));
     const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
-    if (consumer?.code === 'CAP_REACHED') return this.capReached(response, account);
     await regenerateSession(request);
     request.session.accountId = account.id;
     if (!consumer) {
       setFlash(request, 'success', 'Your email is verified.');
       return redirectAfterSave(request, response, '/dashboard');
     }
-    await saveSession(request);
-    renderView(response, 'new-key', { title: TITLES['new-key'], key: consumer.key, welcome: true, signedIn: true });
+    await this.showNewConsumer(request, response, consumer);
   }
 
   @Get('login')
@@ -161,14 +161,34 @@ export class AccountsController {
       return renderView(response, 'login', { title: TITLES.login, email: typedEmail, failed: SIGN_IN_FAILED }, 401);
     }
     await this.attempts.succeeded(email, block);
+    // Never refused for want of a key: a consumer that cannot be made this hour is signed in and told when it comes.
     const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
-    if (consumer?.code === 'CAP_REACHED') return this.capReached(response, account);
     // A new session id at sign-in: an id planted before (session fixation) is worth nothing after.
     await regenerateSession(request);
     request.session.accountId = account.id;
     if (!consumer) return redirectAfterSave(request, response, '/dashboard');
-    await saveSession(request);
-    renderView(response, 'new-key', { title: TITLES['new-key'], key: consumer.key, welcome: true, signedIn: true });
+    await this.showNewConsumer(request, response, consumer);
+  }
+
+  /** A signed-in account without a key yet (its block's hourly cap): when it comes, and a button to ask for it. */
+  @Get('key')
+  async keyPendingPage(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const account = await this.signedInAccount(request);
+    if (account.consumerName) return response.redirect(303, href(String(response.locals.base), '/dashboard'));
+    const retryAt = await this.consumerCap.nextFor(clientBlock(request));
+    renderView(response, 'key-pending', this.keyPendingView(retryAt));
+  }
+
+  /** Makes the account's consumer and first key now if its block's hour allows, else says when again. */
+  @Post('key')
+  @HttpCode(200)
+  @SkipThrottle({ account: true })
+  @UseGuards(SignInThrottlerGuard)
+  @UseFilters(ThrottledFormFilter)
+  async claimKey(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const account = await this.signedInAccount(request);
+    if (account.consumerName) return response.redirect(303, href(String(response.locals.base), '/dashboard'));
+    await this.showNewConsumer(request, response, await this.createConsumer(account, request));
   }
 
   @Post('logout')
@@ -217,16 +237,19 @@ export class AccountsController {
     if (email === undefined)
       return renderView(response, 'reset-confirm', { title: TITLES['reset-confirm'], failed: true }, 400);
     await this.attempts.lift(email);
+    // The block that proved the mailbox (the mailed link) is the owner's from now on, as a verification's is.
+    await this.attempts.remember(email, clientBlock(request));
     setFlash(request, 'success', 'Your password was changed. Sign in with it.');
     await redirectAfterSave(request, response, '/login');
   }
 
   /**
-   * The account's Free consumer, made through the admin API, and its first key, to be shown once; nothing when this
-   * hour's consumers (PORTAL_CONSUMERS_PER_HOUR, all instances) are all taken.
+   * The account's Free consumer, made through the admin API, and its first key, to be shown once; when the request's
+   * address block has had this hour's (PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR, all instances), when the next comes.
    */
   private async createConsumer(account: AccountEntity, request: Request): Promise<NewConsumer> {
-    if (!(await this.consumerCap.claim())) return { code: 'CAP_REACHED' };
+    const claim = await this.consumerCap.claim(clientBlock(request));
+    if (!claim.granted) return { code: 'CAP_REACHED', retryAt: claim.retryAt };
     const name = `portal-${account.id.replace(/-/g, '').slice(0, 16)}`;
     const by = developerOf(account, request);
     let key: string;
@@ -241,8 +264,23 @@ export class AccountsController {
     return { code: 'CREATED', key };
   }
 
-  /** Verified (or signed in), but no consumer this hour: not signed in (no page of theirs works without one). */
-  private capReached(response: Response, account: AccountEntity): void {
-    renderView(response, 'login', { title: TITLES.login, email: account.email, failed: CAP_REACHED }, 429);
+  /** The first key, shown once (the session, regenerated by the caller, is saved first), or when it will come. */
+  private async showNewConsumer(request: Request, response: Response, consumer: NewConsumer): Promise<void> {
+    await saveSession(request);
+    if (consumer.code === 'CAP_REACHED')
+      return renderView(response, 'key-pending', this.keyPendingView(consumer.retryAt));
+    renderView(response, 'new-key', { title: TITLES['new-key'], key: consumer.key, welcome: true, signedIn: true });
+  }
+
+  private keyPendingView(retryAt: Date | undefined): KeyPendingView {
+    return { title: TITLES['key-pending'], signedIn: true, ...(retryAt ? { retryAt: retryAt.toISOString() } : {}) };
+  }
+
+  /** The session's verified account (with or without a consumer); none: SignInRequired (a 303 to the sign-in page). */
+  private async signedInAccount(request: Request): Promise<AccountEntity> {
+    const id = request.session?.accountId;
+    const account = id ? await this.accounts.find(id) : null;
+    if (!account || !account.verifiedAt) throw new SignInRequired();
+    return account;
   }
 }

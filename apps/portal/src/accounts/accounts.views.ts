@@ -41,6 +41,16 @@ export interface WelcomeKeyView extends PageModel {
   signedIn: true;
 }
 
+/**
+ * A verified, signed-in account whose key waits for its address block's hourly cap: when it comes (`retryAt`, an
+ * ISO date-time; absent: now) and a button that asks for it.
+ */
+export interface KeyPendingView extends PageModel {
+  retryAt?: string;
+  /** The navigation shows the signed-in links (the session may have been made in this very request). */
+  signedIn: true;
+}
+
 export interface ResetView extends PageModel {
   email?: string;
   errors?: FieldErrors;
@@ -63,6 +73,7 @@ export interface AccountsViews {
   verify: VerifyView;
   login: SignInView;
   'new-key': WelcomeKeyView;
+  'key-pending': KeyPendingView;
   reset: ResetView;
   'reset-confirm': ResetConfirmView;
 }
@@ -75,6 +86,7 @@ export const TITLES: { readonly [Name in keyof AccountsViews]: string } = {
   verify: 'Verify your email',
   login: 'Sign in',
   'new-key': 'Your API key',
+  'key-pending': 'Your API key is on its way',
   reset: 'Reset your password',
   'reset-confirm': 'Choose a new password',
 };

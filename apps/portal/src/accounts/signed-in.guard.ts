@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { AccountEntity } from './account.entity';
 import { AccountsService } from './accounts.service';
-import { SignInRequired } from './sign-in-required';
+import { KeyPending, SignInRequired } from './sign-in-required';
 
 declare module 'express-session' {
   interface SessionData {
@@ -16,9 +16,10 @@ export interface SignedInRequest extends Request {
 }
 
 /**
- * Pages of a signed-in, verified account that owns a consumer. Anyone else gets SignInRequired, which the portal's
- * exception filter turns into a 303 to the sign-in page (as the console's OperatorGuard); a session whose account
- * is gone is forgotten.
+ * Pages of a signed-in, verified account that owns a consumer. A signed-in account whose consumer waits for its
+ * block's hourly cap gets KeyPending (a 303 to /key, which says when it comes); anyone else gets SignInRequired,
+ * which the portal's exception filter turns into a 303 to the sign-in page (as the console's OperatorGuard); a
+ * session whose account is gone is forgotten.
  */
 @Injectable()
 export class SignedInGuard implements CanActivate {
@@ -32,6 +33,7 @@ export class SignedInGuard implements CanActivate {
       (request as SignedInRequest).account = account as SignedInRequest['account'];
       return true;
     }
+    if (account && account.verifiedAt) throw new KeyPending();
     if (request.session) delete request.session.accountId;
     throw new SignInRequired();
   }

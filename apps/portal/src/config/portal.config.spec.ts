@@ -32,10 +32,22 @@ describe('loadPortalConfig', () => {
     const base = { NODE_ENV: 'test', PORTAL_ADMIN_TOKEN: TOKEN };
     const defaults = loadPortalConfig(base);
     expect(defaults.throttle.signIn).toEqual({ pairLimit: 5, delayAfter: 10, maxDelayMs: 60_000 });
-    expect(defaults.consumersPerHour).toBe(100);
+    expect([defaults.consumersPerHour, defaults.consumersPerBlockPerHour]).toEqual([100, 10]);
     expect(defaults.unverifiedMaxAgeMs).toBe(72 * 3600 * 1000);
-    const set = loadPortalConfig({ ...base, PORTAL_CONSUMERS_PER_HOUR: '7', PORTAL_UNVERIFIED_MAX_AGE_HOURS: '24' });
-    expect([set.consumersPerHour, set.unverifiedMaxAgeMs]).toEqual([7, 24 * 3600 * 1000]);
+    const set = loadPortalConfig({
+      ...base,
+      PORTAL_CONSUMERS_PER_HOUR: '7',
+      PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR: '2',
+      PORTAL_UNVERIFIED_MAX_AGE_HOURS: '24',
+    });
+    expect([set.consumersPerHour, set.consumersPerBlockPerHour, set.unverifiedMaxAgeMs]).toEqual([
+      7,
+      2,
+      24 * 3600 * 1000,
+    ]);
+    expect(() => loadPortalConfig({ ...base, PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR: '0' })).toThrow(
+      /PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR/,
+    );
     expect(() => loadPortalConfig({ ...base, PORTAL_UNVERIFIED_MAX_AGE_HOURS: '23' })).toThrow(
       /PORTAL_UNVERIFIED_MAX_AGE_HOURS/,
     );

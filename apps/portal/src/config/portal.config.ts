@@ -95,8 +95,12 @@ export class PortalEnvironment {
   @EnvIntRange('PORTAL_SIGN_IN_MAX_DELAY_SECONDS', 1, 3600)
   PORTAL_SIGN_IN_MAX_DELAY_SECONDS = 60;
 
+  /** The fleet's alarm (a warn line), never a refusal: docs/portal.md. */
   @EnvIntRange('PORTAL_CONSUMERS_PER_HOUR', 1, 1000000)
   PORTAL_CONSUMERS_PER_HOUR = 100;
+
+  @EnvIntRange('PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR', 1, 1000000)
+  PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR = 10;
 
   /** At least the verification link's 24 hours: no account is purged while its link still works. */
   @EnvIntRange('PORTAL_UNVERIFIED_MAX_AGE_HOURS', 24, 8760)
@@ -145,8 +149,13 @@ export interface PortalConfig {
     windowMs: number;
     signIn: { pairLimit: number; delayAfter: number; maxDelayMs: number };
   };
-  /** Sign-ups that create a gateway consumer (one per verified account), all instances together, per hour. */
+  /**
+   * Gateway consumers (one per verified account) all instances together create per hour before operators are
+   * alarmed (a warn line): an alarm, never a refusal.
+   */
   consumersPerHour: number;
+  /** Gateway consumers made per hour for verifications and sign-ins from one address block (IPv4 address, IPv6 /64). */
+  consumersPerBlockPerHour: number;
   /** Unverified accounts older than this are deleted (a periodic job). */
   unverifiedMaxAgeMs: number;
   logLevel: LogLevelName;
@@ -222,6 +231,7 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
       },
     },
     consumersPerHour: e.PORTAL_CONSUMERS_PER_HOUR,
+    consumersPerBlockPerHour: e.PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR,
     unverifiedMaxAgeMs: e.PORTAL_UNVERIFIED_MAX_AGE_HOURS * 3600 * 1000,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

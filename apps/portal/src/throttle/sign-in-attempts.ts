@@ -111,14 +111,23 @@ export class SignInAttempts {
 
   /** The right password from `block`: the pair's failures are forgotten and the pair is known as the owner's. */
   async succeeded(email: string, block: string): Promise<void> {
-    const { pairKey, knownKey } = this.keys(email, block);
+    const { pairKey } = this.keys(email, block);
     await this.pool.query(`DELETE FROM ${this.table} WHERE "key" = $1`, [pairKey]);
+    await this.remember(email, block);
+    this.audit.report({ kind: 'sign-in', ...auditedPerson(email, block) });
+  }
+
+  /**
+   * `block` proved it is the owner's (a verification with the password, a reset through the mailed link, a sign-in):
+   * for 30 days the account's delay never applies to it, however many guesses come from elsewhere.
+   */
+  async remember(email: string, block: string): Promise<void> {
+    const { knownKey } = this.keys(email, block);
     await this.pool.query(
       `INSERT INTO ${this.table} ("key", "hits", "expires_at") VALUES ($1, 1, now() + $2 * interval '1 millisecond')
        ON CONFLICT ("key") DO UPDATE SET "expires_at" = EXCLUDED."expires_at"`,
       [knownKey, KNOWN_PAIR_MS],
     );
-    this.audit.report({ kind: 'sign-in', ...auditedPerson(email, block) });
   }
 
   /** A successful password reset: every failure counted against the account, from every address, is lifted. */
