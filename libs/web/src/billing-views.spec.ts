@@ -47,6 +47,7 @@ describe('policyCards', () => {
         { day: '2026-11-27', spent: 7 },
       ],
       projectedExhaustionAt: null,
+      exhaustion: 'not-expected',
     };
     const credits = { balance: 120, refill: null, refillSet: false, nextRefillAt: null, costs: { listPets: 1 } };
     const cards = policyCards(usage, { ...billing, credits }, ledger, now);
@@ -97,6 +98,7 @@ describe('the credits and policies partials', () => {
     ],
     spendPerDay: [{ day: '2026-11-27', spent: 266 }],
     projectedExhaustionAt: '2026-12-02T10:00:00.000Z',
+    exhaustion: 'projected',
   };
 
   it('shows the balance, the refill, the projected exhaustion, the costs and the ledger in the one date format', () => {
@@ -114,6 +116,13 @@ describe('the credits and policies partials', () => {
     expect(html).not.toContain('credits-ledger');
     expect(html).toContain('not expected');
     expect(html).toContain('<dd data-testid="credits-refill">none</dd>');
+  });
+
+  it('says "not within any date" for a projection past the last date, never a date nor "not expected"', () => {
+    const beyond = { ...ledger, projectedExhaustionAt: null, exhaustion: 'not-within-any-date' as const };
+    const html = render('credits', creditsPanel(credits, beyond));
+    expect(html).toMatch(/data-testid="credits-exhaustion">not within any date at the last 7 days(&#x27;|')/);
+    expect(html).not.toContain('not expected');
   });
 
   it('gives each policy its remaining, used and reset date; credits without a refill say only a top-up helps', () => {

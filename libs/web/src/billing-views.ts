@@ -83,11 +83,20 @@ export interface CreditsPanel {
   refillSet: boolean;
   nextRefillAt: string | null;
   projectedExhaustionAt: string | null;
+  /** The projection's outcome, in words when there is no date (docs/billing.md). */
+  exhaustionText: string;
   costs: Array<{ operation: string; cost: number }>;
   entries: AdminCreditLedger['entries'];
   /** Spend per UTC day, as a usage table (its chart draws it). */
   spend: UsageTable | null;
 }
+
+/** The words of a projection without a date ("projected" is followed by the date itself). */
+const EXHAUSTION_WORDS: Record<AdminCreditLedger['exhaustion'], string> = {
+  projected: "at the last 7 days' rate",
+  'not-expected': "not expected at the last 7 days' rate",
+  'not-within-any-date': "not within any date at the last 7 days' rate",
+};
 
 /** From the billing answer's `credits` and the ledger (null when the ledger could not be read). */
 export function creditsPanel(credits: AdminCredits, ledger: AdminCreditLedger | null): CreditsPanel {
@@ -97,6 +106,7 @@ export function creditsPanel(credits: AdminCredits, ledger: AdminCreditLedger | 
     refillSet: credits.refillSet,
     nextRefillAt: credits.nextRefillAt,
     projectedExhaustionAt: ledger?.projectedExhaustionAt ?? null,
+    exhaustionText: EXHAUSTION_WORDS[ledger?.exhaustion ?? 'not-expected'],
     costs: Object.entries(credits.costs)
       .map(([operation, cost]) => ({ operation, cost }))
       .sort((a, b) => a.operation.localeCompare(b.operation)),

@@ -16,3 +16,4 @@ export * from './key-table';
 export * from './plan-statement';
 export * from './billing-views';
 export * from './sign-in-audit';
+export * from './form-text';

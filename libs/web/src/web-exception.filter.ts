@@ -11,6 +11,18 @@ export interface ErrorPage {
   code?: string;
 }
 
+/**
+ * The status of a page about an admin API error: its own for a refusal (4xx); for a failure of the admin API never
+ * 500 (this app did not fail): 503 when it cannot be reached, 504 when it did not answer in time, 502 for any other
+ * error it answered (docs/errors.md, "Pages").
+ */
+export function pageStatusOf(error: AdminApiError): number {
+  if (error.status < 500) return error.status;
+  if (error.code === 'ADMIN_UNREACHABLE') return 503;
+  if (error.code === 'ADMIN_TIMEOUT') return 504;
+  return 502;
+}
+
 /** What a page shows for an exception: an HttpException as it is, an admin API error by its code, anything else a plain 500. */
 export function errorPage(exception: unknown): ErrorPage {
   if (exception instanceof AdminApiError) {
@@ -23,7 +35,7 @@ export function errorPage(exception: unknown): ErrorPage {
             ? 'The admin API is unavailable'
             : 'The admin API refused';
     // The page's own sentence for the code: the admin API's message is never shown (it names its fields, not the page's).
-    return { status: exception.status, title, message: refusalText(exception), code: exception.code };
+    return { status: pageStatusOf(exception), title, message: refusalText(exception), code: exception.code };
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();

@@ -1,4 +1,5 @@
 import {
+  BILLING_ERRORS,
   anchorText,
   parseAnchor,
   parseBalance,
@@ -17,7 +18,15 @@ describe('billing forms of the consumer page', () => {
   });
 
   it('refuses an anchor that is not a UTC date and time, or a day the month does not have', () => {
-    for (const text of ['31/01/2026', '2026-01-31', '2026-02-31 09:00', '2026-01-31 25:00', '2026-01-31 09:00+02:00'])
+    for (const text of [
+      '31/01/2026',
+      '2026-01-31',
+      '2026-02-31 09:00',
+      '2026-01-31 25:00',
+      '2026-01-31 09:00+02:00',
+      '0000-01-31 09:00',
+      '2026-W05-6 09:00',
+    ])
       expect([text, 'error' in parseAnchor(text)]).toEqual([text, true]);
   });
 
@@ -40,6 +49,15 @@ describe('billing forms of the consumer page', () => {
       body: { balance: null, reason: 'Contract ended' },
     });
     expect(parseBalance({ balance: '0', reason: 'Reset' })).toEqual({ body: { balance: 0, reason: 'Reset' } });
+  });
+
+  it('refuses a reason with control characters with its own sentence, before the admin API is asked', () => {
+    for (const reason of ['Invoice\u000042', 'Invoice\n42', 'Invoice\t42', 'Invoice\u007f'])
+      expect(parseTopUp({ amount: '5', reason })).toEqual({ error: BILLING_ERRORS.reasonText });
+    expect(parseBalance({ balance: '5', reason: 'a\u001bb' })).toEqual({ error: BILLING_ERRORS.reasonText });
+    expect(parseTopUp({ amount: '5', reason: 'Überweisung – 42 €' })).toEqual({
+      body: { amount: 5, reason: 'Überweisung – 42 €' },
+    });
   });
 
   it('reads a refill (both or neither) and costs per operation (or the plan’s)', () => {

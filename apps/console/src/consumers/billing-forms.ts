@@ -1,3 +1,5 @@
+import { parseDateTime } from '@app/contract';
+import { formTextError } from '@app/web';
 import type { AdminBillingUpdate, RefusalSentences } from '@app/web';
 import { field } from '../actions';
 
@@ -26,6 +28,7 @@ export const BILLING_ERRORS = {
   amount: 'Type a whole number of credits of at least 1.',
   balance: 'Type a whole number of credits (0 or more), or leave it empty to stop using credits.',
   reason: 'Say why, in at most 200 characters.',
+  reasonText: 'Say why in one line of ordinary text: no tabs, line breaks or invisible control characters.',
   refill: 'Give an amount of at least 1 and how often, or neither for the plan’s refill.',
   costs: 'Each cost is a whole number from 0 to 1,000,000.',
 } as const;
@@ -47,10 +50,8 @@ export function parseAnchor(text: string): Parsed<{ billingAnchor: string | null
   if (text === '') return { body: { billingAnchor: null } };
   const match = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(:\d{2})?(?:Z| ?UTC)?$/i.exec(text);
   const iso = match ? `${match[1]}T${match[2]}${match[3] ?? ':00'}Z` : '';
-  const date = new Date(iso);
-  // new Date rolls 2026-02-31 over to March: the round trip says whether the date existed.
-  if (!match || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 19) !== iso.slice(0, 19))
-    return { error: BILLING_ERRORS.anchor };
+  // The admin API's own parser (libs/contract): a day the month does not have is refused here as there.
+  if (!match || !('ms' in parseDateTime(iso, 'date-time'))) return { error: BILLING_ERRORS.anchor };
   return { body: { billingAnchor: iso } };
 }
 
@@ -67,16 +68,17 @@ export function parseQuota(text: string): Parsed<{ perMonth: number | null }> {
   return Number.isSafeInteger(perMonth) && perMonth >= 1 ? { body: { perMonth } } : { error: BILLING_ERRORS.quota };
 }
 
-function reasonOf(body: unknown): string | undefined {
+function reasonOf(body: unknown): Parsed<string> {
   const reason = field(body, 'reason');
-  return reason === '' || reason.length > 200 ? undefined : reason;
+  if (reason === '' || reason.length > 200) return { error: BILLING_ERRORS.reason };
+  return formTextError(reason) === undefined ? { body: reason } : { error: BILLING_ERRORS.reasonText };
 }
 
 export function parseTopUp(body: unknown): Parsed<{ amount: number; reason: string }> {
   const amount = wholeNumber(field(body, 'amount'));
   if (!(amount >= 1)) return { error: BILLING_ERRORS.amount };
   const reason = reasonOf(body);
-  return reason === undefined ? { error: BILLING_ERRORS.reason } : { body: { amount, reason } };
+  return 'error' in reason ? reason : { body: { amount, reason: reason.body } };
 }
 
 export function parseBalance(body: unknown): Parsed<{ balance: number | null; reason: string }> {
@@ -84,7 +86,7 @@ export function parseBalance(body: unknown): Parsed<{ balance: number | null; re
   const balance = text === '' ? null : wholeNumber(text);
   if (balance !== null && !(balance >= 0)) return { error: BILLING_ERRORS.balance };
   const reason = reasonOf(body);
-  return reason === undefined ? { error: BILLING_ERRORS.reason } : { body: { balance, reason } };
+  return 'error' in reason ? reason : { body: { balance, reason: reason.body } };
 }
 
 export function parseRefill(

@@ -24,6 +24,7 @@ import {
 import type { Response } from 'express';
 import {
   AdminApiError,
+  formTextError,
   creditsPanel,
   holdShownOnce,
   keyTable,
@@ -97,8 +98,16 @@ export class DashboardController {
       this.api.planRequests(by, name),
       this.api.billing(by, name),
     ]);
-    // The ledger only where credits are in force: a consumer without credits has nothing to show there.
-    const ledger = billing?.credits ? await this.api.creditLedger(by, name) : null;
+    // The ledger only where credits are in force: a consumer without credits has nothing to show there. A ledger
+    // that cannot be read leaves the rest of the dashboard (balance included) shown, with words in its place.
+    let ledgerUnavailable = false;
+    const ledger = billing?.credits
+      ? await this.api.creditLedger(by, name).catch((error: unknown) => {
+          if (!(error instanceof AdminApiError)) throw error;
+          ledgerUnavailable = true;
+          return null;
+        })
+      : null;
     const latestRequest = requests[requests.length - 1] as AdminPlanRequest | undefined;
     return {
       title: 'Dashboard',
@@ -109,6 +118,7 @@ export class DashboardController {
       policies: policyCards(usage, billing, ledger, new Date()),
       billingPeriod: billing?.perMonth ? billing.currentPeriod : null,
       credits: billing?.credits ? creditsPanel(billing.credits, ledger) : null,
+      ledgerUnavailable,
       banned: usage.banned,
       banSecondsLeft: usage.banSecondsLeft,
       usage:
@@ -240,8 +250,11 @@ export class DashboardController {
           ? 'Say roughly how many requests you expect.'
           : typed.expectedVolume.length > EXPECTED_VOLUME_MAX
             ? `Use at most ${EXPECTED_VOLUME_MAX} characters.`
-            : undefined,
-      message: typed.message.length > MESSAGE_MAX ? `Use at most ${MESSAGE_MAX} characters.` : undefined,
+            : formTextError(typed.expectedVolume),
+      message:
+        typed.message.length > MESSAGE_MAX
+          ? `Use at most ${MESSAGE_MAX} characters.`
+          : formTextError(typed.message, { multiLine: true }),
     };
     if (!offered || errors.expectedVolume || errors.message)
       return renderView(response, 'plan', { ...page, typed, errors }, 400);

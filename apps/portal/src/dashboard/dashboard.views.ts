@@ -21,6 +21,8 @@ export interface DashboardView extends PageModel {
   billingPeriod: AdminBilling['currentPeriod'] | null;
   /** Only when credits are in force. */
   credits: CreditsPanel | null;
+  /** The credits ledger could not be read (the admin API refused or failed): words in its place. */
+  ledgerUnavailable: boolean;
   banned: boolean;
   banSecondsLeft: number | null;
   usage: UsageTable | null;
