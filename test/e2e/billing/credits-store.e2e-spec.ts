@@ -66,6 +66,23 @@ describe.each(engines)('prepaid credits in the $name store', ({ create }) => {
     expect(racing.filter((d) => d.outcome === 'allowed')).toHaveLength(2);
   });
 
+  it('a refill below the cost can never pay for it: exhausted (402), not limited with a Retry-After to the refill', async () => {
+    const key = tracker();
+    const refill = { amount: 5, periodStartMs: 1_000, periodMs: 86_400_000, waitMs: 3_600_000 };
+    const { spec } = credits(10, { balance: 3, refilledPeriodStartMs: 0 }, refill);
+    const refused = await store().consume(key, [minute(100)], noBan, spec);
+    // Topped up to 5 by the refill, still short of 10: waiting for the next refill would never help.
+    expect(refused).toMatchObject({ outcome: 'exhausted', credits: { balance: 5 } });
+    // A cost the refill covers is the usual 429 to the refill.
+    const covered = { ...spec, cost: 5 };
+    expect(await store().consume(key, [minute(100)], noBan, covered)).toMatchObject({ outcome: 'allowed' });
+    expect(await store().consume(key, [minute(100)], noBan, covered)).toMatchObject({
+      outcome: 'limited',
+      window: 'credits',
+      retryAfterMs: 3_600_000,
+    });
+  });
+
   it('a rebuilt balance keeps its last refilled period: no second refill of the same period', async () => {
     const key = tracker();
     const refill = { amount: 1_000, periodStartMs: 5_000, periodMs: 86_400_000, waitMs: 1_000 };

@@ -165,11 +165,11 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   402: {
     name: 'CreditsExhausted',
     description:
-      'Prepaid credits (only for consumers that have them): the credit balance does not cover this operation\'s cost and no refill is scheduled (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`).',
+      'Prepaid credits (only for consumers that have them): the credit balance does not cover this operation\'s cost and no scheduled refill can ever cover it (none is scheduled, or the refill amount is below the cost) (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`).',
     examples: [
       [
         'CREDITS_EXHAUSTED',
-        "The credit balance (3) does not cover this request's cost (5) and no refill is scheduled: a top-up is needed.",
+        "The credit balance (3) does not cover this request's cost (5) and no scheduled refill covers it: a top-up is needed.",
       ],
     ],
     headers: { ...ERROR_HEADERS, ...refs('RateLimit') },

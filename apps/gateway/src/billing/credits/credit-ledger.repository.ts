@@ -158,12 +158,13 @@ export class CreditLedgerRepository {
    */
   async fence(barrier: number, instances: string[]): Promise<number> {
     if (instances.length === 0) return 0;
-    const rows: unknown[] = await this.dataSource.query(
+    // TypeORM answers an UPDATE with [rows, affected].
+    const [, affected]: [unknown[], number] = await this.dataSource.query(
       `UPDATE "${this.schema}"."credit_spend_holder" SET fenced_barrier = GREATEST(fenced_barrier, $1) ` +
-        `WHERE id = ANY($2) AND acked_barrier < $1 RETURNING id`,
+        `WHERE id = ANY($2) AND acked_barrier < $1`,
       [barrier, instances],
     );
-    return rows.length;
+    return affected;
   }
 
   /** Closes a rebuild with its result. */
