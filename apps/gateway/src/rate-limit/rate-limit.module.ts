@@ -28,6 +28,7 @@ async function createStore(config: GatewayConfig, clock: Clock, metrics: RateLim
       keyPrefix: config.redis.keyPrefix,
       replyTimeoutMs: config.redis.commandTimeoutMs,
       failureMode: config.rateLimit.failureMode,
+      rebuildLockMs: 2 * config.usage.flushMs + 30_000,
     },
     memory,
     metrics,

@@ -215,11 +215,6 @@ interface CreditCommands {
   ): Promise<number>;
 }
 
-/**
- * A rebuild lock outlives the longest rebuild (the acknowledgement bound, 2 × USAGE_FLUSH_MS + 1 s, and a few
- * queries); an instance that dies holding it delays its tracker's rebuild by at most this much.
- */
-const REBUILD_LOCK_MS = 30_000;
 /** The longest a request waits for its balance to be rebuilt before a 503 with Retry-After. */
 const REBUILD_WAIT_MS = 2_000;
 /** Between two looks at a balance another instance is rebuilding. */
@@ -243,6 +238,11 @@ export interface RedisRateLimitOptions {
   replyTimeoutMs: number;
   /** Redis gone: `open` decides on the in-process counters, `closed` refuses with 503. */
   failureMode: 'open' | 'closed';
+  /**
+   * The life of a balance's rebuild lock: longer than the longest rebuild (the acknowledgement bound, 2 ×
+   * USAGE_FLUSH_MS + 1 s, and a few queries); an instance that dies holding it delays that balance by at most this.
+   */
+  rebuildLockMs?: number;
 }
 
 /**
@@ -414,7 +414,7 @@ export class RedisRateLimitStore extends RateLimitStore {
     const keys = { balance: `${base}:credits`, refilled: `${base}:refilled`, lock: `${base}:rebuild` };
     for (;;) {
       const claim = await this.creditCommand<number>((redis) =>
-        redis.rateLimitClaim(keys.balance, keys.lock, token, REBUILD_LOCK_MS),
+        redis.rateLimitClaim(keys.balance, keys.lock, token, this.options.rebuildLockMs ?? 30_000),
       );
       if (claim === 1) return;
       if (claim === 2) {
