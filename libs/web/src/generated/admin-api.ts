@@ -569,7 +569,7 @@ export interface paths {
         head?: never;
         /**
          * Move a consumer's billing anchor, set its own monthly quota, credit refill or operation costs
-         * @description Audited (`consumer.billing`). Moving the anchor never resets a count: the period in progress keeps what it has used and now ends at the new anchor's next reset (docs/billing.md). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Every instance applies the change at once.
+         * @description Audited (`consumer.billing`). Moving the anchor never resets a count nor grants a credit refill: the period in progress keeps its start and what it has used, and now ends at the new anchor's next reset (docs/billing.md); the audit row says so (`billingPeriod`). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Every instance applies the change at once.
          *
          *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
