@@ -120,6 +120,23 @@ describe('prepaid credits', () => {
     },
   );
 
+  it('a refill below the cost answers 402 without Retry-After (waiting never pays for it); a covered cost 429 to the refill', async () => {
+    const name = unique('ent');
+    const key = await mintKey(a, 'enterprise', name, ENTERPRISE);
+    const terms = { costs: { listPets: 10, getPet: 5 }, creditRefill: { amount: 5, every: 'day' } };
+    expect((await adminCall(a, 'PATCH', `/consumers/${name}/billing`, terms)).status).toBe(200);
+    await adminCall(a, 'PUT', `/consumers/${name}/credits`, { balance: 0, reason: 'start' });
+    const expensive = await call(`${a.url}/v1/pets?limit=1`, as(key));
+    expectErrorBody(expensive, 402, 'CREDITS_EXHAUSTED');
+    expect(expensive.headers.get('retry-after')).toBeNull();
+    expect(expensive.headers.get('ratelimit')).toBe('"credits";r=0');
+    // getPet costs 5, which the refill of 5 covers (the refill of today was applied by the request above).
+    expect((await call(`${a.url}/v1/pets/1`, as(key))).status).not.toBe(402);
+    const covered = await call(`${a.url}/v1/pets/1`, as(key));
+    expectErrorBody(covered, 429, 'RATE_LIMITED');
+    expect(Number(covered.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
   it('a refusal by a window spends no credit', async () => {
     const name = unique('ent');
     const key = await mintKey(a, 'enterprise', name, { perMinute: 3, perDay: 1_000 });

@@ -421,6 +421,16 @@ describe('the RateLimit fields, parsed as the draft defines them', () => {
       '"minute";q=60;w=60, "credits";q=0',
       '"credits";r=0',
     ],
+    [
+      'credits exhausted, a refill scheduled below the cost (waiting never covers it: no t)',
+      {
+        outcome: 'exhausted',
+        windows: [{ ...minute, count: 3, resetMs: 40_000 }],
+        credits: { balance: 5, cost: 10, refill: { amount: 5, periodMs: 86_400_000, waitMs: 7_200_000 } },
+      },
+      '"minute";q=60;w=60, "credits";q=5;w=86400',
+      '"credits";r=0',
+    ],
   ];
 
   it.each(creditCases)('with credits, %s: the credits policy and the RateLimit naming it parse', (...c) => {

@@ -69,8 +69,8 @@ export function rateLimitHeaders(decision: Decision, nowMs: number): Record<stri
   const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
   const exhausted = decision.outcome === 'exhausted';
   const remaining = waitMs === undefined && !exhausted ? remainingOf(window) : 0;
-  // Credits without a refill never reset: no `t`, and X-RateLimit-Reset is now (nothing comes back by waiting).
-  const resets = window.name !== CREDITS_POLICY || window.resetMs > 0 || waitMs !== undefined;
+  // Credits without a refill that covers the cost never come back by waiting: no `t`, and X-RateLimit-Reset is now.
+  const resets = !exhausted && (window.name !== CREDITS_POLICY || window.resetMs > 0 || waitMs !== undefined);
   const t = resets ? seconds(waitMs ?? window.resetMs) : 0;
   let policy = '';
   for (const w of decision.windows)
