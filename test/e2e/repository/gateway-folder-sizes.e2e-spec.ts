@@ -12,7 +12,7 @@ function lines(path: string): number {
 
 /**
  * Issue #35, "Done when": the import graph of apps/gateway/src shows no folder over 25 % of its lines (the control
- * plane once held the whole of it in consumers/). docs/architecture.md, "Folder sizes", gives the figures.
+ * plane once held the whole of it in consumers/). docs/architecture.md, "Folder sizes", names this test as the check.
  */
 describe('the gateway folders', () => {
   it('hold at most a quarter of the gateway lines each', () => {
