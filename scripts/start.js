@@ -260,7 +260,12 @@ function readinessUrl(name) {
   const env = process.env;
   if (name === 'pets') return `http://127.0.0.1:${env.PETS_PORT || 3001}/health/ready`;
   if (name === 'portal') return `http://127.0.0.1:${portalPort()}/health/ready`;
-  if (name === 'console') return `http://${env.CONSOLE_HOST || '127.0.0.1'}:${env.CONSOLE_PORT || 3004}/health/ready`;
+  if (name === 'console') {
+    // Asked by a loopback name: the console answers no other by default (CONSOLE_ALLOWED_HOSTS).
+    const host =
+      !env.CONSOLE_HOST || env.CONSOLE_HOST === '0.0.0.0' || env.CONSOLE_HOST === '::' ? '127.0.0.1' : env.CONSOLE_HOST;
+    return `http://${host}:${env.CONSOLE_PORT || 3004}/health/ready`;
+  }
   const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
   return `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT || 3000}/health/ready`;
 }

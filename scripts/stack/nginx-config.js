@@ -46,6 +46,8 @@ ${
       proxy_set_header Connection "";
       proxy_set_header X-Forwarded-For $remote_addr;
       proxy_set_header X-Forwarded-Proto $scheme;
+      # The client's Host, as gateway/nginx.conf passes it: each app answers only its allowed host names.
+      proxy_set_header Host $host;
       proxy_set_header X-Forwarded-Host "";
       proxy_next_upstream error timeout;
       proxy_connect_timeout 1s;
@@ -60,6 +62,8 @@ ${
       # The address nginx saw, replacing the client's own header: the gateways trust this hop only.
       proxy_set_header X-Forwarded-For $remote_addr;
       proxy_set_header X-Forwarded-Proto $scheme;
+      # The client's Host, as gateway/nginx.conf passes it: the gateways answer only their allowed host names.
+      proxy_set_header Host $host;
       # Links are built from PUBLIC_ORIGIN, never from what a client writes: a client's X-Forwarded-Host is dropped.
       proxy_set_header X-Forwarded-Host "";
       # A gateway's answer (its JSON 502/503 included) is passed on; only a failed connection moves to the next.

@@ -165,7 +165,7 @@ ifNginxAndRedis.describe('the stack behind nginx', () => {
     );
     const gateway = `http://127.0.0.1:${stack.gateways[1].port}`;
     const socket = await openSocket(gateway);
-    const request = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${businessKey}\r\n\r\n`;
+    const request = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${businessKey}\r\n\r\n`;
     let reply = readReply(socket);
     socket.write(request);
     const first = await reply;

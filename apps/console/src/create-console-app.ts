@@ -1,8 +1,9 @@
-import { PinoLoggerService, createAppLogger } from '@app/platform';
+import { HostAllowList, PinoLoggerService, createAppLogger, restrictHosts } from '@app/platform';
 import { configureWebApp, ensureSessionTable } from '@app/web';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { ConsoleConfig } from './config/console.config';
@@ -51,6 +52,8 @@ export async function createConsoleApp(config: ConsoleConfig): Promise<NestExpre
       idleTimeoutMs: config.idleTimeoutMs,
     },
   });
+  // Only its own host names (CONSOLE_ALLOWED_HOSTS, CONSOLE_PUBLIC_URL's) and loopback ones, before anything else.
+  restrictHosts(app.getHttpServer() as Server, new HostAllowList(config.allowedHosts), 'page');
   const close = app.close.bind(app);
   app.close = async () => {
     await close();

@@ -1,5 +1,12 @@
 import { unmatchedRouteHandler } from '@app/errors';
-import { AppMetrics, PinoLoggerService, configureHttpApp, createAppLogger } from '@app/platform';
+import {
+  AppMetrics,
+  HostAllowList,
+  PinoLoggerService,
+  configureHttpApp,
+  createAppLogger,
+  restrictHosts,
+} from '@app/platform';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -58,6 +65,8 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
   await app.init();
   // Every /v1 request, from here on, takes the one pipeline; Express keeps health, the docs and the rest.
   app.get(ApiPipeline).install(app.getHttpServer() as Server, app.getHttpAdapter().getInstance() as Express, pipeline);
+  // In front of everything, the /v1 pipeline included: a Host the gateway does not serve reaches nothing.
+  restrictHosts(app.getHttpServer() as Server, new HostAllowList(options.config.allowedHosts), 'error-body');
   await metrics.serve(options.config.metrics.port, options.config.metrics.host);
   // Nest mounts its not-found handler under /v1; everything else outside /v1, health and docs ends here.
   const express = app.getHttpAdapter().getInstance() as Express;

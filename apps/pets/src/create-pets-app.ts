@@ -1,5 +1,13 @@
 import { jsonBodyMiddleware } from '@app/errors';
-import { AppMetrics, PinoLoggerService, configureHttpApp, createAppLogger } from '@app/platform';
+import {
+  AppMetrics,
+  HostAllowList,
+  PinoLoggerService,
+  configureHttpApp,
+  createAppLogger,
+  restrictHosts,
+} from '@app/platform';
+import type { Server } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -26,6 +34,8 @@ export async function createPetsApp(config: PetsConfig): Promise<INestApplicatio
   });
   try {
     await app.init();
+    // Only the names it is reached by (PETS_ALLOWED_HOSTS) and loopback ones: a rebound name reaches nothing.
+    restrictHosts(app.getHttpServer() as Server, new HostAllowList(config.allowedHosts ?? []), 'error-body');
     await metrics.serve(config.metrics.port, config.metrics.host, 'PETS_METRICS_PORT');
   } catch (error) {
     // Refusing to start (pending migrations, a taken port) must not leave pools or the embedded database open.

@@ -2,7 +2,8 @@ import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
-import { PinoLoggerService, createAppLogger } from '@app/platform';
+import { HostAllowList, PinoLoggerService, createAppLogger, restrictHosts } from '@app/platform';
+import type { Server } from 'node:http';
 import { configureWebApp, ensureSessionTable } from '@app/web';
 import { PortalConfig } from './config/portal.config';
 import { openPortalDatabase } from './database/portal-database';
@@ -45,6 +46,8 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
       idleTimeoutMs: SESSION_IDLE_MS,
     },
   });
+  // Only its own host names (PORTAL_ALLOWED_HOSTS, PORTAL_PUBLIC_URL's) and loopback ones, before anything else.
+  restrictHosts(app.getHttpServer() as Server, new HostAllowList(config.allowedHosts), 'page');
   app.use((request: Request, response: Response, next: NextFunction) => {
     response.locals.signedIn = !!request.session?.accountId;
     next();

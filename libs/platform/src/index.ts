@@ -16,3 +16,4 @@ export * from './http-server';
 export * from './readiness';
 export * from './trust-proxy';
 export * from './address-block';
+export * from './host-allow-list';

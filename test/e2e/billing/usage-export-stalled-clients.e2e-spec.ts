@@ -97,7 +97,9 @@ describe('usage exports whose clients stop reading (issue #36)', () => {
   /** An export whose client reads the first bytes (the export has begun), then nothing: the answer backs up. */
   async function stalledExport(): Promise<Socket> {
     const socket = await openSocket(gateway.adminUrl);
-    socket.write(`GET ${exportPath} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.adminToken}\r\n\r\n`);
+    socket.write(
+      `GET ${exportPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${gateway.adminToken}\r\n\r\n`,
+    );
     const first = await new Promise<Buffer>((resolve) => socket.once('data', resolve));
     socket.pause();
     expect(first.toString('latin1')).toMatch(/^HTTP\/1\.1 200 /);

@@ -65,7 +65,7 @@ describe('usage history under load', () => {
       const from = new Date(today - 200 * DAY_MS).toISOString();
       const socket = await openSocket(gateway.adminUrl);
       socket.write(
-        `GET /usage/export?granularity=day&from=${from}&to=${new Date(today).toISOString()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.adminToken}\r\n\r\n`,
+        `GET /usage/export?granularity=day&from=${from}&to=${new Date(today).toISOString()} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${gateway.adminToken}\r\n\r\n`,
       );
       // The first page arrives; then the client reads nothing while the gateway fills the buffers, and goes away.
       await new Promise((resolve) => socket.once('data', resolve));

@@ -61,12 +61,14 @@ describe('gateway: paging GET /v1/pets', () => {
        SELECT 'Pet ' || i, 1, (ARRAY['available','pending','sold'])[1 + i % 3]::pet_status FROM generate_series(1, ${SEEDED}) AS i`,
     );
     database = await createGatewayTestDatabase();
-    direct = await startGateway({ petsUrl: pets.url, database });
-    behindBalancer = await startGateway({ petsUrl: pets.url, database, env: { TRUST_PROXY: 'loopback' } });
+    // evil.example is an allowed host here: the Host that reaches the app must still never make a link.
+    const hosts = { ALLOWED_HOSTS: 'evil.example' };
+    direct = await startGateway({ petsUrl: pets.url, database, env: hosts });
+    behindBalancer = await startGateway({ petsUrl: pets.url, database, env: { ...hosts, TRUST_PROXY: 'loopback' } });
     withOrigin = await startGateway({
       petsUrl: pets.url,
       database,
-      env: { TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN },
+      env: { ...hosts, TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN },
     });
     key = await mintKey(direct, 'business', 'paging');
   });

@@ -174,7 +174,7 @@ describe('the edge, at the protocol level', () => {
       const socket = await openSocket(pets.url);
       const reply = readReply(socket, 3000);
       socket.write(
-        'POST /pets HTTP/1.1\r\nHost: pets\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n',
+        'POST /pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n',
       );
       expectRawError(await reply, 413, 'PAYLOAD_TOO_LARGE');
       socket.destroy();

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import {
   ConfigurationError,
+  EnvHostList,
   EnvIntRange,
   EnvSecret,
   EnvTrustProxy,
@@ -10,7 +11,9 @@ import {
   LogLevelName,
   NotAPlaceholderInProduction,
   expressTrustProxy,
+  hostOfUrl,
   loadEnvironment,
+  parseAllowedHosts,
 } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 import { DEFAULT_PLANS_FILE, PlanCatalogue, readPlanCatalogue } from '@app/contract';
@@ -78,6 +81,13 @@ export class ConsoleEnvironment {
   /** The gateway's plans (its PLANS_FILE): the pages describe plans from the same file. */
   @IsString()
   PLANS_FILE = DEFAULT_PLANS_FILE;
+
+  /**
+   * The host names the console answers besides loopback names and CONSOLE_PUBLIC_URL's host: any other Host gets
+   * a plain 400 page before the app (DNS rebinding, issue #45.7).
+   */
+  @EnvHostList('CONSOLE_ALLOWED_HOSTS')
+  CONSOLE_ALLOWED_HOSTS = '';
 }
 
 export interface ConsoleConfig {
@@ -100,6 +110,8 @@ export interface ConsoleConfig {
   shutdownGraceMs: number;
   /** The plan catalogue (PLANS_FILE, read once here). */
   plans: PlanCatalogue;
+  /** The host names answered besides loopback names: CONSOLE_ALLOWED_HOSTS and CONSOLE_PUBLIC_URL's host. */
+  allowedHosts: readonly string[];
 }
 
 /** The development secret: random, made once, kept in a file only this user reads (sessions survive restarts). */
@@ -148,5 +160,9 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
     production,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     plans: planCatalogue(e.PLANS_FILE),
+    allowedHosts: [
+      ...(parseAllowedHosts(e.CONSOLE_ALLOWED_HOSTS, 'CONSOLE_ALLOWED_HOSTS') as string[]),
+      ...[hostOfUrl(e.CONSOLE_PUBLIC_URL)].filter((host): host is string => host !== undefined),
+    ],
   };
 }

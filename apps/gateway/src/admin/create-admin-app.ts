@@ -1,5 +1,14 @@
 import { jsonBodyMiddleware, unmatchedRouteHandler } from '@app/errors';
-import { configureHttpApp, createAppLogger, LogLevelName, PinoLoggerService } from '@app/platform';
+import {
+  configureHttpApp,
+  createAppLogger,
+  HostAllowList,
+  LogLevelName,
+  PinoLoggerService,
+  restrictHosts,
+} from '@app/platform';
+import type { Server } from 'node:http';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -46,5 +55,8 @@ export async function createAdminApp(
   await app.init();
   const express = app.getHttpAdapter().getInstance() as Express;
   express.use(unmatchedRouteHandler(express));
+  // Only its own host names (ADMIN_ALLOWED_HOSTS) and loopback ones: a rebound name reaches nothing here.
+  const { allowedHosts } = gateway.get<typeof GATEWAY_CONFIG, GatewayConfig>(GATEWAY_CONFIG).admin;
+  restrictHosts(app.getHttpServer() as Server, new HostAllowList(allowedHosts), 'error-body');
   return app;
 }

@@ -14,6 +14,7 @@ describe('loadPetsConfig', () => {
       metrics: { port: 9465, host: '127.0.0.1' },
       shutdownGraceMs: 10000,
       http: { keepAliveTimeoutMs: 75000, headersTimeoutMs: 20000, requestTimeoutMs: 30000 },
+      allowedHosts: [],
     });
   });
 

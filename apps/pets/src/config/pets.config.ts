@@ -3,12 +3,14 @@ import {
   ConfigurationError,
   EnvBoolean,
   EnvIntRange,
+  EnvHostList,
   EnvSecret,
   HttpServerLimits,
   LogLevelName,
   NotAPlaceholderInProduction,
   httpServerLimitsOf,
   loadEnvironment,
+  parseAllowedHosts,
 } from '@app/platform';
 import { IsBoolean, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 
@@ -44,6 +46,13 @@ export class PetsEnvironment extends CommonEnvironment {
   @MinLength(32, { message: 'CURSOR_SECRET must be at least 32 characters long' })
   @NotAPlaceholderInProduction()
   CURSOR_SECRET?: string = undefined;
+
+  /**
+   * The host names the service answers besides loopback names (the name the gateways reach it by: PETS_URL's host,
+   * `pets` in compose); any other Host gets 400 before the app (DNS rebinding, issue #45.7).
+   */
+  @EnvHostList('PETS_ALLOWED_HOSTS')
+  PETS_ALLOWED_HOSTS = '';
 }
 
 /** The validated, typed settings the pets service runs with. */
@@ -66,6 +75,8 @@ export interface PetsConfig {
   cursorSecret?: string;
   /** Keep-alive, header and request timeouts (defaults when absent). */
   http?: HttpServerLimits;
+  /** The host names answered besides loopback names (PETS_ALLOWED_HOSTS); absent: loopback names only. */
+  allowedHosts?: readonly string[];
 }
 
 export function loadPetsConfig(env: Record<string, string | undefined> = process.env): PetsConfig {
@@ -89,6 +100,7 @@ export function loadPetsConfig(env: Record<string, string | undefined> = process
     metrics: { port: e.PETS_METRICS_PORT, host: e.METRICS_HOST },
     cursorSecret: e.CURSOR_SECRET,
     http: httpServerLimitsOf(e),
+    allowedHosts: parseAllowedHosts(e.PETS_ALLOWED_HOSTS, 'PETS_ALLOWED_HOSTS') as string[],
   };
 }
 

@@ -3,13 +3,16 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import {
   ConfigurationError,
+  EnvHostList,
   EnvIntRange,
   EnvSecret,
   EnvTrustProxy,
   LOG_LEVELS,
   LogLevelName,
   expressTrustProxy,
+  hostOfUrl,
   loadEnvironment,
+  parseAllowedHosts,
 } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 import { DEFAULT_PLANS_FILE, PlanCatalogue, readPlanCatalogue } from '@app/contract';
@@ -109,6 +112,13 @@ export class PortalEnvironment {
   @IsString()
   PORTAL_DATA_DIR = '.data';
 
+  /**
+   * The host names the portal answers besides loopback names and PORTAL_PUBLIC_URL's host: any other Host gets a
+   * plain 400 page before the app (DNS rebinding, issue #45.7).
+   */
+  @EnvHostList('PORTAL_ALLOWED_HOSTS')
+  PORTAL_ALLOWED_HOSTS = '';
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevelName = 'log';
 
@@ -160,6 +170,8 @@ export interface PortalConfig {
   unverifiedMaxAgeMs: number;
   logLevel: LogLevelName;
   shutdownGraceMs: number;
+  /** The host names answered besides loopback names: PORTAL_ALLOWED_HOSTS and PORTAL_PUBLIC_URL's host. */
+  allowedHosts: readonly string[];
 }
 
 export const PORTAL_CONFIG = Symbol('PORTAL_CONFIG');
@@ -235,5 +247,9 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
     unverifiedMaxAgeMs: e.PORTAL_UNVERIFIED_MAX_AGE_HOURS * 3600 * 1000,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    allowedHosts: [
+      ...(parseAllowedHosts(e.PORTAL_ALLOWED_HOSTS, 'PORTAL_ALLOWED_HOSTS') as string[]),
+      ...[hostOfUrl(e.PORTAL_PUBLIC_URL)].filter((host): host is string => host !== undefined),
+    ],
   };
 }
