@@ -143,7 +143,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Prepaid credits (only for consumers that have them): the credit balance does not cover this operation's cost and no refill is scheduled (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`). */
+        /** @description Prepaid credits (only for consumers that have them): the credit balance does not cover this operation's cost and no scheduled refill can ever cover it (none is scheduled, or the refill amount is below the cost) (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`). */
         CreditsExhausted: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -156,7 +156,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "CREDITS_EXHAUSTED",
-                 *       "message": "The credit balance (3) does not cover this request's cost (5) and no refill is scheduled: a top-up is needed.",
+                 *       "message": "The credit balance (3) does not cover this request's cost (5) and no scheduled refill covers it: a top-up is needed.",
                  *       "status": 402
                  *     }
                  */
