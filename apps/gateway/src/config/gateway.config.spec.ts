@@ -123,12 +123,18 @@ describe('loadGatewayConfig', () => {
     [{ NODE_ENV: 'production', ADMIN_TOKEN: 'change-me-admin-token-change-me-admin-token' }, 'not a placeholder'],
     [
       { NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(32) },
-      'ADMIN_TOKEN is too weak for production (about 0 bits, at least 128)',
+      'ADMIN_TOKEN is too weak for production (about 0 bits, at least 128: it repeats too few distinct characters)',
     ],
     [
       { NODE_ENV: 'production', ADMIN_TOKEN: 'adminadminadminadminadminadmin12' },
       'ADMIN_TOKEN is too weak for production',
     ],
+    [
+      { NODE_ENV: 'production', ADMIN_TOKEN: '9f86d081884c'.repeat(4) },
+      'ADMIN_TOKEN is too weak for production (about 39 bits, at least 128: it repeats itself)',
+    ],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: '0123456789abcdefghijklmnopqrstuvwxyzABCDEF' }, 'it is a sequence'],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: '176438400012317643840013571764384098765' }, 'it is made of timestamps'],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN must be at least 32 characters long'],
     [{ GATEWAY_DATABASE_URL: 'mysql://db' }, 'GATEWAY_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     [{ GATEWAY_DB_SCHEMA: 'Gateway; DROP' }, 'GATEWAY_DB_SCHEMA must be a lower-case SQL identifier'],
