@@ -11,6 +11,9 @@ import {
   loadEnvironment,
   MIN_SECRET_BITS,
   secretStrength,
+  EnvHostList,
+  hostOfUrl,
+  parseAllowedHosts,
 } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
@@ -237,6 +240,23 @@ export class GatewayEnvironment extends CommonEnvironment {
     message: 'CORS_ORIGINS must be a comma-separated list of http(s) origins',
   })
   CORS_ORIGINS?: string = undefined;
+
+  /**
+   * The host names the public port answers (besides loopback names, and PUBLIC_ORIGIN's host): any other Host is
+   * refused with 400 before the app sees it (DNS rebinding, issue #45.7).
+   */
+  @EnvHostList('ALLOWED_HOSTS')
+  ALLOWED_HOSTS = '';
+
+  /** The host names the admin API answers besides loopback names (compose: the service name, `gateway`). */
+  @EnvHostList('ADMIN_ALLOWED_HOSTS')
+  ADMIN_ALLOWED_HOSTS = '';
+}
+
+/** A host list variable, already validated by EnvHostList. */
+function hostList(value: string, name: string): string[] {
+  const parsed = parseAllowedHosts(value, name);
+  return typeof parsed === 'string' ? [] : parsed;
 }
 
 /** The validated, typed settings of the gateway. Tests build one directly. */
@@ -273,6 +293,8 @@ export interface GatewayConfig {
     tokenFile: string;
     /** Audit-log rows older than this are deleted in batches (AUDIT_RETENTION_DAYS). */
     auditRetentionDays: number;
+    /** The host names the admin API answers besides loopback names (ADMIN_ALLOWED_HOSTS). */
+    allowedHosts: readonly string[];
   };
   /** Usage history: whether answers are recorded, how often a batch is written, the bound held, how long rows live. */
   usage: {
@@ -319,6 +341,11 @@ export interface GatewayConfig {
   metrics: { port: number; host: string };
   /** Browser origins allowed by CORS; empty: CORS off. */
   corsOrigins: string[];
+  /**
+   * The host names the public port answers besides loopback names (ALLOWED_HOSTS, and PUBLIC_ORIGIN's host); the
+   * rest get 400 before the app (libs/platform host-allow-list.ts).
+   */
+  allowedHosts: readonly string[];
   /** Keep-alive, header and request timeouts of the public server (KEEP_ALIVE_TIMEOUT_MS...). */
   http: HttpServerLimits;
 }
@@ -380,6 +407,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       token: e.ADMIN_TOKEN,
       tokenFile: e.ADMIN_TOKEN_FILE,
       auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+      allowedHosts: hostList(e.ADMIN_ALLOWED_HOSTS, 'ADMIN_ALLOWED_HOSTS'),
     },
     usage: {
       enabled: e.USAGE_ENABLED,
@@ -415,6 +443,10 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     internalSecret: e.INTERNAL_SECRET,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',') : [],
+    allowedHosts: [
+      ...hostList(e.ALLOWED_HOSTS, 'ALLOWED_HOSTS'),
+      ...[hostOfUrl(e.PUBLIC_ORIGIN)].filter((host): host is string => host !== undefined),
+    ],
     http: httpServerLimitsOf(e),
   };
 }
