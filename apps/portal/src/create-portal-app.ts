@@ -2,7 +2,7 @@ import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
-import { HostAllowList, PinoLoggerService, createAppLogger, restrictHosts } from '@app/platform';
+import { AppMetrics, HostAllowList, PinoLoggerService, createAppLogger, restrictHosts } from '@app/platform';
 import type { Server } from 'node:http';
 import { configureWebApp, ensureSessionTable } from '@app/web';
 import { PortalConfig } from './config/portal.config';
@@ -25,11 +25,15 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
   const database = await openPortalDatabase(config);
   await ensureSessionTable(database.pool, config.schema);
   const mailer = new Mailer(config.smtpUrl, config.mailFrom);
-  const app = await NestFactory.create<NestExpressApplication>(PortalAppModule.forRoot(config, database, mailer), {
-    bodyParser: false,
-    logger,
-    abortOnError: false,
-  });
+  const metrics = new AppMetrics('portal');
+  const app = await NestFactory.create<NestExpressApplication>(
+    PortalAppModule.forRoot(config, database, mailer, metrics),
+    {
+      bodyParser: false,
+      logger,
+      abortOnError: false,
+    },
+  );
   const web = configureWebApp(app, {
     appName: 'Developer portal',
     exceptionFilter: new PortalExceptionFilter(),
@@ -65,6 +69,7 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
   });
   try {
     await app.init();
+    if (config.metrics) await metrics.serve(config.metrics.port, config.metrics.host, 'PORTAL_METRICS_PORT');
   } catch (error) {
     await app.close().catch(() => undefined);
     throw error;

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
+import { AppMetrics } from '@app/platform';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { PLAN_CATALOGUE, SignInAudit } from '@app/web';
@@ -24,7 +25,7 @@ import { accountTracker, addressTracker } from './throttle/sign-in-throttler.gua
 /** The developer portal: accounts, the dashboard over the admin API, the API reference. */
 @Module({})
 export class PortalAppModule {
-  static forRoot(config: PortalConfig, database: PortalDatabase, mailer: Mailer): DynamicModule {
+  static forRoot(config: PortalConfig, database: PortalDatabase, mailer: Mailer, metrics: AppMetrics): DynamicModule {
     const window = config.throttle.windowMs;
     return {
       module: PortalAppModule,
@@ -57,6 +58,7 @@ export class PortalAppModule {
         { provide: DataSource, useValue: database.dataSource },
         { provide: Mailer, useValue: mailer },
         { provide: PORTAL_POOL, useValue: database.pool },
+        { provide: AppMetrics, useValue: metrics },
         AfterAnswer,
         AccountsService,
         UnverifiedPurge,

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { AppMetrics } from '@app/platform';
 import { DataSource } from 'typeorm';
 import { AfterAnswer } from '../../../apps/portal/src/accounts/after-answer';
 import { adminCall } from '../../support/gateway';
@@ -25,6 +26,7 @@ describe('new keys capped per address block, never a denial of the fleet', () =>
         PORTAL_THROTTLE_ADDRESS_LIMIT: '10000',
         PORTAL_CONSUMERS_PER_HOUR: String(FLEET_ALARM),
         PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR: '1',
+        PORTAL_METRICS_PORT: '0',
       },
     });
   }, 180_000); // several servers to start: slow on a loaded 2-core runner
@@ -83,6 +85,15 @@ describe('new keys capped per address block, never a denial of the fleet', () =>
       const alarms = warn.mock.calls.filter(([line]) => JSON.stringify(line).includes('portal.consumer-cap.alarm'));
       expect(alarms).toHaveLength(1);
       expect(alarms[0][0]).toMatchObject({ event: 'portal.consumer-cap.alarm', consumersPerHour: FLEET_ALARM });
+      // The same for a scraper: keys created and deferred, the fleet's figure this hour, one alarm.
+      const port = stack.portal.app.get(AppMetrics).port!;
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(
+        new RegExp(`^portal_new_keys_total\\{outcome="created",app="portal"\\} ${FLOOD + 1}$`, 'm'),
+      );
+      expect(metrics).toMatch(/^portal_new_keys_total\{outcome="deferred",app="portal"\} 1$/m);
+      expect(metrics).toMatch(new RegExp(`^portal_consumers_created_fleet_hour\\{app="portal"\\} ${FLOOD + 1}$`, 'm'));
+      expect(metrics).toMatch(/^portal_consumer_cap_alarms_total\{app="portal"\} 1$/m);
     } finally {
       warn.mockRestore();
     }

@@ -105,6 +105,14 @@ export class PortalEnvironment {
   @EnvIntRange('PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR', 1, 1000000)
   PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR = 10;
 
+  /** Prometheus metrics (the new-key counts and the fleet's hourly figure) on a port of their own; unset: none. */
+  @IsOptional()
+  @EnvIntRange('PORTAL_METRICS_PORT', 0, 65535)
+  PORTAL_METRICS_PORT?: number = undefined;
+
+  @IsString()
+  METRICS_HOST = '127.0.0.1';
+
   /** At least the verification link's 24 hours: no account is purged while its link still works. */
   @EnvIntRange('PORTAL_UNVERIFIED_MAX_AGE_HOURS', 24, 8760)
   PORTAL_UNVERIFIED_MAX_AGE_HOURS = 72;
@@ -166,6 +174,8 @@ export interface PortalConfig {
   consumersPerHour: number;
   /** Gateway consumers made per hour for verifications and sign-ins from one address block (IPv4 address, IPv6 /64). */
   consumersPerBlockPerHour: number;
+  /** Where /metrics is served (PORTAL_METRICS_PORT, METRICS_HOST); absent: not served. */
+  metrics?: { port: number; host: string };
   /** Unverified accounts older than this are deleted (a periodic job). */
   unverifiedMaxAgeMs: number;
   logLevel: LogLevelName;
@@ -244,6 +254,7 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
     },
     consumersPerHour: e.PORTAL_CONSUMERS_PER_HOUR,
     consumersPerBlockPerHour: e.PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR,
+    metrics: e.PORTAL_METRICS_PORT === undefined ? undefined : { port: e.PORTAL_METRICS_PORT, host: e.METRICS_HOST },
     unverifiedMaxAgeMs: e.PORTAL_UNVERIFIED_MAX_AGE_HOURS * 3600 * 1000,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

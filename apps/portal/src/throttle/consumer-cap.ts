@@ -1,5 +1,7 @@
+import { AppMetrics } from '@app/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
+import { Counter, Gauge } from 'prom-client';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
 import { PORTAL_POOL } from './sign-in-attempts';
 
@@ -14,16 +16,40 @@ export type ConsumerClaim = { granted: true } | { granted: false; retryAt: Date 
  * sign-ups from other blocks, however many, never spend it, so a flood from many IPv6 /64s cannot keep a developer
  * from getting a key (issue #45: a fleet-wide cap could be spent by three /64s and locked everyone out). The fleet's
  * count per hour (PORTAL_CONSUMERS_PER_HOUR) is an alarm to operators, not a refusal: past it, one warn line per hour
- * (`portal.consumer-cap.alarm`). Both windows are fixed (they start with the first claim after the last one ended).
+ * (`portal.consumer-cap.alarm`) and the metrics (`portal_new_keys_total`, `portal_consumers_created_fleet_hour`,
+ * `portal_consumer_cap_alarms_total`). Both windows are fixed (they start with the first claim after the last one
+ * ended).
  */
 @Injectable()
 export class ConsumerCap {
   private readonly logger = new Logger('Accounts');
+  private readonly keys: Counter<'outcome'>;
+  private readonly fleetHour: Gauge;
+  private readonly alarms: Counter;
 
   constructor(
     @Inject(PORTAL_POOL) private readonly pool: Pool,
     @Inject(PORTAL_CONFIG) private readonly config: PortalConfig,
-  ) {}
+    metrics: AppMetrics,
+  ) {
+    const registers = [metrics.registry];
+    this.keys = new Counter({
+      name: 'portal_new_keys_total',
+      help: "Claims of a verified account's first key by this instance: created, or deferred (its address block's hourly cap).",
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.fleetHour = new Gauge({
+      name: 'portal_consumers_created_fleet_hour',
+      help: 'Consumers all portal instances created in the current hour, as this instance last counted them (alarm past PORTAL_CONSUMERS_PER_HOUR).',
+      registers,
+    });
+    this.alarms = new Counter({
+      name: 'portal_consumer_cap_alarms_total',
+      help: 'Hours in which the fleet passed PORTAL_CONSUMERS_PER_HOUR new consumers (counted by the instance that passed it).',
+      registers,
+    });
+  }
 
   /** Counts one claim under `key` (a fixed window of an hour): the count in the window and the window's end. */
   private async count(key: string): Promise<{ hits: number; expiresAt: Date }> {
@@ -53,17 +79,22 @@ export class ConsumerCap {
         consumersPerBlockPerHour: perBlock,
         retryAt: own.expiresAt.toISOString(),
       });
+      this.keys.inc({ outcome: 'deferred' });
       return { granted: false, retryAt: own.expiresAt };
     }
     const fleet = await this.count('consumers-created');
+    this.keys.inc({ outcome: 'created' });
+    this.fleetHour.set(fleet.hits);
     // Once per hour, at the crossing: every instance counts in the one row, so exactly one claim sees alarmAt + 1.
-    if (fleet.hits === alarmAt + 1)
+    if (fleet.hits === alarmAt + 1) {
+      this.alarms.inc();
       this.logger.warn({
         event: 'portal.consumer-cap.alarm',
         consumersPerHour: alarmAt,
         address: block,
         windowEndsAt: fleet.expiresAt.toISOString(),
       });
+    }
     return { granted: true };
   }
 
