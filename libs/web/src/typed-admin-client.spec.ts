@@ -1,4 +1,5 @@
 import { createServer, Server } from 'node:http';
+import { Logger } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { AdminApiError } from './admin-api-error';
 import { AdminApi } from './typed-admin-client';
@@ -154,6 +155,32 @@ describe('AdminApi (the typed admin client)', () => {
       calls.POST('/consumers/{name}/keys/{keyId}/revoke', { params: { path: { name: 'acme', keyId: 'a.b..c' } } }),
     ).resolves.toEqual({ name: 'acme' });
     expect(seen.map((s) => s.url)).toEqual(['/consumers/acme/keys/a.b..c/revoke']);
+  });
+
+  it('never sends a token a header cannot carry (a pasted line break): refused as a wrong token, nothing logged', async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      for (const token of ['adm_first-half\nadm_second-half', 'adm_a\rb', 'adm_a b', 'adm_a\u0000b', 'adm_ü']) {
+        const refused = await new AdminApi({ baseUrl })
+          .as(token)
+          .GET('/token')
+          .catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(AdminApiError);
+        expect(refused).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+        expect((refused as Error).message).not.toContain('half');
+      }
+      expect(seen).toEqual([]);
+      expect(warnings).not.toHaveBeenCalled();
+      // An unreachable API is logged by its error's kind, never by fetch's message (which quotes headers).
+      await new AdminApi({ baseUrl: 'http://127.0.0.1:1' })
+        .as('adm_secret-token')
+        .GET('/token')
+        .catch(() => undefined);
+      expect(warnings.mock.calls.flat().join(' ')).toMatch(/cannot be reached: TypeError/);
+      expect(warnings.mock.calls.flat().join(' ')).not.toContain('adm_secret-token');
+    } finally {
+      warnings.mockRestore();
+    }
   });
 
   it('maps a body that is not the Error contract, a timeout and an unreachable API', async () => {

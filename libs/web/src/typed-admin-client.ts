@@ -23,6 +23,15 @@ export interface AdminEndUser {
   endUserAddress?: string;
 }
 
+/**
+ * What a bearer token may be made of: visible ASCII, one unbroken run (RFC 6750's b64token and more). A token with a
+ * line break, a space or a control character in it was broken when pasted: it is never sent (fetch would throw
+ * with the token in its message, and that message would reach a log).
+ */
+export function isBearerToken(token: string): boolean {
+  return /^[\x21-\x7e]+$/.test(token);
+}
+
 /** A header carries printable ASCII: anything else is percent-encoded, so the label reaches the audit readable. */
 export function headerText(value: string): string {
   return value.replace(/[^\x20-\x7e]/gu, (character) => encodeURIComponent(character));
@@ -90,8 +99,9 @@ export function adminApiRules(baseUrl: string, timeoutMs: number): Middleware {
       if (name === 'TimeoutError' || name === 'AbortError') {
         return new AdminApiError(504, 'ADMIN_TIMEOUT', `The admin API did not answer within ${timeoutMs} ms.`);
       }
-      // The address goes to the log, never to a page: the portal's pages are public, the admin API private.
-      adminApiLogger.warn(`The admin API at ${baseUrl} cannot be reached: ${(error as Error).message}`);
+      // The address goes to the log, never to a page: the portal's pages are public, the admin API private. Only
+      // the error's name and code, never its message: fetch's messages quote header values (a token).
+      adminApiLogger.warn(`The admin API at ${baseUrl} cannot be reached: ${errorKind(error)}`);
       return new AdminApiError(503, 'ADMIN_UNREACHABLE', 'The admin API cannot be reached.');
     },
     async onResponse({ response }) {
@@ -119,6 +129,20 @@ function querySerializer(query: Record<string, unknown>): string {
   return serializeQuery(Object.fromEntries(Object.entries(query).filter(([, value]) => value !== '')));
 }
 
+/** An error as a log may name it: its name and its cause's code (ECONNREFUSED), never its message. */
+function errorKind(error: unknown): string {
+  const name = (error as { name?: unknown } | null)?.name;
+  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return [typeof name === 'string' ? name : 'Error', typeof code === 'string' ? code : ''].filter(Boolean).join(' ');
+}
+
+/** The calls of a token a header cannot carry: each refused as the admin API refuses a wrong token, nothing sent. */
+function refusingCalls(): AdminCalls {
+  const refuse = () =>
+    Promise.reject(new AdminApiError(401, 'UNAUTHORIZED', 'The token has characters a header cannot carry.'));
+  return { GET: refuse, POST: refuse, PUT: refuse, PATCH: refuse, DELETE: refuse } as unknown as AdminCalls;
+}
+
 /**
  * The typed client of the admin API: openapi-fetch over the types generated from its committed OpenAPI document
  * (libs/web/src/generated/admin-api.ts, `npm run client:generate`), with adminApiRules as its middleware.
@@ -137,6 +161,7 @@ export class AdminApi {
   }
 
   as(token: string, { onBehalfOf, endUserAddress }: AdminEndUser = {}): AdminCalls {
+    if (!isBearerToken(token)) return refusingCalls();
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (onBehalfOf !== undefined) headers['x-on-behalf-of'] = headerText(onBehalfOf);
     if (endUserAddress !== undefined) headers['x-end-user-address'] = headerText(endUserAddress);

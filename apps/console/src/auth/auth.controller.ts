@@ -1,5 +1,14 @@
 import { addressBlock } from '@app/platform';
-import { AdminApi, AdminApiError, endSession, href, redirectAfterSave, regenerateSession, SignInAudit } from '@app/web';
+import {
+  AdminApi,
+  AdminApiError,
+  endSession,
+  href,
+  isBearerToken,
+  redirectAfterSave,
+  regenerateSession,
+  SignInAudit,
+} from '@app/web';
 import { Body, Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
@@ -8,6 +17,9 @@ import { ConsoleSignInThrottle, ConsoleSignInVerdict } from './sign-in-throttle'
 import { TokenVault } from './token-vault';
 
 const REFUSED = 'This token was not accepted: it is wrong, revoked or expired. Nothing was stored.';
+/** A token broken when pasted (a line break, a tab, a space, an invisible character): never sent, never logged. */
+const BROKEN_TOKEN =
+  'This token has a line break, a space or an invisible character in it: an admin token is one unbroken line. Copy it again and paste it whole.';
 
 /** The sign-in page's refusal for each throttle code (the code chooses, never a message). */
 function throttledMessage(verdict: Exclude<ConsoleSignInVerdict, { allowed: true }>): string {
@@ -69,6 +81,8 @@ export class AuthController {
     const token = typeof body.token === 'string' ? body.token.trim() : '';
     if (token === '')
       return response.status(400).render('sign-in', { title: 'Sign in', error: 'Enter your admin token.' });
+    // Refused before anything else sees it: a header cannot carry it, and no error about it may quote it in a log.
+    if (!isBearerToken(token)) return response.status(400).render('sign-in', { title: 'Sign in', error: BROKEN_TOKEN });
     // Throttled per address block (IPv6 by /64; behind a proxy, the client's: CONSOLE_TRUST_PROXY).
     const block = addressBlock(request.ip);
     const verdict = this.throttle.admit(block);
