@@ -1,3 +1,4 @@
+import { parseDateTime } from '@app/contract';
 import { AdminApi, AdminApiError, refusalText } from '@app/web';
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
@@ -20,8 +21,9 @@ function instant(value: string | undefined, endOfDay = false): string | undefine
   const v = (value ?? '').trim();
   if (v === '') return undefined;
   // A date that is no day (2026-13-45) goes on as typed: the admin API refuses it, and the page says so.
-  if (/^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)))
-    return endOfDay ? new Date(Date.parse(`${v}T00:00:00Z`) + 86_400_000).toISOString() : `${v}T00:00:00Z`;
+  // Read by the admin API's own parser (libs/contract), so a day the page takes is one the API takes.
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(v) ? parseDateTime(v, 'date-time-or-date') : undefined;
+  if (day && 'ms' in day) return endOfDay ? new Date(day.ms + 86_400_000).toISOString() : `${v}T00:00:00Z`;
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v)) return `${v}:00Z`;
   return v;
 }
