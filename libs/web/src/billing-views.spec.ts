@@ -111,10 +111,13 @@ describe('the credits and policies partials', () => {
     expect(html).toContain('<td class="when">2026-11-27 00:00 UTC</td><td>refill</td>');
   });
 
-  it('leaves the history out when the ledger could not be read, and says when no exhaustion is expected', () => {
+  it('leaves the history out when the ledger could not be read, and says the exhaustion is not known then', () => {
     const html = render('credits', creditsPanel({ ...credits, refill: null }, null));
     expect(html).not.toContain('credits-ledger');
-    expect(html).toContain('not expected');
+    expect(html).toContain('data-testid="credits-exhaustion">not known: the spend history could not be read</dd>');
+    expect(
+      render('credits', creditsPanel(credits, { ...ledger, projectedExhaustionAt: null, exhaustion: 'not-expected' })),
+    ).toContain('not expected');
     expect(html).toContain('<dd data-testid="credits-refill">none</dd>');
   });
 

@@ -106,7 +106,8 @@ export function creditsPanel(credits: AdminCredits, ledger: AdminCreditLedger | 
     refillSet: credits.refillSet,
     nextRefillAt: credits.nextRefillAt,
     projectedExhaustionAt: ledger?.projectedExhaustionAt ?? null,
-    exhaustionText: EXHAUSTION_WORDS[ledger?.exhaustion ?? 'not-expected'],
+    // Without the ledger (its route missing, or it failed) there is no spend to project from: said so, not guessed.
+    exhaustionText: ledger ? EXHAUSTION_WORDS[ledger.exhaustion] : 'not known: the spend history could not be read',
     costs: Object.entries(credits.costs)
       .map(([operation, cost]) => ({ operation, cost }))
       .sort((a, b) => a.operation.localeCompare(b.operation)),
