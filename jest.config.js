@@ -22,6 +22,10 @@ const common = {
 };
 
 module.exports = {
+  // Once per run: the migrated databases every file copies (test/support/fixtures.ts), and the check that no test
+  // changed the checkout's .data/ (test/support/data-folder.ts).
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // No test may hang CI: a stuck request or hook fails after a minute.
   testTimeout: 60_000,
   // Jest's default is one worker per core but one; the e2e files mostly wait on sockets and timers, so on CI's two

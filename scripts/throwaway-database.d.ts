@@ -9,8 +9,15 @@ export interface ThrowawayDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates a uniquely named database on the server of `serverUrl` (any database of it may be named). */
-export function createThrowawayDatabase(serverUrl: string, prefix: string): Promise<ThrowawayDatabase>;
+/**
+ * Creates a uniquely named database on the server of `serverUrl` (any database of it may be named), a copy of
+ * `options.template` when given.
+ */
+export function createThrowawayDatabase(
+  serverUrl: string,
+  prefix: string,
+  options?: { template?: string },
+): Promise<ThrowawayDatabase>;
 
 /** Runs one statement on the server's maintenance database (`postgres`; else the one `serverUrl` names). */
 export function maintenanceQuery(serverUrl: string, statement: string): Promise<void>;

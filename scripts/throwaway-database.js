@@ -44,17 +44,21 @@ async function maintenanceQuery(serverUrl, statement) {
 }
 
 /**
- * Creates `<prefix>_<pid>_<8 hex digits>` on `serverUrl`'s server. `url` is `serverUrl` naming it; `drop()`
- * removes it, forcing out any connection left (safe to call twice).
+ * Creates `<prefix>_<pid>_<8 hex digits>` on `serverUrl`'s server, a copy of `options.template` when given (a
+ * database nobody is connected to, such as the test helpers' migrated templates). `url` is `serverUrl` naming it;
+ * `drop()` removes it, forcing out any connection left (safe to call twice).
  */
-async function createThrowawayDatabase(serverUrl, prefix) {
+async function createThrowawayDatabase(serverUrl, prefix, options = {}) {
   const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
   if (!/^[a-z][a-z0-9_]*$/.test(prefix) || name.length > MAX_NAME_LENGTH) {
     throw new Error(
       `throwaway database prefix "${prefix}": lower-case letters, digits and _, and short enough for ${MAX_NAME_LENGTH} characters in all`,
     );
   }
-  await maintenanceQuery(serverUrl, `CREATE DATABASE "${name}"`);
+  const { template } = options;
+  if (template !== undefined && !/^[a-z][a-z0-9_]*$/.test(template))
+    throw new Error(`throwaway database template "${template}": lower-case letters, digits and _`);
+  await maintenanceQuery(serverUrl, `CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
   return {
     name,
     url: databaseUrl(serverUrl, name),

@@ -1,5 +1,6 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitForHttp } from '../../scripts/wait';
 
@@ -9,10 +10,13 @@ export const GATEWAY_MAIN = join(ROOT, 'dist/apps/gateway/apps/gateway/src/main.
 /**
  * The built gateway as its own process, for what only a process shows (SIGTERM, SIGKILL): built first when dist
  * has none (CI builds before testing; a stale dist in a working copy tests old code: `npx nest build gateway`).
- * Quiet, no metrics port, in-process counters unless `env` says otherwise.
+ * Quiet, no metrics port, in-process counters unless `env` says otherwise. Its files (the development admin token
+ * file, and the demo key minted beside it when the consumers database is empty) go to a folder of its own, removed
+ * when it exits: never the checkout's .data/.
  */
 export function spawnBuiltGateway(env: Record<string, string>): ChildProcess {
   if (!existsSync(GATEWAY_MAIN)) execFileSync('npx', ['nest', 'build', 'gateway'], { cwd: ROOT, stdio: 'ignore' });
+  const files = mkdtempSync(join(tmpdir(), 'petstore-built-gateway-'));
   const child = spawn(process.execPath, [GATEWAY_MAIN], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -23,9 +27,11 @@ export function spawnBuiltGateway(env: Record<string, string>): ChildProcess {
       LOG_LEVEL: 'error',
       NODE_ENV: 'test',
       REDIS_URL: '',
+      ADMIN_TOKEN_FILE: join(files, 'admin-token'),
       ...env,
     },
   });
+  child.once('exit', () => rmSync(files, { recursive: true, force: true }));
   // What it said last (LOG_LEVEL error: nothing unless it fails), for the reason a start did not happen.
   let said = '';
   child.stderr!.on('data', (chunk: Buffer) => (said = (said + chunk.toString()).slice(-2_000)));

@@ -17,7 +17,7 @@ export interface ConsoleUnderTest {
  * (a fresh one on DATABASE_URL's server, or an in-memory PGlite served over the wire from this process).
  */
 export async function startConsole(adminUrl: string, env: Record<string, string> = {}): Promise<ConsoleUnderTest> {
-  const database = await createGatewayTestDatabase();
+  const database = await createGatewayTestDatabase('empty');
   const config = loadConsoleConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',

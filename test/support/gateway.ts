@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { INestApplication } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { Clock } from '../../apps/gateway/src/clock';
@@ -10,6 +9,7 @@ import { PgliteWireServer } from '@app/database';
 import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/plans/plans';
 import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
 import { createThrowawayDatabase } from '../../scripts/throwaway-database';
+import { Fixture, newPglite, pgliteDataDir, templateDatabase } from './fixtures';
 import { call, Reply } from './http';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
@@ -41,7 +41,9 @@ export class FakeClock extends Clock {
 
 /**
  * A consumers database that several gateway instances share: a fresh database on the server named by
- * DATABASE_URL, or an in-memory PGlite served over the wire protocol from this test process.
+ * DATABASE_URL, or an in-memory PGlite served over the wire protocol from this test process; either way a copy of
+ * the run's migrated `gateway` fixture (test/support/fixtures.ts), or of an `empty` database (for the portal's and
+ * the console's databases, and the tests of the migrations themselves).
  */
 export interface GatewayTestDatabase {
   /** GATEWAY_DATABASE_URL for the instances. */
@@ -49,10 +51,12 @@ export interface GatewayTestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createGatewayTestDatabase(): Promise<GatewayTestDatabase> {
+export async function createGatewayTestDatabase(
+  fixture: Extract<Fixture, 'gateway' | 'empty'> = 'gateway',
+): Promise<GatewayTestDatabase> {
   const base = process.env.DATABASE_URL;
   if (!base) {
-    const db = await PGlite.create('memory://');
+    const db = await newPglite(fixture);
     const server = new PgliteWireServer(db);
     const address = await server.listen();
     return {
@@ -63,7 +67,8 @@ export async function createGatewayTestDatabase(): Promise<GatewayTestDatabase> 
       },
     };
   }
-  const database = await createThrowawayDatabase(base, 'gateway_test');
+  const template = fixture === 'empty' ? undefined : templateDatabase(fixture);
+  const database = await createThrowawayDatabase(base, 'gateway_test', { template });
   return { url: database.url, drop: database.drop };
 }
 
@@ -108,7 +113,7 @@ export async function startGateway(options: {
     METRICS_PORT: '0',
     ADMIN_PORT: '0',
     ADMIN_TOKEN: adminToken,
-    GATEWAY_PGLITE_DATA_DIR: 'memory://',
+    GATEWAY_PGLITE_DATA_DIR: databaseUrl ? 'memory://' : pgliteDataDir('gateway'),
     ...(databaseUrl ? { GATEWAY_DATABASE_URL: databaseUrl } : {}),
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX:

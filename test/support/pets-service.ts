@@ -2,22 +2,25 @@ import { INestApplication } from '@nestjs/common';
 import { PetsConfig } from '../../apps/pets/src/config/pets.config';
 import { createPetsApp } from '../../apps/pets/src/create-pets-app';
 import { createThrowawayDatabase } from '../../scripts/throwaway-database';
+import { pgliteDataDir, templateDatabase } from './fixtures';
 
 /**
  * A database of its own for one test file: a fresh database on the server named by DATABASE_URL, or an
- * in-memory PGlite when it is not set. Either way the migrations run, as in production.
+ * in-memory PGlite when it is not set, a copy of the run's migrated fixture (test/support/fixtures.ts; `empty`
+ * for a test of the migrations themselves). The service still runs its migrations at start, as in production:
+ * on a fixture there are none left.
  */
 export interface TestDatabase {
   config: PetsConfig;
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(fixture: 'pets' | 'empty' = 'pets'): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
   const common = {
     port: 0,
     host: '127.0.0.1',
-    pgliteDataDir: 'memory://',
+    pgliteDataDir: base ? 'memory://' : pgliteDataDir(fixture),
     migrateOnStart: true,
     poolSize: 5,
     logLevel: 'warn' as const,
@@ -26,7 +29,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
   if (!base) return { config: { ...common }, drop: async () => undefined };
 
-  const database = await createThrowawayDatabase(base, 'pets_test');
+  const template = fixture === 'empty' ? undefined : templateDatabase(fixture);
+  const database = await createThrowawayDatabase(base, 'pets_test', { template });
   return { config: { ...common, databaseUrl: database.url }, drop: database.drop };
 }
 

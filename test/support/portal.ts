@@ -104,7 +104,7 @@ export async function startPortalStack(
     started.push(pets);
     const gateway = await startGateway({ petsUrl: pets.url, env: options.gatewayEnv });
     started.push(gateway);
-    const database = await createGatewayTestDatabase();
+    const database = await createGatewayTestDatabase('empty');
     started.push({ close: () => database.drop() });
     const smtp = await startSmtpSink();
     started.push(smtp);

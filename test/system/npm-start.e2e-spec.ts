@@ -62,6 +62,8 @@ async function start(command: string, args: string[], overrides: Record<string, 
       GATEWAY_DATABASE_URL: '',
       CONSOLE_PORT: String(ports.console),
       CONSOLE_SESSION_SECRET_FILE: join(dirname(tokenFile), 'console-session-secret'),
+      // The portal's development session secret (portal-session-secret), beside the token: never the checkout's .data/.
+      PORTAL_DATA_DIR: dirname(tokenFile),
       CONSOLE_DATABASE_URL: '',
       ADMIN_URL: '',
       RATE_LIMIT_STATE_FILE: join(dirname(tokenFile), 'rate-limits.json'),

@@ -34,6 +34,20 @@ export async function servePgliteSocket(db: PGlite): Promise<PgliteListener> {
   return { address: server.getServerConn(), close: () => server.stop() };
 }
 
+/**
+ * Dumped data directories (PGlite's `dumpDataDir`) that an in-memory database opened as `memory://<name>` starts
+ * from, in place of initdb. Only the test helpers register any (test/support/fixtures.ts): a test file's database
+ * then starts migrated in under a second, where an initdb in WebAssembly and the migrations take several.
+ */
+const memorySeeds = new Map<string, Blob>();
+
+/** From now on (in this process), `memory://<name>` databases start as a copy of `dump`. */
+export function seedMemoryDataDir(dataDir: string, dump: Blob): void {
+  if (!dataDir.startsWith('memory://'))
+    throw new Error(`seedMemoryDataDir: ${dataDir} is not a memory:// data directory`);
+  memorySeeds.set(dataDir, dump);
+}
+
 /** PostgreSQL compiled to WebAssembly, served on a loopback port through its wire protocol. */
 export class EmbeddedPgliteEndpoint extends DatabaseEndpoint {
   readonly shared = false;
@@ -50,7 +64,8 @@ export class EmbeddedPgliteEndpoint extends DatabaseEndpoint {
   static async start(options: EmbeddedPgliteOptions): Promise<EmbeddedPgliteEndpoint> {
     const { dataDir, maxPoolSize, serve = servePgliteSocket } = options;
     if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-    const db = await PGlite.create(dataDir);
+    const seed = memorySeeds.get(dataDir);
+    const db = seed ? await PGlite.create({ dataDir: 'memory://', loadDataDir: seed }) : await PGlite.create(dataDir);
     const server = await serve(db);
     new Logger(options.logContext).log(options.logMessage);
     return new EmbeddedPgliteEndpoint(`postgres://postgres@${server.address}/postgres`, maxPoolSize, db, server);

@@ -27,7 +27,7 @@ describe('gateway migrations', () => {
   let source: DataSource;
 
   beforeAll(async () => {
-    database = await createGatewayTestDatabase();
+    database = await createGatewayTestDatabase('empty');
     endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
     source = await new DataSource({
       ...dataSourceOptions(endpoint, 2, 'gateway', ENTITIES),
@@ -91,7 +91,7 @@ describe('gateway migrations', () => {
   // re-entrant (and the embedded data belongs to one gateway process anyway).
   const ifDatabase = runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)');
   ifDatabase.it('run once when two instances start at the same time', async () => {
-    const fresh = await createGatewayTestDatabase();
+    const fresh = await createGatewayTestDatabase('empty');
     const shared = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: fresh.url }));
     const a = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });
     const b = new DataSource({ ...dataSourceOptions(shared, 2, 'gateway', ENTITIES), logging: false });

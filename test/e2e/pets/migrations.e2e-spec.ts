@@ -13,7 +13,7 @@ describe('migrations', () => {
   let source: DataSource;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase('empty');
     endpoint = await openDatabaseEndpoint(database.config);
     source = await new DataSource({ ...dataSourceOptions(endpoint, 1), logging: false }).initialize();
   });
@@ -50,7 +50,7 @@ describe('migrations', () => {
   // Concurrent start-up only exists with a shared server: PGlite's data belongs to one process.
   const ifDatabase = runIf(process.env.DATABASE_URL, 'DATABASE_URL (a PostgreSQL server)');
   ifDatabase.it('run once when two instances start at the same time', async () => {
-    const fresh = await createTestDatabase();
+    const fresh = await createTestDatabase('empty');
     const shared = await openDatabaseEndpoint(fresh.config);
     const a = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });
     const b = new DataSource({ ...dataSourceOptions(shared, 2), logging: false });

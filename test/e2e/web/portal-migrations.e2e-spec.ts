@@ -23,7 +23,7 @@ async function pendingSchemaChanges(portal: PortalDatabase): Promise<string[]> {
 /** The portal's migrations are its schema: exactly what its entities describe, on a server and on its own PGlite. */
 describe('portal migrations', () => {
   it('apply in the portal schema of a server database and leave nothing for the entities to change (no drift)', async () => {
-    const database: GatewayTestDatabase = await createGatewayTestDatabase();
+    const database: GatewayTestDatabase = await createGatewayTestDatabase('empty');
     let portal: PortalDatabase | undefined;
     try {
       portal = await openPortalDatabase(
