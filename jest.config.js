@@ -38,6 +38,7 @@ module.exports = {
       displayName: 'e2e',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
       slowTestThreshold: 30,
     },
     {
@@ -45,6 +46,7 @@ module.exports = {
       displayName: 'system',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/system/**/*.e2e-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
       slowTestThreshold: 60,
     },
   ],

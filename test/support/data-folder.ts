@@ -14,12 +14,17 @@ export function fingerprint(folder = DATA_FOLDER): string[] {
   const walk = (dir: string, prefix: string): void => {
     for (const name of readdirSync(dir).sort()) {
       const path = join(dir, name);
-      const stat = statSync(path);
-      if (stat.isDirectory()) walk(path, `${prefix}${name}/`);
-      else
-        lines.push(
-          `${prefix}${name} ${stat.mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`,
-        );
+      try {
+        const stat = statSync(path);
+        if (stat.isDirectory()) walk(path, `${prefix}${name}/`);
+        else
+          lines.push(
+            `${prefix}${name} ${stat.mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`,
+          );
+      } catch (error) {
+        // Gone between the listing and the read (a process writing there): seen as missing.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
     }
   };
   walk(folder, '');
@@ -31,7 +36,11 @@ export function recordDataFolder(): void {
   process.env[VARIABLE] = JSON.stringify(fingerprint());
 }
 
-/** Global teardown: `.data/` byte for byte as it was, else the run fails naming what changed. */
+/**
+ * Global teardown: `.data/` byte for byte as it was. On CI (CI set, nothing else runs there) a change fails the run,
+ * naming it; on a developer's machine it is a warning, since `npm start` or `npm run stack` running beside the tests
+ * in the same checkout legitimately writes there (TEST_DATA_FOLDER_STRICT=1 makes it fail there too).
+ */
 export function checkDataFolder(): void {
   const recorded = process.env[VARIABLE];
   if (recorded === undefined) return;
@@ -41,8 +50,10 @@ export function checkDataFolder(): void {
     ...[...before].filter((line) => !after.has(line)).map((line) => `- ${line}`),
     ...[...after].filter((line) => !before.has(line)).map((line) => `+ ${line}`),
   ];
-  if (changed.length > 0)
-    throw new Error(
-      `a test changed the checkout's .data/ (${DATA_FOLDER}); tests write only to folders of their own:\n${changed.join('\n')}`,
-    );
+  if (changed.length === 0) return;
+  const report = `the checkout's .data/ (${DATA_FOLDER}) changed during the run; tests write only to folders of their own:\n${changed.join('\n')}`;
+  if (process.env.CI || process.env.TEST_DATA_FOLDER_STRICT === '1') throw new Error(report);
+  process.stderr.write(
+    `\nwarning: ${report}\n(a failure on CI; here npm start or npm run stack may have written it)\n`,
+  );
 }
