@@ -2,18 +2,10 @@ import { generateApiKey, hashApiKey } from '../../../apps/gateway/src/consumers/
 import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
 import { RunningPets, startPetsService } from '../../support/pets-service';
+import { seededRandom } from '../../support/seeded-random';
 
-/** A small seeded generator (mulberry32), so that a failing fuzz case can be replayed with FUZZ_SEED (FUZZ_ROUNDS: more cases). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so that a failing fuzz case can be replayed with FUZZ_SEED (FUZZ_ROUNDS: more cases). */
+const random = seededRandom;
 
 /** Awkward characters: NUL and other controls, separators, surrogates (lone ones too), non-characters, emoji, RTL. */
 const AWKWARD = [

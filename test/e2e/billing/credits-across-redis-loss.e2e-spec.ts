@@ -12,6 +12,7 @@ import {
 import { call } from '../../support/http';
 import { RunningPets, startPetsService } from '../../support/pets-service';
 import { hasRedisServer, OwnRedisServer } from '../../support/redis-server';
+import { seededRandom } from '../../support/seeded-random';
 import { runIf } from '../../support/skip';
 
 /**
@@ -24,18 +25,6 @@ import { runIf } from '../../support/skip';
 const ENTERPRISE = { perMinute: 1_000_000, perDay: 100_000_000 };
 const ENV = { USAGE_FLUSH_MS: '60000', BAN_GRACE_MS: '600000' };
 const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
-
-/** A small seeded generator (mulberry32): a failing ordering can be replayed from the seed in the test's name. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 runIf(hasRedisServer, 'redis-server is not installed').describe('credits across a Redis that forgets', () => {
   let redis: OwnRedisServer;
@@ -141,7 +130,7 @@ runIf(hasRedisServer, 'redis-server is not installed').describe('credits across 
 
   it('a hundred random orderings of losses, restarts and top-ups keep credited − spent = balance, spent ≤ credited', async () => {
     const seed = Number(process.env.CREDITS_FAULT_SEED ?? Date.now() % 1_000_000);
-    const random = generator(seed);
+    const random = seededRandom(seed);
     const consumers: Array<{ name: string; credited: number; spent: number }> = [];
     for (let ordering = 0; ordering < 100; ordering += 1) {
       const { name, key } = await newConsumer();
