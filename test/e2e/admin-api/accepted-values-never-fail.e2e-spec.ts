@@ -145,6 +145,18 @@ describe('values the admin API accepts never fail later', () => {
     });
   });
 
+  it('refuses null where a date-time may only be left out (it was an Invalid Date or the epoch)', async () => {
+    for (const [path, body] of [
+      ['/consumers', { plan: 'free', expiresAt: null }],
+      ['/tokens', { name: unique('t'), scopes: ['consumers:read'], expiresAt: null }],
+      ['/import', { consumers: [{ name: unique('imp'), plan: 'free', createdAt: null }] }],
+    ] as const) {
+      const reply = await admin('POST', path, body);
+      expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+      expect((reply.body as { message: string }).message).toMatch(/(expiresAt|createdAt) must not be null/);
+    }
+  });
+
   describe('text: no control characters', () => {
     let name: string;
     beforeAll(async () => {

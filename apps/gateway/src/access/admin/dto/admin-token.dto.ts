@@ -1,4 +1,4 @@
-import { IsDateTime } from '@app/contract';
+import { IsDateTime, OptionalButNotNull } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMinSize,
@@ -31,7 +31,7 @@ export class CreateAdminTokenDto {
   scopes!: AdminScope[];
 
   @ApiPropertyOptional({ format: 'date-time', description: 'When the token stops working (none: never).' })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   expiresAt?: string;
 

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
-import { EMAIL_ADDRESS_MAX_LENGTH, IsDateTime } from '@app/contract';
+import { EMAIL_ADDRESS_MAX_LENGTH, IsDateTime, OptionalButNotNull } from '@app/contract';
 import { IsConsumerEmail } from '../../consumer-email';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
 import { LimitsDto } from './limits.dto';
@@ -33,7 +33,7 @@ export class CreateConsumerDto {
     format: 'date-time',
     description: 'When the first key stops working (none: it does not expire).',
   })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   expiresAt?: string;
 

@@ -1,4 +1,4 @@
-import { IsDateTime } from '@app/contract';
+import { IsDateTime, OptionalButNotNull } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -49,17 +49,17 @@ export class FileKeyDto {
   keyHint?: string;
 
   @ApiPropertyOptional({ ...DATE_TIME, description: 'Default: when it is imported.' })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   createdAt?: string;
 
   @ApiPropertyOptional({ ...DATE_TIME, description: 'When it stops working (none: it does not expire).' })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   expiresAt?: string;
 
   @ApiPropertyOptional({ ...DATE_TIME, description: 'Set: the key is revoked (an import never un-revokes a key).' })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   revokedAt?: string;
 }
@@ -100,7 +100,7 @@ export class FileConsumerDto {
     ...DATE_TIME,
     description: "When the consumer was created (default: when it is imported); in the one-key form, the key's too.",
   })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   createdAt?: string;
 
@@ -108,7 +108,7 @@ export class FileConsumerDto {
     ...DATE_TIME,
     description: 'Set: the consumer is disabled (since then). Absent: left as it is (an import never enables).',
   })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   disabledAt?: string;
 
@@ -116,7 +116,7 @@ export class FileConsumerDto {
     ...DATE_TIME,
     description: 'Its own billing anchor (docs/billing.md); absent: left as it is.',
   })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   billingAnchor?: string;
 
@@ -188,7 +188,7 @@ export class FileConsumerDto {
   keyHint?: string;
 
   @ApiPropertyOptional({ ...DATE_TIME, description: "One-key form: the key's expiry. Ignored when `keys` is given." })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   expiresAt?: string;
 
@@ -196,7 +196,7 @@ export class FileConsumerDto {
     ...DATE_TIME,
     description: 'One-key form: set, the key is revoked. Ignored when `keys` is given.',
   })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   revokedAt?: string;
 }

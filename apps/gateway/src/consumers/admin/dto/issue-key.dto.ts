@@ -1,10 +1,10 @@
-import { IsDateTime } from '@app/contract';
+import { IsDateTime, OptionalButNotNull } from '@app/contract';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export class IssueKeyDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'When the key stops working (none: it does not expire).' })
-  @IsOptional()
+  @OptionalButNotNull()
   @IsDateTime()
   expiresAt?: string;
 }
