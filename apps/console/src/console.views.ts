@@ -91,7 +91,16 @@ export interface ConfirmView extends PageModel {
 export interface PlanRequestsView extends PageModel {
   statuses: Array<{ value: string; selected: boolean }>;
   status: string;
-  items: Array<AdminPlanRequest & { pending: boolean; consumerHref: string; path: string }>;
+  items: Array<
+    AdminPlanRequest & {
+      pending: boolean;
+      consumerHref: string;
+      path: string;
+      /** A decline of this request refused by the page: why, beside the note, and the note as typed. */
+      declineError?: string;
+      typedNote?: string;
+    }
+  >;
   next: string | null;
 }
 

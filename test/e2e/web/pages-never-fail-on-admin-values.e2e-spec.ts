@@ -219,6 +219,25 @@ describe('web pages never fail on what the admin API accepted or on its failure'
     expect((after.body as { credits: unknown }).credits).toEqual((before.body as { credits: unknown }).credits);
   });
 
+  it('refuses a console decline note with control characters: the page again, the error beside the note', async () => {
+    const asked = await adminCall(stack.gateway, 'POST', '/plan-requests', {
+      consumer,
+      requestedPlan: 'pro',
+      expectedVolume: '10/day',
+    });
+    expect(asked.status).toBe(201);
+    const id = (asked.body as { id: string }).id;
+    const reply = await operator.submit('/plan-requests', `/plan-requests/${id}/decline`, { note: 'no\u0007thanks' });
+    expect(reply.status).toBe(400);
+    expect(reply.text).toMatch(new RegExp(`id="note-${id}-error" role="alert">Use ordinary text`));
+    expect(reply.text).toMatch(new RegExp(`id="note-${id}"[^>]*value="no\u0007thanks"`));
+    const still = await adminCall(stack.gateway, 'GET', `/plan-requests?consumer=${consumer}`);
+    expect((still.body as { items: Array<{ status: string }> }).items.map((r) => r.status)).toEqual(['pending']);
+    expect((await operator.submit('/plan-requests', `/plan-requests/${id}/decline`, { note: 'Not yet.' })).status).toBe(
+      303,
+    );
+  });
+
   it("refuses a portal plan request with control characters: the form's page again, its error, what was typed", async () => {
     const reply = await developer.submit('/plan', {
       plan: 'pro',
@@ -230,7 +249,7 @@ describe('web pages never fail on what the admin API accepted or on its failure'
       'Use one line of ordinary text: no tabs, line breaks or invisible control characters.',
     );
     expect(reply.text).toContain('line one\nline two</textarea>');
-    const none = await adminCall(stack.gateway, 'GET', `/plan-requests?consumer=${consumer}`);
-    expect((none.body as { items: unknown[] }).items).toEqual([]);
+    const requests = await adminCall(stack.gateway, 'GET', `/plan-requests?consumer=${consumer}`);
+    expect((requests.body as { items: Array<{ status: string }> }).items.map((r) => r.status)).not.toContain('pending');
   });
 });

@@ -1,10 +1,10 @@
 import { planTitle } from '@app/contract';
-import { AdminApi } from '@app/web';
+import { AdminApi, formTextError } from '@app/web';
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
 import { endUserOf, tokenOf } from '../auth/operator';
-import { Page, PlanRequestsView } from '../console.views';
+import { Page, PlanRequestsView, renderView } from '../console.views';
 import type { AdminPlanRequest, RefusalSentences } from '@app/web';
 
 const STATUSES: ReadonlyArray<AdminPlanRequest['status']> = ['pending', 'approved', 'declined'];
@@ -72,12 +72,23 @@ export class PlanRequestsController {
   }
 
   @Post(':id/decline')
-  decline(
+  async decline(
     @Req() request: Request,
     @Res() response: Response,
     @Param('id') id: string,
     @Body() body: unknown,
   ): Promise<void> {
+    // The house's rule for text (libs/contract), said beside the note; the page again with what was typed.
+    const note = field(body, 'note');
+    const error = formTextError(note, { multiLine: true });
+    if (error) {
+      const page = await this.list(request);
+      const items = page.items.map((item) =>
+        item.id === id ? { ...item, declineError: error, typedNote: note } : item,
+      );
+      renderView(response, 'plan-requests', { ...page, items }, 400);
+      return;
+    }
     return act(
       request,
       response,
@@ -85,7 +96,7 @@ export class PlanRequestsController {
       async () => {
         const decided = await this.admin
           .as(tokenOf(request), endUserOf(request))
-          .POST('/plan-requests/{id}/decline', { params: { path: { id } }, body: { note: field(body, 'note') } });
+          .POST('/plan-requests/{id}/decline', { params: { path: { id } }, body: { note } });
         return `Declined the request of ${decided.consumer}; the note is on their portal.`;
       },
       DECISION_REFUSALS,
