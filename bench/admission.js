@@ -20,7 +20,7 @@ const args = process.argv.slice(2);
 const ROUNDS = Number(option(args, '--rounds', '3'));
 const FLOOD = Number(option(args, '--flood', '20000'));
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const Redis = require('ioredis');

@@ -18,7 +18,7 @@ const args = process.argv.slice(2);
 const REQUESTS = Number(option(args, '--requests', '5000'));
 const WARMUP = Number(option(args, '--warmup', '3000'));
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 const autocannon = require('autocannon');
 
 /** The GC lines V8 printed so far, as { allocated, at: index }. */

@@ -35,7 +35,7 @@ const ACTIVE_KEYS = 10_000;
 const IMPORT = Number(option(args, '--import', '100000'));
 const IMPORT_BATCH = 500;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');

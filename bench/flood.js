@@ -43,7 +43,7 @@ const option = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : fallback;
 };
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const KEYS = Number(option('--keys', '1000000'));
 const DURATION_S = Number(option('--duration', '8'));
@@ -519,10 +519,7 @@ async function main() {
   }
 }
 
-process.on('SIGINT', () => process.exit(130));
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGTERM');
-});
+support.stopOnExit(children);
 main().catch((error) => {
   console.error(error);
   process.exitCode = 1;

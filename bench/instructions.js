@@ -542,7 +542,7 @@ function printSummary(results) {
 module.exports.printSummary = printSummary;
 
 if (require.main === module) {
-  support.pinLoadGenerator(__filename, process.argv.slice(2));
+  support.pinLoadGenerator();
   main().then(
     () => process.exit(0),
     (error) => {

@@ -17,7 +17,7 @@ const args = process.argv.slice(2);
 const WARMUP = Number(option(args, '--warmup', '5000'));
 const REQUESTS = Number(option(args, '--requests', '20000'));
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 const autocannon = require('autocannon');
 
 async function main() {

@@ -32,7 +32,7 @@ const TOPOLOGIES = option(args, '--topologies', 'redis,cluster').split(',');
 const CONNECTIONS = Number(option(args, '--connections', '200'));
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE || 4100) + 100;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const { Pool } = require('undici');
 const children = [];

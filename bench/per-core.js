@@ -31,7 +31,7 @@ const RATE_SECONDS = Number(option(args, '--rate-seconds', '15'));
 /** Below the gateway's default lookup budget (KEY_LOOKUPS_PER_SECOND, 500). */
 const WARM_UP_RATE = 400;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const children = [];

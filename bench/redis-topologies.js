@@ -27,7 +27,7 @@ const DURATION = Number(option(args, '--duration', '8'));
 const REQUESTS = Number(option(args, '--requests', '2000'));
 const CONNECTIONS = 32;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');

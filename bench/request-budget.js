@@ -42,7 +42,7 @@ if (TRACING && !(Number(TRACING) >= 0 && Number(TRACING) <= 1))
 const WARMUP = 3;
 const children = [];
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 const autocannon = require('autocannon');
 
 /**

@@ -63,7 +63,7 @@ const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef';
 const INSTRUCTION_ARGS = ['--runs', option(args, '--instructions-runs', '2')];
 
 // Pin the load generator (this process) to its own core, once.
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');
@@ -574,7 +574,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   }
   console.log('ratios (from the medians):');
   for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(40)} ${value}`);
-  const instructions = PAGING_ONLY || args.includes('--no-instructions') ? undefined : countInstructions();
+  const instructions = PAGING_ONLY || args.includes('--no-instructions') ? undefined : await countInstructions();
   if (instructions) {
     const per = (key) => instructions.results[key].perRequest;
     Object.assign(ratios, {
@@ -611,7 +611,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
  * Instructions per request of the gateway, the peer and nginx (bench/instructions.js, its own processes under
  * callgrind while this run's servers idle), or undefined when callgrind is missing (said why).
  */
-function countInstructions() {
+async function countInstructions() {
   const { callgrindMissing } = require('./instructions');
   const missing = callgrindMissing();
   if (missing) {
@@ -619,15 +619,11 @@ function countInstructions() {
     return undefined;
   }
   console.log('\ninstructions per request (bench/instructions.js):');
-  const counted = spawnSync(
-    process.execPath,
-    [path.join(__dirname, 'instructions.js'), '--no-build', ...INSTRUCTION_ARGS],
-    {
-      stdio: 'inherit',
-      env: process.env,
-    },
-  );
-  if (counted.status !== 0) throw new Error('bench/instructions.js failed');
+  const status = await support.runScript(children, path.join(__dirname, 'instructions.js'), [
+    '--no-build',
+    ...INSTRUCTION_ARGS,
+  ]);
+  if (status !== 0) throw new Error('bench/instructions.js failed');
   return JSON.parse(readFileSync(path.join(__dirname, 'results', 'instructions.json'), 'utf8'));
 }
 
@@ -637,11 +633,8 @@ main()
     support.stopAll(children);
     await support.sleep(500);
     if (args.includes('--no-admission') || PAGING_ONLY || FIXED_ONLY_RATE !== undefined) process.exit(0);
-    const admission = spawnSync(process.execPath, [path.join(__dirname, 'admission.js'), '--no-build'], {
-      stdio: 'inherit',
-      env: process.env,
-    });
-    process.exit(admission.status ?? 1);
+    const status = await support.runScript(children, path.join(__dirname, 'admission.js'), ['--no-build']);
+    process.exit(status ?? 1);
   })
   .catch((error) => {
     console.error(error);

@@ -40,7 +40,7 @@ const SAMPLE_SECONDS = 15;
 const WARMUP_SECONDS = 30;
 const CONNECTIONS = 8;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 

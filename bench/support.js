@@ -46,16 +46,13 @@ function option(args, name, fallback) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Re-runs the calling script pinned to the load core, once (the servers it starts are pinned to the server core).
- * Returns only in the pinned process (or where taskset is missing).
+ * Pins this process (every thread of it, and whatever it starts later unless told otherwise) to the load core; the
+ * servers it starts are pinned to the server core. The process pins itself rather than running a pinned copy of
+ * itself: a SIGTERM to the bench's pid (npm's, which `exec`s it) then reaches the process that owns the servers.
  */
-function pinLoadGenerator(script, args) {
-  if (!hasTaskset || process.env.BENCH_PINNED) return;
-  const child = spawnSync('taskset', ['-c', LOAD_CORE, process.execPath, script, ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(child.status ?? 1);
+function pinLoadGenerator() {
+  if (!hasTaskset) return;
+  spawnSync('taskset', ['-a', '-p', '-c', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 }
 
 /**
@@ -166,6 +163,16 @@ function stopAll(children, signal = 'SIGTERM') {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 }
 
+/**
+ * Runs another bench script (`node <script> <args>`, its output on this terminal) as one of `children`, so that a
+ * signal to this bench stops it too (it cleans up after itself: stopOnExit); resolves with its exit code.
+ */
+function runScript(children, script, args) {
+  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, stdio: 'inherit', env: process.env });
+  children.push(child);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
 /** Stops one child and waits until it has exited (at most `timeoutMs`), e.g. to start it again on its port. */
 async function stopAndWait(child, timeoutMs = 10_000) {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -179,10 +186,28 @@ function stopAllAndWait(children) {
   return Promise.all(children.map((child) => stopAndWait(child)));
 }
 
-/** Stops the children when the bench exits, however it exits (Ctrl-C included). */
+/** The databases of the run (createRunDatabase) not dropped yet: a SIGINT or SIGTERM drops them before exiting. */
+const runDatabases = new Set();
+const EXIT_ON_SIGNAL = { SIGINT: 130, SIGTERM: 143 };
+
+/**
+ * Stops the children when the bench exits, however it exits. On SIGINT or SIGTERM (Ctrl-C, or a process manager
+ * signalling npm's pid: every bench script is `exec`ed) it stops them and waits for them (10 s at most each), drops
+ * the run's databases, then exits 130 or 143; a second signal meanwhile changes nothing.
+ */
 function stopOnExit(children, signal = 'SIGTERM') {
   process.on('exit', () => stopAll(children, signal));
-  process.on('SIGINT', () => process.exit(130));
+  let stopping = false;
+  for (const name of Object.keys(EXIT_ON_SIGNAL)) {
+    process.on(name, () => {
+      if (stopping) return;
+      stopping = true;
+      stopAll(children, signal);
+      Promise.all(children.map((child) => stopAndWait(child)))
+        .then(() => Promise.all([...runDatabases].map((database) => database.drop().catch(() => undefined))))
+        .finally(() => process.exit(EXIT_ON_SIGNAL[name]));
+    });
+  }
 }
 
 /**
@@ -274,8 +299,16 @@ function buildUnlessSkipped(args, apps) {
  * A database of the run's own on PG_SERVER (scripts/throwaway-database.js: `<prefix>_<pid>_<hex>`);
  * `drop()` removes it, forcing out any connection left.
  */
-function createRunDatabase(prefix) {
-  return createThrowawayDatabase(PG_SERVER, prefix);
+async function createRunDatabase(prefix) {
+  const database = await createThrowawayDatabase(PG_SERVER, prefix);
+  runDatabases.add(database);
+  return {
+    ...database,
+    drop: async () => {
+      await database.drop();
+      runDatabases.delete(database);
+    },
+  };
 }
 
 /**
@@ -361,6 +394,7 @@ module.exports = {
   option,
   sleep,
   pinLoadGenerator,
+  runScript,
   ensureLocalServices,
   buildUnlessSkipped,
   createRunDatabase,

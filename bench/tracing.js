@@ -22,7 +22,7 @@ const ROUNDS = Number(option(args, '--rounds', '3'));
 const CONNECTIONS = Number(option(args, '--connections', '32'));
 const WARMUP = 3;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 

@@ -33,7 +33,7 @@ const CONNECTIONS = 32;
 const CONSUMERS = 10_000;
 const HOUR = 3_600_000;
 
-support.pinLoadGenerator(__filename, args);
+support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const { Client } = require('pg');

@@ -216,6 +216,18 @@ describe('npm start', () => {
     });
   }, 300_000);
 
+  it('stops every app on SIGINT to npm, as on SIGTERM', async () => {
+    const started = await start('npm', ['start']);
+    started.process.kill('SIGINT');
+    expect(await started.exited).toBe(0);
+    expect(
+      await portsReleased(
+        [started.ports.gateway, started.ports.pets, started.ports.admin, started.ports.portal, started.ports.console],
+        15_000,
+      ),
+    ).toBe(true);
+  }, 300_000);
+
   it('stops both apps on SIGINT to the start script itself', async () => {
     const started = await start(process.execPath, ['scripts/start.js']);
     started.process.kill('SIGINT');
