@@ -8,6 +8,17 @@
 const typescript = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }];
 const esmToCommonJs = '<rootDir>/test/support/esm-to-commonjs.transformer.js';
 
+/**
+ * For the tiers that start services: once per run (not per project: Jest runs one path once), the migrated databases
+ * every file copies (test/support/fixtures.ts) and the check that no test changed the checkout's .data/
+ * (test/support/data-folder.ts); the apps' log lines to artifacts/test-logs/ (test/support/quiet-logs.ts).
+ */
+const services = {
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
+};
+
 const common = {
   // Nest 12 ships ES modules only; Jest's CommonJS runtime cannot require() them (Node's require(esm) is not
   // available inside Jest before Node 24.9), so those packages are compiled to CommonJS as they are loaded.
@@ -22,10 +33,6 @@ const common = {
 };
 
 module.exports = {
-  // Once per run: the migrated databases every file copies (test/support/fixtures.ts), and the check that no test
-  // changed the checkout's .data/ (test/support/data-folder.ts).
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // No test may hang CI: a stuck request or hook fails after a minute.
   testTimeout: 60_000,
   // Jest's default is one worker per core but one; the e2e files mostly wait on sockets and timers, so on CI's two
@@ -35,18 +42,18 @@ module.exports = {
     { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {
       ...common,
+      ...services,
       displayName: 'e2e',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
       slowTestThreshold: 30,
     },
     {
       ...common,
+      ...services,
       displayName: 'system',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/system/**/*.e2e-spec.ts'],
-      setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
       slowTestThreshold: 60,
     },
   ],
