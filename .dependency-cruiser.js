@@ -9,12 +9,13 @@
 /**
  * The gateway (docs/architecture.md). The control plane's rooms: access (admin tokens, scopes, the admin context,
  * audit) below consumers (the aggregate and its change channel), below keys (the data plane's lookup and cache) and
- * plan-requests. Each room's admin controllers and DTOs (<room>/admin/) stand above every room and below the admin
+ * plan-requests. The billing period's arithmetic (periods/) stands low: consumers, keys, billing and the limits all
+ * cut periods. Each room's admin controllers and DTOs (<room>/admin/) stand above every room and below the admin
  * app's shell (admin/), with the few conventions they share (admin/shared/) just below them.
  */
 const GATEWAY_LAYERS = [
   ['config', 'clock.ts', 'nest-internals.ts'],
-  ['plans', 'redis'],
+  ['plans', 'redis', 'periods'],
   ['database'],
   ['access'],
   ['consumers'],

@@ -6,7 +6,7 @@ import { ConsumerEntity } from '../consumers/consumer.entity';
 import { ConsumersService } from '../consumers/consumers.service';
 import type { CreditRefill, OperationCosts } from '@app/contract';
 import { CreditTerms, PlanLimits } from '../plans/plan-limits';
-import { BillingPeriod, currentBillingPeriod } from './billing-period';
+import { BillingPeriod, currentBillingPeriod } from '../periods/billing-period';
 
 /** A consumer's billing as the admin API shows it. */
 export interface BillingState {

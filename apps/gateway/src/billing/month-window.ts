@@ -1,5 +1,5 @@
 import type { Consumer } from '../consumers/consumer';
-import { billingPeriodAt, currentBillingPeriod, RecutPeriod } from './billing-period';
+import { billingPeriodAt, currentBillingPeriod, RecutPeriod } from '../periods/billing-period';
 
 /** The counting window of a monthly quota, in RateLimit-Policy and in a 429's `policy`. */
 export const MONTH_WINDOW = 'month';

@@ -1,5 +1,5 @@
 import type { AuditChanges } from '../access/audit-entry.entity';
-import { BillingPeriod, moveAnchor, RecutPeriod } from '../billing/billing-period';
+import { BillingPeriod, moveAnchor, RecutPeriod } from '../periods/billing-period';
 import type { CreditTerms } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import type { ConsumerEntity } from './consumer.entity';

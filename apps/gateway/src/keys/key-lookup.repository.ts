@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { CreditRefill, OperationCosts } from '@app/contract';
-import type { RecutPeriod } from '../billing/billing-period';
+import type { RecutPeriod } from '../periods/billing-period';
 import { Limits, PlanName } from '../plans/plans';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
