@@ -128,6 +128,24 @@ describe('the credits and policies partials', () => {
     expect(html).not.toContain('not expected');
   });
 
+  it('says "exhausted until <the next refill>" at a balance of 0, or "exhausted" without one, never a date of now', () => {
+    const zero = { ...credits, balance: 0 };
+    // As an older gateway answers at 0 (the projection from a spend above the refill: now), and as this one does.
+    const projectedNow = { ...ledger, balance: 0, projectedExhaustionAt: now.toISOString() };
+    for (const answer of [
+      projectedNow,
+      { ...projectedNow, projectedExhaustionAt: null, exhaustion: 'exhausted' as const },
+      null,
+    ]) {
+      const html = render('credits', creditsPanel(zero, answer));
+      expect(/data-testid="credits-exhaustion">(.*?)<\/dd>/.exec(html)?.[1]).toBe(
+        'exhausted until <time datetime="2026-11-28T00:00:00.000Z">2026-11-28 00:00 UTC</time>',
+      );
+    }
+    const none = render('credits', creditsPanel({ ...zero, refill: null, nextRefillAt: null }, projectedNow));
+    expect(none).toContain('data-testid="credits-exhaustion">exhausted</dd>');
+  });
+
   it('gives each policy its remaining, used and reset date; credits without a refill say only a top-up helps', () => {
     const html = render(
       'policies',

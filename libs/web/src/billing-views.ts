@@ -83,6 +83,11 @@ export interface CreditsPanel {
   refillSet: boolean;
   nextRefillAt: string | null;
   projectedExhaustionAt: string | null;
+  /**
+   * A balance of 0: "exhausted until <the next refill>" (`nextRefillAt`), or "exhausted" when none is scheduled;
+   * never a projected date, which would be the moment the page was drawn.
+   */
+  exhausted: boolean;
   /** The projection's outcome, in words when there is no date (docs/billing.md). */
   exhaustionText: string;
   costs: Array<{ operation: string; cost: number }>;
@@ -94,20 +99,28 @@ export interface CreditsPanel {
 /** The words of a projection without a date ("projected" is followed by the date itself). */
 const EXHAUSTION_WORDS: Record<AdminCreditLedger['exhaustion'], string> = {
   projected: "at the last 7 days' rate",
+  exhausted: 'exhausted',
   'not-expected': "not expected at the last 7 days' rate",
   'not-within-any-date': "not within any date at the last 7 days' rate",
 };
 
 /** From the billing answer's `credits` and the ledger (null when the ledger could not be read). */
 export function creditsPanel(credits: AdminCredits, ledger: AdminCreditLedger | null): CreditsPanel {
+  // At 0 the balance has run out whatever the ledger says (or whether it could be read at all).
+  const exhausted = credits.balance <= 0 || ledger?.exhaustion === 'exhausted';
   return {
     balance: credits.balance,
     refill: credits.refill,
     refillSet: credits.refillSet,
     nextRefillAt: credits.nextRefillAt,
-    projectedExhaustionAt: ledger?.projectedExhaustionAt ?? null,
+    projectedExhaustionAt: exhausted ? null : (ledger?.projectedExhaustionAt ?? null),
+    exhausted,
     // Without the ledger (its route missing, or it failed) there is no spend to project from: said so, not guessed.
-    exhaustionText: ledger ? EXHAUSTION_WORDS[ledger.exhaustion] : 'not known: the spend history could not be read',
+    exhaustionText: exhausted
+      ? EXHAUSTION_WORDS.exhausted
+      : ledger
+        ? EXHAUSTION_WORDS[ledger.exhaustion]
+        : 'not known: the spend history could not be read',
     costs: Object.entries(credits.costs)
       .map(([operation, cost]) => ({ operation, cost }))
       .sort((a, b) => a.operation.localeCompare(b.operation)),

@@ -73,9 +73,7 @@ async function runCreditsCommand(argv, env, out) {
     out(refillLine(credits));
     out(costsLine(credits.costs));
   }
-  out(
-    `projected exhaustion\t${ledger.projectedExhaustionAt ?? 'none (no spend in the last 7 days, or a refill covers it)'}`,
-  );
+  out(`projected exhaustion\t${exhaustionWords(ledger, credits)}`);
   out(`spend per day (UTC)`);
   out('day\tspent');
   for (const d of ledger.spendPerDay) out(`${d.day}\t${d.spent}`);
@@ -84,6 +82,13 @@ async function runCreditsCommand(argv, env, out) {
   for (const e of ledger.entries)
     out(`${e.at}\t${e.kind}\t${e.amount}\t${e.balanceAfter}\t${e.reason ?? '-'}\t${e.actor}`);
   if (ledger.entries.length === 0) out('(no entries)');
+}
+
+/** The ledger's projection in words: a date, "exhausted" (until the next refill, if one is scheduled), or none. */
+function exhaustionWords(ledger, credits) {
+  if (ledger.exhaustion === 'exhausted')
+    return credits?.nextRefillAt ? `exhausted until ${credits.nextRefillAt}` : 'exhausted (only a top-up adds credits)';
+  return ledger.projectedExhaustionAt ?? 'none (no spend in the last 7 days, or a refill covers it)';
 }
 
 module.exports = { runCreditsCommand };

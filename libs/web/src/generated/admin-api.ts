@@ -1487,15 +1487,15 @@ export interface components {
             spendPerDay: components["schemas"]["SpendDayResponse"][];
             /**
              * Format: date-time
-             * @description At the mean spend of the last 7 days; null without spend, when a refill covers it, or when the date would be past the last one a date-time can write (+275760-09-13): see `exhaustion`.
+             * @description At the mean spend of the last 7 days; null at a balance of 0 (already exhausted), without spend, when a refill covers it, or when the date would be past the last one a date-time can write (+275760-09-13): see `exhaustion`.
              */
             projectedExhaustionAt: string | null;
             /**
-             * @description projected: `projectedExhaustionAt` holds the date. not-expected: no spend, no credits, or a refill covers the spend. not-within-any-date: at this spend the balance lasts past the last representable date (a large balance, a tiny spend).
+             * @description projected: `projectedExhaustionAt` holds the date. exhausted: the balance is 0 (credits in force): exhausted until the next refill (`nextRefillAt` of the billing answer), or until a top-up when none is scheduled. not-expected: no spend, no credits, or a refill covers the spend. not-within-any-date: at this spend the balance lasts past the last representable date (a large balance, a tiny spend).
              * @example projected
              * @enum {string}
              */
-            exhaustion: "projected" | "not-expected" | "not-within-any-date";
+            exhaustion: "projected" | "exhausted" | "not-expected" | "not-within-any-date";
         };
     };
     responses: {

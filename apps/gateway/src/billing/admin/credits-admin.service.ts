@@ -32,10 +32,11 @@ export interface LedgerView {
 }
 
 /**
- * The projection's three outcomes: a date; none (no spend, no credits, or a refill covers the spend); or a date past
- * the last one JavaScript (and ISO 8601 in JSON) can write, +275760-09-13: "not within any date".
+ * The projection's outcomes: a date; already exhausted (a balance of 0); none (no spend, no credits, or a refill
+ * covers the spend); or a date past the last one JavaScript (and ISO 8601 in JSON) can write, +275760-09-13: "not
+ * within any date".
  */
-export type Exhaustion = 'projected' | 'not-expected' | 'not-within-any-date';
+export type Exhaustion = 'projected' | 'exhausted' | 'not-expected' | 'not-within-any-date';
 
 /** The last instant a Date holds (ECMA-262 §21.4.1.1: ±8.64e15 ms from the epoch). */
 const LAST_DATE_MS = 8.64e15;
@@ -168,7 +169,8 @@ export class CreditsAdminService {
   }
 
   /**
-   * When the balance runs out at the mean spend of the last 7 days (today included); null without spend, without
+   * When the balance runs out at the mean spend of the last 7 days (today included). A balance of 0 has run out
+   * already: 'exhausted' (until the next refill, if one is scheduled), never "now". No date without spend, without
    * credits, or when a refill covers that spend (a refill of at least a period's spend): 'not-expected'. A large
    * balance at a tiny spend lands past the last date a Date holds: 'not-within-any-date', never an Invalid Date
    * (whose toISOString throws: a 500 for a value we accepted).
@@ -180,6 +182,7 @@ export class CreditsAdminService {
     now: number,
   ): number | Exclude<Exhaustion, 'projected'> {
     if (balance === null || terms === undefined) return 'not-expected';
+    if (balance <= 0) return 'exhausted';
     const week = spendPerDay.slice(-7);
     const perMs = week.reduce((sum, d) => sum + d.spent, 0) / (week.length * DAY_MS);
     if (!(perMs > 0)) return 'not-expected';
