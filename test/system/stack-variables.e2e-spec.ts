@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Client } from 'pg';
@@ -62,7 +63,8 @@ ifNginxAndRedis.describe("the stack's variables", () => {
   it('listens on every port its variables give, keeps counters under REDIS_KEY_PREFIX, and frees them all on SIGTERM', async () => {
     const ports = await freeStackPorts(2);
     const prefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}stack-vars-${ports.base}:`;
-    const adminToken = `stack-variables-test-admin-token-${ports.base}-0123456789`;
+    // Random, as docs/configuration.md asks: the stack runs in production mode, which refuses a guessable token.
+    const adminToken = randomBytes(32).toString('hex');
     const run = start({ ...ports.env, GATEWAY_INSTANCES: '2', REDIS_KEY_PREFIX: prefix, ADMIN_TOKEN: adminToken });
     await run.waitFor(/Ctrl-C stops everything/, 90_000);
     const key = /Free-plan key for this stack: (\S+)/.exec(run.output())![1];
