@@ -15,6 +15,10 @@ import { PortalUnderTest, createPortalToken, startPortal } from '../../support/p
 import { rawRequest } from '../../support/raw-http';
 import { SmtpSink, startSmtpSink } from '../../support/smtp-sink';
 
+// This file reads what the apps write on file descriptors 1 and 2: their pino lines stay there, not in the
+// artifacts/test-logs/ file every other e2e file sends them to (test/support/quiet-logs.ts).
+jest.unmock('pino');
+
 /**
  * Everything the apps write to stdout and stderr while this file runs: their pino lines (sonic-boom writes to fd 1
  * with fs.write/fs.writeSync), Nest's, and anything printed with console.* or process.std*.write.
