@@ -11,17 +11,18 @@ import { API_CACHE_CONTROL } from '../routing/api-cache-control';
 export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
     description:
-      'Rate limit: the quota of the policy nearest exhaustion (per minute, per day, or per billing month; on a 429 the violated one): the policy `RateLimit` names.',
+      "Rate limit: the quota of the request window nearest exhaustion (per minute, per day, or per billing month; on a 429 by a window, that window). Never the credits: with credits in force it stays the window's quota (`RateLimit` names the credits).",
     required: true,
     schema: { type: 'integer' },
   },
   'X-RateLimit-Remaining': {
-    description: 'Rate limit: requests remaining in that policy (0 on a 429).',
+    description: 'Rate limit: requests remaining in that window; 0 on every refusal (429, 402, 503).',
     required: true,
     schema: { type: 'integer' },
   },
   'X-RateLimit-Reset': {
-    description: 'Rate limit: Unix time (seconds) at which that policy resets (on a 429: now + `Retry-After`).',
+    description:
+      'Rate limit: the Unix second at or after the moment that window resets, the same on every answer about it; on a 429 or 503, of the moment a request can pass (where `Retry-After` points: a refill, the end of a ban).',
     required: true,
     schema: { type: 'integer' },
   },
@@ -33,7 +34,7 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   },
   RateLimit: {
     description:
-      'Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402).',
+      'Rate limit: the policy nearest exhaustion, credits included, with its remaining requests (r) and whole seconds to its reset (t, rounded up, never above the policy\'s `w`), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`; during a ban (`KEY_BANNED`) `r=0` without `t` (`Retry-After` says when). For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402).',
     required: true,
     schema: { type: 'string' },
   },

@@ -109,7 +109,9 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     if (decision.credits)
       this.credits.afterDecision(consumer!.name, decision.outcome === 'allowed', decision.credits, now);
     recordEdgeOutcome({ plan, rateLimit: decision });
-    const headers = rateLimitHeaders(decision, this.clock.now());
+    // The decision's own moment: the month's end and the next refill were counted from it, so their instants in the
+    // headers are exact (the same Unix second on every answer of one period), not a millisecond later.
+    const headers = rateLimitHeaders(decision, now);
     for (const name in headers) this.setResponseHeader(res, name, headers[name]);
     if (decision.outcome !== 'allowed')
       this.refuse(decision, plan, consumer?.name ?? pending.tracker, headers['Retry-After']);

@@ -52,7 +52,7 @@ describe('rateLimitHeaders', () => {
     expect(headers.RateLimit).toBe('"minute";r=0;t=13');
   });
 
-  it('on a ban makes every field tell the same story: Remaining 0, Reset and every t at the end of the ban', () => {
+  it('on a ban: Remaining 0, Retry-After and Reset at the end of the ban, and no t (the ban decides, not the policy)', () => {
     const decision: Decision = {
       outcome: 'banned',
       retryAfterMs: 503_000,
@@ -65,7 +65,8 @@ describe('rateLimitHeaders', () => {
     expect(headers['Retry-After']).toBe('503');
     expect(headers['X-RateLimit-Remaining']).toBe('0');
     expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 503_000) / 1000)));
-    expect(headers.RateLimit).toBe('"minute";r=0;t=503');
+    // A t of 503 would exceed the minute's w=60: t counts down to the policy's reset, which is not when a request passes.
+    expect(headers.RateLimit).toBe('"minute";r=0');
   });
 
   it('on a ban shorter than a spent window, waits for the window too: Retry-After is when a request can pass', () => {
@@ -77,7 +78,7 @@ describe('rateLimitHeaders', () => {
     const headers = rateLimitHeaders(decision, now);
     expect(headers['Retry-After']).toBe('40');
     expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((now + 40_000) / 1000)));
-    expect(headers.RateLimit).toBe('"minute";r=0;t=40');
+    expect(headers.RateLimit).toBe('"minute";r=0');
   });
 
   it('on a 503 without a decision says nothing can pass before Retry-After', () => {
@@ -134,17 +135,19 @@ describe('rateLimitHeaders', () => {
     'when %s, X-RateLimit-* agree with the RateLimit field of the reported window and with Retry-After',
     (_, decision) => {
       const headers = rateLimitHeaders(decision, now);
-      const reported = new RegExp(`"minute";r=(\\d+);t=(\\d+)`).exec(headers.RateLimit)!;
+      const reported = new RegExp(`"minute";r=(\\d+)(?:;t=(\\d+))?$`).exec(headers.RateLimit)!;
       expect(headers['X-RateLimit-Remaining']).toBe(reported[1]);
-      expect(Number(headers['X-RateLimit-Reset'])).toBe(Math.ceil((now + Number(reported[2]) * 1000) / 1000));
-      if (decision.outcome !== 'allowed') expect(headers['Retry-After']).toBe(reported[2]);
-      else expect(headers['Retry-After']).toBeUndefined();
+      const wait = decision.outcome === 'banned' ? headers['Retry-After'] : reported[2];
+      expect(Number(headers['X-RateLimit-Reset'])).toBe(Math.ceil((now + Number(wait) * 1000) / 1000));
+      if (decision.outcome === 'allowed') expect(headers['Retry-After']).toBeUndefined();
+      else if (decision.outcome === 'limited') expect(headers['Retry-After']).toBe(reported[2]);
+      else expect(reported[2]).toBeUndefined();
     },
   );
 
-  // A request arrives at any point of a second: 900 ms into one, a wait of 12.5 s ends 13.4 s later, in
-  // the 14th second after the current one. Reset is that second and Retry-After the seconds to it from the current
-  // one (the Unix seconds a client reads off its clock): Reset = now + Retry-After exactly, and neither is early.
+  // A request arrives at any point of a second: 900 ms into one, a wait of 12.5 s ends 13.4 s later. Retry-After and
+  // `t` are delays counted from the answer, rounded up (13: never early, whatever the client's clock says); Reset is
+  // the instant itself, the first Unix second at or after it (now's second + 14 here): never early either.
   it.each<[string, Decision]>([
     ['allowed', { outcome: 'allowed', windows: [{ ...minute, count: 10, resetMs: 12_500 }] }],
     [
@@ -157,26 +160,40 @@ describe('rateLimitHeaders', () => {
       },
     ],
     ['banned', { outcome: 'banned', retryAfterMs: 12_500, windows: [{ ...minute, count: 60, resetMs: 5_000 }] }],
-  ])(
-    'when %s at any millisecond of a second, Reset = now (Unix seconds) + Retry-After, and neither is early',
-    (_, decision) => {
-      for (const at of [now, now + 1, now + 100, now + 900, now + 999]) {
-        const headers = rateLimitHeaders(decision, at);
-        const reset = Number(headers['X-RateLimit-Reset']);
-        const t = Number(/"minute";r=\d+;t=(\d+)/.exec(headers.RateLimit)![1]);
-        expect(reset).toBe(Math.floor(at / 1000) + t);
-        expect(reset * 1000).toBeGreaterThanOrEqual(at + 12_500);
-        expect(reset * 1000).toBeLessThan(at + 12_500 + 1000);
-        if (decision.outcome === 'allowed') {
-          expect(headers['Retry-After']).toBeUndefined();
-        } else {
-          expect(Number(headers['Retry-After'])).toBe(t);
-          // Waiting Retry-After seconds from the moment of the answer is never too early.
-          expect(Number(headers['Retry-After']) * 1000).toBeGreaterThanOrEqual(12_500);
-        }
+  ])('when %s at any millisecond of a second, neither the delays nor Reset are early', (_, decision) => {
+    for (const at of [now, now + 1, now + 100, now + 900, now + 999]) {
+      const headers = rateLimitHeaders(decision, at);
+      const reset = Number(headers['X-RateLimit-Reset']);
+      expect(reset).toBe(Math.ceil((at + 12_500) / 1000));
+      const t = /;t=(\d+)/.exec(headers.RateLimit)?.[1];
+      if (decision.outcome === 'allowed') {
+        expect(t).toBe('13');
+        expect(headers['Retry-After']).toBeUndefined();
+      } else {
+        expect(headers['Retry-After']).toBe('13');
+        expect(t).toBe(decision.outcome === 'banned' ? undefined : '13');
       }
-    },
-  );
+    }
+  });
+
+  // The first request of a fresh window (its reset a whole window away) at any millisecond: `t` is the window's
+  // length, never one more; Reset is the same second for every answer about that window, whenever it is sent.
+  it('never sends a t above the policy’s w, and one Reset per window, at any millisecond', () => {
+    const opened = now + 437;
+    for (const at of [opened, opened + 1, opened + 563, opened + 30_000, opened + 59_999]) {
+      const headers = rateLimitHeaders(
+        { outcome: 'allowed', windows: [{ ...minute, count: 1, resetMs: opened + 60_000 - at }] },
+        at,
+      );
+      const t = Number(/;t=(\d+)$/.exec(headers.RateLimit)![1]);
+      expect(t).toBeLessThanOrEqual(60);
+      expect(t).toBe(Math.ceil((opened + 60_000 - at) / 1000));
+      expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((opened + 60_000) / 1000)));
+    }
+    expect(
+      rateLimitHeaders({ outcome: 'allowed', windows: [{ ...minute, count: 1, resetMs: 60_000 }] }, opened).RateLimit,
+    ).toBe('"minute";r=59;t=60');
+  });
 
   it('on a 503 at any millisecond of a second, sends its back-off hint as it is, and Reset = now + Retry-After', () => {
     const decision: Decision = {
@@ -366,7 +383,7 @@ describe('the RateLimit fields, parsed as the draft defines them', () => {
     for (const policy of policies) expect(Object.keys(policy.params).sort()).toEqual(['q', 'w']);
     const limits = parseList(headers.RateLimit);
     expectLimitItem(limits, policies);
-    expect(Object.keys(limits[0].params).sort()).toEqual(['r', 't']);
+    expect(Object.keys(limits[0].params).sort()).toEqual(decision.outcome === 'banned' ? ['r'] : ['r', 't']);
     // The nearest exhaustion: no policy has fewer requests left.
     const left = decision.windows.map((w) => Math.max(0, w.limit - w.count));
     if (decision.outcome === 'allowed') expect(limits[0].params.r).toBe(Math.min(...left));
@@ -446,7 +463,10 @@ describe('the RateLimit fields, parsed as the draft defines them', () => {
     const limits = parseList(headers.RateLimit);
     expectLimitItem(limits, policies);
     expect(limits[0].name).toBe('credits');
-    expect(limits[0].params.r).toBe(Number(headers['X-RateLimit-Remaining']));
+    // The legacy headers describe the request window nearest exhaustion, never the credits (docs/rate-limits.md):
+    // the minute's quota; what is left of it, 0 on a refusal.
+    expect(headers['X-RateLimit-Limit']).toBe('60');
+    expect(headers['X-RateLimit-Remaining']).toBe(decision.outcome === 'allowed' ? '57' : '0');
   });
 
   it('the parser reads what RFC 8941 allows in a parameter, as the draft’s own examples use it', () => {

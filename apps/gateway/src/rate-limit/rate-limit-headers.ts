@@ -3,12 +3,16 @@ import { CREDITS_POLICY, CreditState } from '../billing/credits/credit-decision'
 
 const remainingOf = (window: WindowState) => Math.max(0, window.limit - window.count);
 /**
- * Whole seconds from the current Unix second (`floor(now)`, what a client reads off its clock) to the first
- * Unix second at or after `now + ms`: at least 1. X-RateLimit-Reset is that current second plus this, and
- * Retry-After and every `t` are this, so Reset = now + Retry-After exactly and neither is ever early.
+ * A wait of `ms` as the headers' delays (`t`, Retry-After): whole seconds, rounded up, at least 1. Counted from the
+ * answer, never early (the client reads it after it was sent); never above the window it counts down (a wait is at
+ * most the window's length), so `t` never exceeds the policy's `w`.
  */
-const secondsUntil = (nowMs: number, ms: number) =>
-  Math.max(1, Math.ceil((nowMs + ms) / 1000) - Math.floor(nowMs / 1000));
+const delaySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+/**
+ * The instant `ms` from now as X-RateLimit-Reset: the first Unix second at or after it, never early, and the same
+ * second for every answer about one window or one refill (the instant is fixed; only the delay to it shrinks).
+ */
+const instantSeconds = (nowMs: number, ms: number) => Math.ceil((nowMs + ms) / 1000);
 /** A 503's wait is a back-off hint in whole seconds (1 for a late Redis, 5 fail-closed), no moment to pass: as it is. */
 const hintSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
@@ -31,17 +35,35 @@ export function creditsPolicy(credits: CreditState): WindowState {
 const policiesOf = (decision: Decision): WindowState[] =>
   decision.credits ? [...decision.windows, creditsPolicy(decision.credits)] : decision.windows;
 
-/** The window the X-RateLimit-* headers describe: the limiting one, else the one closest to running out. */
+/** The policy the RateLimit field describes: the limiting one, else the one closest to running out (credits too). */
 export function reportedWindow(decision: Decision): WindowState {
   const policies = policiesOf(decision);
   if (decision.outcome === 'limited') return policies.find((w) => w.name === decision.window)!;
   if (decision.outcome === 'exhausted') return policies[policies.length - 1];
-  return policies.reduce((a, b) => {
+  return nearestExhaustion(policies);
+}
+
+/**
+ * The window the legacy X-RateLimit-* headers describe: requests per window, as the seed defines them, so never the
+ * credits (a balance has no fixed limit, and without a refill no reset): the window a refusal names, else the window
+ * closest to running out. Its limit is the window's quota, the same on every answer about it.
+ */
+export function legacyWindow(decision: Decision): WindowState {
+  if (decision.windows.length === 0) return reportedWindow(decision);
+  if (decision.outcome === 'limited') {
+    const violated = decision.windows.find((w) => w.name === decision.window);
+    if (violated) return violated;
+  }
+  return nearestExhaustion(decision.windows);
+}
+
+/** Fewest left; on a tie the one that resets later. */
+const nearestExhaustion = (policies: WindowState[]): WindowState =>
+  policies.reduce((a, b) => {
     const ra = remainingOf(a);
     const rb = remainingOf(b);
     return rb < ra || (rb === ra && b.resetMs > a.resetMs) ? b : a;
   });
-}
 
 /**
  * How long a refused client must wait before a request can be admitted: the limiting window's reset; during a
@@ -55,23 +77,37 @@ export function waitOf(decision: Decision): number | undefined {
 }
 
 /**
- * Headers of a decision, all about the same policy where they name one: the spec's X-RateLimit-Limit/Remaining/Reset
- * (Reset in Unix seconds) and the IETF RateLimit field (draft-ietf-httpapi-ratelimit-headers-11) report the policy
- * nearest exhaustion (reportedWindow: on a refusal the violated one); RateLimit-Policy lists every policy in force
- * (`w` is a window's length: for the month, the current billing period's); Retry-After on refusals. They tell one
- * story in every state, from one computation (secondsUntil): Reset is now (Unix seconds) + RateLimit's `t`; when
- * refused, Remaining is 0 and RateLimit says r=0 with t=Retry-After (during a ban or a 503 too, since nothing can
- * pass before then).
+ * Headers of a decision (docs/rate-limits.md, "Headers"). The IETF RateLimit field
+ * (draft-ietf-httpapi-ratelimit-headers-11) reports the policy nearest exhaustion, credits included (reportedWindow:
+ * on a refusal the violated one), with `t` the delay to its reset, never above its `w`; RateLimit-Policy lists every
+ * policy in force (`w` is a window's length: for the month, the current billing period's). The seed's
+ * X-RateLimit-Limit/Remaining/Reset report a request window (legacyWindow: never the credits): its quota, what is
+ * left (0 on every refusal: nothing passes now) and the Unix second of its reset, or on a refusal of the moment a
+ * request can pass (the instant Retry-After points at). Retry-After on refusals. Delays are whole seconds rounded up
+ * (delaySeconds), instants the first whole second at or after (instantSeconds): neither is ever early, and one
+ * window's (or refill's) Reset is the same second on every answer.
  */
 export function rateLimitHeaders(decision: Decision, nowMs: number): Record<string, string> {
   const window = reportedWindow(decision);
+  const legacy = legacyWindow(decision);
   const waitMs = waitOf(decision);
-  const seconds = (ms: number) => (decision.outcome === 'unavailable' ? hintSeconds(ms) : secondsUntil(nowMs, ms));
+  const unavailable = decision.outcome === 'unavailable';
   const exhausted = decision.outcome === 'exhausted';
-  const remaining = waitMs === undefined && !exhausted ? remainingOf(window) : 0;
-  // Credits without a refill that covers the cost never come back by waiting: no `t`, and X-RateLimit-Reset is now.
-  const resets = !exhausted && (window.name !== CREDITS_POLICY || window.resetMs > 0 || waitMs !== undefined);
-  const t = resets ? seconds(waitMs ?? window.resetMs) : 0;
+  const refused = waitMs !== undefined || exhausted;
+  const remaining = refused ? 0 : remainingOf(window);
+  const w = Math.round(window.ttlMs / 1000);
+  // `t`: the named policy's reset. None when waiting never brings it back (credits without a refill that covers the
+  // cost), and none during a ban: the ban, not that policy, decides when a request passes (Retry-After says when).
+  const resets =
+    !exhausted && decision.outcome !== 'banned' && (window.name !== CREDITS_POLICY || window.resetMs > 0 || refused);
+  const delay = (ms: number) => (unavailable ? hintSeconds(ms) : delaySeconds(ms));
+  const t = resets ? Math.min(delay(waitMs ?? window.resetMs), w > 0 ? w : Infinity) : 0;
+  const resetAt =
+    waitMs === undefined
+      ? instantSeconds(nowMs, legacy.resetMs)
+      : unavailable
+        ? Math.floor(nowMs / 1000) + hintSeconds(waitMs)
+        : instantSeconds(nowMs, waitMs);
   let policy = '';
   for (const w of decision.windows)
     policy += `${policy ? ', ' : ''}"${w.name}";q=${w.limit};w=${Math.round(w.ttlMs / 1000)}`;
@@ -83,12 +119,12 @@ export function rateLimitHeaders(decision: Decision, nowMs: number): Record<stri
     if (credits.ttlMs > 0) policy += `;w=${Math.round(credits.ttlMs / 1000)}`;
   }
   const headers: Record<string, string> = {
-    'X-RateLimit-Limit': String(window.limit),
-    'X-RateLimit-Remaining': String(remaining),
-    'X-RateLimit-Reset': String(Math.floor(nowMs / 1000) + t),
+    'X-RateLimit-Limit': String(legacy.limit),
+    'X-RateLimit-Remaining': String(refused ? 0 : remainingOf(legacy)),
+    'X-RateLimit-Reset': String(resetAt),
     'RateLimit-Policy': policy,
     RateLimit: resets ? `"${window.name}";r=${remaining};t=${t}` : `"${window.name}";r=${remaining}`,
   };
-  if (waitMs !== undefined) headers['Retry-After'] = String(t);
+  if (waitMs !== undefined) headers['Retry-After'] = String(delay(waitMs));
   return headers;
 }

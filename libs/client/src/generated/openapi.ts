@@ -379,15 +379,15 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Rate limit: the quota of the policy nearest exhaustion (per minute, per day, or per billing month; on a 429 the violated one): the policy `RateLimit` names. */
+        /** @description Rate limit: the quota of the request window nearest exhaustion (per minute, per day, or per billing month; on a 429 by a window, that window). Never the credits: with credits in force it stays the window's quota (`RateLimit` names the credits). */
         "X-RateLimit-Limit": number;
-        /** @description Rate limit: requests remaining in that policy (0 on a 429). */
+        /** @description Rate limit: requests remaining in that window; 0 on every refusal (429, 402, 503). */
         "X-RateLimit-Remaining": number;
-        /** @description Rate limit: Unix time (seconds) at which that policy resets (on a 429: now + `Retry-After`). */
+        /** @description Rate limit: the Unix second at or after the moment that window resets, the same on every answer about it; on a 429 or 503, of the moment a request can pass (where `Retry-After` points: a refill, the end of a ban). */
         "X-RateLimit-Reset": number;
         /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;w=86400` (q: the refill amount in credits, w: the refill period; no `qu`: the draft's default unit, each request consuming its operation's cost) or, without a refill, `"credits";q=<balance>`. */
         "RateLimit-Policy": string;
-        /** @description Rate limit: the policy nearest exhaustion, with its remaining requests (r) and seconds to its reset (t), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`. For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402). */
+        /** @description Rate limit: the policy nearest exhaustion, credits included, with its remaining requests (r) and whole seconds to its reset (t, rounded up, never above the policy's `w`), e.g. `"minute";r=59;t=60`. On a 429 it names the violated policy, with `r=0` and `t` = `Retry-After`: `"month";r=0;t=259200`; during a ban (`KEY_BANNED`) `r=0` without `t` (`Retry-After` says when). For credits, r is the balance in credits; spent with no refill: `"credits";r=0` without `t` (402). */
         RateLimit: string;
         /** @description `private, no-store` on every /v1 answer: it is for its caller alone (it carries the caller's rate-limit state) and no cache may store it. */
         "Cache-Control": string;
