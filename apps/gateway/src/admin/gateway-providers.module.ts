@@ -13,6 +13,7 @@ import { PlanLimits } from '../plans/plan-limits';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { UsageExports } from '../usage/usage-exports';
 import { UsageHistoryService } from '../usage/usage-history.service';
+import { UsageService } from '../usage/usage.service';
 
 /** What the admin API serves from the gateway: the same instances (one cache, one pool, one change channel). */
 export const GATEWAY_PROVIDERS = [
@@ -30,6 +31,7 @@ export const GATEWAY_PROVIDERS = [
   PlanRequestsService,
   UsageHistoryService,
   UsageExports,
+  UsageService,
 ] as const;
 
 /** The hooks Nest calls on every provider of an application, on `init()` and `close()`. */

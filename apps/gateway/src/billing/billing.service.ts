@@ -15,6 +15,8 @@ export interface BillingState {
   billingAnchor: Date;
   /** Whether `billingAnchor` is its own (false: its creation time, the default). */
   anchorSet: boolean;
+  /** When the consumer was created (none of its usage is older). */
+  createdAt: Date;
   /** Its own monthly quota, or null (its plan's, if any). */
   ownPerMonth: number | null;
   /** The monthly quota it is held to: its own, else its plan's; null: none. */
@@ -75,6 +77,7 @@ export class BillingService {
       consumer: consumer.name,
       billingAnchor,
       anchorSet: consumer.billingAnchor !== null,
+      createdAt: consumer.createdAt,
       ownPerMonth: consumer.limitPerMonth,
       perMonth: limits?.perMonth ?? null,
       currentPeriod: currentBillingPeriod(billingAnchor.getTime(), recutPeriodOf(consumer), this.clock.now()),

@@ -1,4 +1,5 @@
 import { refillAdds } from '../billing/credits/refill-period';
+import type { AnchoredPeriod } from '../billing/month-window';
 import { Clock } from '../clock';
 import { BanPolicy, Decision, RateLimitStore, Usage, WindowSpec, WindowState } from './rate-limit-store';
 import {
@@ -114,6 +115,16 @@ export class MemoryRateLimitStore extends RateLimitStore {
       }),
       bannedForMs: tracker?.bannedUntil !== undefined && tracker.bannedUntil > now ? tracker.bannedUntil - now : 0,
     };
+  }
+
+  async raiseWindow(key: string, window: WindowSpec & { period: AnchoredPeriod }, atLeast: number): Promise<number> {
+    const now = this.clock.now();
+    const tracker = this.touch(key, now);
+    const end = periodEnd(window, now);
+    const counter = tracker.windows.get(window.name);
+    const count = Math.max(counter && counter.expiresAt > now ? counter.count : 0, atLeast);
+    if (count > 0) tracker.windows.set(window.name, { count, expiresAt: end });
+    return count;
   }
 
   decide(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec, seed?: CreditSeed): Decision {

@@ -104,6 +104,14 @@ export abstract class RateLimitStore implements ThrottlerStorage {
   abstract usage(key: string, windows: WindowSpec[]): Promise<Usage>;
 
   /**
+   * An anchored window's count (a monthly quota's) raised to at least `atLeast` for the period in progress, ending
+   * with it, as `consume` would cut it: a quota set mid-period counts what the period already used (its usage
+   * history), never from zero. A count already higher is kept. Answers the count now. Throws
+   * RateLimitUnavailableError when the store cannot be reached.
+   */
+  abstract raiseWindow(key: string, window: WindowSpec & { period: AnchoredPeriod }, atLeast: number): Promise<number>;
+
+  /**
    * Lifts the tracker's ban and forgets its strikes and grace period (its window counts stay), where every
    * instance reads them: Redis's keys, or the in-process counters. Throws RateLimitUnavailableError when that
    * cannot be done now (Redis gone or late).

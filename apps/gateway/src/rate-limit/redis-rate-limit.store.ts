@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
+import type { AnchoredPeriod } from '../billing/month-window';
 import { Clock } from '../clock';
 import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
@@ -193,6 +194,23 @@ if redis.call('SET', KEYS[1], ARGV[2], 'NX') then redis.call('SET', KEYS[2], ARG
 return 1
 `;
 
+/**
+ * An anchored window's count raised to at least a figure (a monthly quota set mid-period: what the period already
+ * used), cut as the consume script cuts it: it ends at the first of the two period ends still ahead of Redis's
+ * clock. KEYS: the window's counter. ARGV: period end, next period end, at least. Returns the count now.
+ */
+const RAISE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local periodEnd = tonumber(ARGV[1])
+if periodEnd <= now then periodEnd = tonumber(ARGV[2]) end
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+local atLeast = tonumber(ARGV[3])
+if atLeast > count then count = atLeast end
+if count > 0 then redis.call('SET', KEYS[1], count, 'PXAT', periodEnd) end
+return count
+`;
+
 type ConsumeCommand = (numberOfKeys: number, ...args: Array<string | number>) => Promise<number[]>;
 
 /** A consume call waiting for the next batch. */
@@ -321,6 +339,7 @@ export class RedisRateLimitStore extends RateLimitStore {
     this.redis.defineCommand('rateLimitCredits', { lua: CREDITS_SCRIPT, numberOfKeys: 2 });
     this.redis.defineCommand('rateLimitClaim', { lua: CLAIM_SCRIPT, numberOfKeys: 2 });
     this.redis.defineCommand('rateLimitSeed', { lua: SEED_SCRIPT, numberOfKeys: 3 });
+    this.redis.defineCommand('rateLimitRaise', { lua: RAISE_SCRIPT, numberOfKeys: 1 });
   }
 
   async consume(key: string, windows: WindowSpec[], ban: BanPolicy, credits?: CreditSpec): Promise<Decision> {
@@ -556,6 +575,26 @@ export class RedisRateLimitStore extends RateLimitStore {
    * Deletes the tracker's ban, strikes and grace keys (one slot: the tracker is their hash tag) within the reply
    * timeout, then forgets them in this instance's fallback. While Redis is gone or late: RateLimitUnavailableError.
    */
+  async raiseWindow(key: string, window: WindowSpec & { period: AnchoredPeriod }, atLeast: number): Promise<number> {
+    if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    try {
+      return await this.withinTimeout(
+        (
+          this.redis as unknown as { rateLimitRaise: (...args: Array<string | number>) => Promise<number> }
+        ).rateLimitRaise(
+          `${this.keyPrefix}rl:{${key}}:w:${window.name}`,
+          window.period.endMs,
+          window.period.nextEndMs,
+          atLeast,
+        ),
+      );
+    } catch (error) {
+      throw error instanceof LateReplyError
+        ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS)
+        : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
+    }
+  }
+
   async unban(key: string): Promise<void> {
     const base = `${this.keyPrefix}rl:{${key}}`;
     if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);

@@ -4,6 +4,7 @@ import { ApiError } from '@app/errors';
 import { dateTimeOf, parseCreditRefill, parseOperationCosts } from '@app/contract';
 import { BillingService, BillingState } from '../billing.service';
 import { CreditsAdminService } from './credits-admin.service';
+import { MonthQuotaCountService } from './month-quota-count.service';
 import { AdminRequestContext } from '../../access/admin-context';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { AdminCall } from '../../access/admin-call.decorator';
@@ -24,6 +25,7 @@ export class BillingAdminController {
   constructor(
     private readonly billing: BillingService,
     private readonly credits: CreditsAdminService,
+    private readonly monthCount: MonthQuotaCountService,
   ) {}
 
   private async respond(state: BillingState): Promise<BillingResponse> {
@@ -87,8 +89,14 @@ export class BillingAdminController {
     if (typeof creditRefill === 'string') throw new ApiError('VALIDATION_FAILED', `creditRefill: ${creditRefill}`);
     const costs = body.costs == null ? body.costs : parseOperationCosts(body.costs);
     if (typeof costs === 'string') throw new ApiError('VALIDATION_FAILED', costs);
-    return this.respond(
-      await this.billing.update(call, name, { billingAnchor, perMonth: body.perMonth, creditRefill, costs }),
-    );
+    const state = await this.billing.update(call, name, {
+      billingAnchor,
+      perMonth: body.perMonth,
+      creditRefill,
+      costs,
+    });
+    // A quota set or changed mid-period counts what the period already used, never from now (docs/billing.md).
+    if (body.perMonth !== undefined) await this.monthCount.countPeriodSoFar(state);
+    return this.respond(state);
   }
 }
