@@ -77,6 +77,8 @@ describe('the README, run as written on a fresh npm start', () => {
       PGLITE_DATA_DIR: 'memory://',
       ADMIN_TOKEN_FILE: join(data, 'admin-token'),
       CONSOLE_SESSION_SECRET_FILE: join(data, 'console-session-secret'),
+      // The portal's development session secret too: never the checkout's .data/ (the run's teardown checks it).
+      PORTAL_DATA_DIR: data,
       RATE_LIMIT_STATE_FILE: join(data, 'rate-limits.json'),
       NODE_ENV: 'development',
       SHUTDOWN_GRACE_MS: '2000',
