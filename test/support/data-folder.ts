@@ -31,6 +31,16 @@ export function fingerprint(folder = DATA_FOLDER): string[] {
   return lines;
 }
 
+/** What differs between two fingerprints: `- <file>` as it was, `+ <file>` as it is (a changed file gives both). */
+export function changes(before: string[], after: string[]): string[] {
+  const was = new Set(before);
+  const is = new Set(after);
+  return [
+    ...before.filter((line) => !is.has(line)).map((line) => `- ${line}`),
+    ...after.filter((line) => !was.has(line)).map((line) => `+ ${line}`),
+  ];
+}
+
 /** Global set-up: what `.data/` holds before the run. */
 export function recordDataFolder(): void {
   process.env[VARIABLE] = JSON.stringify(fingerprint());
@@ -44,12 +54,7 @@ export function recordDataFolder(): void {
 export function checkDataFolder(): void {
   const recorded = process.env[VARIABLE];
   if (recorded === undefined) return;
-  const before = new Set(JSON.parse(recorded) as string[]);
-  const after = new Set(fingerprint());
-  const changed = [
-    ...[...before].filter((line) => !after.has(line)).map((line) => `- ${line}`),
-    ...[...after].filter((line) => !before.has(line)).map((line) => `+ ${line}`),
-  ];
+  const changed = changes(JSON.parse(recorded) as string[], fingerprint());
   if (changed.length === 0) return;
   const report = `the checkout's .data/ (${DATA_FOLDER}) changed during the run; tests write only to folders of their own:\n${changed.join('\n')}`;
   if (process.env.CI || process.env.TEST_DATA_FOLDER_STRICT === '1') throw new Error(report);
