@@ -49,13 +49,11 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
       cookieName: 'portal.sid',
       idleTimeoutMs: SESSION_IDLE_MS,
     },
+    // The menu of a signed-in session on every page, the CSRF refusal included.
+    pageLocals: (request, response) => (response.locals.signedIn = !!request.session?.accountId),
   });
   // Only its own host names (PORTAL_ALLOWED_HOSTS, PORTAL_PUBLIC_URL's) and loopback ones, before anything else.
   restrictHosts(app.getHttpServer() as Server, new HostAllowList(config.allowedHosts), 'page');
-  app.use((request: Request, response: Response, next: NextFunction) => {
-    response.locals.signedIn = !!request.session?.accountId;
-    next();
-  });
   app.use('/assets/portal', express.static(PORTAL_ASSETS, { index: false, maxAge: '1h' }));
   // Only the two files the API reference page loads: not the package's demo page, package.json or source maps.
   const swaggerUi = express.static(SWAGGER_UI_DIST, { index: false, maxAge: '1h' });

@@ -31,6 +31,11 @@ export interface WebAppOptions {
   plans?: PlanCatalogue;
   /** Replaces the library's WebExceptionFilter (an app that must also redirect, e.g. to its sign-in page). */
   exceptionFilter?: ExceptionFilter;
+  /**
+   * The app's own locals of every page (who is signed in, for the menu), set before anything can answer: the CSRF
+   * refusal page too shows the menu of the session it refused a form of.
+   */
+  pageLocals?: (request: Request, response: Response) => void;
   session: {
     pool?: Pool;
     store?: Store;
@@ -91,6 +96,7 @@ export function configureWebApp(app: NestExpressApplication, options: WebAppOpti
       response.locals.flash = request.session.flash;
       delete request.session.flash;
     }
+    options.pageLocals?.(request, response);
     next();
   });
   app.use(csrfProtection({ secret: options.session.secret, secure, cookieName: `${options.session.cookieName}.csrf` }));
