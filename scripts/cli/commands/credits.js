@@ -84,7 +84,11 @@ async function runCreditsCommand(argv, env, out) {
   if (ledger.entries.length === 0) out('(no entries)');
 }
 
-/** The ledger's projection in words: a date, "exhausted" (until the next refill, if one is scheduled), or none. */
+/**
+ * The ledger's projection in words: a date, "exhausted" (until the next refill, if one is scheduled), or none.
+ * @param {AdminSchemas['LedgerResponse']} ledger
+ * @param {AdminSchemas['CreditsResponse'] | null | undefined} credits
+ */
 function exhaustionWords(ledger, credits) {
   if (ledger.exhaustion === 'exhausted')
     return credits?.nextRefillAt ? `exhausted until ${credits.nextRefillAt}` : 'exhausted (only a top-up adds credits)';
