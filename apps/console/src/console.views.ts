@@ -26,7 +26,8 @@ export interface OverviewView extends PageModel {
   rangeLabel: string;
   byRequests: Panel<AdminUsageTop>;
   byRateLimited: Panel<AdminUsageTop>;
-  pending: Panel<{ items: AdminPlanRequest[] }>;
+  /** `requester`: who asked (the developer's email for the portal's), in the audit page's words. */
+  pending: Panel<{ items: Array<AdminPlanRequest & { requester: string | null }> }>;
   /** Every panel is one the token may not read: the page points to what it can do instead. */
   nothingReadable: boolean;
 }
@@ -68,7 +69,8 @@ export interface ConsumerView extends PageModel {
   /** The current windows as policyCards gives them (libs/web): used, remaining, when each resets. */
   windows: PolicyCard[];
   history: Panel<UsageTable>;
-  audit: Panel<Array<AdminAuditEntry & { summary: string }>>;
+  /** `actor`: the token and the person it acted for, as the audit page says it. */
+  audit: Panel<Array<AdminAuditEntry & { summary: string; actor: string }>>;
 }
 
 export interface NewKeyView extends PageModel {
@@ -94,6 +96,8 @@ export interface PlanRequestsView extends PageModel {
   items: Array<
     AdminPlanRequest & {
       pending: boolean;
+      /** Who asked (the developer's email for the portal's), in the audit page's words; null: not kept then. */
+      requester: string | null;
       consumerHref: string;
       path: string;
       /** A decline of this request refused by the page: why, beside the note, and the note as typed. */

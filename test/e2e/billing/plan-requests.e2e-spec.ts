@@ -92,6 +92,8 @@ describe('plan requests', () => {
       decidedAt: null,
       decidedBy: null,
       note: null,
+      // Asked by a token on its own (no person named): the token's name.
+      requestedBy: 'root',
     });
     expectErrorBody(await request(name, 'business'), 409, 'PLAN_REQUEST_PENDING');
     const listed = (await root('GET', `/plan-requests?consumer=${name}&status=pending`)).body as {

@@ -54,6 +54,7 @@ describe('gateway migrations', () => {
       'AddPrepaidCredits1795900000000',
       'AddBillingPeriodRecut1795920798373',
       'AddCreditRebuildBarriers1796000000000',
+      'AddPlanRequestRequester1796100000000',
     ]);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
@@ -111,6 +112,7 @@ describe('gateway migrations', () => {
         'AddPrepaidCredits1795900000000',
         'AddBillingPeriodRecut1795920798373',
         'AddCreditRebuildBarriers1796000000000',
+        'AddPlanRequestRequester1796100000000',
       ]);
     } finally {
       await a.destroy();

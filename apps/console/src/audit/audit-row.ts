@@ -13,6 +13,12 @@ export function personOf(onBehalfOf: string | null): string | null {
   return operator ? operator[1] : onBehalfOf;
 }
 
+/** Who acted, as the audit page says it: the token, and the person it acted for (`portal for dev@example.com`). */
+export function actorOf(e: Pick<AdminAuditEntry, 'actorName' | 'onBehalfOf'>): string {
+  const person = personOf(e.onBehalfOf);
+  return person === null ? e.actorName : `${e.actorName} for ${person}`;
+}
+
 /** The web apps' sign-in events (POST /audit/events), as a sentence. */
 const SIGN_IN_TEXT: Record<string, string> = {
   'user.sign-in': 'Signed in',
@@ -40,7 +46,7 @@ export function auditRowOf(e: AdminAuditEntry): AuditRow {
   return {
     id: e.id,
     at: e.at,
-    actor: person === null ? e.actorName : `${e.actorName} for ${person}`,
+    actor: actorOf(e),
     action: e.action,
     target: e.targetConsumer ?? e.targetToken ?? '',
     summary: `${[e.targetKeyHint ? `key ${e.targetKeyHint}` : '', describeChanges(e.changes)].filter(Boolean).join('; ')}${times}`,

@@ -20,6 +20,7 @@ import {
 import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
+import { actorOf } from '../audit/audit-row';
 import { describeChanges } from '../audit/describe-changes';
 import { abilitiesOfRequest, endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
@@ -211,7 +212,7 @@ export class ConsumersController {
         : usageTable(`${consumer.name}: requests by outcome, last 30 days (daily, UTC)`, 'day', history.buckets),
       audit: isUnavailable(audit)
         ? audit
-        : audit.items.map((entry) => ({ ...entry, summary: describeChanges(entry.changes) })),
+        : audit.items.map((entry) => ({ ...entry, summary: describeChanges(entry.changes), actor: actorOf(entry) })),
     };
   }
 

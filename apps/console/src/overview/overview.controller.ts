@@ -1,6 +1,7 @@
 import { AdminApi, usageTable } from '@app/web';
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
+import { personOf } from '../audit/audit-row';
 import { abilitiesOfRequest, tokenOf } from '../auth/operator';
 import { OverviewView, Page } from '../console.views';
 import { daysAgo, hoursAgo, isUnavailable, section } from '../sections';
@@ -55,7 +56,10 @@ export class OverviewController {
       byRateLimited: isUnavailable(byRateLimited)
         ? byRateLimited
         : { ...byRateLimited, consumers: byRateLimited.consumers.filter((c) => c.rateLimited > 0) },
-      pending,
+      // Who asked, in the audit page's words: the developer's email for the portal's requests.
+      pending: isUnavailable(pending)
+        ? pending
+        : { ...pending, items: pending.items.map((r) => ({ ...r, requester: personOf(r.requestedBy) })) },
       nothingReadable: [hourly, daily, byRequests, byRateLimited, pending].every(
         (p) => isUnavailable(p) && p.forbidden,
       ),

@@ -3,6 +3,7 @@ import { AdminApi, formTextError } from '@app/web';
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { act, field, limitsFrom, segment } from '../actions';
+import { personOf } from '../audit/audit-row';
 import { endUserOf, tokenOf } from '../auth/operator';
 import { Page, PlanRequestsView, renderView } from '../console.views';
 import type { AdminPlanRequest, RefusalSentences } from '@app/web';
@@ -40,6 +41,7 @@ export class PlanRequestsController {
       items: page.items.map((r) => ({
         ...r,
         pending: r.status === 'pending',
+        requester: personOf(r.requestedBy),
         consumerHref: `/consumers/${segment(r.consumer)}`,
         path: `/plan-requests/${segment(r.id)}`,
       })),

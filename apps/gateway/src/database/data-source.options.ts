@@ -12,6 +12,7 @@ import { AddAdminTokenCreator1795800000000 } from './migrations/1795800000000-Ad
 import { AddPrepaidCredits1795900000000 } from './migrations/1795900000000-AddPrepaidCredits';
 import { AddBillingPeriodRecut1795920798373 } from './migrations/1795920798373-AddBillingPeriodRecut';
 import { AddCreditRebuildBarriers1796000000000 } from './migrations/1796000000000-AddCreditRebuildBarriers';
+import { AddPlanRequestRequester1796100000000 } from './migrations/1796100000000-AddPlanRequestRequester';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   AddPrepaidCredits1795900000000,
   AddBillingPeriodRecut1795920798373,
   AddCreditRebuildBarriers1796000000000,
+  AddPlanRequestRequester1796100000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

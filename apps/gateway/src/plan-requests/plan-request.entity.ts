@@ -47,4 +47,11 @@ export class PlanRequestEntity {
   /** The reviewer's note (a decline's reason), shown to the requester. */
   @Column({ type: 'varchar', length: MESSAGE_MAX, nullable: true })
   note!: string | null;
+
+  /**
+   * Who asked: the person the web app named (`account:<id> <email>`, the portal's developer), else the name of the
+   * admin token that asked. Null for requests made before it was kept.
+   */
+  @Column({ name: 'requested_by', type: 'varchar', length: 320, nullable: true })
+  requestedBy!: string | null;
 }

@@ -67,6 +67,7 @@ export class PlanRequestsService {
           decidedAt: null,
           decidedBy: null,
           note: null,
+          requestedBy: context.endUser?.onBehalfOf ?? context.actor.name,
         });
         await manager.insert(PlanRequestEntity, request);
         await this.audit.record(context, manager, {

@@ -1247,6 +1247,11 @@ export interface components {
             decidedBy: string | null;
             /** @description The reviewer's note (why it was declined), shown to the requester. */
             note: string | null;
+            /**
+             * @description Who asked: the person the web app named when it asked for them (the portal: `account:<id> <email>`), else the name of the admin token that asked; null for requests made before it was kept.
+             * @example account:3f2c9a4e-1b2c-4d5e-8f90-123456789abc dev@example.com
+             */
+            requestedBy: string | null;
         };
         PlanRequestPageResponse: {
             items: components["schemas"]["PlanRequestResponse"][];

@@ -140,6 +140,14 @@ export class PlanRequestResponse {
     description: "The reviewer's note (why it was declined), shown to the requester.",
   })
   note!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'account:3f2c9a4e-1b2c-4d5e-8f90-123456789abc dev@example.com',
+    description:
+      'Who asked: the person the web app named when it asked for them (the portal: `account:<id> <email>`), else the name of the admin token that asked; null for requests made before it was kept.',
+  })
+  requestedBy!: string | null;
 }
 
 export class PlanRequestPageResponse {
@@ -165,5 +173,6 @@ export function toPlanRequestResponse(r: PlanRequestEntity): PlanRequestResponse
     decidedAt: r.decidedAt?.toISOString() ?? null,
     decidedBy: r.decidedBy,
     note: r.note,
+    requestedBy: r.requestedBy,
   };
 }
