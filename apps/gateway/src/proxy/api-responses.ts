@@ -11,7 +11,7 @@ import { API_CACHE_CONTROL } from '../routing/api-cache-control';
 export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
     description:
-      "Rate limit: the quota of the request window nearest exhaustion (per minute, per day, or per billing month; on a 429 by a window, that window). Never the credits: with credits in force it stays the window's quota (`RateLimit` names the credits).",
+      'Rate limit: the quota of the request window nearest exhaustion (minute, day or billing month; on a 429, the violated one); never the credits (see `RateLimit`).',
     required: true,
     schema: { type: 'integer' },
   },
@@ -22,7 +22,7 @@ export const HEADER_COMPONENTS: Record<string, HeaderObject> = {
   },
   'X-RateLimit-Reset': {
     description:
-      'Rate limit: the Unix second at or after the moment that window resets, the same on every answer about it; on a 429 or 503, of the moment a request can pass (where `Retry-After` points: a refill, the end of a ban).',
+      'Rate limit: the Unix second (rounded up) at which that window resets; on a 429 or 503, when a request can pass (`Retry-After`).',
     required: true,
     schema: { type: 'integer' },
   },
@@ -166,7 +166,7 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   402: {
     name: 'CreditsExhausted',
     description:
-      'Prepaid credits (only for consumers that have them): the credit balance does not cover this operation\'s cost and no scheduled refill can ever cover it (none is scheduled, or the refill amount is below the cost) (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`).',
+      'Prepaid credits: the balance does not cover this operation\'s cost and no scheduled refill ever will (none, or one below the cost) (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: only a top-up helps. `RateLimit: "credits";r=0` (no `t`).',
     examples: [
       [
         'CREDITS_EXHAUSTED',

@@ -143,7 +143,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Prepaid credits (only for consumers that have them): the credit balance does not cover this operation's cost and no scheduled refill can ever cover it (none is scheduled, or the refill amount is below the cost) (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: waiting does not help, only a top-up does. `RateLimit: "credits";r=0` (no `t`). */
+        /** @description Prepaid credits: the balance does not cover this operation's cost and no scheduled refill ever will (none, or one below the cost) (`CREDITS_EXHAUSTED`). Nothing was consumed in any policy. No `Retry-After`: only a top-up helps. `RateLimit: "credits";r=0` (no `t`). */
         CreditsExhausted: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -379,11 +379,11 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Rate limit: the quota of the request window nearest exhaustion (per minute, per day, or per billing month; on a 429 by a window, that window). Never the credits: with credits in force it stays the window's quota (`RateLimit` names the credits). */
+        /** @description Rate limit: the quota of the request window nearest exhaustion (minute, day or billing month; on a 429, the violated one); never the credits (see `RateLimit`). */
         "X-RateLimit-Limit": number;
         /** @description Rate limit: requests remaining in that window; 0 on every refusal (429, 402, 503). */
         "X-RateLimit-Remaining": number;
-        /** @description Rate limit: the Unix second at or after the moment that window resets, the same on every answer about it; on a 429 or 503, of the moment a request can pass (where `Retry-After` points: a refill, the end of a ban). */
+        /** @description Rate limit: the Unix second (rounded up) at which that window resets; on a 429 or 503, when a request can pass (`Retry-After`). */
         "X-RateLimit-Reset": number;
         /** @description Rate limit: every policy in force for the caller (draft-ietf-httpapi-ratelimit-headers-11): quota `q` per window `w` seconds, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`, and `"month";q=200000;w=2592000` when a monthly quota applies (`w`: the seconds of the current billing period); with prepaid credits `"credits";q=1000;w=86400` (q: the refill amount in credits, w: the refill period; no `qu`: the draft's default unit, each request consuming its operation's cost) or, without a refill, `"credits";q=<balance>`. */
         "RateLimit-Policy": string;
