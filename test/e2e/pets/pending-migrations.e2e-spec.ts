@@ -11,7 +11,8 @@ describe('pending migrations', () => {
   let database: TestDatabase;
   let config: PetsConfig;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    // Empty: no migrated template (on PostgreSQL the default copies one).
+    database = await createTestDatabase('empty');
     // Embedded: a data folder kept between the starts of this test, as `npm start` keeps .data/pglite.
     config = { ...database.config, pgliteDataDir: join(mkdtempSync(join(tmpdir(), 'petstore-pglite-')), 'data') };
   });

@@ -44,6 +44,11 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
   readonly instanceId = randomUUID();
   private flushTimer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
+  /**
+   * Flushes and the readers of recorded + pending spend take turns: a read during a flush could count the rows it
+   * writes twice (recorded, and still pending) or not at all.
+   */
+  private turn: Promise<unknown> = Promise.resolve();
   /** The last rebuild barrier this instance's written spend covers. */
   private ackedBarrier = 0;
   private readonly rebuilding = new Map<string, Promise<CreditSeed>>();
@@ -147,10 +152,13 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
     } else {
       await this.flushThrough(barrier);
     }
-    const totals = await this.ledger.totals(consumer);
+    const { totals, pending } = await this.inTurn(async () => ({
+      totals: await this.ledger.totals(consumer),
+      pending: this.spend.pending(consumer),
+    }));
     if (totals.balance < 0)
       this.logger.error(`Credit ledger of ${consumer} spends more than it credits (${totals.balance}): rebuilt at 0`);
-    const balance = Math.max(0, totals.balance - this.spend.pending(consumer));
+    const balance = Math.max(0, totals.balance - pending);
     await this.ledger.closeRebuild(barrier, balance, fenced);
     this.logger.warn(`Credit balance of ${consumer} rebuilt from the ledger: ${balance} (barrier ${barrier})`);
     return { balance, refilledPeriodStartMs: totals.refilledPeriodStartMs };
@@ -220,20 +228,32 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
     return this.ledger.entries(consumer, new Date(sinceMs), limit);
   }
 
-  /** Spend per UTC day from `fromMs`'s day to `toMs`'s, oldest first, one per day (with this instance's unflushed spend). */
+  /**
+   * Spend per UTC day from `fromMs`'s day to `toMs`'s, oldest first, one per day, with this instance's spend not yet
+   * written; read between two flushes (see `turn`).
+   */
   async spendPerDay(consumer: string, fromMs: number, toMs: number): Promise<Array<{ day: string; spent: number }>> {
-    const recorded = await this.ledger.spendSince(consumer, utcDay(fromMs));
-    const days: Array<{ day: string; spent: number }> = [];
-    for (let ms = fromMs; utcDay(ms) <= utcDay(toMs); ms += 86_400_000) {
-      const day = utcDay(ms);
-      days.push({ day, spent: (recorded.get(day) ?? 0) + this.spend.pendingOn(consumer, day) });
-    }
-    return days;
+    return this.inTurn(async () => {
+      const recorded = await this.ledger.spendSince(consumer, utcDay(fromMs));
+      const days: Array<{ day: string; spent: number }> = [];
+      for (let ms = fromMs; utcDay(ms) <= utcDay(toMs); ms += 86_400_000) {
+        const day = utcDay(ms);
+        days.push({ day, spent: (recorded.get(day) ?? 0) + this.spend.pendingOn(consumer, day) });
+      }
+      return days;
+    });
+  }
+
+  /** Runs `read` when no flush is under way, and holds the next flush until it is done. */
+  private inTurn<T>(read: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(read, read);
+    this.turn = run.catch(() => undefined);
+    return run;
   }
 
   /** Writes the spend held; a failed write is counted back in. One at a time. */
   flush(): Promise<void> {
-    this.flushing ??= this.flushOnce()
+    this.flushing ??= this.inTurn(() => this.flushOnce())
       .then(() => undefined)
       .finally(() => (this.flushing = undefined));
     return this.flushing;
@@ -250,6 +270,7 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
       await this.settleDecisions();
       rows = this.spend.drain();
       const { dropped } = await this.ledger.flushSpend(this.instanceId, rows, barrier);
+      this.spend.written(rows);
       if (dropped)
         this.logger.error(
           `This instance was fenced out of a credit rebuild (silent past the bound): ${rows.reduce((sum, r) => sum + r.spent, 0)} credits of spend it held are not charged`,
@@ -276,7 +297,8 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.flushTimer);
     await this.flushing;
-    if (await this.flushOnce()) await this.ledger.forgetHolder(this.instanceId).catch(() => undefined);
+    if (await this.inTurn(() => this.flushOnce()))
+      await this.ledger.forgetHolder(this.instanceId).catch(() => undefined);
     await this.flushRequests.close();
   }
 }
