@@ -222,6 +222,7 @@ interface QueuedConsume {
 
 /** The scripts that rebuild a lost balance once for the fleet. */
 interface CreditCommands {
+  rateLimitCredits(balance: string, refilled: string, mode: number, value: number): Promise<number[]>;
   rateLimitClaim(balance: string, lock: string, token: string, lockMs: number): Promise<number>;
   rateLimitSeed(
     balance: string,
@@ -376,20 +377,8 @@ export class RedisRateLimitStore extends RateLimitStore {
     const base = `${this.keyPrefix}rl:{${key}}`;
     const [mode, value] =
       'add' in change ? [1, change.add] : 'set' in change ? (change.set === null ? [3, 0] : [2, change.set]) : [0, 0];
-    const run = async (): Promise<number[]> => {
-      if (this.redis.status !== 'ready') throw new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
-      try {
-        return await this.withinTimeout(
-          (
-            this.redis as unknown as { rateLimitCredits: (...args: Array<string | number>) => Promise<number[]> }
-          ).rateLimitCredits(`${base}:credits`, `${base}:refilled`, mode, value),
-        );
-      } catch (error) {
-        throw error instanceof LateReplyError
-          ? new RateLimitUnavailableError('late', LATE_RETRY_AFTER_MS)
-          : new RateLimitUnavailableError('outage', OUTAGE_RETRY_AFTER_MS);
-      }
-    };
+    const run = () =>
+      this.creditCommand((redis) => redis.rateLimitCredits(`${base}:credits`, `${base}:refilled`, mode, value));
     let reply = await run();
     while (reply.length === 1) {
       await this.balanceRebuilt(base, rebuild);
