@@ -20,6 +20,23 @@ const ENTITIES = [
   ...CREDIT_ENTITIES,
 ];
 
+/** Every migration, in order, written out: a migration left out of MIGRATIONS fails here. */
+const ALL_MIGRATIONS = [
+  'CreateConsumers1763942400000',
+  'AddKeySuccessor1764547200000',
+  'AddAdminTokensAndAudit1795514162797',
+  'AddPlanRequests1795531276417',
+  'CreateUsageHistory1795600000000',
+  'AddConsumerEmail1795650000037',
+  'AddAuditAggregatesAndEndUsers1795710000000',
+  'AddBillingAnchor1795794638464',
+  'AddAdminTokenCreator1795800000000',
+  'AddPrepaidCredits1795900000000',
+  'AddBillingPeriodRecut1795920798373',
+  'AddCreditRebuildBarriers1796000000000',
+  'AddPlanRequestRequester1796100000000',
+];
+
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
 describe('gateway migrations', () => {
   let database: GatewayTestDatabase;
@@ -41,21 +58,7 @@ describe('gateway migrations', () => {
   });
 
   it('apply cleanly in the gateway schema and leave nothing for the entities to change (no drift)', async () => {
-    expect(await runMigrations(source, endpoint, 'gateway')).toEqual([
-      'CreateConsumers1763942400000',
-      'AddKeySuccessor1764547200000',
-      'AddAdminTokensAndAudit1795514162797',
-      'AddPlanRequests1795531276417',
-      'CreateUsageHistory1795600000000',
-      'AddConsumerEmail1795650000037',
-      'AddAuditAggregatesAndEndUsers1795710000000',
-      'AddBillingAnchor1795794638464',
-      'AddAdminTokenCreator1795800000000',
-      'AddPrepaidCredits1795900000000',
-      'AddBillingPeriodRecut1795920798373',
-      'AddCreditRebuildBarriers1796000000000',
-      'AddPlanRequestRequester1796100000000',
-    ]);
+    expect(await runMigrations(source, endpoint, 'gateway')).toEqual(ALL_MIGRATIONS);
     const pending = await source.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
     const tables: Array<{ table_name: string }> = await source.query(
@@ -99,21 +102,7 @@ describe('gateway migrations', () => {
     try {
       await Promise.all([a.initialize(), b.initialize()]);
       const results = await Promise.all([runMigrations(a, shared, 'gateway'), runMigrations(b, shared, 'gateway')]);
-      expect(results.flat()).toEqual([
-        'CreateConsumers1763942400000',
-        'AddKeySuccessor1764547200000',
-        'AddAdminTokensAndAudit1795514162797',
-        'AddPlanRequests1795531276417',
-        'CreateUsageHistory1795600000000',
-        'AddConsumerEmail1795650000037',
-        'AddAuditAggregatesAndEndUsers1795710000000',
-        'AddBillingAnchor1795794638464',
-        'AddAdminTokenCreator1795800000000',
-        'AddPrepaidCredits1795900000000',
-        'AddBillingPeriodRecut1795920798373',
-        'AddCreditRebuildBarriers1796000000000',
-        'AddPlanRequestRequester1796100000000',
-      ]);
+      expect(results.flat()).toEqual(ALL_MIGRATIONS);
     } finally {
       await a.destroy();
       await b.destroy();

@@ -4,45 +4,10 @@ import { ConsoleClient, ConsoleUnderTest, startConsole } from '../../support/con
 import { adminCall } from '../../support/gateway';
 import { call } from '../../support/http';
 import { PortalStack, PortalUnderTest, startPortal, startPortalStack } from '../../support/portal';
+import { PortalVisitor as Visitor } from '../../support/portal-visitor';
 
 const PASSWORD = 'a long enough passphrase';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A portal visitor: a cookie jar; forms posted with their page's CSRF token. */
-class Visitor {
-  private readonly cookies = new Map<string, string>();
-  constructor(private readonly base: string) {}
-
-  get(path: string) {
-    return this.send('GET', path);
-  }
-
-  async submit(formPath: string, fields: Record<string, string>, action = formPath) {
-    const page = await this.get(formPath);
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
-    if (!csrf) throw new Error(`no form at ${formPath} (${page.status})`);
-    return this.send('POST', action.split('?')[0], { _csrf: csrf, ...fields });
-  }
-
-  private async send(method: string, path: string, form?: Record<string, string>) {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair.indexOf('=');
-      if (/Expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(pair.slice(0, at));
-      else this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return { status: response.status, location: response.headers.get('location'), text: await response.text() };
-  }
-}
 
 type Fault = 'none' | 'error-500' | 'html-502' | 'unreachable';
 

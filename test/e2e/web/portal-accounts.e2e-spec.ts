@@ -8,54 +8,11 @@ import { emailHash } from '../../../apps/portal/src/throttle/client-address';
 import { adminCall, GatewayUnderTest } from '../../support/gateway';
 import { PortalStack, PortalUnderTest, startPortalStack } from '../../support/portal';
 import { SmtpSink } from '../../support/smtp-sink';
+import { linkIn, PortalVisitor as Visitor } from '../../support/portal-visitor';
 
 const PASSWORD = 'a long enough passphrase';
 let counter = 0;
 const newEmail = (label: string) => `${label}-${Date.now()}-${(counter += 1)}@example.com`;
-
-/** One visitor: a cookie jar, and the client address a trusted proxy (loopback) says it has (X-Forwarded-For). */
-class Visitor {
-  private readonly cookies = new Map<string, string>();
-  constructor(
-    private readonly base: string,
-    private readonly address?: string,
-  ) {}
-
-  async get(path: string) {
-    return this.send('GET', path);
-  }
-
-  /** GETs the page that holds the form, then posts it with the form's CSRF token. */
-  async submit(formPath: string, fields: Record<string, string>, action = formPath) {
-    const page = await this.get(formPath);
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
-    if (!csrf) throw new Error(`no form at ${formPath} (${page.status})`);
-    return this.send('POST', action.split('?')[0], { _csrf: csrf, ...fields });
-  }
-
-  private async send(method: string, path: string, form?: Record<string, string>) {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(this.address ? { 'x-forwarded-for': this.address } : {}),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair.indexOf('=');
-      if (/Expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(pair.slice(0, at));
-      else this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return { status: response.status, location: response.headers.get('location'), text: await response.text() };
-  }
-}
-
-const linkIn = (text: string, path: string) =>
-  new RegExp(`https?://\\S+${path.replace('/', '\\/')}\\?token=([A-Za-z0-9_-]+)`).exec(text)![1];
 
 /**
  * Portal accounts under attack (issue #36 finding 5): pre-account hijacking, links that outlive a password change
