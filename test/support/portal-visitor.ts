@@ -18,8 +18,18 @@ export class PortalVisitor {
     return this.send('POST', action.split('?')[0], { _csrf: csrf, ...fields });
   }
 
+  /**
+   * submit(), then, when the answer is a 303 (Post/Redirect/Get), the GET of its Location, as a browser follows it:
+   * the page the developer sees, with the POST's own answer as `posted`. Any other answer is returned as it is.
+   */
+  async submitAndFollow(formPath: string, fields: Record<string, string>, action = formPath) {
+    const posted = await this.submit(formPath, fields, action);
+    if (posted.status !== 303 || !posted.location) return { ...posted, posted };
+    return { ...(await this.send('GET', new URL(posted.location, `${this.base}/`).href)), posted };
+  }
+
   private async send(method: string, path: string, form?: Record<string, string>) {
-    const response = await fetch(`${this.base}${path}`, {
+    const response = await fetch(/^https?:/.test(path) ? path : `${this.base}${path}`, {
       method,
       redirect: 'manual',
       headers: {

@@ -54,7 +54,7 @@ describe('credits at zero', () => {
     await stack.portal.app.get(AfterAnswer).drain();
     const token = linkIn((await stack.smtp.next(email, /Verify/)).text, '/verify');
     expect((await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(
-      200,
+      303,
     );
     const found = await adminCall(stack.gateway, 'GET', `/consumers?email=${encodeURIComponent(email)}`);
     consumer = (found.body as { items: Array<{ name: string }> }).items[0].name;

@@ -29,7 +29,7 @@ describe('who asked, in the console', () => {
     await stack.portal.app.get(AfterAnswer).drain();
     const token = linkIn((await stack.smtp.next(email, /Verify/)).text, '/verify');
     expect((await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(
-      200,
+      303,
     );
     const asked = await developer.submit('/plan', { plan: 'pro', expectedVolume: '500 a day', message: 'Launch' });
     expect(asked.status).toBeLessThan(400);

@@ -100,7 +100,7 @@ describe('web pages never fail on what the admin API accepted or on its failure'
     const mail = await stack.smtp.next(email, /Verify/);
     const token = /\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail.text)![1];
     expect((await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(
-      200,
+      303,
     );
     const found = await adminCall(stack.gateway, 'GET', `/consumers?email=${encodeURIComponent(email)}`);
     consumer = (found.body as { items: Array<{ name: string }> }).items[0].name;

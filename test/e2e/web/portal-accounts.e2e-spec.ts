@@ -36,8 +36,9 @@ describe('portal accounts that resist abuse', () => {
     return linkIn((await smtp.next(email, /Verify/)).text, '/verify');
   }
 
+  /** "Verify my email", and the page its 303 leads to (the first key, or when it comes), as a browser sees it. */
   async function verify(token: string, password = PASSWORD, as = visitor()) {
-    return as.submit(`/verify?token=${token}`, { token, password }, '/verify');
+    return as.submitAndFollow(`/verify?token=${token}`, { token, password }, '/verify');
   }
 
   async function signIn(email: string, password: string, as: Visitor) {
@@ -106,7 +107,12 @@ describe('portal accounts that resist abuse', () => {
     expect((await verify(verifyLink, 'a brand new passphrase')).status).toBe(400);
     expect((await signIn(email, 'attacker wants this one', visitor('198.51.100.3'))).status).toBe(401);
     // (Verified by the reset: this first sign-in shows the account's first key.)
-    expect((await signIn(email, 'a brand new passphrase', visitor('198.51.100.3'))).text).toContain('Your API key');
+    const firstSignIn = await visitor('198.51.100.3').submitAndFollow('/login', {
+      email,
+      password: 'a brand new passphrase',
+    });
+    expect(firstSignIn.posted).toMatchObject({ status: 303, location: '/keys/new' });
+    expect(firstSignIn.text).toContain('Your API key');
     // And a verification kills the reset links asked for before it.
     const other = newEmail('links-verify');
     const link = await signUp(other);
@@ -320,13 +326,14 @@ describe('portal caps and throttles per address block', () => {
     }
     // Both verified from one address block: its hour's one consumer goes to the first.
     const verifyAt = (token: string) =>
-      new Visitor(portal.url, '198.51.100.60').submit(
+      new Visitor(portal.url, '198.51.100.60').submitAndFollow(
         `/verify?token=${token}`,
         { token, password: PASSWORD },
         '/verify',
       );
     expect((await verifyAt(links[0])).text).toContain('Your API key');
     const capped = await verifyAt(links[1]);
+    expect(capped.posted).toMatchObject({ status: 303, location: '/key' });
     expect(capped.status).toBe(200);
     expect(capped.text).toContain('Your API key is on its way');
     expect(capped.text).toContain('data-testid="key-comes-at"');

@@ -5,6 +5,7 @@ import { AfterAnswer } from '../../../apps/portal/src/accounts/after-answer';
 import { SignInAudit } from '@app/web';
 import { adminCall, GatewayUnderTest } from '../../support/gateway';
 import { PortalStack, PortalUnderTest, startPortalStack } from '../../support/portal';
+import { PortalVisitor as Developer } from '../../support/portal-visitor';
 import { SmtpSink } from '../../support/smtp-sink';
 
 const PASSWORD = 'a long enough passphrase';
@@ -19,42 +20,6 @@ interface AuditRow {
   targetConsumer: string | null;
   onBehalfOf: string | null;
   endUserAddress: string | null;
-}
-
-/** A developer's browser: a cookie jar, behind a trusted proxy (loopback) that says the client's address. */
-class Developer {
-  private readonly cookies = new Map<string, string>();
-  constructor(
-    private readonly base: string,
-    private readonly address: string,
-  ) {}
-
-  /** GETs the page that holds the form, then posts to `action` with the page's CSRF token. */
-  async submit(formPath: string, fields: Record<string, string>, action = formPath.split('?')[0]) {
-    const page = await this.send('GET', formPath);
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
-    if (!csrf) throw new Error(`no form at ${formPath} (${page.status})`);
-    return this.send('POST', action, { _csrf: csrf, ...fields });
-  }
-
-  private async send(method: string, path: string, form?: Record<string, string>) {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        'x-forwarded-for': this.address,
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return { status: response.status, text: await response.text() };
-  }
 }
 
 /**
@@ -92,7 +57,12 @@ describe('the portal names the developer behind each change in the audit', () =>
     await portal.app.get(AfterAnswer).drain();
     const mail = (await smtp.next(email, /Verify/)).text;
     const token = /https?:\/\/\S+\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail)![1];
-    const verified = await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify');
+    const verified = await developer.submitAndFollow(
+      `/verify?token=${token}`,
+      { token, password: PASSWORD },
+      '/verify',
+    );
+    expect(verified.posted).toMatchObject({ status: 303, location: '/keys/new' });
     expect(verified.status).toBe(200);
     expect(verified.text).toContain('Your API key');
     const account = (await portal.app.get(DataSource).getRepository(AccountEntity).findOneBy({ email }))!;
@@ -197,7 +167,7 @@ describe('two portal instances behind one gateway', () => {
     const mail = (await stack.smtp.next(email, /Verify/)).text;
     const token = /https?:\/\/\S+\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail)![1];
     expect((await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(
-      200,
+      303,
     );
     // One sign-in on each instance (the account is in their one database), from an address of its own.
     for (const [portal, address] of [

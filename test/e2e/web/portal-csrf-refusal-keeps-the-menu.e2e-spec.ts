@@ -30,7 +30,7 @@ describe('the portal’s CSRF refusal page', () => {
     await stack.portal.app.get(AfterAnswer).drain();
     const token = linkIn((await stack.smtp.next(email, /Verify/)).text, '/verify');
     expect((await developer.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(
-      200,
+      303,
     );
     const signedInMenu = menuOf((await developer.get('/dashboard')).text);
     expect(signedInMenu).toEqual(['API reference', 'Dashboard', 'Plan', 'Sign out']);

@@ -43,8 +43,9 @@ describe('new keys capped per address block, never a denial of the fleet', () =>
     return linkIn((await stack.smtp.next(email, /Verify/)).text, '/verify');
   }
 
+  /** "Verify my email", and the page its 303 leads to (the first key, or when it comes), as a browser sees it. */
   const verify = (token: string, as: PortalVisitor) =>
-    as.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify');
+    as.submitAndFollow(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify');
 
   const portalConsumers = async () => {
     const reply = await adminCall(stack.gateway, 'GET', '/consumers?limit=100');
@@ -113,13 +114,15 @@ describe('new keys capped per address block, never a denial of the fleet', () =>
 
     // Sign-in is never refused for want of a key: signed in, on the page that says when.
     const later = visitor(`${shared}3`);
-    const signIn = await later.submit('/login', { email: developer, password: PASSWORD });
+    const signIn = await later.submitAndFollow('/login', { email: developer, password: PASSWORD });
+    expect(signIn.posted).toMatchObject({ status: 303, location: '/key' });
     expect(signIn.status).toBe(200);
     expect(signIn.text).toContain('Your API key is on its way');
     expect(signIn.text).toContain(`data-testid="key-comes-at">${comesAt}<`);
     // The dashboard leads to that page; asking before the time says the same.
     expect(await later.get('/dashboard')).toMatchObject({ status: 303, location: '/key' });
-    const early = await later.submit('/key', {});
+    const early = await later.submitAndFollow('/key', {});
+    expect(early.posted).toMatchObject({ status: 303, location: '/key' });
     expect(early.status).toBe(200);
     expect(early.text).toContain(`data-testid="key-comes-at">${comesAt}<`);
 
@@ -130,7 +133,8 @@ describe('new keys capped per address block, never a denial of the fleet', () =>
         `consumers-created:2001:db8:beef:1::/64`,
       ]);
     expect((await later.get('/key')).text).toContain('Your key can be made now');
-    const claimed = await later.submit('/key', {});
+    const claimed = await later.submitAndFollow('/key', {});
+    expect(claimed.posted).toMatchObject({ status: 303, location: '/keys/new' });
     expect(claimed.status).toBe(200);
     expect(claimed.text).toContain('data-testid="new-key"');
     expect((await later.get('/dashboard')).status).toBe(200);

@@ -38,7 +38,7 @@ describe('sign-in under a sustained password-guessing attack', () => {
       { token, password: PASSWORD },
       '/verify',
     );
-    expect(verified.status).toBe(200);
+    expect(verified.status).toBe(303);
 
     // The attacker: two guesses a second, each from an address (and /64) never seen before.
     let attacking = true;

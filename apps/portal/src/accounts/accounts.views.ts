@@ -33,14 +33,6 @@ export interface SignInView extends PageModel {
   signedOut?: boolean;
 }
 
-/** The first key, shown once in the answer that verifies the account or signs it in for the first time. */
-export interface WelcomeKeyView extends PageModel {
-  key: string;
-  welcome: true;
-  /** The session was made in this very request: the navigation shows the signed-in links already. */
-  signedIn: true;
-}
-
 /**
  * A verified, signed-in account whose key waits for its address block's hourly cap: when it comes (`retryAt`, an
  * ISO date-time; absent: now) and a button that asks for it.
@@ -72,7 +64,6 @@ export interface AccountsViews {
   'check-email': CheckEmailView;
   verify: VerifyView;
   login: SignInView;
-  'new-key': WelcomeKeyView;
   'key-pending': KeyPendingView;
   reset: ResetView;
   'reset-confirm': ResetConfirmView;
@@ -85,7 +76,6 @@ export const TITLES: { readonly [Name in keyof AccountsViews]: string } = {
   'check-email': 'Check your email',
   verify: 'Verify your email',
   login: 'Sign in',
-  'new-key': 'Your API key',
   'key-pending': 'Your API key is on its way',
   reset: 'Reset your password',
   'reset-confirm': 'Choose a new password',

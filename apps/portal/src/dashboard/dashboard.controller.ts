@@ -41,14 +41,21 @@ import {
 } from '@app/web';
 import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
-import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
+import {
+  DashboardView,
+  NewKeyView,
+  Page,
+  PlanOffer,
+  PlanView,
+  renderView,
+  RevokeView,
+  SHOWN_KEY,
+} from './dashboard.views';
 import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from '../admin-api/portal-api';
 
 type Form = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** The session's one-time secret of this page (holdShownOnce/takeShownOnce). */
-const SHOWN_KEY = 'portal.key';
 
 /** What the key pages say when the admin API refuses (chosen by code; the rest: libs/web's REFUSALS). */
 const KEY_REFUSALS: RefusalSentences = {
@@ -196,9 +203,11 @@ export class DashboardController {
       this.api.consumer(by, request.account.consumerName),
       this.api.billing(by, request.account.consumerName),
     ]);
+    const welcome = shown?.details?.welcome === true;
     return {
-      title: shown ? 'Your new API key' : 'Key shown once',
+      title: shown ? (welcome ? 'Your API key' : 'Your new API key') : 'Key shown once',
       key: shown?.secret,
+      welcome,
       rotated: shown?.details?.rotated as NewKeyView['rotated'],
       current: planStatement(consumer, billing),
     };

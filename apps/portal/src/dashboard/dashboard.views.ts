@@ -34,12 +34,20 @@ export interface DashboardView extends PageModel {
   mayAskForPlan: boolean;
 }
 
+/**
+ * The session's one-time secret of /keys/new (holdShownOnce/takeShownOnce): every new key, the first one too (made
+ * by "Verify my email", a first sign-in or "Get my API key"; `details.welcome` then), is held there by a POST and
+ * shown by the GET its 303 leads to.
+ */
+export const SHOWN_KEY = 'portal.key';
+
 export interface NewKeyView extends PageModel {
   /** Absent on a reload: the page says the key was shown once. */
   key?: string;
   /** Set by a rotation: the key it replaced and when that one stops. */
   rotated?: { hint: string; expiresAt: string | null };
   current?: PlanStatement;
+  /** The account's first key: the page welcomes the developer. */
   welcome?: boolean;
 }
 
