@@ -7,6 +7,9 @@
  * Ctrl-C or SIGTERM stops everything it started, during the start too; a start that fails stops everything it
  * had started and exits 1 with one line saying why. Needs `npm run build` first and nginx.
  */
+// First: on a Node older than the supported one, one line and exit 1 (the apps' own check).
+require('./supported-node').exitOnUnsupportedNode();
+
 const { execFileSync } = require('node:child_process');
 const { startStack } = require('./stack/start-stack');
 const { StackError } = require('./stack/stack-error');

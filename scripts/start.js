@@ -16,6 +16,9 @@
  * and served over the wire protocol, holds both apps' tables (the gateway's in its own schema): one database
  * engine in memory, not one per app.
  */
+// First: on a Node older than the supported one, one line and exit 1 (the apps' own check, before any build).
+require('./supported-node').exitOnUnsupportedNode();
+
 const { spawn } = require('node:child_process');
 const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');

@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
+import { isSupportedNode, unsupportedNodeLine } from '@app/platform/supported-node';
 import { GatewayUnderTest, startGateway } from '../support/gateway';
 import { call } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
@@ -29,10 +30,25 @@ async function occupyPort(): Promise<{ server: Server; port: number }> {
   return { server, port: (server.address() as { port: number }).port };
 }
 
+/** A Node older than the supported one on PATH outside node_modules (a machine's own Node 20, as on CI), if any. */
+function olderNode(): { node: string; version: string } | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const node = join(dir, 'node');
+    if (dir.includes('node_modules') || !existsSync(node)) continue;
+    const version = execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+    if (!isSupportedNode(version)) return { node, version };
+  }
+  return undefined;
+}
+
 /** Runs a built app until it exits; resolves with its exit code and what it printed on stderr. */
-function runApp(app: keyof typeof MAIN, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+function runApp(
+  app: keyof typeof MAIN,
+  env: Record<string, string>,
+  node = process.execPath,
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN[app]], {
+    const child = spawn(node, [MAIN[app]], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -127,6 +143,21 @@ describe('start-up refusals', () => {
     expect(stderr.trim().split('\n')).toEqual([
       'Invalid configuration: CURSOR_SECRET must be set in production (32+ characters, the same on every pets instance, e.g. openssl rand -hex 32): without it paging cursors are signed with a key published in the source',
     ]);
+  });
+
+  it('refuses a Node older than the supported one with one line, in npm start and in the built apps', async () => {
+    const older = olderNode();
+    if (!older) {
+      console.log('skipped: no Node older than the supported one on PATH outside node_modules');
+      return;
+    }
+    const line = unsupportedNodeLine(older.version);
+    const start = spawnSync(older.node, ['scripts/start.js'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect([start.status, start.stdout, start.stderr]).toEqual([1, '', `${line}\n`]);
+    for (const app of ['pets', 'gateway'] as const) {
+      const { code, stderr } = await runApp(app, GATEWAY_ENV, older.node);
+      expect([app, code, stderr]).toEqual([app, 1, `${line}\n`]);
+    }
   });
 
   it('never echoes a rejected secret', async () => {

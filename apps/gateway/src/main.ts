@@ -1,4 +1,5 @@
-import '@app/platform/tracing/register-edge'; // first: tracing must patch modules before they load
+import '@app/platform/require-supported-node'; // first: on an older Node, one line and exit 1 before anything loads
+import '@app/platform/tracing/register-edge'; // next: tracing must patch modules before they load
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { resolveAdminToken } from './admin/admin-token';

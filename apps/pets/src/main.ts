@@ -1,4 +1,5 @@
-import '@app/platform/tracing/register-internal'; // first: tracing must patch modules before they load
+import '@app/platform/require-supported-node'; // first: on an older Node, one line and exit 1 before anything loads
+import '@app/platform/tracing/register-internal'; // next: tracing must patch modules before they load
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPetsConfig } from './config/pets.config';

@@ -1,3 +1,4 @@
+import '@app/platform/require-supported-node'; // first: on an older Node, one line and exit 1 before anything loads
 import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { loadPortalConfig } from './config/portal.config';
