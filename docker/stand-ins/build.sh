@@ -5,7 +5,8 @@
 # Two minimal Debian roots (debootstrap --variant=minbase), cached as tarballs in STAND_IN_CACHE
 # (/var/cache/petstore-ci) and imported as petstore-stand-in/debian:<suite>:
 #   bookworm  postgres:15-alpine (Debian's postgresql-15), redis:7-alpine (redis-server 7.0),
-#             node:20-bookworm-slim (this machine's Node 20, npm and CA bundle copied in), axllent/mailpit (a
+#             node:24-bookworm-slim (the project's Node from node_modules, which npm ci brought, with this
+#             machine's npm and CA bundle), axllent/mailpit (a
 #             mail catcher of ours in Node with Mailpit's SMTP port and the part of its API the test uses)
 #   forky     nginx:1.27-alpine (Debian's nginx from the testing suite: the upstream `resolve` parameter needs
 #             1.27.3+, and bookworm and trixie have older ones)
@@ -67,14 +68,16 @@ stand_in() {
   rm -rf "$context"
 }
 
-# The Node of this machine (the engines field wants 20), with its npm, goes into the node stand-in.
+# The project's Node (node_modules/.bin/node: the binary npm ci brought, which npm start and the tests run on, and
+# the image copies over its base's), with this machine's npm, goes into the node stand-in.
 node_dist() {
   local out="$1" node npm_dir
-  node="$(command -v node)"
-  case "$("$node" -v)" in v20.*) ;; *) echo "stand-ins: the node stand-in needs Node 20 on this machine, found $("$node" -v)" >&2; exit 1 ;; esac
+  node="$(readlink -f "$HERE/../../node_modules/.bin/node" || true)"
+  [ -x "$node" ] || { echo "stand-ins: no project Node in node_modules/.bin/node: run npm ci first" >&2; exit 1; }
+  case "$("$node" -v)" in v24.*) ;; *) echo "stand-ins: the node stand-in is node:24, the project's Node is $("$node" -v)" >&2; exit 1 ;; esac
   npm_dir="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)"
   mkdir -p "$out/bin" "$out/lib/node_modules"
-  cp "$(readlink -f "$node")" "$out/bin/node"
+  cp "$node" "$out/bin/node"
   cp -a "$npm_dir" "$out/lib/node_modules/npm"
   # The CAs this machine trusts: its way to the npm registry may go through a TLS-inspecting proxy.
   cp "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$out/ca-certificates.crt"
@@ -85,7 +88,7 @@ base_image forky
 dist="$(mktemp -d)"
 trap 'rm -rf "$dist"' EXIT
 node_dist "$dist/node-dist"
-stand_in node:20-bookworm-slim "$HERE/node" "$dist/node-dist"
+stand_in node:24-bookworm-slim "$HERE/node" "$dist/node-dist"
 stand_in postgres:15-alpine "$HERE/postgres"
 stand_in redis:7-alpine "$HERE/redis"
 stand_in nginx:1.27-alpine "$HERE/nginx"
