@@ -87,6 +87,15 @@ describe('developer portal', () => {
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     await shot('new-key');
     await checkPage(page, 'portal-welcome-key');
+    // Post/Redirect/Get (issue #48.6): the key's page is a GET, so a reload re-posts nothing ("Form expired") and
+    // says the key was shown once, still signed in.
+    expect(new URL(page.url()).pathname).toBe('/keys/new');
+    await page.reload();
+    await page.getByTestId('new-key-gone').waitFor();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    expect(await page.getByText('Form expired').count()).toBe(0);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await shot('new-key-reloaded');
 
     // The link is single-use.
     await page.goto(link);
