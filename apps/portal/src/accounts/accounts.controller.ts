@@ -94,10 +94,12 @@ export class AccountsController {
     return { title: TITLES['check-email'], email: form.email };
   }
 
+  /** The form names the link's account in a read-only username field, so a password manager pairs the password. */
   @Get('verify')
   @Page('verify')
-  verifyForm(@Query('token') token: unknown): VerifyView {
-    return { title: TITLES.verify, token: typeof token === 'string' ? token : '' };
+  async verifyForm(@Query('token') query: unknown): Promise<VerifyView> {
+    const token = typeof query === 'string' ? query : '';
+    return { title: TITLES.verify, token, email: await this.accounts.verifyLinkEmail(token) };
   }
 
   /**
@@ -115,7 +117,12 @@ export class AccountsController {
     if (outcome.code === 'LINK_INVALID')
       return renderView(response, 'verify', { title: TITLES.verify, failed: true }, 400);
     if (outcome.code === 'WRONG_PASSWORD')
-      return renderView(response, 'verify', { title: TITLES.verify, token, errors: { password: WRONG_PASSWORD } }, 400);
+      return renderView(
+        response,
+        'verify',
+        { title: TITLES.verify, token, email: outcome.email, errors: { password: WRONG_PASSWORD } },
+        400,
+      );
     const account = outcome.account;
     // The block that proved the mailbox and the password is the owner's: the sign-in throttle never delays it.
     await this.attempts.remember(account.email, clientBlock(request));

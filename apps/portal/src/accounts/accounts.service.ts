@@ -18,7 +18,7 @@ export function hashToken(token: string): string {
 
 /** What a verification answers, by code: the page is chosen by it. */
 export type VerifyOutcome =
-  { code: 'VERIFIED'; account: AccountEntity } | { code: 'LINK_INVALID' } | { code: 'WRONG_PASSWORD' };
+  { code: 'VERIFIED'; account: AccountEntity } | { code: 'LINK_INVALID' } | { code: 'WRONG_PASSWORD'; email: string };
 
 /**
  * Accounts: sign-up, verification and reset links (single-use tokens, only their SHA-256 stored), sign-in.
@@ -112,7 +112,8 @@ export class AccountsService {
     const account = link && link.expiresAt.getTime() > Date.now() ? await this.find(link.accountId) : null;
     // An unknown link costs no argon2 (a link is a secret of its own: nothing to hide about it).
     if (!account) return { code: 'LINK_INVALID' };
-    if (!(await verifyPassword(account.passwordHash, password))) return { code: 'WRONG_PASSWORD' };
+    if (!(await verifyPassword(account.passwordHash, password)))
+      return { code: 'WRONG_PASSWORD', email: account.email };
     const verified = await this.dataSource.transaction(async (manager) => {
       // The link is used only if it is still unused: a sign-up that replaced the password meanwhile killed it.
       if (!(await this.useToken(manager, token, 'verify'))) return false;
@@ -122,6 +123,19 @@ export class AccountsService {
     });
     if (!verified) return { code: 'LINK_INVALID' };
     return { code: 'VERIFIED', account: (await this.find(account.id))! };
+  }
+
+  /**
+   * The email of the account a usable verification link names, for its form's username field (a password manager
+   * pairs the password with it). The link's holder has the mail that names the address: nothing is disclosed.
+   */
+  async verifyLinkEmail(token: string): Promise<string | undefined> {
+    if (token === '') return undefined;
+    const link = await this.dataSource
+      .getRepository(AccountTokenEntity)
+      .findOneBy({ tokenHash: hashToken(token), purpose: 'verify', usedAt: IsNull() });
+    if (!link || link.expiresAt.getTime() <= Date.now()) return undefined;
+    return (await this.find(link.accountId))?.email;
   }
 
   async signIn(email: string, password: string): Promise<AccountEntity | undefined> {

@@ -21,6 +21,8 @@ export interface CheckEmailView extends PageModel {
 /** The verification form (the link's token in a hidden field); `failed`: the link is used or expired. */
 export interface VerifyView extends PageModel {
   token?: string;
+  /** The account the link names (a usable link only): the form's read-only username field. */
+  email?: string;
   errors?: FieldErrors;
   failed?: boolean;
 }
