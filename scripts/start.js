@@ -25,6 +25,7 @@ const path = require('node:path');
 const { appNodeOptions } = require('./app-node-options');
 const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
 const { AppOutput, phase, readyBlock } = require('./start-output');
+const { addExampleAnimalIfEmpty } = require('./example-animal');
 
 const ROOT = path.join(__dirname, '..');
 const ENTRY = {
@@ -285,6 +286,13 @@ async function waitUntilReady(names, { quiet = false } = {}) {
     }
   }
   if (stopping || quiet) return;
+  // On the embedded database, an empty store gets one example animal before Ready (scripts/example-animal.js).
+  if (sharedDatabase && names.includes('pets') && process.env.NODE_ENV !== 'production')
+    await addExampleAnimalIfEmpty(
+      `http://127.0.0.1:${process.env.PETS_PORT || 3001}`,
+      process.env.INTERNAL_SECRET,
+    ).catch((error) => console.error(`pets     | no example animal added: ${error.message}`));
+  if (stopping) return;
   output.ready();
   const port = process.env.PORT || 3000;
   const rows = [];
