@@ -1,4 +1,4 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -117,8 +117,15 @@ describe('npm start', () => {
   });
 
   it('says Ready once both apps answer, and stops everything on SIGTERM to npm', async () => {
-    // As a newcomer runs it: the default log level, and a demo key minted on the first start.
-    const started = await start('npm', ['start'], { LOG_LEVEL: '', DEMO_KEY: '' });
+    // As a newcomer runs it: the default log level, and a demo key minted on the first start (and the metrics on,
+    // which say the Node each app runs on).
+    const metricsPorts = { gateway: await freePort(), pets: await freePort() };
+    const started = await start('npm', ['start'], {
+      LOG_LEVEL: '',
+      DEMO_KEY: '',
+      METRICS_PORT: String(metricsPorts.gateway),
+      PETS_METRICS_PORT: String(metricsPorts.pets),
+    });
     const output = started.output();
     const lines = output.split('\n');
     const { gateway, admin, pets, portal, console: consoleUi } = started.ports;
@@ -176,6 +183,15 @@ describe('npm start', () => {
     expect((await fetch(`http://127.0.0.1:${started.ports.gateway}/health/ready`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${started.ports.pets}/health/ready`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${started.ports.portal}/health/ready`)).status).toBe(200);
+    // npm start runs the apps on the project's Node (node_modules/.bin/node, first on npm's PATH), not the machine's.
+    const brought = join(ROOT, 'node_modules/.bin/node');
+    const projectNode = existsSync(brought)
+      ? execFileSync(brought, ['-v'], { encoding: 'utf8' }).trim()
+      : process.version;
+    for (const port of Object.values(metricsPorts)) {
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(/^nodejs_version_info\{version="(v[\d.]+)"/m.exec(metrics)?.[1]).toBe(projectNode);
+    }
     // The console answers its sign-in page, on the embedded database npm start serves (its sessions' schema).
     const signIn = await fetch(`http://127.0.0.1:${started.ports.console}/sign-in`);
     expect([signIn.status, (await signIn.text()).includes('Admin token')]).toEqual([200, true]);

@@ -1,10 +1,12 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
-import { delimiter, join } from 'node:path';
-import { isSupportedNode, unsupportedNodeLine } from '@app/platform/supported-node';
+import { join } from 'node:path';
+import { unsupportedNodeLine } from '@app/platform/supported-node';
 import { GatewayUnderTest, startGateway } from '../support/gateway';
 import { call } from '../support/http';
+import { olderNode } from '../support/older-node';
+import { runIf } from '../support/skip';
 import { RunningPets, startPetsService } from '../support/pets-service';
 
 const ROOT = join(__dirname, '../..');
@@ -28,17 +30,6 @@ async function occupyPort(): Promise<{ server: Server; port: number }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as { port: number }).port };
-}
-
-/** A Node older than the supported one on PATH outside node_modules (a machine's own Node 20, as on CI), if any. */
-function olderNode(): { node: string; version: string } | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const node = join(dir, 'node');
-    if (dir.includes('node_modules') || !existsSync(node)) continue;
-    const version = execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
-    if (!isSupportedNode(version)) return { node, version };
-  }
-  return undefined;
 }
 
 /** Runs a built app until it exits; resolves with its exit code and what it printed on stderr. */
@@ -145,20 +136,19 @@ describe('start-up refusals', () => {
     ]);
   });
 
-  it('refuses a Node older than the supported one with one line, in npm start and in the built apps', async () => {
-    const older = olderNode();
-    if (!older) {
-      console.log('skipped: no Node older than the supported one on PATH outside node_modules');
-      return;
-    }
-    const line = unsupportedNodeLine(older.version);
-    const start = spawnSync(older.node, ['scripts/start.js'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
-    expect([start.status, start.stdout, start.stderr]).toEqual([1, '', `${line}\n`]);
-    for (const app of ['pets', 'gateway'] as const) {
-      const { code, stderr } = await runApp(app, GATEWAY_ENV, older.node);
-      expect([app, code, stderr]).toEqual([app, 1, `${line}\n`]);
-    }
-  });
+  const older = olderNode();
+  runIf(older, 'a Node older than the supported one on PATH, outside node_modules').it(
+    'refuses a Node older than the supported one with one line, in npm start and in the built apps',
+    async () => {
+      const line = unsupportedNodeLine(older!.version);
+      const start = spawnSync(older!.node, ['scripts/start.js'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      expect([start.status, start.stdout, start.stderr]).toEqual([1, '', `${line}\n`]);
+      for (const app of ['pets', 'gateway'] as const) {
+        const { code, stderr } = await runApp(app, GATEWAY_ENV, older!.node);
+        expect([app, code, stderr]).toEqual([app, 1, `${line}\n`]);
+      }
+    },
+  );
 
   it('never echoes a rejected secret', async () => {
     const { code, stderr } = await runApp('gateway', { ...GATEWAY_ENV, INTERNAL_SECRET: 'short-secret-15' });
