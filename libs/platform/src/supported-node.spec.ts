@@ -20,8 +20,8 @@ describe('the supported Node', () => {
   it('refuses an older Node with one line naming it, the Node it needs and where npm puts it', () => {
     const line = unsupportedNodeLine('v20.20.2')!;
     expect(line).toBe(
-      'Unsupported Node v20.20.2: the animals API runs on Node 24.11 or later (24 LTS); ' +
-        'npm ci installs it in node_modules/.bin, where npm start and every npm script find it',
+      'Unsupported Node v20.20.2: the animals API runs on Node 24.11 or later (24 LTS). npm ci brings it on Linux ' +
+        'and Intel macOS (node_modules/.bin/node, which every npm script runs on); elsewhere, install it',
     );
     expect(line).not.toContain('\n');
     expect(unsupportedNodeLine('v24.22.3')).toBeUndefined();

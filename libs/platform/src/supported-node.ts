@@ -27,8 +27,8 @@ export function unsupportedNodeLine(version: string): string | undefined {
   if (isSupportedNode(version)) return undefined;
   const floor = OLDEST_SUPPORTED_NODE.replace(/\.0$/, '');
   return (
-    `Unsupported Node ${version}: the animals API runs on Node ${floor} or later (24 LTS); ` +
-    'npm ci installs it in node_modules/.bin, where npm start and every npm script find it'
+    `Unsupported Node ${version}: the animals API runs on Node ${floor} or later (24 LTS). npm ci brings it on Linux ` +
+    'and Intel macOS (node_modules/.bin/node, which every npm script runs on); elsewhere, install it'
   );
 }
 
