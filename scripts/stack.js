@@ -2,10 +2,11 @@
 /**
  * `npm run stack`: the docker-compose topology without Docker. The pets service, GATEWAY_INSTANCES gateway
  * instances (2) sharing Redis and the consumers database, and nginx in front of them as the only public port
- * (STACK_PORT, 8080), against this machine's PostgreSQL and Redis (started if they are down; a fresh database
- * unless DATABASE_URL is set). Every port has a variable of its own: docs/stack.md lists them.
+ * (STACK_PORT, 8180: not compose's published 8080, so both can run), against this machine's PostgreSQL and Redis
+ * (started if they are down; a fresh database unless DATABASE_URL is set). Every port has a variable of its own: docs/stack.md lists them.
  * Ctrl-C or SIGTERM stops everything it started, during the start too; a start that fails stops everything it
- * had started and exits 1 with one line saying why. Needs `npm run build` first and nginx.
+ * had started and exits 1 with one line saying why. The apps' lines print as `npm start` prints them
+ * (scripts/start-output.js). Needs `npm run build` first, nginx, PostgreSQL and Redis.
  */
 // First: on a Node older than the supported one, one line and exit 1 (the apps' own check).
 require('./supported-node').exitOnUnsupportedNode();

@@ -1,7 +1,9 @@
 /**
- * What `npm start` prints (docs/operations.md, "What npm start prints"): its own phase lines, each app's log lines
- * in one human format, and the closing Ready block. The apps write JSON lines (pino, as in production); here each
- * becomes `<app> | HH:MM:SS <level> <context>: <message>`, so a newcomer reads one format whichever app wrote it.
+ * What `npm start` and `npm run stack` print (docs/operations.md, "What npm start prints"; docs/stack.md): their own
+ * lines, each app's log lines in one human format, and `npm start`'s closing Ready block. The apps write JSON lines
+ * (pino, as in production); here each becomes `<app> | HH:MM:SS <level> <context>: <message>`, so a newcomer reads
+ * one format whichever app wrote it. A request is one line, the gateway's: the pets service's line for the same
+ * request (below 500) is held back when a gateway is in front of it.
  */
 
 const NAME_WIDTH = 8;
@@ -12,8 +14,8 @@ function phase(text) {
   process.stdout.write(`${'start'.padEnd(NAME_WIDTH)} | ${text}\n`);
 }
 
-/** One pino JSON line as a human line; undefined when the line is not pino JSON (printed as it is). */
-function humanLine(line) {
+/** A pino JSON line's entry; undefined when the line is not one. */
+function pinoEntry(line) {
   if (!line.startsWith('{')) return undefined;
   let entry;
   try {
@@ -21,7 +23,28 @@ function humanLine(line) {
   } catch {
     return undefined;
   }
-  if (typeof entry.level !== 'number' || typeof entry.msg !== 'string') return undefined;
+  return typeof entry.level === 'number' && typeof entry.msg === 'string' ? entry : undefined;
+}
+
+/**
+ * A request line of the pets service that a gateway in front of it logs too: the gateway forwards the request with
+ * its request id and passes a status below 500 on as it is, so its own line says all of it (a client's 404 at warn
+ * is one line, not two). A pets 5xx is a fault inside the pets service and keeps its line (and its stack).
+ */
+function repeatedByTheGateway(entry) {
+  return (
+    entry.app === 'pets' && entry.req !== undefined && typeof entry.res?.status === 'number' && entry.res.status < 500
+  );
+}
+
+/** One pino JSON line as a human line; undefined when the line is not pino JSON (printed as it is). */
+function humanLine(line) {
+  const entry = pinoEntry(line);
+  return entry === undefined ? undefined : humanText(entry);
+}
+
+/** A pino entry as `HH:MM:SS <level> <context>: <message>`, its stack on the lines below. */
+function humanText(entry) {
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 19) : '';
   const level = (PINO_LEVELS[entry.level] ?? String(entry.level)).padEnd(5);
   const context = entry.context && !entry.req ? `${entry.context}: ` : '';
@@ -31,7 +54,13 @@ function humanLine(line) {
 
 /** The apps' output, followed line by line. */
 class AppOutput {
-  constructor() {
+  /**
+   * `nameWidth`: the app name's column (8: "gateway"; the stack's "gateway-12" needs 10). `gatewayInFront`: a gateway
+   * fronts the pets service, so the pets service's request lines below 500 are held back (repeatedByTheGateway).
+   */
+  constructor({ nameWidth = NAME_WIDTH, gatewayInFront = false } = {}) {
+    this.nameWidth = nameWidth;
+    this.gatewayInFront = gatewayInFront;
     /** The demo key the gateway minted during this start (its block is held back for the Ready block). */
     this.demoKey = undefined;
     this.isReady = false;
@@ -55,8 +84,10 @@ class AppOutput {
 
   write(name, line, target) {
     if (this.holdsBack(line)) return;
-    const human = humanLine(line);
-    for (const part of (human ?? line).split('\n')) target.write(`${name.padEnd(NAME_WIDTH)} | ${part}\n`);
+    const entry = pinoEntry(line);
+    if (entry !== undefined && this.gatewayInFront && repeatedByTheGateway(entry)) return;
+    const human = entry === undefined ? line : humanText(entry);
+    for (const part of human.split('\n')) target.write(`${name.padEnd(this.nameWidth)} | ${part}\n`);
   }
 
   /** Blank lines, the supervisor's own readiness polls, and the gateway's demo-key block (shown in Ready). */

@@ -348,6 +348,8 @@ async function main() {
   if (stopping) return;
   if (!sharedDatabase) phase('database: the servers at DATABASE_URL / GATEWAY_DATABASE_URL');
   wantsPortal = names.includes('portal');
+  // A request through the gateway is its line alone, not the pets service's too (scripts/start-output.js).
+  output.gatewayInFront = names.includes('gateway') && names.includes('pets');
   phase(`starting ${names.join(', ')} (each applies its pending migrations first)`);
   const spawnApp = (name, extraEnv = {}) => {
     const child = spawn(process.execPath, [ENTRY[name]], {

@@ -1,6 +1,7 @@
 /** The processes the stack started: each one watched from its start, and all of them stopped together. */
 const { spawn } = require('node:child_process');
 const { setTimeout: sleep } = require('node:timers/promises');
+const { AppOutput } = require('../start-output');
 
 /** Past the apps' own grace period (SHUTDOWN_GRACE_MS, 10 s by default), a process still running is killed. */
 const STOP_GRACE_MS = 15_000;
@@ -8,19 +9,31 @@ const STOP_GRACE_MS = 15_000;
 class StackProcesses {
   constructor() {
     this.children = [];
+    /**
+     * The apps' lines as `npm start` prints them (scripts/start-output.js): `<name> | HH:MM:SS <level> ...`, one line
+     * per request (the gateway's), the stack's readiness polls held back until `ready()`. Room for "gateway-32".
+     */
+    this.output = new AppOutput({ nameWidth: 10, gatewayInFront: true });
+  }
+
+  /** The stack is up: from now on a request to /health is someone else's and is shown. */
+  ready() {
+    this.output.ready();
   }
 
   /**
-   * Spawns `command` under `name`. Its stderr is passed on and its last lines kept, so that a process that dies
-   * while starting can be reported in one line. `child.exited` resolves with { code, signal }.
+   * Spawns `command` under `name`. Its output is printed as `npm start` prints it, and the last lines of its stderr
+   * kept, so that a process that dies while starting can be reported in one line. `child.exited` resolves with
+   * { code, signal }.
    */
   start(name, command, args, env) {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'inherit', 'pipe'] });
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.name = name;
+    this.output.follow(name, child.stdout, process.stdout);
+    this.output.follow(name, child.stderr, process.stderr);
     // The last two distinct lines: nginx, for one, ends with "still could not bind()" after the line that says why.
     const lastLines = [];
     child.stderr.on('data', (chunk) => {
-      process.stderr.write(chunk);
       for (const line of chunk
         .toString()
         .split('\n')

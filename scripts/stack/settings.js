@@ -9,7 +9,7 @@ const ROOT = path.join(__dirname, '../..');
 
 /** The stack's own variables and their defaults. */
 const DEFAULTS = {
-  STACK_PORT: 8080,
+  STACK_PORT: 8180,
   GATEWAY_INSTANCES: 2,
   STACK_PETS_PORT: 3300,
   STACK_PETS_METRICS_PORT: 3400,

@@ -196,6 +196,7 @@ async function startStack(options = {}) {
     await ready(`nginx (STACK_PORT ${settings.port})`, `http://${LOOPBACK}:${settings.port}/docs-json`, notBoundYet);
 
     let stopping;
+    processes.ready();
     return {
       url: `http://${LOOPBACK}:${settings.port}`,
       pets: { url: `http://${LOOPBACK}:${settings.pets.port}`, metricsPort: settings.pets.metricsPort, process: pets },
