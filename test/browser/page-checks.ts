@@ -120,3 +120,95 @@ export function wrapsOntoTwoLines(page: Page, selector: string): Promise<boolean
     }),
   );
 }
+
+/**
+ * The rule every table of both apps keeps, at 1366 and 390 px (issue #48.8), checked on the page's geometry:
+ *
+ * 1. **No column clipped.** Every cell (`th`, `td`) ends at or before the right edge of what shows the table: its
+ *    scroll container (the nearest ancestor whose `overflow-x` is not `visible`, e.g. `.table-scroll-x`) or, without
+ *    one, the viewport, and never past the viewport; and that container does not scroll sideways. A table that needs sideways scrolling to show a column fails:
+ *    a column one must scroll to find is a column a reader does not see (the audit log's Change at 1366 px).
+ * 2. **No value wraps inside a token.** Every token of a cell's text (a run of non-space characters: "2026-11-29",
+ *    "23", "petk_F7WF…", "portal-e4a71e7cbeea4401") lies on one line: its characters' boxes share one line box.
+ *    Cells may wrap between tokens ("23 h" / "59 min" is allowed, "23 h 59" / "min" too; "2026-11-" / "29" is not).
+ *
+ * A phone layout that shows each row as a block (table.stack, table.keys) passes the same rule: its cells are blocks
+ * within the viewport. A cell hidden on purpose (the header row a phone layout keeps only for screen readers, 1 px)
+ * is not looked at.
+ */
+export function tableProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    type Rect = { left: number; right: number; top: number; bottom: number; width: number; height: number };
+    type Node = { nodeType: number; textContent: string | null; childNodes: ArrayLike<Node> };
+    type El = Node & {
+      tagName: string;
+      parentElement: El | null;
+      clientLeft: number;
+      clientWidth: number;
+      scrollWidth: number;
+      getBoundingClientRect(): Rect;
+      getClientRects(): ArrayLike<Rect>;
+      getAttribute(name: string): string | null;
+      querySelectorAll(selector: string): ArrayLike<El>;
+      closest(selector: string): El | null;
+    };
+    const g = globalThis as unknown as {
+      document: {
+        body: El;
+        documentElement: { clientWidth: number };
+        querySelectorAll(s: string): ArrayLike<El>;
+        createRange(): {
+          setStart(n: Node, o: number): void;
+          setEnd(n: Node, o: number): void;
+          getClientRects(): ArrayLike<Rect>;
+        };
+      };
+      getComputedStyle(el: El): { overflowX: string };
+    };
+    const doc = g.document;
+    const viewport = doc.documentElement.clientWidth;
+    const problems: string[] = [];
+    const tables = Array.from(doc.querySelectorAll('main table'));
+    tables.forEach((table, index) => {
+      if (table.getClientRects().length === 0) return;
+      const name = table.getAttribute('data-testid') ?? table.getAttribute('aria-label') ?? `table ${index + 1}`;
+      let box: El | null = null;
+      for (let el = table.parentElement; el && el !== doc.body; el = el.parentElement)
+        if (g.getComputedStyle(el).overflowX !== 'visible') {
+          box = el;
+          break;
+        }
+      const boxRight = box ? box.getBoundingClientRect().left + box.clientLeft + box.clientWidth : viewport;
+      if (box && box.scrollWidth > box.clientWidth)
+        problems.push(`${name}: its box scrolls sideways by ${box.scrollWidth - box.clientWidth} px`);
+      const limit = Math.min(boxRight, viewport) + 1;
+      for (const cell of Array.from(table.querySelectorAll('th, td'))) {
+        const rect = cell.getBoundingClientRect();
+        const head = cell.closest('thead');
+        if (rect.width < 2 || rect.height < 2 || (head && head.getBoundingClientRect().width < 2)) continue;
+        const text = (cell.textContent ?? '').replace(/\s+/g, ' ').trim();
+        if (rect.right > limit)
+          problems.push(`${name}: "${text.slice(0, 40)}" ends at ${Math.round(rect.right)} px, past ${limit - 1} px`);
+        const walk = (node: Node) => {
+          if (node.nodeType === 3) {
+            const value = node.textContent ?? '';
+            for (const match of value.matchAll(/\S+/g)) {
+              const range = doc.createRange();
+              range.setStart(node, match.index!);
+              range.setEnd(node, match.index! + match[0].length);
+              const lines = new Set(
+                Array.from(range.getClientRects())
+                  .filter((r) => r.width > 0)
+                  .map((r) => Math.round(r.bottom)),
+              );
+              if (lines.size > 1)
+                problems.push(`${name}: "${match[0]}" wraps inside itself (in "${text.slice(0, 60)}")`);
+            }
+          } else Array.from(node.childNodes).forEach(walk);
+        };
+        walk(cell);
+      }
+    });
+    return problems;
+  });
+}

@@ -178,7 +178,9 @@ describe('operator console (HTTP)', () => {
     expect(page.status).toBe(200);
     // Its own consumer's usage, which the token may read: the current windows and the 30-day history, 3 requests.
     const windows = /data-testid="windows-table">([\s\S]*?)<\/table>/.exec(page.text)![1];
-    const used = [...windows.matchAll(/<tr><th scope="row">[^<]+<\/th><td>[^<]+<\/td><td>([^<]+)<\/td>/g)];
+    const used = [
+      ...windows.matchAll(/<tr[^>]*><th scope="row"[^>]*>[^<]+<\/th><td[^>]*>[^<]+<\/td><td[^>]*>([^<]+)<\/td>/g),
+    ];
     expect(used.length).toBeGreaterThan(0);
     expect(used.map((m) => m[1])).toEqual(used.map(() => '3'));
     expect(page.text).toContain(`${name}: requests by outcome, last 30 days`);
