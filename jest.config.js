@@ -1,8 +1,10 @@
 /**
- * Tiers, one Jest project each (docs/testing.md): `unit` beside the code (*.spec.ts); `e2e` under test/e2e/<feature>/,
- * HTTP against the services started in the test process; `system` under test/system/, what spawns or kills
- * processes (built apps, redis-server, PostgreSQL, nginx, Prism, compose, npm start) or takes a store away.
- * `npm test` runs unit and e2e, `npm run test:system` runs system, `npx jest <file>` runs any one file.
+ * Tiers, one Jest project each (docs/testing.md): `unit` beside the code (*.spec.ts, no I/O); `component` under
+ * test/component/<part>/, one part of an app in a Nest testing module (its real collaborators where they are the
+ * point, fakes elsewhere); `e2e` under test/e2e/<feature>/, HTTP against the services started in the test process;
+ * `system` under test/system/, what spawns or kills processes (built apps, redis-server, PostgreSQL, nginx, Prism,
+ * compose, npm start, the CLI), takes a store away, or can only be shown in wall time.
+ * `npm test` runs unit, component and e2e, `npm run test:system` runs system, `npx jest <file>` runs any one file.
  */
 // Type-checking is `npm run typecheck`'s job: tests only transpile, which keeps them fast on two cores.
 const typescript = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }];
@@ -17,6 +19,9 @@ const services = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
+  // On the embedded engine, each worker keeps its PGlite databases and lends them file after file, reset between
+  // (test/support/worker-database-pool.ts): a database no longer costs a WebAssembly start-up per file.
+  testEnvironment: '<rootDir>/test/support/database-pool-environment.ts',
 };
 
 const common = {
@@ -40,7 +45,20 @@ module.exports = {
   // cores two workers run the whole suite in about half the time (14 min against 30, 2026-11-27), all green.
   maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
   projects: [
-    { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/quiet-nest-logger.ts'],
+    },
+    {
+      ...common,
+      ...services,
+      displayName: 'component',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/component/**/*.component-spec.ts'],
+    },
     {
       ...common,
       ...services,

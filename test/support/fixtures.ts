@@ -2,6 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { seedMemoryDataDir } from '@app/database';
+import { Fixture, FIXTURES_DIR_VARIABLE, snapshotFile } from './fixture-files';
+
+export { FIXTURES, FIXTURES_DIR_VARIABLE, snapshotFile } from './fixture-files';
+export type { Fixture } from './fixture-files';
 
 /**
  * Databases made once per run (test/support/global-setup.ts) and copied per test file, instead of an initdb in
@@ -16,16 +20,6 @@ import { seedMemoryDataDir } from '@app/database';
  * `pets` and `gateway` have those apps' migrations applied. Without the global set-up (a config that has none)
  * the helpers fall back to a fresh database and the migrations, as before.
  */
-export type Fixture = 'empty' | 'pets' | 'gateway';
-export const FIXTURES: readonly Fixture[] = ['empty', 'pets', 'gateway'];
-
-/** Where the global set-up leaves the dumps and names the templates (inherited by Jest's workers). */
-export const FIXTURES_DIR_VARIABLE = 'TEST_FIXTURES_DIR';
-
-export function snapshotFile(dir: string, fixture: Fixture): string {
-  return join(dir, `${fixture}.tgz`);
-}
-
 const snapshots = new Map<Fixture, Blob | undefined>();
 
 /** The dumped data directory of `fixture`, read once per test file; undefined without the global set-up. */
@@ -64,4 +58,28 @@ export function templateDatabase(fixture: Fixture): string | undefined {
   const dir = process.env[FIXTURES_DIR_VARIABLE];
   const file = dir && join(dir, `${fixture}.template`);
   return file && existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+}
+
+/** The worker's pool (test/support/database-pool-environment.ts), when the file runs in that environment. */
+interface Pool {
+  acquire(fixture: Fixture): Promise<{ url: string; release(): Promise<void> }>;
+}
+
+/**
+ * On the embedded engine, a database of `fixture` lent by the worker's pool (test/support/worker-database-pool.ts:
+ * already started, reset to the fixture after each use), served on a loopback port: its `postgres://` URL and
+ * how to hand it back. Undefined with DATABASE_URL (a template copy serves) or outside the pool's environment.
+ */
+export function pooledDatabase(fixture: Fixture): Promise<{ url: string; release(): Promise<void> }> | undefined {
+  if (process.env.DATABASE_URL) return undefined;
+  return workerPool()?.acquire(fixture);
+}
+
+/** Whether pooledDatabase lends databases in this file. */
+export function poolAvailable(): boolean {
+  return !process.env.DATABASE_URL && workerPool() !== undefined;
+}
+
+function workerPool(): Pool | undefined {
+  return (globalThis as { __workerDatabasePool?: Pool }).__workerDatabasePool;
 }

@@ -4,40 +4,16 @@ import { INestApplication } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { Clock } from '../../apps/gateway/src/clock';
 import { GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
-import { createAdminApp } from '../../apps/gateway/src/admin/create-admin-app';
 import { PgliteWireServer } from '@app/database';
 import { Limits, loadPlans, PlanName, PlanTable } from '../../apps/gateway/src/plans/plans';
-import { createGatewayApp } from '../../apps/gateway/src/create-gateway-app';
+import { assembleGateway } from '../../apps/gateway/src/assemble-gateway';
 import { createThrowawayDatabase } from '../../scripts/throwaway-database';
-import { Fixture, newPglite, pgliteDataDir, templateDatabase } from './fixtures';
+import { Fixture, newPglite, pgliteDataDir, poolAvailable, pooledDatabase, templateDatabase } from './fixtures';
 import { call, Reply } from './http';
 
 export const plans: PlanTable = loadPlans(join(__dirname, '../../gateway/plans.json'));
 
-/** Real time, shifted by hand: a test can jump to a date (a sunset) while windows still pass in real time. */
-export class FakeClock extends Clock {
-  private offsetMs = 0;
-  private monotonicOffsetMs = 0;
-  now(): number {
-    return Date.now() + this.offsetMs;
-  }
-  override monotonic(): number {
-    return performance.now() + this.monotonicOffsetMs;
-  }
-  /** From now on, the clock reads `time` and runs on from there (durations, such as cache TTLs, do not move). */
-  set(time: number): void {
-    this.offsetMs = time - Date.now();
-  }
-  /** Time passes by `ms` at once, for dates and durations alike (cache TTLs run out). */
-  advance(ms: number): void {
-    this.offsetMs += ms;
-    this.monotonicOffsetMs += ms;
-  }
-  reset(): void {
-    this.offsetMs = 0;
-    this.monotonicOffsetMs = 0;
-  }
-}
+export { FakeClock } from './fake-clock';
 
 /**
  * A consumers database that several gateway instances share: a fresh database on the server named by
@@ -55,6 +31,8 @@ export async function createGatewayTestDatabase(
   fixture: Extract<Fixture, 'gateway' | 'empty'> = 'gateway',
 ): Promise<GatewayTestDatabase> {
   const base = process.env.DATABASE_URL;
+  const pooled = await pooledDatabase(fixture);
+  if (pooled) return { url: pooled.url, drop: pooled.release };
   if (!base) {
     const db = await newPglite(fixture);
     const server = new PgliteWireServer(db);
@@ -102,8 +80,12 @@ export async function startGateway(options: {
   /** The plan table (gateway/plans.json unless given). */
   plans?: PlanTable;
 }): Promise<GatewayUnderTest> {
+  // A database of its own: a template copy on DATABASE_URL's server, or one of the worker's pool; else (no pool)
+  // the app's in-process PGlite, loaded from the fixture's dump.
   const own =
-    options.database === undefined && process.env.DATABASE_URL ? await createGatewayTestDatabase() : undefined;
+    options.database === undefined && (process.env.DATABASE_URL || poolAvailable())
+      ? await createGatewayTestDatabase()
+      : undefined;
   const databaseUrl = options.database?.url ?? own?.url;
   const adminToken = randomBytes(32).toString('base64url');
   const config = loadGatewayConfig({
@@ -113,6 +95,8 @@ export async function startGateway(options: {
     METRICS_PORT: '0',
     ADMIN_PORT: '0',
     ADMIN_TOKEN: adminToken,
+    // The development demo key is npm start's (its file is the checkout's .data/demo-api-key): never a test's.
+    DEMO_KEY: 'false',
     GATEWAY_PGLITE_DATA_DIR: databaseUrl ? 'memory://' : pgliteDataDir('gateway'),
     ...(databaseUrl ? { GATEWAY_DATABASE_URL: databaseUrl } : {}),
     REDIS_URL: process.env.REDIS_URL,
@@ -121,16 +105,12 @@ export async function startGateway(options: {
     ...options.env,
   });
   options.adjust?.(config);
-  const app = await createGatewayApp({
+  const { app, admin } = await assembleGateway({
     config,
     plans: options.plans ?? plans,
     clock: options.clock,
     logDestination: options.logDestination,
-  });
-  const admin = await createAdminApp(app, {
-    token: config.admin.token!,
-    logLevel: config.logLevel,
-    logDestination: options.logDestination,
+    adminToken: config.admin.token!,
   });
   const host = options.host ?? '127.0.0.1';
   await app.listen(0, host);

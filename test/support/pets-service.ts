@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { PetsConfig } from '../../apps/pets/src/config/pets.config';
 import { createPetsApp } from '../../apps/pets/src/create-pets-app';
 import { createThrowawayDatabase } from '../../scripts/throwaway-database';
-import { pgliteDataDir, templateDatabase } from './fixtures';
+import { pgliteDataDir, pooledDatabase, templateDatabase } from './fixtures';
 
 /**
  * A database of its own for one test file: a fresh database on the server named by DATABASE_URL, or an
@@ -27,6 +27,8 @@ export async function createTestDatabase(fixture: 'pets' | 'empty' = 'pets'): Pr
     metrics: { port: 0, host: '127.0.0.1' },
     shutdownGraceMs: 5000,
   };
+  const pooled = await pooledDatabase(fixture);
+  if (pooled) return { config: { ...common, databaseUrl: pooled.url }, drop: pooled.release };
   if (!base) return { config: { ...common }, drop: async () => undefined };
 
   const template = fixture === 'empty' ? undefined : templateDatabase(fixture);
