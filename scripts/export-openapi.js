@@ -37,17 +37,14 @@ function writeOrCheck(file, text, check) {
 async function exportOpenApi(check) {
   const { loadGatewayConfig } = require(path.join(BUILT, 'config/gateway.config.js'));
   const { loadPlans } = require(path.join(BUILT, 'plans/plans.js'));
-  const { createGatewayApp } = require(path.join(BUILT, 'create-gateway-app.js'));
+  const { assembleGateway } = require(path.join(BUILT, 'assemble-gateway.js'));
   const { buildOpenApiDocument } = require(path.join(BUILT, 'docs/openapi.js'));
-  const { createAdminApp } = require(path.join(BUILT, 'admin/create-admin-app.js'));
   const { buildAdminOpenApiDocument } = require(path.join(BUILT, 'admin/admin-openapi.js'));
   const config = loadGatewayConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error', GATEWAY_PGLITE_DATA_DIR: 'memory://' });
   const plans = loadPlans(config.plansFile);
-  const app = await createGatewayApp({ config, plans });
-  let admin;
+  // Built as main.ts builds it, never listening: the admin token is a throwaway.
+  const { app, admin } = await assembleGateway({ config, plans, adminToken: 'x'.repeat(32) });
   try {
-    // The admin app is only built (never listens): its token is a throwaway.
-    admin = await createAdminApp(app, { token: 'x'.repeat(32), logLevel: 'error' });
     const json = (document) => `${JSON.stringify(document, null, 2)}\n`;
     const results = [
       writeOrCheck(OPENAPI_FILE, json(buildOpenApiDocument(app, config, plans, false)), check),
@@ -55,7 +52,7 @@ async function exportOpenApi(check) {
     ];
     return results.every(Boolean) ? 0 : 1;
   } finally {
-    await admin?.close();
+    await admin.close();
     await app.close();
   }
 }

@@ -18,6 +18,7 @@ import { API_PREFIX, UNPREFIXED_PATHS } from './routing/api-routes';
 import { ApiPipeline } from './pipeline/api-pipeline';
 import { ApiExchange } from './routing/api-exchange';
 import type { Server } from 'node:http';
+import type { Logger } from 'pino';
 
 /** What a browser client may read with CORS on: the rate-limit state, Retry-After, deprecation, the id, a new animal's Location. */
 const EXPOSED_HEADERS = [
@@ -44,6 +45,19 @@ export async function createGatewayApp(options: GatewayOptions): Promise<INestAp
     logger: new PinoLoggerService(logger),
     abortOnError: false,
   });
+  return assembleGatewayHttp(app, { ...options, logger, metrics });
+}
+
+/**
+ * The public app's HTTP assembly over its module: the shared steps, the /v1 prefix, the docs, the one /v1 pipeline
+ * in front of Express, the Host allow-list, the metrics port and the unmatched-route answer. The gateway's module
+ * for every start (createGatewayApp), a module of fakes for the pipeline's component tests: one assembly for both.
+ */
+export async function assembleGatewayHttp(
+  app: INestApplication,
+  options: GatewayOptions & { logger: Logger; metrics: AppMetrics },
+): Promise<INestApplication> {
+  const { logger, metrics } = options;
   const pipeline = configureHttpApp(app, {
     trustProxy: options.config.trustProxy,
     // Bodies are read by the proxy after authentication and rate limiting (UpstreamService), not here.

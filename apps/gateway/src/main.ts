@@ -4,20 +4,15 @@ import { ConfigurationError, exitGracefullyOnSignals, listenOrExplain } from '@a
 import { Logger } from '@nestjs/common';
 import { resolveAdminToken } from './admin/admin-token';
 import { adminUrlFile, localUrl, publishAdminUrl } from './admin/admin-url-file';
-import { createAdminApp } from './admin/create-admin-app';
-import { ConsumersService } from './consumers/consumers.service';
-import { mintDemoKeyIfNoConsumers } from './keys/demo-key';
+import { assembleGateway } from './assemble-gateway';
 import { loadPlans } from './plans/plans';
 import { loadGatewayConfig } from './config/gateway.config';
-import { createGatewayApp } from './create-gateway-app';
 
 async function bootstrap(): Promise<void> {
   const config = loadGatewayConfig();
   const plans = loadPlans(config.plansFile);
   const adminToken = resolveAdminToken(config);
-  const app = await createGatewayApp({ config, plans });
-  if (config.demoKey) await mintDemoKeyIfNoConsumers(config, app.get(ConsumersService));
-  const admin = await createAdminApp(app, { token: adminToken, logLevel: config.logLevel });
+  const { app, admin } = await assembleGateway({ config, plans, adminToken });
   await listenOrExplain(admin, config.admin.port, config.admin.host, 'ADMIN_PORT');
   await listenOrExplain(app, config.port, config.host, 'PORT');
   // With the development token file (no ADMIN_TOKEN, never in production), where the admin API listens, beside

@@ -21,7 +21,8 @@ export interface HttpAppOptions {
   /** Response headers a browser client may read (with CORS on). */
   exposedHeaders?: string[];
   /** Request logs and metrics (first in line, so that every answer is counted and logged). */
-  observability?: { logger: Logger; metrics: AppMetrics; callerOf?: CallerOf };
+  /** `pathsOf: 'route'`: the log names the route template only, never the path sent (the admin API's: a path can carry a token pasted by mistake). */
+  observability?: { logger: Logger; metrics: AppMetrics; callerOf?: CallerOf; pathsOf?: 'request' | 'route' };
   /** Keep-alive, header and request timeouts of the server (defaults: DEFAULT_HTTP_SERVER_LIMITS). */
   serverLimits?: HttpServerLimits;
   /** App-specific errors the exception filter should answer as what they are (e.g. a database outage as 503). */
@@ -60,7 +61,7 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   if (options.observability)
     everyRequest.push(
       options.observability.metrics.middleware,
-      requestLogging(options.observability.logger, options.observability.callerOf),
+      requestLogging(options.observability.logger, options.observability.callerOf, options.observability.pathsOf),
     );
   everyRequest.push(securityHeadersMiddleware());
   for (const handler of everyRequest) app.use(handler);

@@ -60,6 +60,25 @@ describe('logs and metrics', () => {
     expect(petsText).toMatch(/db_pool_connections\{state="total",app="pets"\} \d+/);
   });
 
+  it('logs and counts the admin API’s calls too, by route, never the path sent', async () => {
+    const refused = await call(`${gateway.adminUrl}/consumers/not-a-consumer-${'s'.repeat(8)}`, {
+      headers: { authorization: `Bearer ${gateway.adminToken}`, 'x-request-id': 'admin-observed-1' },
+    });
+    expect(refused.status).toBe(404);
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entry = entries.find((e) => (e.req as { id?: string } | undefined)?.id === 'admin-observed-1');
+    expect(entry).toMatchObject({
+      req: { id: 'admin-observed-1', method: 'GET', path: '/consumers/:name' },
+      res: { status: 404 },
+      route: '/consumers/:name',
+    });
+    const text = await metricsOf(gateway.app.get(AppMetrics).port);
+    expect(text).toMatch(
+      /admin_http_requests_total\{method="GET",route="\/consumers\/:name",status="404",app="gateway"\} 1/,
+    );
+    expect(text).toContain('admin_http_request_duration_seconds_bucket');
+  });
+
   it('does not serve metrics on the public port', async () => {
     expect((await call(`${gateway.url}/metrics`)).status).toBe(404);
   });

@@ -1,5 +1,6 @@
 import { jsonBodyMiddleware, unmatchedRouteHandler } from '@app/errors';
 import {
+  AppMetrics,
   configureHttpApp,
   createAppLogger,
   HostAllowList,
@@ -38,7 +39,14 @@ export async function createAdminApp(
     logger: new PinoLoggerService(logger),
     abortOnError: false,
   });
-  configureHttpApp(app, { body: jsonBodyMiddleware(ADMIN_BODY_LIMIT_BYTES) });
+  // The public app's request log and metrics too: one JSON line per call, and `admin_http_requests_total` and
+  // `admin_http_request_duration_seconds` beside the public app's series, on its metrics port. The line names the
+  // route, never the path sent: a token pasted into a path by mistake stays out of the logs.
+  const metrics = new AppMetrics('gateway', { name: 'admin', of: gateway.get(AppMetrics) });
+  configureHttpApp(app, {
+    body: jsonBodyMiddleware(ADMIN_BODY_LIMIT_BYTES),
+    observability: { logger, metrics, pathsOf: 'route' },
+  });
   // From where, with which request id: the guard adds who, and the controllers hand it all to the repository
   // and the audit log. On the request, not in an async context store: that would slow every /v1 request down.
   app.use((request: AdminRequest, _response: Response, next: NextFunction) => {

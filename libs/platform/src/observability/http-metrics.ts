@@ -36,7 +36,7 @@ export function routeOf(request: Request): string {
  * served on a separate port that the load balancer does not publish.
  */
 export class AppMetrics implements OnApplicationShutdown {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
   /** Children bound per method, route and status (few: routes are templates), so that a request costs no label lookup. */
@@ -45,17 +45,28 @@ export class AppMetrics implements OnApplicationShutdown {
   /** The port /metrics is served on, once serving. */
   port?: number;
 
-  constructor(app: string) {
-    this.registry.setDefaultLabels({ app });
-    collectDefaultMetrics({ register: this.registry });
+  /**
+   * `listener`: a second HTTP listener of the same app (the gateway's admin API), whose requests are counted in
+   * the app's registry, served on the app's metrics port, as `<listener>_http_requests_total` and
+   * `<listener>_http_request_duration_seconds`.
+   */
+  constructor(app: string, listener?: { name: string; of: AppMetrics }) {
+    const prefix = listener ? `${listener.name}_` : '';
+    if (listener) {
+      this.registry = listener.of.registry;
+    } else {
+      this.registry = new Registry();
+      this.registry.setDefaultLabels({ app });
+      collectDefaultMetrics({ register: this.registry });
+    }
     this.requests = new Counter({
-      name: 'http_requests_total',
+      name: `${prefix}http_requests_total`,
       help: 'HTTP requests by route and status.',
       labelNames: ['method', 'route', 'status'],
       registers: [this.registry],
     });
     this.duration = new Histogram({
-      name: 'http_request_duration_seconds',
+      name: `${prefix}http_request_duration_seconds`,
       help: 'HTTP request latency by route and status.',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],

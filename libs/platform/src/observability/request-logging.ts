@@ -16,7 +16,7 @@ export type CallerOf = (request: Request) => { name: string; plan: string } | un
  * Written by hand rather than with pino-http: it costs nothing when the line's level is off (no child logger
  * per request), which matters on the hot path where production runs at "warn".
  */
-export function requestLogging(logger: Logger, callerOf?: CallerOf) {
+export function requestLogging(logger: Logger, callerOf?: CallerOf, pathsOf: 'request' | 'route' = 'request') {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     response.once('finish', () => {
@@ -26,7 +26,11 @@ export function requestLogging(logger: Logger, callerOf?: CallerOf) {
       const route = routeOf(request);
       logger[level](
         {
-          req: { id: request.headers['x-request-id'], method: request.method, path: request.originalUrl.split('?')[0] },
+          req: {
+            id: request.headers['x-request-id'],
+            method: request.method,
+            path: pathsOf === 'route' ? route : request.originalUrl.split('?')[0],
+          },
           res: { status: response.statusCode },
           route,
           responseTime: Number(process.hrtime.bigint() - started) / 1e6,
