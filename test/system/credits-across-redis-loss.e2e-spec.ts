@@ -8,12 +8,12 @@ import {
   GatewayUnderTest,
   mintKey,
   startGateway,
-} from '../../support/gateway';
-import { call } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
-import { hasRedisServer, OwnRedisServer } from '../../support/redis-server';
-import { seededRandom } from '../../support/seeded-random';
-import { runIf } from '../../support/skip';
+} from '../support/gateway';
+import { call } from '../support/http';
+import { RunningPets, startPetsService } from '../support/pets-service';
+import { hasRedisServer, OwnRedisServer } from '../support/redis-server';
+import { seededRandom } from '../support/seeded-random';
+import { runIf } from '../support/skip';
 
 /**
  * Money across a Redis that forgets (issue #45, docs/billing.md "A lost counter store"): two live gateways share

@@ -9,10 +9,10 @@ import {
   GatewayUnderTest,
   mintKey,
   startGateway,
-} from '../../support/gateway';
+} from '../support/gateway';
 
 const run = promisify(execFile);
-const KEYS_CLI = join(__dirname, '../../../scripts/keys.js');
+const KEYS_CLI = join(__dirname, '../../scripts/keys.js');
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
 interface Billing {

@@ -7,13 +7,13 @@ import {
   GatewayUnderTest,
   mintKey,
   startGateway,
-} from '../../support/gateway';
-import { metric } from '../../support/gateway-metrics';
-import { call, expectErrorBody } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
-import { openSocket } from '../../support/raw-http';
-import { EXPORT_APPLICATION_NAME } from '../../../apps/gateway/src/usage/usage.repository';
-import { EXPORTS_BUSY_MESSAGE } from '../../../apps/gateway/src/usage/usage-exports';
+} from '../support/gateway';
+import { metric } from '../support/gateway-metrics';
+import { call, expectErrorBody } from '../support/http';
+import { RunningPets, startPetsService } from '../support/pets-service';
+import { openSocket } from '../support/raw-http';
+import { EXPORT_APPLICATION_NAME } from '../../apps/gateway/src/usage/usage.repository';
+import { EXPORTS_BUSY_MESSAGE } from '../../apps/gateway/src/usage/usage-exports';
 
 const DAY_MS = 86_400_000;
 /** 400 consumers of 60-character names × 400 days: 160,000 lines, about 16 MB, far more than the socket buffers hold. */

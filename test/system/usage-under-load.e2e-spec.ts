@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { startTwoInstances, TwoInstances } from '../../support/fleet';
+import { startTwoInstances, TwoInstances } from '../support/fleet';
 import {
   adminCall,
   createGatewayTestDatabase,
@@ -8,14 +8,14 @@ import {
   GatewayUnderTest,
   mintKey,
   startGateway,
-} from '../../support/gateway';
-import { metric } from '../../support/gateway-metrics';
-import { call } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
-import { openSocket } from '../../support/raw-http';
-import { emptyCounts } from '../../../apps/gateway/src/usage/usage-counts';
-import type { UsageBucket } from '../../../apps/gateway/src/usage/usage-recorder';
-import { UsageRepository } from '../../../apps/gateway/src/usage/usage.repository';
+} from '../support/gateway';
+import { metric } from '../support/gateway-metrics';
+import { call } from '../support/http';
+import { RunningPets, startPetsService } from '../support/pets-service';
+import { openSocket } from '../support/raw-http';
+import { emptyCounts } from '../../apps/gateway/src/usage/usage-counts';
+import type { UsageBucket } from '../../apps/gateway/src/usage/usage-recorder';
+import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
 
 const DAY_MS = 86_400_000;
 

@@ -2,24 +2,25 @@ import { join } from 'node:path';
 import { DatabaseEndpoint } from '@app/database';
 import { ApiError } from '@app/errors';
 import { Logger } from '@nestjs/common';
+import { createGatewayTestDatabase, GatewayTestDatabase } from '../../support/gateway';
 import { DataSource } from 'typeorm';
-import { loadGatewayConfig } from '../config/gateway.config';
-import { dataSourceOptions } from '../database/data-source.options';
-import { openDatabaseEndpoint } from '../database/gateway-database.module';
-import { runMigrations } from '../database/run-migrations';
-import { PlanLimits } from '../plans/plan-limits';
-import { loadPlans } from '../plans/plans';
-import { AdminActor, AdminRequestContext, ROOT_CONTEXT } from '../access/admin-context';
-import { AuditEntryEntity } from '../access/audit-entry.entity';
-import { AuditLog } from '../access/audit-log';
-import { ConsumerChanges } from './consumer-changes';
-import { ACCESS_ENTITIES } from '../access/access-entities';
-import { CONSUMER_ENTITIES } from './consumer-entities';
-import { SystemClock } from '../clock';
-import { ConsumerKeysService } from './consumer-keys.service';
-import { ConsumerLocks } from './consumer-locks';
-import { ConsumerRepository } from './consumer.repository';
-import { ConsumersService } from './consumers.service';
+import { loadGatewayConfig } from '../../../apps/gateway/src/config/gateway.config';
+import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
+import { openDatabaseEndpoint } from '../../../apps/gateway/src/database/gateway-database.module';
+import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
+import { PlanLimits } from '../../../apps/gateway/src/plans/plan-limits';
+import { loadPlans } from '../../../apps/gateway/src/plans/plans';
+import { AdminActor, AdminRequestContext, ROOT_CONTEXT } from '../../../apps/gateway/src/access/admin-context';
+import { AuditEntryEntity } from '../../../apps/gateway/src/access/audit-entry.entity';
+import { AuditLog } from '../../../apps/gateway/src/access/audit-log';
+import { ConsumerChanges } from '../../../apps/gateway/src/consumers/consumer-changes';
+import { ACCESS_ENTITIES } from '../../../apps/gateway/src/access/access-entities';
+import { CONSUMER_ENTITIES } from '../../../apps/gateway/src/consumers/consumer-entities';
+import { SystemClock } from '../../../apps/gateway/src/clock';
+import { ConsumerKeysService } from '../../../apps/gateway/src/consumers/consumer-keys.service';
+import { ConsumerLocks } from '../../../apps/gateway/src/consumers/consumer-locks';
+import { ConsumerRepository } from '../../../apps/gateway/src/consumers/consumer.repository';
+import { ConsumersService } from '../../../apps/gateway/src/consumers/consumers.service';
 
 const portal: AdminActor = {
   id: '00000000-0000-4000-8000-00000000000a',
@@ -41,6 +42,7 @@ const call = (actor: AdminActor, requestId: string): AdminRequestContext => ({ a
 
 /** The repository on a real (embedded) database: the actor it is handed decides, and the audit row carries the call. */
 describe('ConsumersService and ConsumerKeysService with an explicit admin request context', () => {
+  let database: GatewayTestDatabase;
   let endpoint: DatabaseEndpoint;
   let dataSource: DataSource;
   let store: ConsumersService;
@@ -48,7 +50,9 @@ describe('ConsumersService and ConsumerKeysService with an explicit admin reques
 
   beforeAll(async () => {
     Logger.overrideLogger(false); // the embedded database's start-up line
-    const config = loadGatewayConfig({ GATEWAY_PGLITE_DATA_DIR: 'memory://' });
+    // A copy of the migrated gateway fixture (the worker's pool, or a template copy on DATABASE_URL's server).
+    database = await createGatewayTestDatabase();
+    const config = loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url });
     endpoint = await openDatabaseEndpoint(config);
     dataSource = await new DataSource({
       ...dataSourceOptions(endpoint, 2, config.consumers.schema, [...CONSUMER_ENTITIES, ...ACCESS_ENTITIES]),
@@ -56,7 +60,7 @@ describe('ConsumersService and ConsumerKeysService with an explicit admin reques
     }).initialize();
     await runMigrations(dataSource, endpoint, config.consumers.schema);
     const changes = { publish: async () => undefined } as unknown as ConsumerChanges;
-    const planLimits = new PlanLimits(loadPlans(join(__dirname, '../../../../gateway/plans.json')));
+    const planLimits = new PlanLimits(loadPlans(join(__dirname, '../../../gateway/plans.json')));
     const clock = new SystemClock();
     const audit = new AuditLog(dataSource, config, clock);
     const repository = new ConsumerRepository(dataSource);
@@ -67,6 +71,7 @@ describe('ConsumersService and ConsumerKeysService with an explicit admin reques
   afterAll(async () => {
     if (dataSource?.isInitialized) await dataSource.destroy();
     await endpoint?.close();
+    await database?.drop();
   });
 
   const rowsFor = (consumer: string) =>

@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Client, Pool } from 'pg';
-import { PgliteWireServer } from './pglite-wire-server';
+import { PgliteWireServer } from '../../../libs/database/src/pglite-wire-server';
+import { newPglite } from '../../support/fixtures';
 
 /** One PGlite, many connections: what the gateway and the tests rely on to share the embedded database. */
 describe('PgliteWireServer', () => {
@@ -9,7 +10,7 @@ describe('PgliteWireServer', () => {
   let url: string;
 
   beforeAll(async () => {
-    db = await PGlite.create('memory://');
+    db = await newPglite('empty');
     server = new PgliteWireServer(db);
     url = `postgres://postgres@${await server.listen()}/postgres`;
   });

@@ -1,0 +1,166 @@
+import { AppMetrics, createAppLogger, PinoLoggerService } from '@app/platform';
+import { INestApplication, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { join } from 'node:path';
+import { ApiKeyAuthenticator } from '../../apps/gateway/src/auth/api-key-authenticator';
+import { CreditsService } from '../../apps/gateway/src/billing/credits/credits.service';
+import { Clock } from '../../apps/gateway/src/clock';
+import { GATEWAY_CONFIG, GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
+import { generateApiKey, hashApiKey } from '../../apps/gateway/src/consumers/api-key';
+import type { Consumer } from '../../apps/gateway/src/consumers/consumer';
+import { assembleGatewayHttp } from '../../apps/gateway/src/create-gateway-app';
+import { Authentication, KeyCache } from '../../apps/gateway/src/keys/key-cache';
+import { ApiPipeline } from '../../apps/gateway/src/pipeline/api-pipeline';
+import { loadPlans, PLAN_TABLE } from '../../apps/gateway/src/plans/plans';
+import { PetsProxyController } from '../../apps/gateway/src/proxy/pets-proxy.controller';
+import { UpstreamService } from '../../apps/gateway/src/proxy/upstream.service';
+import { ClientAddressResolver } from '../../apps/gateway/src/rate-limit/client-address';
+import { MemoryRateLimitStore } from '../../apps/gateway/src/rate-limit/memory-rate-limit.store';
+import { PlanThrottlerGuard } from '../../apps/gateway/src/rate-limit/plan-throttler.guard';
+import { planThrottlerOptions } from '../../apps/gateway/src/rate-limit/plan-throttlers';
+import { RateLimitMetrics } from '../../apps/gateway/src/rate-limit/rate-limit-metrics';
+import { RateLimitStore } from '../../apps/gateway/src/rate-limit/rate-limit-store';
+import { RouteTable } from '../../apps/gateway/src/routing/route-table';
+import type { ApiExchange } from '../../apps/gateway/src/routing/api-exchange';
+import { UsageService } from '../../apps/gateway/src/usage/usage.service';
+import { FakeClock } from './fake-clock';
+
+/** What the fake upstream was asked to forward, in order. */
+export interface Forwarded {
+  method: string;
+  path: string;
+  consumer?: string;
+}
+
+/** What the usage history was given: one entry per answer, with the consumer and the status. */
+export interface Tracked {
+  consumer?: string;
+  status: number;
+}
+
+export interface PipelineUnderTest {
+  url: string;
+  clock: FakeClock;
+  /** The counters the pipeline decides with (the in-process store, real). */
+  store: MemoryRateLimitStore;
+  forwarded: Forwarded[];
+  tracked: Tracked[];
+  /** Decisions asked of the store, one per counted request. */
+  decisions(): number;
+  /** A key the fake key cache knows, for a consumer with `limits`. */
+  keyFor(name: string, limits: Consumer['limits']): string;
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway's /v1 pipeline (ApiPipeline) assembled as the gateway assembles it (assembleGatewayHttp: the same
+ * HTTP steps, prefix, docs and Host rule), over a module of its real parts (the route table, the API key
+ * authenticator, PlanThrottlerGuard on @nestjs/throttler with the in-process counters, the pets routes) and
+ * fakes where a database or the pets service would answer: the key cache, the usage history, credits (no
+ * consumer here holds any) and the upstream. No database, no second app: a component, in a few hundred ms.
+ */
+export async function startPipeline(env: Record<string, string> = {}): Promise<PipelineUnderTest> {
+  const config: GatewayConfig = loadGatewayConfig({
+    PETS_URL: 'http://127.0.0.1:9',
+    LOG_LEVEL: 'error',
+    NODE_ENV: 'test',
+    METRICS_PORT: '0',
+    ADMIN_PORT: '0',
+    ADMIN_TOKEN: 'component-test-admin-token-not-used-anywhere',
+    ...env,
+  });
+  const plans = loadPlans(join(__dirname, '../../gateway/plans.json'));
+  const clock = new FakeClock();
+  const metrics = new AppMetrics('gateway');
+  const store = new MemoryRateLimitStore(clock, config.rateLimit.memoryMaxTrackers);
+  let decisions = 0;
+  const consume = store.consume.bind(store);
+  store.consume = (...args: Parameters<typeof store.consume>) => {
+    decisions += 1;
+    return consume(...args);
+  };
+
+  const keys = new Map<string, Consumer>();
+  const keyCache: Pick<KeyCache, 'authenticate'> = {
+    authenticate: async (hash: string): Promise<Authentication> => {
+      const consumer = keys.get(hash);
+      return consumer
+        ? { outcome: 'valid', consumer, keyId: `key-of-${consumer.name}` }
+        : { outcome: 'invalid', reason: 'unknown' };
+    },
+  };
+  const forwarded: Forwarded[] = [];
+  const upstream: Pick<UpstreamService, 'forward'> = {
+    forward: async (exchange: ApiExchange, path: string) => {
+      forwarded.push({ method: exchange.request.method, path, consumer: exchange.consumer?.name });
+      exchange.response.statusCode = 200;
+      exchange.response.setHeader('content-type', 'application/json');
+      exchange.response.end(JSON.stringify({ data: [] }));
+    },
+  };
+  const tracked: Tracked[] = [];
+  const usage: Pick<UsageService, 'track'> = {
+    track: (exchange, response) =>
+      void response.once('finish', () =>
+        tracked.push({ consumer: exchange.consumer?.name, status: response.statusCode }),
+      ),
+  };
+  const credits: Partial<CreditsService> = {
+    settleDecisionsWith: () => undefined,
+    specOf: () => undefined,
+    afterDecision: () => undefined,
+  };
+  const addresses = ClientAddressResolver.fromSetting(config.trustProxy);
+
+  @Module({
+    imports: [DiscoveryModule, ThrottlerModule.forRoot({ ...planThrottlerOptions(config, addresses), storage: store })],
+    controllers: [PetsProxyController],
+    providers: [
+      ApiPipeline,
+      RouteTable,
+      ApiKeyAuthenticator,
+      PlanThrottlerGuard,
+      RateLimitMetrics,
+      { provide: GATEWAY_CONFIG, useValue: config },
+      { provide: PLAN_TABLE, useValue: plans },
+      { provide: Clock, useValue: clock },
+      { provide: AppMetrics, useValue: metrics },
+      { provide: RateLimitStore, useValue: store },
+      { provide: ClientAddressResolver, useValue: addresses },
+      { provide: KeyCache, useValue: keyCache },
+      { provide: UpstreamService, useValue: upstream },
+      { provide: UsageService, useValue: usage },
+      { provide: CreditsService, useValue: credits },
+    ],
+  })
+  class PipelineComponents {}
+
+  const logger = createAppLogger('gateway', config.logLevel);
+  const moduleRef = await Test.createTestingModule({ imports: [PipelineComponents] }).compile();
+  const app: INestApplication = moduleRef.createNestApplication({
+    bodyParser: false,
+    logger: new PinoLoggerService(logger),
+  });
+  await assembleGatewayHttp(app, { config, plans, clock, logger, metrics });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    clock,
+    store,
+    forwarded,
+    tracked,
+    decisions: () => decisions,
+    keyFor: (name, limits) => {
+      const key = generateApiKey();
+      keys.set(hashApiKey(key), { name, plan: 'free', limits, billingAnchorMs: clock.now() });
+      return key;
+    },
+    close: async () => {
+      await app.close();
+      await metrics.close?.();
+    },
+  };
+}
