@@ -7,6 +7,7 @@ import {
   GatewayTestDatabase,
   GatewayUnderTest,
   startGateway,
+  FakeClock,
 } from '../../support/gateway';
 import { expectErrorBody, Reply } from '../../support/http';
 
@@ -72,6 +73,7 @@ function expected(policy: RoutePolicy, kind: Kind, which: Which): Expected {
 describe('the admin policy, every route × token kind × object', () => {
   let database: GatewayTestDatabase;
   let gateway: GatewayUnderTest;
+  const clock = new FakeClock();
   const tokens = {} as Record<Exclude<Kind, 'root' | 'lacking'>, { token: string; id: string }>;
   const lacking = new Map<string, string>();
 
@@ -244,7 +246,7 @@ describe('the admin policy, every route × token kind × object', () => {
     database = await createGatewayTestDatabase();
     const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}policy-${randomBytes(4).toString('hex')}:`;
     // No /v1 request here: the pets service is never called.
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:9', database, keyPrefix });
+    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:9', database, keyPrefix, clock });
     const all = [...ADMIN_SCOPES];
     tokens.unrestricted = await createToken({
       name: unique('operator'),
@@ -264,10 +266,10 @@ describe('the admin policy, every route × token kind × object', () => {
     tokens.expired = await createToken({
       name: unique('expired'),
       scopes: all,
-      expiresAt: new Date(Date.now() + 1500).toISOString(),
+      expiresAt: new Date(clock.now() + 1500).toISOString(),
     });
-    // Past the expiry and the token cache's 0.5 s.
-    await new Promise((resolve) => setTimeout(resolve, 2200));
+    // Past the expiry and the token cache's 0.5 s, on the gateway's clock.
+    clock.advance(2200);
   });
   afterAll(async () => {
     await gateway?.close();
