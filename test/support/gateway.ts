@@ -99,6 +99,8 @@ export async function startGateway(options: {
     DEMO_KEY: 'false',
     GATEWAY_PGLITE_DATA_DIR: databaseUrl ? 'memory://' : pgliteDataDir('gateway'),
     ...(databaseUrl ? { GATEWAY_DATABASE_URL: databaseUrl } : {}),
+    // A pooled embedded database gets the embedded default's two connections (one PGlite session behind them).
+    ...(own && !process.env.DATABASE_URL ? { GATEWAY_DB_POOL_SIZE: '2' } : {}),
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX:
       options.keyPrefix ?? `${process.env.REDIS_KEY_PREFIX ?? 'test:'}${randomBytes(6).toString('hex')}:`,

@@ -28,7 +28,8 @@ export async function createTestDatabase(fixture: 'pets' | 'empty' = 'pets'): Pr
     shutdownGraceMs: 5000,
   };
   const pooled = await pooledDatabase(fixture);
-  if (pooled) return { config: { ...common, databaseUrl: pooled.url }, drop: pooled.release };
+  // One connection, as the embedded default keeps to (apps/pets/src/database/database.module.ts).
+  if (pooled) return { config: { ...common, databaseUrl: pooled.url, poolSize: 1 }, drop: pooled.release };
   if (!base) return { config: { ...common }, drop: async () => undefined };
 
   const template = fixture === 'empty' ? undefined : templateDatabase(fixture);
