@@ -29,7 +29,7 @@ import {
   VerifyFormPipe,
 } from './account-form.pipe';
 import { AccountEntity } from './account.entity';
-import { SHOWN_KEY } from '../dashboard/dashboard.views';
+import { SHOWN_KEY } from './shown-key';
 import { AccountsService } from './accounts.service';
 import {
   CheckEmailView,

@@ -41,16 +41,8 @@ import {
 } from '@app/web';
 import type { AdminConsumer, AdminPlanRequest, RefusalSentences } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
-import {
-  DashboardView,
-  NewKeyView,
-  Page,
-  PlanOffer,
-  PlanView,
-  renderView,
-  RevokeView,
-  SHOWN_KEY,
-} from './dashboard.views';
+import { SHOWN_KEY } from '../accounts/shown-key';
+import { DashboardView, NewKeyView, Page, PlanOffer, PlanView, renderView, RevokeView } from './dashboard.views';
 import { Developer, developerOf, MAX_ACTIVE_KEYS, PortalApi } from '../admin-api/portal-api';
 
 type Form = Record<string, unknown>;
