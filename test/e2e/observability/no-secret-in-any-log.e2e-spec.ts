@@ -28,26 +28,36 @@ class OutputCapture {
   private readonly restore: Array<() => void> = [];
 
   start(): void {
-    const keep = (fd: unknown, data: unknown) => {
-      if (fd === 1 || fd === 2) this.chunks.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+    // Kept, not written on: the debug lines are what this file reads, not what a terminal running npm test shows.
+    const kept = (fd: unknown, data: unknown): boolean => {
+      if (fd !== 1 && fd !== 2) return false;
+      this.chunks.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+      return true;
     };
+    const lengthOf = (data: unknown) => (Buffer.isBuffer(data) ? data.length : Buffer.byteLength(String(data)));
     const writeSync = fs.writeSync;
     const write = fs.write;
     const spies = [
-      jest.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: unknown, ...rest: unknown[]) => {
-        keep(fd, data);
-        return (writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
-      }) as typeof fs.writeSync),
+      jest
+        .spyOn(fs, 'writeSync')
+        .mockImplementation(((fd: number, data: unknown, ...rest: unknown[]) =>
+          kept(fd, data)
+            ? lengthOf(data)
+            : (writeSync as (...args: unknown[]) => number)(fd, data, ...rest)) as typeof fs.writeSync),
       jest.spyOn(fs, 'write').mockImplementation(((fd: number, data: unknown, ...rest: unknown[]) => {
-        keep(fd, data);
-        return (write as (...args: unknown[]) => void)(fd, data, ...rest);
+        if (!kept(fd, data)) return (write as (...args: unknown[]) => void)(fd, data, ...rest);
+        const callback = rest.reverse().find((arg) => typeof arg === 'function') as
+          ((error: null, written: number, data: unknown) => void) | undefined;
+        process.nextTick(() => callback?.(null, lengthOf(data), data));
       }) as unknown as typeof fs.write),
     ];
     for (const stream of [process.stdout, process.stderr]) {
       const original = stream.write.bind(stream);
       stream.write = ((data: unknown, ...rest: unknown[]) => {
         this.chunks.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
-        return (original as (...args: unknown[]) => boolean)(data, ...rest);
+        const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+        if (callback) process.nextTick(callback);
+        return true;
       }) as typeof stream.write;
       this.restore.push(() => (stream.write = original as typeof stream.write));
     }
