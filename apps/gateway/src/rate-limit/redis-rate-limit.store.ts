@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import type { AnchoredPeriod } from '../billing/month-window';
@@ -495,28 +496,19 @@ export class RedisRateLimitStore extends RateLimitStore {
   private flush(): void {
     const batch = this.queued ?? [];
     this.queued = undefined;
-    const command = (client: unknown) => (client as { rateLimitConsume: ConsumeCommand }).rateLimitConsume;
-    if (batch.length === 1) {
-      const [only] = batch;
-      command(this.redis)
-        .apply(this.redis, only.args as [number, ...string[]])
-        .then(only.resolve, only.reject);
-      return;
+    const consume = (this.redis as unknown as { rateLimitConsume: ConsumeCommand }).rateLimitConsume;
+    // The batch's commands written to a corked socket leave in one write when it is uncorked, as a pipeline's
+    // would, without ioredis's Pipeline (its object, its copy of every script, the batch's text concatenated, a
+    // promise per command and one for the whole): each command is the one a lone call sends, with its own reply
+    // and its own error (a script Redis lost is loaded again, NOSCRIPT, as for a lone call).
+    const socket = batch.length > 1 ? (this.redis as unknown as { stream?: Writable }).stream : undefined;
+    socket?.cork();
+    try {
+      for (const queued of batch)
+        consume.apply(this.redis, queued.args as [number, ...string[]]).then(queued.resolve, queued.reject);
+    } finally {
+      socket?.uncork();
     }
-    const pipeline = this.redis.pipeline();
-    for (const queued of batch) command(pipeline).apply(pipeline, queued.args as [number, ...string[]]);
-    pipeline.exec().then(
-      (replies) => {
-        batch.forEach((queued, i) => {
-          const [error, reply] = replies?.[i] ?? [new Error('Redis pipeline returned no reply'), undefined];
-          if (error) queued.reject(error);
-          else queued.resolve(reply as number[]);
-        });
-      },
-      (error: Error) => {
-        for (const queued of batch) queued.reject(error);
-      },
-    );
   }
 
   /**
