@@ -22,7 +22,8 @@
  *   gateway-post, peer-post   POST /v1/pets through each
  *   pets-list    GET /pets?limit=20 on the pets service itself
  *   pets-get     GET /pets/{id} on the pets service itself
- *   traced-off, traced-10, traced-100   GET /v1/pets?limit=20 through the gateway with tracing off, 10 % sampled
+ *   traced-off, traced-0, traced-10, traced-100   GET /v1/pets?limit=20 through the gateway with tracing off, on and
+ *                nothing sampled (parentbased_traceidratio 0: what an unsampled request pays), 10 % sampled
  *                (parentbased_traceidratio 0.1), all sampled (parentbased_always_on): the gateway AND the pets
  *                service behind it run under callgrind, their counts added (issue #39 point 2); spans go to a
  *                local receiver that drops them.
@@ -428,6 +429,11 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
     const otlp = () => `http://127.0.0.1:${receiver.address().port}`;
     const tracingModes = {
       'traced-off': () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '' }),
+      'traced-0': () => ({
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp(),
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+      }),
       'traced-10': () => ({
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp(),
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -532,6 +538,7 @@ function printSummary(results) {
     ['gateway / peer, GET', 'gateway', 'peer'],
     ['gateway / nginx, GET', 'gateway', 'nginx'],
     ['gateway / peer, POST', 'gateway-post', 'peer-post'],
+    ['tracing 0 % / off', 'traced-0', 'traced-off'],
     ['tracing 10 % / off', 'traced-10', 'traced-off'],
     ['tracing 100 % / off', 'traced-100', 'traced-off'],
   ]) {

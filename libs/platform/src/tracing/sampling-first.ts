@@ -39,11 +39,14 @@ export function firstSamplingOf(env: Env = process.env): FirstSampling | undefin
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-/** 2n random hex digits (Math.random, as the SDK's own id generator: ids, not secrets). */
+/**
+ * 2n random hex digits (Math.random, as the SDK's own id generator: ids, not secrets), eight a draw: a trace id
+ * is four draws and four strings, not sixteen of each (every unsampled request makes one).
+ */
 function randomHex(n: number): string {
   let out = '';
-  for (let i = 0; i < n; i += 1) out += ((Math.random() * 0x10000) >>> 0).toString(16).padStart(4, '0').slice(2);
-  return out;
+  for (let i = 0; i < n; i += 4) out += ((Math.random() * 0x100000000) >>> 0).toString(16).padStart(8, '0');
+  return n % 4 === 0 ? out : out.slice(0, 2 * n);
 }
 
 /**
@@ -88,17 +91,23 @@ export function decideSamplingFirst(sampling: FirstSampling, trustIncoming: bool
 export function sampleFirst(server: Server): void {
   const current = decider;
   if (current === undefined) return;
+  const plain = EventEmitter.prototype.emit;
   server.emit = function emit(this: Server, event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'request') {
       const request = args[0] as IncomingMessage;
-      if (current.untraced?.test(request.url ?? '')) return EventEmitter.prototype.emit.apply(this, [event, ...args]);
+      if (current.untraced?.test(request.url ?? '')) return plain.call(this, event, ...args);
       const traceparent = unsampledTraceparent(current.sampling, current.trustIncoming, request.headers.traceparent);
       if (traceparent !== undefined) {
         unsampled.set(request, traceparent);
-        return EventEmitter.prototype.emit.apply(this, [event, ...args]);
+        return plain.call(this, event, ...args);
       }
     }
-    return (Server.prototype.emit as (...all: unknown[]) => boolean).apply(this, [event, ...args]);
+    // Looked up per request: the instrumentation's wrapper of it, whenever it was installed.
+    return (Server.prototype.emit as (this: Server, event: string | symbol, ...rest: unknown[]) => boolean).call(
+      this,
+      event,
+      ...args,
+    );
   } as Server['emit'];
 }
 
