@@ -40,7 +40,13 @@ async function exportOpenApi(check) {
   const { assembleGateway } = require(path.join(BUILT, 'assemble-gateway.js'));
   const { buildOpenApiDocument } = require(path.join(BUILT, 'docs/openapi.js'));
   const { buildAdminOpenApiDocument } = require(path.join(BUILT, 'admin/admin-openapi.js'));
-  const config = loadGatewayConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error', GATEWAY_PGLITE_DATA_DIR: 'memory://' });
+  // No development demo key: an export writes the two documents and nothing else (never .data/demo-api-key).
+  const config = loadGatewayConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'error',
+    GATEWAY_PGLITE_DATA_DIR: 'memory://',
+    DEMO_KEY: 'false',
+  });
   const plans = loadPlans(config.plansFile);
   // Built as main.ts builds it, never listening: the admin token is a throwaway.
   const { app, admin } = await assembleGateway({ config, plans, adminToken: 'x'.repeat(32) });
