@@ -158,9 +158,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
       keys.set(hashApiKey(key), { name, plan: 'free', limits, billingAnchorMs: clock.now() });
       return key;
     },
-    close: async () => {
-      await app.close();
-      await metrics.close?.();
-    },
+    // AppMetrics is one of the module's providers: app.close() runs its shutdown hook, which closes its port.
+    close: () => app.close(),
   };
 }
