@@ -9,22 +9,25 @@
 /**
  * The gateway (docs/architecture.md). The control plane's rooms: access (admin tokens, scopes, the admin context,
  * audit) below consumers (the aggregate and its change channel), below keys (the data plane's lookup and cache) and
- * plan-requests. The billing period's arithmetic (periods/) stands low: consumers, keys, billing and the limits all
- * cut periods. Each room's admin controllers and DTOs (<room>/admin/) stand above every room and below the admin
- * app's shell (admin/), with the few conventions they share (admin/shared/) just below them.
+ * plan-requests. The billing period's arithmetic (periods/: a consumer's periods, a monthly quota's window) stands
+ * low: consumers, credits, the limits and billing all cut periods. The credit engine (credits/) stands below the
+ * limits that spend it, and billing (the anchor, the quota, the credits' admin routes) above them. Each room's admin
+ * controllers and DTOs (<room>/admin/) stand above every room and below the admin app's shell (admin/); the
+ * conventions they share (admin-conventions/: error examples, tags, page size) stand low, below every room that
+ * has an admin/ folder. consumers/admin (with the :name parameters) stands below the admin folders that take them.
+ * A top-level folder as a whole, its admin/ included, never imports one that imports it: scripts/folder-cycles.js.
  */
 const GATEWAY_LAYERS = [
   ['config', 'clock.ts', 'nest-internals.ts'],
-  ['plans', 'redis', 'periods'],
+  ['plans', 'redis', 'periods', 'admin-conventions'],
   ['database'],
   ['access'],
   ['consumers'],
-  ['routing', 'keys', 'plan-requests'],
-  ['billing'],
+  ['routing', 'keys', 'plan-requests', 'credits'],
   ['rate-limit', 'usage'],
-  ['auth'],
-  ['admin/shared'],
-  ['access/admin', 'consumers/admin', 'plan-requests/admin', 'usage/admin', 'billing/admin'],
+  ['billing', 'auth'],
+  ['access/admin', 'consumers/admin', 'plan-requests/admin'],
+  ['usage/admin', 'billing/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];

@@ -45,7 +45,10 @@ async function measure(redisUrl) {
   const { PetsProxyController } = fromBuild('proxy/pets-proxy.controller.js');
   const { ApiExchange } = fromBuild('routing/api-exchange.js');
   const { executionContext } = fromBuild('nest-internals.js');
-  const withCredits = fs.existsSync(path.join(BUILT, 'billing/credits/credits.service.js'));
+  // Credits live in credits/ (billing/credits/ in older builds; none before prepaid credits).
+  const withCredits = ['credits', 'billing/credits'].some((dir) =>
+    fs.existsSync(path.join(BUILT, dir, 'credits.service.js')),
+  );
 
   const prefix = `bench-guard-${process.pid}:`;
   const config = loadGatewayConfig({

@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { join } from 'node:path';
 import { ApiKeyAuthenticator } from '../../apps/gateway/src/auth/api-key-authenticator';
-import { CreditsService } from '../../apps/gateway/src/billing/credits/credits.service';
+import { CreditsService } from '../../apps/gateway/src/credits/credits.service';
 import { Clock } from '../../apps/gateway/src/clock';
 import { GATEWAY_CONFIG, GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
 import { generateApiKey, hashApiKey } from '../../apps/gateway/src/consumers/api-key';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppMetrics } from '@app/platform';
-import type { CreditSeed, CreditSpec } from '../../apps/gateway/src/billing/credits/credit-decision';
+import type { CreditSeed, CreditSpec } from '../../apps/gateway/src/credits/credit-decision';
 import { Clock } from '../../apps/gateway/src/clock';
 import { loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
 import { MemoryRateLimitStore } from '../../apps/gateway/src/rate-limit/memory-rate-limit.store';

@@ -9,7 +9,7 @@ import { HealthModule } from './health/health.module';
 import { PipelineModule } from './pipeline/pipeline.module';
 import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
-import { UnbanPropagationModule } from './rate-limit/unban-propagation.module';
+import { UnbanPropagationModule } from './unban-propagation.module';
 
 export interface GatewayOptions {
   config: GatewayConfig;

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EMAIL_ADDRESS_RULE } from '@app/contract';
 import { generateApiKey, hashApiKey } from '../../../apps/gateway/src/consumers/api-key';
-import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from '../../../apps/gateway/src/admin/shared/admin-responses';
+import {
+  INVALID_TOKEN_MESSAGE,
+  MISSING_TOKEN_MESSAGE,
+} from '../../../apps/gateway/src/admin-conventions/admin-responses';
 import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
 

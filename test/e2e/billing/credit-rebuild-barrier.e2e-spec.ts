@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
 import { DatabaseEndpoint } from '@app/database';
 import { ACCESS_ENTITIES } from '../../../apps/gateway/src/access/access-entities';
-import { CREDIT_ENTITIES } from '../../../apps/gateway/src/billing/credits/credit-entities';
-import { CreditLedgerRepository } from '../../../apps/gateway/src/billing/credits/credit-ledger.repository';
+import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entities';
+import { CreditLedgerRepository } from '../../../apps/gateway/src/credits/credit-ledger.repository';
 import { loadGatewayConfig } from '../../../apps/gateway/src/config/gateway.config';
 import { CONSUMER_ENTITIES } from '../../../apps/gateway/src/consumers/consumer-entities';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';

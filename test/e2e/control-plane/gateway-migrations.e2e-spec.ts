@@ -4,7 +4,7 @@ import { ACCESS_ENTITIES } from '../../../apps/gateway/src/access/access-entitie
 import { CONSUMER_ENTITIES } from '../../../apps/gateway/src/consumers/consumer-entities';
 import { PLAN_REQUEST_ENTITIES } from '../../../apps/gateway/src/plan-requests/plan-request-entities';
 import { USAGE_ENTITIES } from '../../../apps/gateway/src/usage/usage-entities';
-import { CREDIT_ENTITIES } from '../../../apps/gateway/src/billing/credits/credit-entities';
+import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entities';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';

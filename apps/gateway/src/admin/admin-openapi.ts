@@ -5,14 +5,14 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { ANY_SCOPE } from '../access/admin-operation.decorator';
 import { ADMIN_POLICY } from '../access/admin-policy';
-import { ADMIN_TAG, TOKENS_TAG } from './shared/admin-tags';
+import { ADMIN_TAG, TOKENS_TAG } from '../admin-conventions/admin-tags';
 import {
   BODY_STATUSES,
   EVERY_OPERATION_STATUSES,
   notFound,
   sharedErrorRef,
   sharedErrorResponses,
-} from './shared/admin-responses';
+} from '../admin-conventions/admin-responses';
 
 /** The admin API's version: semantic, date-free; bumped with its contract. */
 export const ADMIN_API_VERSION = '1.0.0';

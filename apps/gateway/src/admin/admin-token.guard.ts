@@ -8,7 +8,7 @@ import { ADMIN_TOKEN_PREFIX, AdminTokensService } from '../access/admin-tokens.s
 import { AuditLog } from '../access/audit-log';
 import { AdminRequest } from '../access/admin-request';
 import { ADMIN_OPERATION } from '../access/admin-operation.decorator';
-import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from './shared/admin-responses';
+import { INVALID_TOKEN_MESSAGE, MISSING_TOKEN_MESSAGE } from '../admin-conventions/admin-responses';
 
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 const REALM = 'Bearer realm="petstore-admin"';

@@ -19,7 +19,7 @@ import type { DestinationStream } from 'pino';
 import { AdminModule } from './admin.module';
 import { AdminRequest } from '../access/admin-request';
 import { buildAdminOpenApiDocument } from './admin-openapi';
-import { ADMIN_BODY_LIMIT_BYTES } from './shared/admin-responses';
+import { ADMIN_BODY_LIMIT_BYTES } from '../admin-conventions/admin-responses';
 import { AdminValidationPipe } from './admin-validation.pipe';
 
 /**

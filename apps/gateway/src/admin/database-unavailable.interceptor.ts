@@ -1,7 +1,7 @@
 import { ApiError } from '@app/errors';
 import { CallHandler, ExecutionContext, HttpException, Injectable, NestInterceptor } from '@nestjs/common';
 import { catchError, Observable } from 'rxjs';
-import { DATABASE_UNAVAILABLE_MESSAGE } from './shared/admin-responses';
+import { DATABASE_UNAVAILABLE_MESSAGE } from '../admin-conventions/admin-responses';
 
 /**
  * A database that is away rather than wrong: SQLSTATE connection exceptions (08), operator intervention (57P),

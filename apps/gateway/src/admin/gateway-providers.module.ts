@@ -1,5 +1,5 @@
 import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
-import { CreditsService } from '../billing/credits/credits.service';
+import { CreditsService } from '../credits/credits.service';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG } from '../config/gateway.config';
 import { AdminTokensService } from '../access/admin-tokens.service';

@@ -1,5 +1,5 @@
-import { refillAdds } from '../billing/credits/refill-period';
-import type { AnchoredPeriod } from '../billing/month-window';
+import { refillAdds } from '../credits/refill-period';
+import type { AnchoredPeriod } from '../periods/month-window';
 import { Clock } from '../clock';
 import { BanPolicy, Decision, RateLimitStore, Usage, WindowSpec, WindowState } from './rate-limit-store';
 import {
@@ -10,7 +10,7 @@ import {
   CreditSeed,
   CreditSpec,
   refillCovers,
-} from '../billing/credits/credit-decision';
+} from '../credits/credit-decision';
 
 /** Where an anchored window's counter ends at `now`: the end of the period now falls in. */
 const periodEnd = (spec: WindowSpec, now: number): number =>

@@ -10,17 +10,17 @@ import {
   ThrottlerOptions,
 } from '@nestjs/throttler';
 import type { ThrottlerRequest } from '@nestjs/throttler';
-import { monthWindowOf } from '../billing/month-window';
+import { monthWindowOf } from '../periods/month-window';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
-import { CreditsService } from '../billing/credits/credits.service';
-import { CREDITS_POLICY } from '../billing/credits/credit-decision';
+import { CreditsService } from '../credits/credits.service';
+import { CREDITS_POLICY } from '../credits/credit-decision';
 import { operationIdOf, THROTTLER_METADATA_PREFIX, THROTTLER_SKIP_DEFAULT } from '../nest-internals';
 import { exchangeOf } from '../routing/api-exchange';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { BanPolicy, Decision, RateLimitStore, RateLimitUnavailableError, WindowSpec } from './rate-limit-store';
-import type { CreditSpec } from '../billing/credits/credit-decision';
+import type { CreditSpec } from '../credits/credit-decision';
 
 /** What the throttlers resolved for one request, collected before the one store call. */
 interface Pending {

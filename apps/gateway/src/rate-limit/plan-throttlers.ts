@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { ThrottlerModuleOptions } from '@nestjs/throttler';
 import type { IncomingMessage } from 'node:http';
-import { monthWindowOf } from '../billing/month-window';
+import { monthWindowOf } from '../periods/month-window';
 import type { GatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../consumers/consumer';
 import { exchangeOf } from '../routing/api-exchange';

@@ -1,5 +1,5 @@
 import { Decision, WindowState } from './rate-limit-store';
-import { CREDITS_POLICY, CreditState } from '../billing/credits/credit-decision';
+import { CREDITS_POLICY, CreditState } from '../credits/credit-decision';
 
 const remainingOf = (window: WindowState) => Math.max(0, window.limit - window.count);
 /**

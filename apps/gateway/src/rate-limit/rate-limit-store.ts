@@ -1,12 +1,6 @@
 import { ThrottlerStorage } from '@nestjs/throttler';
-import type { AnchoredPeriod } from '../billing/month-window';
-import type {
-  CreditBalances,
-  CreditChange,
-  CreditSeed,
-  CreditSpec,
-  CreditState,
-} from '../billing/credits/credit-decision';
+import type { AnchoredPeriod } from '../periods/month-window';
+import type { CreditBalances, CreditChange, CreditSeed, CreditSpec, CreditState } from '../credits/credit-decision';
 
 /** What ThrottlerStorage.increment answers (the package does not export the record type from its entry point). */
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;

@@ -1,7 +1,7 @@
 import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { CreditsModule } from '../billing/credits/credits.module';
-import { CreditsService } from '../billing/credits/credits.service';
+import { CreditsModule } from '../credits/credits.module';
+import { CreditsService } from '../credits/credits.service';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { describeRedisTopology } from '../redis/redis-connection';

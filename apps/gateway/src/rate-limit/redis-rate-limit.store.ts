@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
-import type { AnchoredPeriod } from '../billing/month-window';
+import type { AnchoredPeriod } from '../periods/month-window';
 import { Clock } from '../clock';
 import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
@@ -24,7 +24,7 @@ import {
   CreditSpec,
   creditState,
   refillCovers,
-} from '../billing/credits/credit-decision';
+} from '../credits/credit-decision';
 
 /**
  * One atomic round trip decides every window of a request and its credits. KEYS: ban, strikes, grace, credit

@@ -15,10 +15,10 @@ import {
 } from './dto/admin-token.dto';
 import { AdminRequestContext } from '../admin-context';
 import { AuditPageResponse, ListAuditQueryDto, toAuditEntryResponse } from './dto/audit.dto';
-import { PAGE_SIZE } from '../../admin/shared/page-size';
+import { PAGE_SIZE } from '../../admin-conventions/page-size';
 import { AdminCall } from '../admin-call.decorator';
-import { TOKENS_TAG } from '../../admin/shared/admin-tags';
-import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from '../../admin/shared/admin-responses';
+import { TOKENS_TAG } from '../../admin-conventions/admin-tags';
+import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from '../../admin-conventions/admin-responses';
 import { ADMIN_SCOPES } from '../admin-scopes';
 import { AdminOperation } from '../admin-operation.decorator';
 import { consumerFilter } from '../admin-policy';

@@ -8,10 +8,10 @@ import { MonthQuotaCountService } from './month-quota-count.service';
 import { AdminRequestContext } from '../../access/admin-context';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { AdminCall } from '../../access/admin-call.decorator';
-import { ADMIN_TAG } from '../../admin/shared/admin-tags';
-import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin/shared/admin-responses';
+import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
+import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin-conventions/admin-responses';
 import { BillingResponse, toBillingResponse, UpdateBillingDto } from './dto/billing.dto';
-import { ConsumerParams } from '../../admin/shared/consumer-params.dto';
+import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];

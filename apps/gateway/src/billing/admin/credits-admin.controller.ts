@@ -3,9 +3,9 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nest
 import { AdminRequestContext } from '../../access/admin-context';
 import { AdminCall } from '../../access/admin-call.decorator';
 import { AdminOperation } from '../../access/admin-operation.decorator';
-import { ADMIN_TAG } from '../../admin/shared/admin-tags';
-import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin/shared/admin-responses';
-import { ConsumerParams } from '../../admin/shared/consumer-params.dto';
+import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
+import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin-conventions/admin-responses';
+import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { BillingService } from '../billing.service';
 import { CreditsAdminService } from './credits-admin.service';

@@ -7,10 +7,10 @@ import { ConsumersService } from '../../consumers/consumers.service';
 import type { CreditTerms } from '../../plans/plan-limits';
 import { consumerTracker } from '../../rate-limit/plan-throttlers';
 import { RateLimitStore, RateLimitUnavailableError } from '../../rate-limit/rate-limit-store';
-import type { CreditChange } from '../credits/credit-decision';
-import type { LedgerEntry } from '../credits/credit-ledger.repository';
-import { CreditsService } from '../credits/credits.service';
-import { refillPeriodAt } from '../credits/refill-period';
+import type { CreditChange } from '../../credits/credit-decision';
+import type { LedgerEntry } from '../../credits/credit-ledger.repository';
+import { CreditsService } from '../../credits/credits.service';
+import { refillPeriodAt } from '../../credits/refill-period';
 
 /** A consumer's credits as GET /consumers/{name}/billing shows them. */
 export interface CreditsView {

@@ -6,7 +6,7 @@ import { RateLimitStore } from '../../rate-limit/rate-limit-store';
 import { UsageHistoryService } from '../../usage/usage-history.service';
 import { UsageService } from '../../usage/usage.service';
 import type { BillingState } from '../billing.service';
-import { MONTH_WINDOW } from '../month-window';
+import { MONTH_WINDOW } from '../../periods/month-window';
 
 const HOUR_MS = 3_600_000;
 

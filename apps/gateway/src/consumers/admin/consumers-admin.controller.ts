@@ -12,7 +12,7 @@ import { ConsumersFileService } from '../consumers-file.service';
 import { PLAN_NAMES } from '../../plans/plans';
 import { PlanLimits } from '../../plans/plan-limits';
 import { AdminCall } from '../../access/admin-call.decorator';
-import { ADMIN_TAG } from '../../admin/shared/admin-tags';
+import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import {
   AdminErrors,
   AdminExample,
@@ -22,11 +22,11 @@ import {
   MALFORMED_BODY,
   NO_SUCH_KEY,
   notFound,
-} from '../../admin/shared/admin-responses';
+} from '../../admin-conventions/admin-responses';
 import { BAN_STORE_UNAVAILABLE_MESSAGE, ConsumerRateLimitService } from './consumer-rate-limit.service';
 import { CONSUMER_NAME_RULE } from '../consumer-name';
 import { AdminOperation } from '../../access/admin-operation.decorator';
-import { ConsumerKeyParams, ConsumerParams } from '../../admin/shared/consumer-params.dto';
+import { ConsumerKeyParams, ConsumerParams } from './dto/consumer-params.dto';
 import { CreateConsumerDto } from './dto/create-consumer.dto';
 import {
   ConsumerPageResponse,
@@ -44,7 +44,7 @@ import {
 } from './dto/consumer.response';
 import { IMPORT_BATCH_MAX, ImportConsumersDto } from './dto/import-consumers.dto';
 import { DEFAULT_OVERLAP_SECONDS, IssueKeyDto, MAX_OVERLAP_SECONDS, RotateKeyDto } from './dto/issue-key.dto';
-import { PAGE_SIZE } from '../../admin/shared/page-size';
+import { PAGE_SIZE } from '../../admin-conventions/page-size';
 import { ListConsumersQueryDto } from './dto/list-consumers.query.dto';
 import { UpdateConsumerDto } from './dto/update-consumer.dto';
 

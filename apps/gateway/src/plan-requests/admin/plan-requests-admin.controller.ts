@@ -4,7 +4,7 @@ import { AdminRequestContext } from '../../access/admin-context';
 import { PlanRequestsService } from '../plan-requests.service';
 import { PLAN_NAMES } from '../../plans/plans';
 import { AdminCall } from '../../access/admin-call.decorator';
-import { ADMIN_TAG } from '../../admin/shared/admin-tags';
+import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import {
   AdminErrorResponse,
   AdminErrors,
@@ -13,9 +13,9 @@ import {
   EXAMPLE_KEY_ID,
   MALFORMED_BODY,
   notFound,
-} from '../../admin/shared/admin-responses';
+} from '../../admin-conventions/admin-responses';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
-import { PAGE_SIZE } from '../../admin/shared/page-size';
+import { PAGE_SIZE } from '../../admin-conventions/page-size';
 import {
   ApprovePlanRequestDto,
   CreatePlanRequestDto,

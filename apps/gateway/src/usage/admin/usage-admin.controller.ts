@@ -10,11 +10,11 @@ import { UsageHistoryService } from '../usage-history.service';
 import { ExportRow } from '../usage.repository';
 import { EXPORTS_BUSY_MESSAGE, ExportEnded, UsageExports } from '../usage-exports';
 import { AdminCall } from '../../access/admin-call.decorator';
-import { ADMIN_TAG } from '../../admin/shared/admin-tags';
-import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, notFound } from '../../admin/shared/admin-responses';
+import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
+import { AdminErrors, AdminExample, EXAMPLE_CONSUMER, notFound } from '../../admin-conventions/admin-responses';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
-import { ConsumerParams } from '../../admin/shared/consumer-params.dto';
+import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
 import {
   TOP_BY,
   TOP_LIMIT,

@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { AuditChanges, AuditEntryEntity } from '../../audit-entry.entity';
 import { AUDIT_ORDERS, AuditOrder } from '../../audit-log';
-import { PAGE_SIZE } from '../../../admin/shared/page-size';
+import { PAGE_SIZE } from '../../../admin-conventions/page-size';
 
 export class ListAuditQueryDto {
   @ApiPropertyOptional({

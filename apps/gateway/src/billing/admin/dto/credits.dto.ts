@@ -1,7 +1,7 @@
 import { CREDIT_AMOUNT_MAX, IsPlainText, PUBLIC_OPERATION_IDS } from '@app/contract';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
-import type { LedgerEntry } from '../../credits/credit-ledger.repository';
+import type { LedgerEntry } from '../../../credits/credit-ledger.repository';
 import type { CreditsView, LedgerView } from '../credits-admin.service';
 
 /** The longest ledger window, in days. */

@@ -1,7 +1,7 @@
 import { EMAIL_ADDRESS_MAX_LENGTH, IsIntegerInRange, ParseDecimalInteger } from '@app/contract';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { PAGE_SIZE } from '../../../admin/shared/page-size';
+import { PAGE_SIZE } from '../../../admin-conventions/page-size';
 import { IsConsumerEmail } from '../../consumer-email';
 import { IsConsumerName } from '../../consumer-name';
 

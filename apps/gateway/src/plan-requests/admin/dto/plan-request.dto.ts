@@ -16,7 +16,7 @@ import {
 import { PLAN_REQUEST_STATUSES, PlanRequestEntity, PlanRequestStatus } from '../../plan-request.entity';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../../consumers/consumer-name';
-import { PAGE_SIZE } from '../../../admin/shared/page-size';
+import { PAGE_SIZE } from '../../../admin-conventions/page-size';
 
 const LIMIT_MAX = 1_000_000_000;
 

@@ -1,5 +1,5 @@
 import type { Consumer } from '../consumers/consumer';
-import { moveAnchor } from '../periods/billing-period';
+import { moveAnchor } from './billing-period';
 import { monthWindowOf } from './month-window';
 
 const at = (iso: string) => Date.parse(iso);

@@ -1,5 +1,5 @@
 import type { CreditRefill } from '@app/contract';
-import { currentBillingPeriod, RecutPeriod } from '../../periods/billing-period';
+import { currentBillingPeriod, RecutPeriod } from '../periods/billing-period';
 
 const DAY_MS = 86_400_000;
 

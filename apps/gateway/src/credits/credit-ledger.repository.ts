@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, MoreThanOrEqual } from 'typeorm';
-import { GATEWAY_DATA_SOURCE, schemaOf } from '../../database/data-source.options';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { CreditLedgerEntity, CreditLedgerRow } from './credit-entities';
 
 /** A ledger entry as the admin API shows it. */

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { GATEWAY_DATA_SOURCE } from '../../database/data-source.options';
-import { GatewayDatabaseModule } from '../../database/gateway-database.module';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway.config';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { GatewayDatabaseModule } from '../database/gateway-database.module';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { CREDIT_ENTITIES } from './credit-entities';
 import { CreditFlushRequests, LocalCreditFlushRequests, RedisCreditFlushRequests } from './credit-flush-requests';
 import { CreditLedgerRepository } from './credit-ledger.repository';

@@ -1,4 +1,4 @@
-import { moveAnchor, RecutPeriod } from '../../periods/billing-period';
+import { moveAnchor, RecutPeriod } from '../periods/billing-period';
 import { refillAdds, refillPeriodAt } from './refill-period';
 
 const at = (iso: string) => Date.parse(iso);

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, IsUUID } from 'class-validator';
-import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumers/consumer-name';
+import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
 
 /**
  * The path of a consumer's routes: a name as names are made (so that a NUL byte, a slash or text that cannot be a

@@ -1,5 +1,4 @@
-import type { Consumer } from '../consumers/consumer';
-import { billingPeriodAt, currentBillingPeriod, RecutPeriod } from '../periods/billing-period';
+import { billingPeriodAt, currentBillingPeriod, RecutPeriod } from './billing-period';
 
 /** The counting window of a monthly quota, in RateLimit-Policy and in a 429's `policy`. */
 export const MONTH_WINDOW = 'month';
@@ -23,6 +22,16 @@ export interface MonthWindow {
   period: AnchoredPeriod;
 }
 
+/**
+ * What a month window is cut from: a consumer (consumers/consumer.ts's Consumer is one), named by its parts so that
+ * the period arithmetic stays below the consumers that use it.
+ */
+export interface MonthQuotaHolder {
+  limits: { perMonth?: number };
+  billingAnchorMs: number;
+  recutPeriod?: RecutPeriod | null;
+}
+
 interface CachedPeriod {
   anchorMs: number;
   recut: RecutPeriod | null | undefined;
@@ -32,10 +41,10 @@ interface CachedPeriod {
 }
 
 /** The period arithmetic once per consumer and period, not per request: consumers are cached objects. */
-const periods = new WeakMap<Consumer, CachedPeriod>();
+const periods = new WeakMap<MonthQuotaHolder, CachedPeriod>();
 
 /** The consumer's month window at `nowMs`, or undefined when it has no monthly quota. */
-export function monthWindowOf(consumer: Consumer, nowMs: number): MonthWindow | undefined {
+export function monthWindowOf(consumer: MonthQuotaHolder, nowMs: number): MonthWindow | undefined {
   const limit = consumer.limits.perMonth;
   if (limit === undefined) return undefined;
   let cached = periods.get(consumer);

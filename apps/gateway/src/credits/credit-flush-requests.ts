@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisConnection, RedisConnectionConfig } from '../../redis/redis-connection';
+import { createRedisConnection, RedisConnectionConfig } from '../redis/redis-connection';
 
 /**
  * "Write the credit spend you hold now": what a rebuild of a lost balance asks of every instance that shares the
