@@ -18,7 +18,8 @@ const esmToCommonJs = '<rootDir>/test/support/esm-to-commonjs.transformer.js';
 const services = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts'],
+  // Nest's default logger too: a file that runs migrations or a data source without an app would print them.
+  setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logs.ts', '<rootDir>/test/support/quiet-nest-logger.ts'],
   // On the embedded engine, each worker keeps its PGlite databases and lends them file after file, reset between
   // (test/support/worker-database-pool.ts): a database no longer costs a WebAssembly start-up per file.
   testEnvironment: '<rootDir>/test/support/database-pool-environment.ts',
