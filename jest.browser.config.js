@@ -1,15 +1,16 @@
-/** The browser suite (`npm run test:browser`): Swagger UI in Debian's headless Chromium, driven by playwright-core. */
-// The e2e project without its global setup and teardown (the fixtures and the .data/ check, not tried on the browser
-// tier yet): the browser tests' databases come from initdb and their migrations, as before.
-const {
-  globalSetup: _globalSetup,
-  globalTeardown: _globalTeardown,
-  ...base
-} = require('./jest.config.js').projects.find((project) => project.displayName === 'e2e');
+/**
+ * The browser suite (`npm run test:browser`): the portal, the console and Swagger UI in Debian's headless Chromium,
+ * driven by playwright-core. The e2e project's set-up as it is: the fixtures made once per run, each worker's pooled
+ * databases, the apps' log lines to artifacts/test-logs/ and the check that .data/ is left unchanged.
+ */
+const base = require('./jest.config.js').projects.find((project) => project.displayName === 'e2e');
 
 module.exports = {
   ...base,
   displayName: 'browser',
   testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
   testTimeout: 120_000,
+  // Jest's default here would be one worker (cores minus one): a page test mostly waits on Chromium and the apps, so
+  // two files at once on two cores.
+  maxWorkers: 2,
 };
