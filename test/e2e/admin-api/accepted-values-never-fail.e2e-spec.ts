@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, mintKey } from '../../support/gateway';
 import { call, expectErrorBody } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -20,27 +20,22 @@ interface Ledger {
  * refused with 400 before PostgreSQL sees it.
  */
 describe('values the admin API accepts never fail later', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  const admin = (method: string, path: string, body?: unknown) => adminCall(gateway, method, path, body);
-
-  beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url, env: { USAGE_FLUSH_MS: '200', BAN_GRACE_MS: '60000' } });
-  }, 120_000);
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
+  const stack = withStack({
+    pets: {},
+    gateway: { env: { USAGE_FLUSH_MS: '200', BAN_GRACE_MS: '60000' } },
+    timeoutMs: 120_000,
   });
+
+  const admin = (method: string, path: string, body?: unknown) => adminCall(stack.gateway, method, path, body);
 
   it('answers the ledger of a balance of 1e9 with one credit spent: no date past the last one, "not-within-any-date"', async () => {
     const name = unique('large');
-    const key = await mintKey(gateway, 'free', name);
+    const key = await mintKey(stack.gateway, 'free', name);
     const topUp = await admin('POST', `/consumers/${name}/credits/top-ups`, { amount: 1e9, reason: 'prepaid' });
     expect(topUp.status).toBe(201);
-    expect((await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(
-      200,
-    );
+    expect(
+      (await call(`${stack.gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
     // The spend reaches the ledger's history at the next flush.
     let ledger: Ledger | undefined;
     for (let i = 0; i < 100; i += 1) {
@@ -64,11 +59,11 @@ describe('values the admin API accepts never fail later', () => {
 
   it('still projects a date that exists, and says "not-expected" without spend', async () => {
     const name = unique('small');
-    const key = await mintKey(gateway, 'free', name);
+    const key = await mintKey(stack.gateway, 'free', name);
     await admin('POST', `/consumers/${name}/credits/top-ups`, { amount: 100, reason: 'prepaid' });
     const idle = (await admin('GET', `/consumers/${name}/credits/ledger?days=1`)).body as Ledger;
     expect(idle).toMatchObject({ projectedExhaustionAt: null, exhaustion: 'not-expected' });
-    await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    await call(`${stack.gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
     let ledger: Ledger | undefined;
     for (let i = 0; i < 100 && ledger?.exhaustion !== 'projected'; i += 1) {
       ledger = (await admin('GET', `/consumers/${name}/credits/ledger?days=1`)).body as Ledger;
@@ -82,7 +77,7 @@ describe('values the admin API accepts never fail later', () => {
     let name: string;
     beforeAll(async () => {
       name = unique('dates');
-      await mintKey(gateway, 'free', name);
+      await mintKey(stack.gateway, 'free', name);
     });
 
     const refusedDateTimes: Array<[string, string]> = [
@@ -161,7 +156,7 @@ describe('values the admin API accepts never fail later', () => {
     let name: string;
     beforeAll(async () => {
       name = unique('text');
-      await mintKey(gateway, 'free', name);
+      await mintKey(stack.gateway, 'free', name);
     });
 
     it.each([

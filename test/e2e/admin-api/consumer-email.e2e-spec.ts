@@ -1,12 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
 import { expectErrorBody } from '../../support/http';
+import { withStack } from '../../support/with-stack';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -20,22 +15,18 @@ interface ConsumerAnswer {
  * searched exactly whatever the case, cleared by `null`, audited; a restricted token still sees only its own.
  */
 describe('a consumer’s contact email', () => {
-  let database: GatewayTestDatabase;
-  let gateway: GatewayUnderTest;
-  const root = (method: string, path: string, body?: unknown) => adminCall(gateway, method, path, body);
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', database: true, gateway: {} });
 
-  beforeAll(async () => {
-    database = await createGatewayTestDatabase();
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1', database });
-  });
-
-  afterAll(async () => {
-    await gateway?.close();
-    await database?.drop();
-  });
+  const root = (method: string, path: string, body?: unknown) => adminCall(stack.gateway, method, path, body);
 
   async function searchByEmail(email: string, token?: string): Promise<string[]> {
-    const reply = await adminCall(gateway, 'GET', `/consumers?email=${encodeURIComponent(email)}`, undefined, token);
+    const reply = await adminCall(
+      stack.gateway,
+      'GET',
+      `/consumers?email=${encodeURIComponent(email)}`,
+      undefined,
+      token,
+    );
     expect(reply.status).toBe(200);
     return (reply.body as { items: ConsumerAnswer[] }).items.map((c) => c.name);
   }
@@ -125,24 +116,24 @@ describe('a consumer’s contact email', () => {
     const theirs = unique('theirs');
     expect((await root('POST', '/consumers', { name: theirs, plan: 'free', email })).status).toBe(201);
     const mine = unique('mine');
-    const created = await adminCall(gateway, 'POST', '/consumers', { name: mine, plan: 'free', email }, token);
+    const created = await adminCall(stack.gateway, 'POST', '/consumers', { name: mine, plan: 'free', email }, token);
     expect(created.status).toBe(201);
 
     expect(await searchByEmail(email, token)).toEqual([mine]);
     expect((await searchByEmail(email)).sort()).toEqual([mine, theirs].sort());
     expectErrorBody(
-      await adminCall(gateway, 'PATCH', `/consumers/${theirs}`, { email: null }, token),
+      await adminCall(stack.gateway, 'PATCH', `/consumers/${theirs}`, { email: null }, token),
       403,
       'FORBIDDEN',
     );
 
     // An operator moves its consumer to Pro: the Free-only token may still set the contact email, not the limits.
     expect((await root('PATCH', `/consumers/${mine}`, { plan: 'pro' })).status).toBe(200);
-    const moved = await adminCall(gateway, 'PATCH', `/consumers/${mine}`, { email: `new-${email}` }, token);
+    const moved = await adminCall(stack.gateway, 'PATCH', `/consumers/${mine}`, { email: `new-${email}` }, token);
     expect(moved.status).toBe(200);
     expect((moved.body as ConsumerAnswer).email).toBe(`new-${email}`);
     expectErrorBody(
-      await adminCall(gateway, 'PATCH', `/consumers/${mine}`, { limits: { perMinute: 5, perDay: 50 } }, token),
+      await adminCall(stack.gateway, 'PATCH', `/consumers/${mine}`, { limits: { perMinute: 5, perDay: 50 } }, token),
       403,
       'FORBIDDEN',
     );

@@ -1,8 +1,8 @@
 import { generateApiKey, hashApiKey } from '../../../apps/gateway/src/consumers/api-key';
-import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, mintKey } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { seededRandom } from '../../support/seeded-random';
+import { withStack } from '../../support/with-stack';
 
 /** Seeded, so that a failing fuzz case can be replayed with FUZZ_SEED (FUZZ_ROUNDS: more cases). */
 const random = seededRandom;
@@ -126,19 +126,9 @@ class Fuzz {
  * entry that is not an object are refused with 400 and the Error body; a consumer holds a bounded number of keys.
  */
 describe('admin API input', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
+  const stack = withStack({ pets: {}, gateway: { env: { CONSUMER_MAX_KEYS: '5' } } });
 
-  beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url, env: { CONSUMER_MAX_KEYS: '5' } });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
-  });
-
-  const admin = (method: string, path: string, body?: unknown) => adminCall(gateway, method, path, body);
+  const admin = (method: string, path: string, body?: unknown) => adminCall(stack.gateway, method, path, body);
 
   it.each([
     ['GET', '/consumers/%00', undefined],
@@ -218,7 +208,7 @@ describe('admin API input', () => {
 
   it('answers no 5xx to random bytes and text in every path parameter and body field of every route', async () => {
     const fuzz = new Fuzz(Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31));
-    const key = await mintKey(gateway, 'pro', 'fuzz-target');
+    const key = await mintKey(stack.gateway, 'pro', 'fuzz-target');
     expect(key).toMatch(/^petk_/);
     const keyId = ((await admin('GET', '/consumers/fuzz-target')).body as { keys: Array<{ id: string }> }).keys[0].id;
     const keyHash = hashApiKey(generateApiKey());
@@ -314,7 +304,7 @@ describe('admin API input', () => {
       for (const variant of variants(route)) {
         for (let i = 0; i < Number(process.env.FUZZ_ROUNDS ?? 12); i += 1) {
           const { path, body } = variant();
-          const reply: Reply = await adminCall(gateway, route.method, path, body);
+          const reply: Reply = await adminCall(stack.gateway, route.method, path, body);
           sent += 1;
           const shaped =
             reply.status < 400 ||
@@ -338,7 +328,7 @@ describe('admin API input', () => {
       ).length;
 
     it('issues keys up to the cap, then refuses with 409 KEY_LIMIT_REACHED; concurrent issues never pass it', async () => {
-      await mintKey(gateway, 'pro', 'capped');
+      await mintKey(stack.gateway, 'pro', 'capped');
       const replies = await Promise.all(Array.from({ length: 10 }, () => admin('POST', '/consumers/capped/keys', {})));
       expect(replies.filter((r) => r.status === 201).length).toBe(4);
       for (const refused of replies.filter((r) => r.status !== 201)) {
@@ -392,7 +382,8 @@ describe('admin API input', () => {
         ).status,
       ).toBe(200);
       expect(
-        (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${working}` } })).status,
+        (await call(`${stack.gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${working}` } }))
+          .status,
       ).toBe(200);
     });
   });

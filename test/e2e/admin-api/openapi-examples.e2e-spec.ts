@@ -6,8 +6,9 @@ import {
   INVALID_TOKEN_MESSAGE,
   MISSING_TOKEN_MESSAGE,
 } from '../../../apps/gateway/src/admin-conventions/admin-responses';
-import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
+import { withStack } from '../../support/with-stack';
 
 type Example = { code: string; message: string; status: number };
 type Media = { schema?: { $ref?: string }; example?: Example; examples?: Record<string, { value: Example }> };
@@ -93,10 +94,11 @@ const withoutIds = (message: string) =>
  * what the server does: optional bodies, 415, the export's schema, null limits, an opaque token.
  */
 describe("the admin API's OpenAPI document", () => {
-  let gateway: GatewayUnderTest;
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {} });
+
   let doc: Document;
   const admin = (method: string, path: string, body?: unknown, token?: string | null) =>
-    adminCall(gateway, method, path, body, token);
+    adminCall(stack.gateway, method, path, body, token);
   const op = (id: OperationId) => {
     const [method, path] = OPERATIONS.find(([, , operationId]) => operationId === id)!;
     return doc.paths[path][method];
@@ -111,10 +113,8 @@ describe("the admin API's OpenAPI document", () => {
   };
 
   beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    doc = (await call(`${gateway.adminUrl}/docs-json`)).body as Document;
+    doc = (await call(`${stack.gateway.adminUrl}/docs-json`)).body as Document;
   });
-  afterAll(() => gateway?.close());
 
   it('gives every operation a summary and a readable operation id, tagged with a declared tag', () => {
     const listed = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -154,16 +154,16 @@ describe("the admin API's OpenAPI document", () => {
     );
     // And the server indeed takes no body on those two.
     await admin('POST', '/consumers', { name: 'bodiless', plan: 'free' });
-    const issued = await call(`${gateway.adminUrl}/consumers/bodiless/keys`, {
+    const issued = await call(`${stack.gateway.adminUrl}/consumers/bodiless/keys`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.adminToken}` },
+      headers: { authorization: `Bearer ${stack.gateway.adminToken}` },
     });
     expect(issued.status).toBe(201);
     const rotated = await call(
-      `${gateway.adminUrl}/consumers/bodiless/keys/${(issued.body as { id: string }).id}/rotate`,
+      `${stack.gateway.adminUrl}/consumers/bodiless/keys/${(issued.body as { id: string }).id}/rotate`,
       {
         method: 'POST',
-        headers: { authorization: `Bearer ${gateway.adminToken}` },
+        headers: { authorization: `Bearer ${stack.gateway.adminToken}` },
       },
     );
     expect(rotated.status).toBe(201);
@@ -231,7 +231,7 @@ describe("the admin API's OpenAPI document", () => {
   ) => {
     const [method, path] = OPERATIONS.find(([, , operationId]) => operationId === id)!;
     const headers: Record<string, string> = {};
-    if (token !== null) headers.authorization = `Bearer ${token ?? gateway.adminToken}`;
+    if (token !== null) headers.authorization = `Bearer ${token ?? stack.gateway.adminToken}`;
     if (body !== undefined && contentType !== null) headers['content-type'] = contentType;
     const url = path
       .replace('{id}', '00000000-0000-4000-8000-000000000000')
@@ -239,7 +239,7 @@ describe("the admin API's OpenAPI document", () => {
       .replace('{keyId}', '00000000-0000-4000-8000-000000000000');
     // A string body would get fetch's own text/plain type: bytes get none.
     const payload = body !== undefined && contentType === null ? new TextEncoder().encode(body) : body;
-    return call(`${gateway.adminUrl}${url}`, { method: method.toUpperCase(), headers, body: payload });
+    return call(`${stack.gateway.adminUrl}${url}`, { method: method.toUpperCase(), headers, body: payload });
   };
 
   it('gives 401, 413 and 415 examples that are the answers of real requests', async () => {
@@ -260,9 +260,9 @@ describe("the admin API's OpenAPI document", () => {
   it('gives 400, 404 and 409 examples that are the answers of real requests, each with its code', async () => {
     const hashElsewhere = hashApiKey(generateApiKey());
     const raw = (method: string, path: string, body: string) =>
-      call(`${gateway.adminUrl}${path}`, {
+      call(`${stack.gateway.adminUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${stack.gateway.adminToken}`, 'content-type': 'application/json' },
         body,
       });
     const keyOf = async (name: string, state = 'active') =>

@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ADMIN_SCOPES } from '../../../apps/gateway/src/access/admin-scopes';
 import { ADMIN_POLICY, AdminOperationId, RoutePolicy } from '../../../apps/gateway/src/access/admin-policy';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-  FakeClock,
-} from '../../support/gateway';
+import { adminCall, FakeClock } from '../../support/gateway';
 import { expectErrorBody, Reply } from '../../support/http';
+import { withStack } from '../../support/with-stack';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -71,15 +65,20 @@ function expected(policy: RoutePolicy, kind: Kind, which: Which): Expected {
  * its expected status asserted. One gateway for the file, on the engine the run selects.
  */
 describe('the admin policy, every route × token kind × object', () => {
-  let database: GatewayTestDatabase;
-  let gateway: GatewayUnderTest;
   const clock = new FakeClock();
+  const stack = withStack({
+    petsUrl: 'http://127.0.0.1:9',
+    database: true,
+    sharedKeyPrefix: 'policy',
+    gateway: { clock },
+  });
+
   const tokens = {} as Record<Exclude<Kind, 'root' | 'lacking'>, { token: string; id: string }>;
   const lacking = new Map<string, string>();
 
-  const root = (method: string, path: string, body?: unknown) => adminCall(gateway, method, path, body);
+  const root = (method: string, path: string, body?: unknown) => adminCall(stack.gateway, method, path, body);
   const as = (token: string, method: string, path: string, body?: unknown) =>
-    adminCall(gateway, method, path, body, token);
+    adminCall(stack.gateway, method, path, body, token);
 
   async function createToken(body: Record<string, unknown>, by?: string): Promise<{ token: string; id: string }> {
     const reply = by ? await as(by, 'POST', '/tokens', body) : await root('POST', '/tokens', body);
@@ -234,7 +233,7 @@ describe('the admin policy, every route × token kind × object', () => {
 
   /** The token a kind calls with; `lacking` holds every scope but the route's. */
   async function tokenOf(kind: Kind, policy: RoutePolicy): Promise<string> {
-    if (kind === 'root') return gateway.adminToken;
+    if (kind === 'root') return stack.gateway.adminToken;
     if (kind !== 'lacking') return tokens[kind].token;
     const scopes = ADMIN_SCOPES.filter((s) => policy.scopes === 'any' || !policy.scopes.includes(s));
     const key = scopes.join(',');
@@ -243,10 +242,7 @@ describe('the admin policy, every route × token kind × object', () => {
   }
 
   beforeAll(async () => {
-    database = await createGatewayTestDatabase();
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}policy-${randomBytes(4).toString('hex')}:`;
     // No /v1 request here: the pets service is never called.
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:9', database, keyPrefix, clock });
     const all = [...ADMIN_SCOPES];
     tokens.unrestricted = await createToken({
       name: unique('operator'),
@@ -270,10 +266,6 @@ describe('the admin policy, every route × token kind × object', () => {
     });
     // Past the expiry and the token cache's 0.5 s, on the gateway's clock.
     clock.advance(2200);
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await database?.drop();
   });
 
   it('has an entry for every admin route of the OpenAPI document, and a route for every entry', async () => {

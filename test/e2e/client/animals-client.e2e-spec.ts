@@ -1,35 +1,31 @@
 import { DeprecationNotice, PetsApiError, PetsClient } from '@petstore/animals-client';
-import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { mintKey } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 const MINUTE_MS = 2_000; // the gateway's "minute" window, shortened so that the client's wait is short
 
 /** The typed client against the real gateway: it crosses a rate limit by itself, without being banned. */
 describe('animals client against the real gateway', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  let freeKey: string;
-
-  beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({
-      petsUrl: pets.url,
+  const stack = withStack({
+    pets: {},
+    gateway: {
       env: { BAN_THRESHOLD: '2' },
       adjust: (config) => {
         config.rateLimit.windowMs.minute = MINUTE_MS;
       },
-    });
-    freeKey = await mintKey(gateway, 'free', 'client-e2e');
+    },
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
+
+  let freeKey: string;
+
+  beforeAll(async () => {
+    freeKey = await mintKey(stack.gateway, 'free', 'client-e2e');
   });
 
   it('creates, lists and fetches pets, warning once about the deprecated getPet', async () => {
     const notices: DeprecationNotice[] = [];
     const client = new PetsClient({
-      baseUrl: `${gateway.url}/v1`,
+      baseUrl: `${stack.gateway.url}/v1`,
       apiKey: freeKey,
       onDeprecation: (n) => notices.push(n),
     });
@@ -50,7 +46,7 @@ describe('animals client against the real gateway', () => {
   });
 
   it('returns the API error typed, without retrying it', async () => {
-    const client = new PetsClient({ baseUrl: `${gateway.url}/v1`, apiKey: freeKey });
+    const client = new PetsClient({ baseUrl: `${stack.gateway.url}/v1`, apiKey: freeKey });
     const failure = await client.getPet(9_007_199_254_740_000).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(PetsApiError);
     expect((failure as PetsApiError).body).toMatchObject({ code: 'NOT_FOUND', status: 404 });
@@ -59,7 +55,7 @@ describe('animals client against the real gateway', () => {
   it('drives a Free key past its limit: waits for Retry-After and succeeds, never banned', async () => {
     const sleeps: number[] = [];
     const client = new PetsClient({
-      baseUrl: `${gateway.url}/v1`,
+      baseUrl: `${stack.gateway.url}/v1`,
       apiKey: freeKey,
       sleep: (ms) => {
         sleeps.push(ms);

@@ -1,7 +1,7 @@
 import { PetsClient } from '@petstore/animals-client';
 import { DataSource } from 'typeorm';
-import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { mintKey } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 // The gateway's "minute" window, shortened so that the client's wait is short, yet long enough that even a loaded
 // machine sends the Free plan's 60 requests inside one window (a walk of ~90 requests then must cross a 429).
@@ -9,35 +9,31 @@ const MINUTE_MS = 15_000;
 
 /** `for await (const pet of client.pets())` against the real gateway: every animal, across a rate limit. */
 describe('animals client: walking every animal through the gateway', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
+  const stack = withStack({
+    pets: {},
+    gateway: {
+      adjust: (config) => {
+        config.rateLimit.windowMs.minute = MINUTE_MS;
+      },
+    },
+  });
+
   let freeKey: string;
   let db: DataSource;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    db = pets.app.get(DataSource);
+    db = stack.pets.app.get(DataSource);
     await db.query(
       `INSERT INTO pets (name, category_id, status)
        SELECT 'Pet ' || i, 1, (ARRAY['available','pending','sold'])[1 + i % 3]::pet_status FROM generate_series(1, 240) AS i`,
     );
-    gateway = await startGateway({
-      petsUrl: pets.url,
-      adjust: (config) => {
-        config.rateLimit.windowMs.minute = MINUTE_MS;
-      },
-    });
-    freeKey = await mintKey(gateway, 'free', 'client-walker');
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
+    freeKey = await mintKey(stack.gateway, 'free', 'client-walker');
   });
 
   it("reads every animal of a status once, in id order, past the Free plan's 60 a minute, while adding some", async () => {
     const sleeps: number[] = [];
     const client = new PetsClient({
-      baseUrl: `${gateway.url}/v1`,
+      baseUrl: `${stack.gateway.url}/v1`,
       apiKey: freeKey,
       sleep: (ms) => {
         sleeps.push(ms);

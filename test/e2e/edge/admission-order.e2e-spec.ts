@@ -1,7 +1,7 @@
-import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { mintKey } from '../../support/gateway';
 import { call, expectErrorBody, postJson, received, Reply } from '../../support/http';
 import { checkReceived, OpenApiContract } from '../../support/openapi-contract';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const RATE_HEADERS = [
   'x-ratelimit-limit',
@@ -19,23 +19,15 @@ const remainingOf = (reply: Reply) => Number(reply.headers.get('x-ratelimit-rema
  * for a path it cannot decode all carry the rate-limit headers and are counted exactly once.
  */
 describe('edge admission: every /v1 answer is authenticated first, counted once and carries the headers', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
+  const stack = withStack({ pets: {}, gateway: {} });
+
   let key: string;
-  let petsRunning = false;
   const auth = () => ({ authorization: `Bearer ${key}` });
-  const url = (path: string) => `${gateway.url}${path}`;
+  const url = (path: string) => `${stack.gateway.url}${path}`;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    petsRunning = true;
-    gateway = await startGateway({ petsUrl: pets.url });
     // The minute window runs out first, so X-RateLimit-* report it and Remaining drops by one per request.
-    key = await mintKey(gateway, 'business', 'edge-admission', { perMinute: 1_000, perDay: 100_000 });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    if (petsRunning) await pets?.close();
+    key = await mintKey(stack.gateway, 'business', 'edge-admission', { perMinute: 1_000, perDay: 100_000 });
   });
 
   /** Asserts the consumer's headers and that this answer took exactly one unit of the minute quota. */
@@ -96,24 +88,24 @@ describe('edge admission: every /v1 answer is authenticated first, counted once 
     });
 
     it('every /v1 reply so far matches the OpenAPI document', async () => {
-      const contract = await OpenApiContract.fetch(gateway.url);
+      const contract = await OpenApiContract.fetch(stack.gateway.url);
       expect(checkReceived(contract, received)).toBeGreaterThanOrEqual(7);
     });
 
     it('counts a 5xx when the pets service is down and gives it the headers', async () => {
-      await pets.close();
-      petsRunning = false;
+      // Stopped here for good: the stack closes a part once, so its afterAll leaves this one be.
+      await stack.pets.close();
       const reply = await call(url('/v1/pets'), { headers: auth() });
       expect(reply.status).toBeGreaterThanOrEqual(500);
       expectErrorBody(reply, reply.status);
       remaining = expectCountedOnce(reply, remaining);
-      const contract = await OpenApiContract.fetch(gateway.url);
+      const contract = await OpenApiContract.fetch(stack.gateway.url);
       contract.check('GET', '/v1/pets', reply);
     });
   });
 
   describe('without a valid key: authentication comes first', () => {
-    const anonymousLimit = () => String(gateway.config.rateLimit.anonymousPerMinute);
+    const anonymousLimit = () => String(stack.gateway.config.rateLimit.anonymousPerMinute);
 
     it.each([
       ['GET', '/v1/pets/%FF'],

@@ -2,18 +2,10 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { GET_PET_DEPRECATION } from '@app/contract';
 import { hashApiKey } from '../../../apps/gateway/src/consumers/api-key';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  FakeClock,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  mintKey,
-  startGateway,
-} from '../../support/gateway';
+import { adminCall, FakeClock, mintKey, startGateway } from '../../support/gateway';
 import { call, expectErrorBody, postJson, received, Reply } from '../../support/http';
 import { checkReceived, OpenApiContract } from '../../support/openapi-contract';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const RATE_HEADERS = [
   'x-ratelimit-limit',
@@ -29,24 +21,15 @@ function expectRateHeaders(reply: Reply): void {
 
 /** The gateway in front of the real pets service. */
 describe('gateway', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
-  let key: string;
   const clock = new FakeClock();
+  const stack = withStack({ pets: {}, database: true, gateway: { clock } });
+
+  let key: string;
   const auth = () => ({ authorization: `Bearer ${key}` });
-  const url = (path: string) => `${gateway.url}${path}`;
+  const url = (path: string) => `${stack.gateway.url}${path}`;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    gateway = await startGateway({ petsUrl: pets.url, database, clock });
-    key = await mintKey(gateway, 'business', 'main-consumer');
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await database?.drop();
-    await pets?.close();
+    key = await mintKey(stack.gateway, 'business', 'main-consumer');
   });
 
   describe('forwarding', () => {
@@ -58,7 +41,7 @@ describe('gateway', () => {
       // The service's Location (/pets/{id}) under the public path: where a client reads the animal back.
       expect(created.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
 
-      const direct = await call(`${pets.url}/pets?status=sold&limit=5`);
+      const direct = await call(`${stack.pets.url}/pets?status=sold&limit=5`);
       const listed = await call(url('/v1/pets?status=sold&limit=5'), { headers: auth() });
       expect(listed.status).toBe(200);
       expect(listed.text).toBe(direct.text);
@@ -121,7 +104,7 @@ describe('gateway', () => {
           .writeHead(200, { 'content-type': 'application/json', connection: 'close', 'x-internal': 'secret' })
           .end('[]');
       });
-      const edge = await startGateway({ petsUrl: echo.origin, database });
+      const edge = await startGateway({ petsUrl: echo.origin, database: stack.database });
       try {
         const reply = await call(`${edge.url}/v1/pets`, {
           headers: {
@@ -148,7 +131,7 @@ describe('gateway', () => {
     it('answers 503 with the Error body when the pets service refuses connections', async () => {
       const closed = await listen(() => undefined);
       await closed.close();
-      const edge = await startGateway({ petsUrl: closed.origin, database });
+      const edge = await startGateway({ petsUrl: closed.origin, database: stack.database });
       try {
         const reply = await call(`${edge.url}/v1/pets`, { headers: auth() });
         expectErrorBody(reply, 503, 'SERVICE_UNAVAILABLE');
@@ -161,7 +144,11 @@ describe('gateway', () => {
 
     it('answers 504 within the configured timeout when the pets service hangs', async () => {
       const hanging = await listen(() => undefined);
-      const edge = await startGateway({ petsUrl: hanging.origin, database, env: { UPSTREAM_TIMEOUT_MS: '300' } });
+      const edge = await startGateway({
+        petsUrl: hanging.origin,
+        database: stack.database,
+        env: { UPSTREAM_TIMEOUT_MS: '300' },
+      });
       try {
         const started = Date.now();
         const reply = await call(`${edge.url}/v1/pets`, { headers: auth() });
@@ -175,7 +162,7 @@ describe('gateway', () => {
 
     it('answers 502 when the pets service drops the connection', async () => {
       const dropping = await listen((req) => req.socket.destroy());
-      const edge = await startGateway({ petsUrl: dropping.origin, database });
+      const edge = await startGateway({ petsUrl: dropping.origin, database: stack.database });
       try {
         expectErrorBody(await call(`${edge.url}/v1/pets`, { headers: auth() }), 502, 'BAD_GATEWAY');
       } finally {
@@ -217,16 +204,16 @@ describe('gateway', () => {
     });
 
     it('never stores the key, only its hash', async () => {
-      const exported = await adminCall(gateway, 'GET', '/export');
+      const exported = await adminCall(stack.gateway, 'GET', '/export');
       expect(exported.text).not.toContain(key);
       expect(exported.text).toContain('main-consumer');
       expect(exported.text).toContain(hashApiKey(key));
     });
 
     it('takes a new key and refuses a revoked one at once, without a restart', async () => {
-      const fresh = await mintKey(gateway, 'free', 'late-comer');
+      const fresh = await mintKey(stack.gateway, 'free', 'late-comer');
       expect((await call(url('/v1/pets?limit=1'), { headers: { authorization: `Bearer ${fresh}` } })).status).toBe(200);
-      expect((await adminCall(gateway, 'POST', '/consumers/late-comer/revoke')).status).toBe(200);
+      expect((await adminCall(stack.gateway, 'POST', '/consumers/late-comer/revoke')).status).toBe(200);
       expectErrorBody(
         await call(url('/v1/pets?limit=1'), { headers: { authorization: `Bearer ${fresh}` } }),
         401,
@@ -262,7 +249,7 @@ describe('gateway', () => {
 
   // Runs last: every /v1 response this file received, whatever its status, matches the served OpenAPI document.
   it('answered every /v1 request as the OpenAPI document says', async () => {
-    const contract = await OpenApiContract.fetch(gateway.url);
+    const contract = await OpenApiContract.fetch(stack.gateway.url);
     expect(checkReceived(contract, received)).toBeGreaterThan(20);
   });
 });

@@ -1,8 +1,8 @@
 import { gzipSync } from 'node:zlib';
-import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { mintKey } from '../../support/gateway';
 import { call } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { RawReply, openSocket, rawRequest, readReply } from '../../support/raw-http';
+import { withStack } from '../../support/with-stack';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -17,28 +17,22 @@ function expectRawError(reply: RawReply, status: number, code: string): void {
  * body, never an empty 431, Node's bare 400, a 500 with a zlib stack, or a 502.
  */
 describe('the edge, at the protocol level', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
+  const stack = withStack({
+    pets: {},
+    gateway: { env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1500', KEEP_ALIVE_TIMEOUT_MS: '5000' } },
+  });
+
   let key: string;
   let host: string;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({
-      petsUrl: pets.url,
-      env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1500', KEEP_ALIVE_TIMEOUT_MS: '5000' },
-    });
-    key = await mintKey(gateway, 'enterprise', 'edge', { perMinute: 100_000, perDay: 1_000_000 });
-    host = new URL(gateway.url).host;
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
+    key = await mintKey(stack.gateway, 'enterprise', 'edge', { perMinute: 100_000, perDay: 1_000_000 });
+    host = new URL(stack.gateway.url).host;
   });
 
   const post = (body: Buffer | string, headers: Record<string, string>) =>
     rawRequest(
-      gateway.url,
+      stack.gateway.url,
       Buffer.concat([
         Buffer.from(
           `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
@@ -54,7 +48,7 @@ describe('the edge, at the protocol level', () => {
   describe('errors of the HTTP parser', () => {
     it('answers a 64 KB query string with 431 HEADERS_TOO_LARGE and the Error body, then closes', async () => {
       const reply = await rawRequest(
-        gateway.url,
+        stack.gateway.url,
         `GET /v1/pets?x=${'a'.repeat(64 * 1024)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
       );
       expectRawError(reply, 431, 'HEADERS_TOO_LARGE');
@@ -63,7 +57,7 @@ describe('the edge, at the protocol level', () => {
 
     it('answers broken chunked framing with 400 MALFORMED_REQUEST and the Error body', async () => {
       const reply = await rawRequest(
-        gateway.url,
+        stack.gateway.url,
         `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
           'Transfer-Encoding: chunked\r\n\r\nzz\r\n{"name":"Rex"}\r\n0\r\n\r\n',
       );
@@ -72,7 +66,7 @@ describe('the edge, at the protocol level', () => {
     });
 
     it('answers a request whose headers never end with 408 REQUEST_TIMEOUT', async () => {
-      const socket = await openSocket(gateway.url);
+      const socket = await openSocket(stack.gateway.url);
       const reply = readReply(socket, 10_000);
       socket.write(`GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\n`);
       expectRawError(await reply, 408, 'REQUEST_TIMEOUT');
@@ -80,7 +74,7 @@ describe('the edge, at the protocol level', () => {
     });
 
     it('answers a body that stops arriving with 408 REQUEST_TIMEOUT, not minutes later', async () => {
-      const socket = await openSocket(gateway.url);
+      const socket = await openSocket(stack.gateway.url);
       const reply = readReply(socket, 10_000);
       socket.write(
         `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
@@ -91,7 +85,7 @@ describe('the edge, at the protocol level', () => {
     });
 
     it('keeps an idle keep-alive connection open longer than the headers timeout', async () => {
-      const socket = await openSocket(gateway.url);
+      const socket = await openSocket(stack.gateway.url);
       const request = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\n\r\n`;
       let reply = readReply(socket);
       socket.write(request);
@@ -133,12 +127,12 @@ describe('the edge, at the protocol level', () => {
       const reply = await post(body, {});
       expectRawError(reply, 400, 'MALFORMED_JSON');
       expect((reply.json as { message: string }).message).toBe('The request body is not valid UTF-8.');
-      const list = await call(`${pets.url}/pets?limit=100`);
+      const list = await call(`${stack.pets.url}/pets?limit=100`);
       expect(JSON.stringify(list.body)).not.toContain('\ufffd');
     });
 
     it('answers a declared Content-Length above the limit with 413 at once, without waiting for the body', async () => {
-      const socket = await openSocket(gateway.url);
+      const socket = await openSocket(stack.gateway.url);
       const reply = readReply(socket, 3000);
       socket.write(
         `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
@@ -151,8 +145,8 @@ describe('the edge, at the protocol level', () => {
     });
 
     it('answers a chunked body that grows past the limit with 413 as soon as it does, with the rate-limit headers, and forwards nothing', async () => {
-      const before = await call(`${pets.url}/pets?limit=100`);
-      const socket = await openSocket(gateway.url);
+      const before = await call(`${stack.pets.url}/pets?limit=100`);
+      const socket = await openSocket(stack.gateway.url);
       const reply = readReply(socket, 3000);
       socket.write(
         `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
@@ -166,12 +160,12 @@ describe('the edge, at the protocol level', () => {
       expect(answer.headers['x-ratelimit-limit']).toBe('100000');
       expect(answer.closed).toBe(true);
       socket.destroy();
-      const after = await call(`${pets.url}/pets?limit=100`);
+      const after = await call(`${stack.pets.url}/pets?limit=100`);
       expect(after.body).toEqual(before.body);
     });
 
     it('does the same on the pets service itself', async () => {
-      const socket = await openSocket(pets.url);
+      const socket = await openSocket(stack.pets.url);
       const reply = readReply(socket, 3000);
       socket.write(
         'POST /pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n',
@@ -183,7 +177,7 @@ describe('the edge, at the protocol level', () => {
 
   it('forwards a request line in absolute form by its path (RFC 9112 3.2.2), not a slice of the line', async () => {
     const reply = await rawRequest(
-      gateway.url,
+      stack.gateway.url,
       `GET http://${host}/v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
     );
     expect(reply.status).toBe(200);

@@ -1,14 +1,7 @@
 import { GET_PET_DEPRECATION } from '@app/contract';
-import {
-  createGatewayTestDatabase,
-  FakeClock,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  mintKey,
-  startGateway,
-} from '../../support/gateway';
+import { FakeClock, mintKey } from '../../support/gateway';
 import { call, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 /** Headers whose values are the same for two requests of one consumer in one window (not the date, id or counts). */
 const STABLE_HEADERS = [
@@ -37,19 +30,15 @@ const STABLE_HEADERS = [
  * same status, same body, same header names, same values where values do not vary per request.
  */
 describe('one operation, any form of its request: the same answer', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  let database: GatewayTestDatabase;
+  const clock = new FakeClock();
+  const stack = withStack({ pets: {}, database: true, gateway: { clock } });
+
   let key: string;
   let petId: number;
-  const clock = new FakeClock();
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    gateway = await startGateway({ petsUrl: pets.url, database, clock });
-    key = await mintKey(gateway, 'business', 'request-forms');
-    const created = await call(`${gateway.url}/v1/pets`, {
+    key = await mintKey(stack.gateway, 'business', 'request-forms');
+    const created = await call(`${stack.gateway.url}/v1/pets`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Fast', categoryId: 3, status: 'available' }),
@@ -57,16 +46,11 @@ describe('one operation, any form of its request: the same answer', () => {
     petId = (created.body as { id: number }).id;
   });
   afterEach(() => clock.reset());
-  afterAll(async () => {
-    await gateway?.close();
-    await database?.drop();
-    await pets?.close();
-  });
 
   /** Sends the plain form, then the other form; returns both replies. */
   async function both(plain: string, other: string, init: RequestInit = {}): Promise<[Reply, Reply]> {
-    const fast = await call(`${gateway.url}${plain}`, init);
-    const slow = await call(`${gateway.url}${other}`, init);
+    const fast = await call(`${stack.gateway.url}${plain}`, init);
+    const slow = await call(`${stack.gateway.url}${other}`, init);
     return [fast, slow];
   }
 
@@ -157,12 +141,15 @@ describe('one operation, any form of its request: the same answer', () => {
       );
     }
     // Answers no route gives: no such path, wrong method.
-    replies.push(['GET /v1/nothing', await call(`${gateway.url}/v1/nothing`, { headers: auth() })]);
-    replies.push(['DELETE /v1/pets', await call(`${gateway.url}/v1/pets`, { method: 'DELETE', headers: auth() })]);
+    replies.push(['GET /v1/nothing', await call(`${stack.gateway.url}/v1/nothing`, { headers: auth() })]);
+    replies.push([
+      'DELETE /v1/pets',
+      await call(`${stack.gateway.url}/v1/pets`, { method: 'DELETE', headers: auth() }),
+    ]);
     expect(new Set(replies.map(([, reply]) => reply.status))).toEqual(new Set([200, 201, 400, 401, 404, 405]));
     for (const [what, reply] of replies)
       expect([what, reply.headers.get('cache-control')]).toEqual([what, 'private, no-store']);
     // Health keeps its own (no-cache, no-store, must-revalidate).
-    expect((await call(`${gateway.url}/health/live`)).headers.get('cache-control')).not.toBe('private, no-store');
+    expect((await call(`${stack.gateway.url}/health/live`)).headers.get('cache-control')).not.toBe('private, no-store');
   });
 });

@@ -1,23 +1,20 @@
 import { DataSource } from 'typeorm';
 import { expectErrorBody, call, postJson } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 /** A failure the client did not cause becomes a generic 500: details go to the log, never to the client. */
 describe('unexpected errors', () => {
-  let pets: RunningPets;
+  const stack = withStack({ pets: {} });
+
   beforeAll(async () => {
-    pets = await startPetsService();
     // Take the database away from under the running service.
-    await pets.app.get(DataSource).destroy();
-  });
-  afterAll(async () => {
-    await pets?.close();
+    await stack.pets.app.get(DataSource).destroy();
   });
 
   it.each([
-    ['a list', () => call(`${pets.url}/pets`)],
-    ['a creation', () => postJson(`${pets.url}/pets`, { name: 'Rex', categoryId: 1 })],
-    ['a read', () => call(`${pets.url}/pets/1`)],
+    ['a list', () => call(`${stack.pets.url}/pets`)],
+    ['a creation', () => postJson(`${stack.pets.url}/pets`, { name: 'Rex', categoryId: 1 })],
+    ['a read', () => call(`${stack.pets.url}/pets/1`)],
   ])('answers %s with 500 INTERNAL_ERROR and a generic message', async (_case, request) => {
     const reply = await request();
     expectErrorBody(reply, 500, 'INTERNAL_ERROR');
@@ -26,10 +23,10 @@ describe('unexpected errors', () => {
   });
 
   it('still validates input first: a bad request is a 400, not a 500', async () => {
-    expectErrorBody(await call(`${pets.url}/pets?limit=0`), 400, 'VALIDATION_FAILED');
+    expectErrorBody(await call(`${stack.pets.url}/pets?limit=0`), 400, 'VALIDATION_FAILED');
   });
 
   it('reports itself not ready', async () => {
-    expect((await call(`${pets.url}/health/ready`)).status).toBe(503);
+    expect((await call(`${stack.pets.url}/health/ready`)).status).toBe(503);
   });
 });

@@ -5,8 +5,9 @@ import type { Response } from 'express';
 import { PlanThrottlerGuard } from '../../../apps/gateway/src/rate-limit/plan-throttler.guard';
 import { RateLimitStore } from '../../../apps/gateway/src/rate-limit/rate-limit-store';
 import { RouteTable } from '../../../apps/gateway/src/routing/route-table';
-import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { mintKey } from '../../support/gateway';
 import { call } from '../../support/http';
+import { withStack } from '../../support/with-stack';
 
 /**
  * PlanThrottlerGuard as the /v1 pipeline drives it, on the project's store (Redis when REDIS_URL is set, else in
@@ -34,23 +35,21 @@ class ThrottledRoutes {
 }
 
 describe('PlanThrottlerGuard (ThrottlerGuard keyed by plan)', () => {
-  let gateway: GatewayUnderTest;
+  // No request reaches the pets service: the routes are the test's own.
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:9', gateway: { env: { ANON_RATE_LIMIT_PER_MINUTE: '4' } } });
 
   beforeAll(async () => {
-    // No request reaches the pets service: the routes are the test's own.
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:9', env: { ANON_RATE_LIMIT_PER_MINUTE: '4' } });
-    gateway.app.get(RouteTable).serveOnly(ThrottledRoutes, new ThrottledRoutes());
+    stack.gateway.app.get(RouteTable).serveOnly(ThrottledRoutes, new ThrottledRoutes());
   });
-  afterAll(() => gateway?.close());
 
   const keys = new Map<string, string>();
   const keyOf = async (consumer: string) => {
     if (!keys.has(consumer))
-      keys.set(consumer, await mintKey(gateway, 'enterprise', consumer, { perMinute: 3, perDay: 100 }));
+      keys.set(consumer, await mintKey(stack.gateway, 'enterprise', consumer, { perMinute: 3, perDay: 100 }));
     return keys.get(consumer)!;
   };
   const as = async (consumer: string | undefined, path: string) =>
-    call(`${gateway.url}/v1/t/${path}`, {
+    call(`${stack.gateway.url}/v1/t/${path}`, {
       headers: consumer ? { authorization: `Bearer ${await keyOf(consumer)}` } : {},
     });
   const statuses = async (consumer: string | undefined, path: string, n: number) => {
@@ -60,9 +59,11 @@ describe('PlanThrottlerGuard (ThrottlerGuard keyed by plan)', () => {
   };
 
   it("is a ThrottlerGuard, and its storage is the project's rate-limit store", () => {
-    const guard = gateway.app.get(PlanThrottlerGuard);
+    const guard = stack.gateway.app.get(PlanThrottlerGuard);
     expect(guard).toBeInstanceOf(ThrottlerGuard);
-    expect((guard as unknown as { storageService: unknown }).storageService).toBe(gateway.app.get(RateLimitStore));
+    expect((guard as unknown as { storageService: unknown }).storageService).toBe(
+      stack.gateway.app.get(RateLimitStore),
+    );
   });
 
   it('holds a consumer to its plan, in one window set across routes, with the spec headers', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { adminCall, FakeClock, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, FakeClock, mintKey } from '../../support/gateway';
 import { call, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -27,35 +27,26 @@ const rateLimitOf = (reply: Reply) => ({
  * store, whose windows run on the injected clock (Redis counts its windows by its own time).
  */
 describe('rate-limit header values', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
   const clock = new FakeClock();
+  const stack = withStack({ pets: {}, gateway: { clock, env: { ...ENV, REDIS_URL: '' } } });
+
   /** A request at `ms` after MORNING by the gateway's clock. */
   const at = async (ms: number, key: string) => {
     clock.set(MORNING + ms);
-    return call(`${gateway.url}/v1/pets?limit=1`, as(key));
+    return call(`${stack.gateway.url}/v1/pets?limit=1`, as(key));
   };
   const credited = async (balance: number, refill: { amount: number; every: 'day' } | null) => {
     const name = unique('credits');
-    const key = await mintKey(gateway, 'free', name);
-    if (refill) await adminCall(gateway, 'PATCH', `/consumers/${name}/billing`, { creditRefill: refill });
-    expect((await adminCall(gateway, 'PUT', `/consumers/${name}/credits`, { balance, reason: 'test' })).status).toBe(
-      200,
-    );
+    const key = await mintKey(stack.gateway, 'free', name);
+    if (refill) await adminCall(stack.gateway, 'PATCH', `/consumers/${name}/billing`, { creditRefill: refill });
+    expect(
+      (await adminCall(stack.gateway, 'PUT', `/consumers/${name}/credits`, { balance, reason: 'test' })).status,
+    ).toBe(200);
     return key;
   };
 
-  beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url, clock, env: { ...ENV, REDIS_URL: '' } });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
-  });
-
   it('says t=60 with w=60 on the first request of a fresh minute, and one Reset for the whole window', async () => {
-    const key = await mintKey(gateway, 'free', unique('fresh'));
+    const key = await mintKey(stack.gateway, 'free', unique('fresh'));
     const first = await at(0, key);
     expect(first.headers.get('ratelimit-policy')).toBe('"minute";q=60;w=60, "day";q=1000;w=86400');
     const windowEnd = String(Math.ceil((MORNING + 60_000) / 1000));

@@ -1,8 +1,8 @@
 import { GET_PET_DEPRECATION } from '@app/contract';
-import { FakeClock, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { FakeClock, mintKey } from '../../support/gateway';
 import { call, expectErrorBody, postJson, received, Reply } from '../../support/http';
 import { checkReceived, OpenApiContract } from '../../support/openapi-contract';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const MINUTE_MS = 3_000; // the "minute" window, shortened so that a test can watch it reset
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -13,10 +13,20 @@ const remaining = (reply: Reply) => Number(reply.headers.get('x-ratelimit-remain
  * custom limits so that the windows can be spent quickly; the window lengths are shortened likewise.
  */
 describe('rate limits', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
   const clock = new FakeClock();
-  const url = (path: string) => `${gateway.url}${path}`;
+  const stack = withStack({
+    pets: {},
+    gateway: {
+      clock,
+      env: { ANON_RATE_LIMIT_PER_MINUTE: '4', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0' },
+      adjust: (config) => {
+        config.rateLimit.windowMs = { minute: MINUTE_MS, day: 3_600_000 };
+        config.rateLimit.banDurationMs = 1_500;
+      },
+    },
+  });
+
+  const url = (path: string) => `${stack.gateway.url}${path}`;
   const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 
   // Keys are minted before the gateway starts: a key minted later works only after the next reload, and
@@ -25,28 +35,14 @@ describe('rate limits', () => {
   const limits = (perMinute: number, perDay: number) => ({ perMinute, perDay });
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({
-      petsUrl: pets.url,
-      clock,
-      env: { ANON_RATE_LIMIT_PER_MINUTE: '4', BAN_THRESHOLD: '3', BAN_GRACE_MS: '0' },
-      adjust: (config) => {
-        config.rateLimit.windowMs = { minute: MINUTE_MS, day: 3_600_000 };
-        config.rateLimit.banDurationMs = 1_500;
-      },
-    });
-    keys.exact = await mintKey(gateway, 'enterprise', 'exact', limits(5, 100));
-    keys.free = await mintKey(gateway, 'free', 'free');
-    keys.a = await mintKey(gateway, 'enterprise', 'a', limits(3, 100));
-    keys.b = await mintKey(gateway, 'enterprise', 'b', limits(3, 100));
-    keys.reset = await mintKey(gateway, 'enterprise', 'reset', limits(2, 100));
-    keys.day = await mintKey(gateway, 'enterprise', 'day', limits(2, 3));
-    keys.ban = await mintKey(gateway, 'enterprise', 'ban', limits(1, 100));
-    keys.statuses = await mintKey(gateway, 'enterprise', 'statuses', limits(50, 1000));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
+    keys.exact = await mintKey(stack.gateway, 'enterprise', 'exact', limits(5, 100));
+    keys.free = await mintKey(stack.gateway, 'free', 'free');
+    keys.a = await mintKey(stack.gateway, 'enterprise', 'a', limits(3, 100));
+    keys.b = await mintKey(stack.gateway, 'enterprise', 'b', limits(3, 100));
+    keys.reset = await mintKey(stack.gateway, 'enterprise', 'reset', limits(2, 100));
+    keys.day = await mintKey(stack.gateway, 'enterprise', 'day', limits(2, 3));
+    keys.ban = await mintKey(stack.gateway, 'enterprise', 'ban', limits(1, 100));
+    keys.statuses = await mintKey(stack.gateway, 'enterprise', 'statuses', limits(50, 1000));
   });
 
   it('admits exactly the per-minute limit, then answers 429 with the Error body, Retry-After and Remaining 0', async () => {
@@ -208,7 +204,7 @@ describe('rate limits', () => {
 
   // Runs last: every /v1 response this file received, whatever its status, matches the served OpenAPI document.
   it('answered every /v1 request as the OpenAPI document says', async () => {
-    const contract = await OpenApiContract.fetch(gateway.url);
+    const contract = await OpenApiContract.fetch(stack.gateway.url);
     expect(checkReceived(contract, received)).toBeGreaterThan(20);
   });
 });

@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../../../apps/gateway/src/database/data-source.options';
-import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, mintKey } from '../../support/gateway';
 import { call, expectErrorBody } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 /**
  * A failed query (a duplicate consumer name: a normal 400; a pets table that is gone: a 500) is logged through
@@ -10,24 +10,15 @@ import { RunningPets, startPetsService } from '../../support/pets-service';
  * name, an animal's name), and nothing is written to the console beside the JSON lines.
  */
 describe('TypeORM logging goes through the JSON logger, without query parameters', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
   const lines: string[] = [];
+  const stack = withStack({
+    pets: {},
+    gateway: { env: { LOG_LEVEL: 'warn' }, logDestination: { write: (line: string) => void lines.push(line) } },
+  });
+
   let consoleLines: string[];
   const spies: jest.SpyInstance[] = [];
 
-  beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({
-      petsUrl: pets.url,
-      env: { LOG_LEVEL: 'warn' },
-      logDestination: { write: (line: string) => void lines.push(line) },
-    });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
-  });
   beforeEach(() => {
     consoleLines = [];
     lines.length = 0;
@@ -44,8 +35,8 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
   });
 
   it('a duplicate consumer name: a 409, one JSON warning naming the statement, no parameters, nothing on the console', async () => {
-    await mintKey(gateway, 'free', 'dup-secret-name-7f3a');
-    const reply = await adminCall(gateway, 'POST', '/consumers', { plan: 'pro', name: 'dup-secret-name-7f3a' });
+    await mintKey(stack.gateway, 'free', 'dup-secret-name-7f3a');
+    const reply = await adminCall(stack.gateway, 'POST', '/consumers', { plan: 'pro', name: 'dup-secret-name-7f3a' });
     expectErrorBody(reply, 409, 'CONSUMER_EXISTS');
     expect(consoleLines.filter((line) => /query failed|INSERT INTO/i.test(line))).toEqual([]);
     const logged = lines.map((line) => JSON.parse(line) as { level: number; context?: string; msg: string });
@@ -58,11 +49,11 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
   });
 
   it('a pets query that fails: logged without the animal the client sent', async () => {
-    const key = await mintKey(gateway, 'pro');
-    const dataSource = pets.app.get(DataSource);
+    const key = await mintKey(stack.gateway, 'pro');
+    const dataSource = stack.pets.app.get(DataSource);
     await dataSource.query('ALTER TABLE pets RENAME TO pets_away');
     try {
-      const reply = await call(`${gateway.url}/v1/pets`, {
+      const reply = await call(`${stack.gateway.url}/v1/pets`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Secret-Animal-41c9', categoryId: 1 }),
@@ -84,8 +75,8 @@ describe('TypeORM logging goes through the JSON logger, without query parameters
   });
 
   it('both apps give TypeORM the JSON logger', () => {
-    const gatewayLogger = gateway.app.get<DataSource>(`${GATEWAY_DATA_SOURCE}DataSource`).logger;
-    const petsLogger = pets.app.get(DataSource).logger;
+    const gatewayLogger = stack.gateway.app.get<DataSource>(`${GATEWAY_DATA_SOURCE}DataSource`).logger;
+    const petsLogger = stack.pets.app.get(DataSource).logger;
     expect(gatewayLogger.constructor.name).toBe('TypeOrmJsonLogger');
     expect(petsLogger.constructor.name).toBe('TypeOrmJsonLogger');
   });

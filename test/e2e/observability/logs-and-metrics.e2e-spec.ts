@@ -1,33 +1,26 @@
 import { AppMetrics } from '@app/platform';
-import { GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { mintKey } from '../../support/gateway';
 import { call } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 /** One request, followed end to end by its id through the JSON logs and the Prometheus metrics. */
 describe('logs and metrics', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-  let key: string;
   const lines: string[] = [];
+  const stack = withStack({
+    pets: {},
+    gateway: { env: { LOG_LEVEL: 'log' }, logDestination: { write: (line: string) => lines.push(line) } },
+  });
+
+  let key: string;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({
-      petsUrl: pets.url,
-      env: { LOG_LEVEL: 'log' },
-      logDestination: { write: (line: string) => lines.push(line) },
-    });
-    key = await mintKey(gateway, 'enterprise', 'observed', { perMinute: 2, perDay: 100 });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
+    key = await mintKey(stack.gateway, 'enterprise', 'observed', { perMinute: 2, perDay: 100 });
   });
 
   const metricsOf = async (port: number | undefined) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 
   it('logs one JSON line per request with id, method, route, status, duration and consumer, never the key', async () => {
-    await call(`${gateway.url}/v1/pets?limit=1`, {
+    await call(`${stack.gateway.url}/v1/pets?limit=1`, {
       headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-observed-1' },
     });
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -46,23 +39,23 @@ describe('logs and metrics', () => {
   });
 
   it('counts requests by route and status, and refusals by plan, on the metrics port', async () => {
-    await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
-    await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
-    const gatewayPort = gateway.app.get(AppMetrics).port;
+    await call(`${stack.gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    await call(`${stack.gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    const gatewayPort = stack.gateway.app.get(AppMetrics).port;
     const text = await metricsOf(gatewayPort);
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/pets",status="200",app="gateway"\} [2-9]/);
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/pets",status="429",app="gateway"\} 1/);
     expect(text).toMatch(/rate_limit_refusals_total\{plan="enterprise",app="gateway"\} 1/);
     expect(text).toContain('http_request_duration_seconds_bucket');
 
-    const petsText = await metricsOf(pets.app.get(AppMetrics).port);
+    const petsText = await metricsOf(stack.pets.app.get(AppMetrics).port);
     expect(petsText).toMatch(/http_requests_total\{method="GET",route="\/pets",status="200",app="pets"\} [1-9]/);
     expect(petsText).toMatch(/db_pool_connections\{state="total",app="pets"\} \d+/);
   });
 
   it('logs and counts the admin API’s calls too, by route, never the path sent', async () => {
-    const refused = await call(`${gateway.adminUrl}/consumers/not-a-consumer-${'s'.repeat(8)}`, {
-      headers: { authorization: `Bearer ${gateway.adminToken}`, 'x-request-id': 'admin-observed-1' },
+    const refused = await call(`${stack.gateway.adminUrl}/consumers/not-a-consumer-${'s'.repeat(8)}`, {
+      headers: { authorization: `Bearer ${stack.gateway.adminToken}`, 'x-request-id': 'admin-observed-1' },
     });
     expect(refused.status).toBe(404);
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -72,7 +65,7 @@ describe('logs and metrics', () => {
       res: { status: 404 },
       route: '/consumers/:name',
     });
-    const text = await metricsOf(gateway.app.get(AppMetrics).port);
+    const text = await metricsOf(stack.gateway.app.get(AppMetrics).port);
     expect(text).toMatch(
       /admin_http_requests_total\{method="GET",route="\/consumers\/:name",status="404",app="gateway"\} 1/,
     );
@@ -80,6 +73,6 @@ describe('logs and metrics', () => {
   });
 
   it('does not serve metrics on the public port', async () => {
-    expect((await call(`${gateway.url}/metrics`)).status).toBe(404);
+    expect((await call(`${stack.gateway.url}/metrics`)).status).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
-import { GatewayUnderTest, startGateway } from '../../support/gateway';
 import { Reply } from '../../support/http';
 import { OpenApiContract } from '../../support/openapi-contract';
+import { withStack } from '../../support/with-stack';
 
 const rateHeaders = {
   'x-ratelimit-limit': '60',
@@ -21,13 +21,12 @@ const reply = (status: number, body: unknown, headers: Record<string, string> = 
 
 /** The contract checker must catch what it claims to catch, or the contract tests would prove nothing. */
 describe('OpenAPI contract checker', () => {
-  let gateway: GatewayUnderTest;
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {} });
+
   let contract: OpenApiContract;
   beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    contract = await OpenApiContract.fetch(gateway.url);
+    contract = await OpenApiContract.fetch(stack.gateway.url);
   });
-  afterAll(() => gateway?.close());
 
   it('accepts a conforming reply', () => {
     expect(() =>

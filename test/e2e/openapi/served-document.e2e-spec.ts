@@ -1,4 +1,4 @@
-import { GatewayUnderTest, startGateway } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 interface Operation {
   operationId: string;
@@ -23,7 +23,8 @@ type Schema = {
 
 /** The served OpenAPI document says what the spec says (parts 1, 2, 4, 5, 7, 8 and 9). */
 describe('the OpenAPI document', () => {
-  let gateway: GatewayUnderTest;
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {} });
+
   let doc: {
     openapi: string;
     info: { version: string };
@@ -36,10 +37,8 @@ describe('the OpenAPI document', () => {
   const all = () => [op('/pets', 'get'), op('/pets', 'post'), op('/pets/{petId}', 'get')];
 
   beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    doc = (await (await fetch(`${gateway.url}/docs-json`)).json()) as typeof doc;
+    doc = (await (await fetch(`${stack.gateway.url}/docs-json`)).json()) as typeof doc;
   });
-  afterAll(() => gateway?.close());
 
   it('is version 1.0.0, with a relative /v1 server first, then production and staging ending in /v1', () => {
     expect(doc.info.version).toBe('1.0.0');

@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import { PetStatus } from '@app/contract';
 import { DEVELOPMENT_CURSOR_SECRET, PageCursorCodec } from '../../../apps/pets/src/pets/page-cursor';
 import { call, expectErrorBody, postJson, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 interface Pet {
   id: number;
@@ -26,9 +27,10 @@ function nextLink(reply: Reply): string | undefined {
 
 /** keyset paging of GET /pets on the pets service: every animal reachable, once, in id order. */
 describe('pets service: paging GET /pets', () => {
-  let pets: RunningPets;
+  const stack = withStack({ pets: {} });
+
   let db: DataSource;
-  const url = (path: string) => new URL(path, pets.url).toString();
+  const url = (path: string) => new URL(path, stack.pets.url).toString();
 
   /** Follows rel="next" from `first` to the end; `between` runs after each page (to insert animals). */
   async function walk(first: string, between: (page: number) => Promise<void> = async () => undefined) {
@@ -66,16 +68,12 @@ describe('pets service: paging GET /pets', () => {
     );
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    db = pets.app.get(DataSource);
+    db = stack.pets.app.get(DataSource);
     await db.query(
       `INSERT INTO pets (name, category_id, status)
        SELECT 'Pet ' || i, 1 + i % 10, (ARRAY['available','pending','sold',NULL])[1 + i % 4]::pet_status
        FROM generate_series(1, ${SEEDED}) AS i`,
     );
-  });
-  afterAll(async () => {
-    await pets?.close();
   });
 
   it('walks 1,000 animals in pages of 7 while others are added: every animal exactly once, in id order', async () => {
@@ -141,7 +139,7 @@ describe('pets service: paging GET /pets', () => {
 
   it('follows a cursor with another page size: the cursor marks a position, not a page', async () => {
     const first = await call(url('/pets?limit=3'));
-    const after = new URL(nextLink(first)!, pets.url).searchParams.get('after')!;
+    const after = new URL(nextLink(first)!, stack.pets.url).searchParams.get('after')!;
     const wider = await call(url(`/pets?limit=10&after=${after}`));
     const direct = await call(url('/pets?limit=13'));
     expect([...(first.body as Pet[]), ...(wider.body as Pet[])]).toEqual(direct.body);
@@ -152,7 +150,7 @@ describe('pets service: paging GET /pets', () => {
     try {
       await postJson(`${other.url}/pets`, { name: 'One', categoryId: 1 });
       await postJson(`${other.url}/pets`, { name: 'Two', categoryId: 1 });
-      const ours = new URL(nextLink(await call(url('/pets?limit=1')))!, pets.url).searchParams.get('after')!;
+      const ours = new URL(nextLink(await call(url('/pets?limit=1')))!, stack.pets.url).searchParams.get('after')!;
       expectErrorBody(await call(`${other.url}/pets?after=${ours}`), 400, 'VALIDATION_FAILED');
       const first = await call(`${other.url}/pets?limit=1`);
       const second = await call(new URL(nextLink(first)!, other.url).toString());
@@ -167,10 +165,10 @@ describe('pets service: paging GET /pets', () => {
     let soldCursor: string;
     let allCursor: string;
     beforeAll(async () => {
-      soldCursor = new URL(nextLink(await call(url('/pets?status=sold&limit=2')))!, pets.url).searchParams.get(
+      soldCursor = new URL(nextLink(await call(url('/pets?status=sold&limit=2')))!, stack.pets.url).searchParams.get(
         'after',
       )!;
-      allCursor = new URL(nextLink(await call(url('/pets?limit=2')))!, pets.url).searchParams.get('after')!;
+      allCursor = new URL(nextLink(await call(url('/pets?limit=2')))!, stack.pets.url).searchParams.get('after')!;
     });
 
     const tamper = (cursor: string) => {

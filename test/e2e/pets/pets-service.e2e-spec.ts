@@ -1,18 +1,12 @@
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { call, expectErrorBody, postJson, Reply } from '../../support/http';
+import { withStack } from '../../support/with-stack';
 
 /** The pets service over HTTP, on PGlite or (DATABASE_URL set) on a fresh PostgreSQL database. */
 describe('pets service', () => {
-  let pets: RunningPets;
-  const url = (path: string) => `${pets.url}${path}`;
-  const create = (payload: unknown) => postJson(url('/pets'), payload);
+  const stack = withStack({ pets: {} });
 
-  beforeAll(async () => {
-    pets = await startPetsService();
-  });
-  afterAll(async () => {
-    await pets?.close();
-  });
+  const url = (path: string) => `${stack.pets.url}${path}`;
+  const create = (payload: unknown) => postJson(url('/pets'), payload);
 
   describe('POST /pets', () => {
     it('creates a pet and returns exactly the submitted fields plus an integer id', async () => {
@@ -233,13 +227,13 @@ describe('pets service', () => {
 
 /** Listing gets a service of its own so that its assertions see exactly the pets it created. */
 describe('pets service: GET /pets', () => {
-  let pets: RunningPets;
-  const url = (path: string) => `${pets.url}${path}`;
+  const stack = withStack({ pets: {} });
+
+  const url = (path: string) => `${stack.pets.url}${path}`;
   const ids = (reply: Reply) => (reply.body as Array<{ id: number }>).map((pet) => pet.id);
   const created: Array<{ id: number; status?: string }> = [];
 
   beforeAll(async () => {
-    pets = await startPetsService();
     const statuses = ['available', 'pending', 'sold', undefined];
     for (let i = 0; i < 30; i += 1) {
       const status = statuses[i % statuses.length];
@@ -250,9 +244,6 @@ describe('pets service: GET /pets', () => {
       });
       created.push(reply.body as { id: number; status?: string });
     }
-  });
-  afterAll(async () => {
-    await pets?.close();
   });
 
   it('returns at most 20 pets when limit is absent, in ascending id order', async () => {

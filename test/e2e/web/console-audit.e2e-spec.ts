@@ -1,5 +1,6 @@
 import { ConsoleClient, ConsoleUnderTest, startConsole } from '../../support/console';
-import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 interface AuditRow {
   action: string;
@@ -15,14 +16,19 @@ interface AuditRow {
  * without it changes things as before, the row naming no address.
  */
 describe('the console names the operator address in the audit when their token may', () => {
-  let gateway: GatewayUnderTest;
   let console_: ConsoleUnderTest;
+  // Before withStack: afterAll hooks run in declaration order, and the console closes before the gateway.
+  afterAll(async () => {
+    await console_?.close();
+  });
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {}, timeoutMs: 180_000 });
+
   const unique = (stem: string) => `${stem}-${Math.random().toString(36).slice(2, 8)}`;
   const WRITER = ['consumers:read', 'consumers:write', 'keys:write', 'usage:read'];
 
   async function createToken(actsForUsers: boolean): Promise<{ token: string; name: string }> {
     const name = unique('op');
-    const reply = await adminCall(gateway, 'POST', '/tokens', { name, scopes: WRITER, actsForUsers });
+    const reply = await adminCall(stack.gateway, 'POST', '/tokens', { name, scopes: WRITER, actsForUsers });
     expect(reply.status).toBe(201);
     return { token: (reply.body as { token: string }).token, name };
   }
@@ -30,7 +36,7 @@ describe('the console names the operator address in the audit when their token m
   /** Signs in with `token`, moves a new consumer to Pro through the console's form, answers the change's row. */
   async function changePlan(token: string): Promise<AuditRow> {
     const consumer = unique('acme');
-    expect((await adminCall(gateway, 'POST', '/consumers', { name: consumer, plan: 'free' })).status).toBe(201);
+    expect((await adminCall(stack.gateway, 'POST', '/consumers', { name: consumer, plan: 'free' })).status).toBe(201);
     const client = new ConsoleClient(console_.url);
     expect((await client.signIn(token)).status).toBe(303);
     const saved = await client.submit(`/consumers/${consumer}`, `/consumers/${consumer}/plan`, {
@@ -39,20 +45,15 @@ describe('the console names the operator address in the audit when their token m
       perDay: '',
     });
     expect([saved.status, saved.location]).toEqual([303, `/consumers/${consumer}`]);
-    const audit = await adminCall(gateway, 'GET', `/audit?target=${consumer}&action=consumer.update`);
+    const audit = await adminCall(stack.gateway, 'GET', `/audit?target=${consumer}&action=consumer.update`);
     const rows = (audit.body as { items: AuditRow[] }).items;
     expect(rows).toHaveLength(1);
     return rows[0];
   }
 
   beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    console_ = await startConsole(gateway.adminUrl);
+    console_ = await startConsole(stack.gateway.adminUrl);
   }, 180_000); // a gateway and a console: slow on a loaded 2-core runner
-  afterAll(async () => {
-    await console_?.close();
-    await gateway?.close();
-  });
 
   it('with actsForUsers: the row names the operator token and the address the console saw', async () => {
     const operator = await createToken(true);
@@ -72,7 +73,7 @@ describe('the console names the operator address in the audit when their token m
   async function rowsOnceThere(query: string, done: (rows: AuditRow[]) => boolean): Promise<AuditRow[]> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const rows = ((await adminCall(gateway, 'GET', `/audit?limit=1000&${query}`)).body as { items: AuditRow[] })
+      const rows = ((await adminCall(stack.gateway, 'GET', `/audit?limit=1000&${query}`)).body as { items: AuditRow[] })
         .items;
       if (done(rows) || Date.now() > deadline) return rows;
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -81,14 +82,14 @@ describe('the console names the operator address in the audit when their token m
 
   it('audits sign-ins: with the operator token when it acts for users, else and for failures and lockouts CONSOLE_AUDIT_TOKEN', async () => {
     const reporterName = unique('console-audit');
-    const reporter = await adminCall(gateway, 'POST', '/tokens', {
+    const reporter = await adminCall(stack.gateway, 'POST', '/tokens', {
       name: reporterName,
       scopes: ['consumers:read'],
       ownConsumersOnly: true,
       actsForUsers: true,
     });
     expect(reporter.status).toBe(201);
-    const audited = await startConsole(gateway.adminUrl, {
+    const audited = await startConsole(stack.gateway.adminUrl, {
       CONSOLE_AUDIT_TOKEN: (reporter.body as { token: string }).token,
     });
     try {

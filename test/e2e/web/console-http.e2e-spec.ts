@@ -2,7 +2,8 @@ import { Client } from 'pg';
 import { ConsoleClient, ConsoleUnderTest, startConsole } from '../../support/console';
 import { until } from '../../../scripts/wait';
 import { UsageService } from '../../../apps/gateway/src/usage/usage.service';
-import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 /**
  * The operator console over HTTP (issue #26): sign-in with the operator's own token (GET /token), sessions that end
@@ -10,8 +11,13 @@ import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway
  * (test/browser/console.browser-spec.ts) walks the same pages in Chromium.
  */
 describe('operator console (HTTP)', () => {
-  let gateway: GatewayUnderTest;
   let console_: ConsoleUnderTest;
+  // Before withStack: afterAll hooks run in declaration order, and the console closes before the gateway.
+  afterAll(async () => {
+    await console_?.close();
+  });
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {} });
+
   const unique = (stem: string) => `${stem}-${Math.random().toString(36).slice(2, 8)}`;
 
   async function createToken(
@@ -19,20 +25,17 @@ describe('operator console (HTTP)', () => {
     name = unique('op'),
     restriction: { ownConsumersOnly?: boolean; plans?: string[] } = {},
   ): Promise<{ token: string; id: string; name: string }> {
-    const reply = await adminCall(gateway, 'POST', '/tokens', { name, scopes, ...restriction });
+    const reply = await adminCall(stack.gateway, 'POST', '/tokens', { name, scopes, ...restriction });
     expect(reply.status).toBe(201);
     const body = reply.body as { token: string; record: { id: string } };
     return { token: body.token, id: body.record.id, name };
   }
 
   beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    console_ = await startConsole(gateway.adminUrl);
-    expect((await adminCall(gateway, 'POST', '/consumers', { name: 'acme-http', plan: 'free' })).status).toBe(201);
-  });
-  afterAll(async () => {
-    await console_?.close();
-    await gateway?.close();
+    console_ = await startConsole(stack.gateway.adminUrl);
+    expect((await adminCall(stack.gateway, 'POST', '/consumers', { name: 'acme-http', plan: 'free' })).status).toBe(
+      201,
+    );
   });
 
   it('sends a visitor without a session to the sign-in page', async () => {
@@ -52,7 +55,7 @@ describe('operator console (HTTP)', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.text).toContain('This token was not accepted: it is wrong, revoked or expired.');
     const revoked = await createToken(['consumers:read']);
-    expect((await adminCall(gateway, 'POST', `/tokens/${revoked.id}/revoke`)).status).toBe(200);
+    expect((await adminCall(stack.gateway, 'POST', `/tokens/${revoked.id}/revoke`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1100)); // revocation reaches every instance within a second
     expect((await client.signIn(revoked.token)).status).toBe(401);
     expect((await client.request('GET', '/')).location).toBe('/sign-in');
@@ -80,7 +83,7 @@ describe('operator console (HTTP)', () => {
     } finally {
       await sql.end();
     }
-    expect((await adminCall(gateway, 'POST', `/tokens/${operator.id}/revoke`)).status).toBe(200);
+    expect((await adminCall(stack.gateway, 'POST', `/tokens/${operator.id}/revoke`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const ended = await client.request('GET', '/consumers');
     expect([ended.status, ended.location]).toEqual([303, '/sign-in?ended=1']);
@@ -99,7 +102,9 @@ describe('operator console (HTTP)', () => {
     });
     expect(refused.status).toBe(403);
     expect(refused.text).toContain('Form expired');
-    expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe('free');
+    expect(((await adminCall(stack.gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe(
+      'free',
+    );
     const refusedSignOut = await client.request('POST', '/sign-out', { _csrf: 'forged' });
     expect(refusedSignOut.status).toBe(403);
     const saved = await client.submit('/consumers/acme-http', '/consumers/acme-http/plan', {
@@ -108,7 +113,7 @@ describe('operator console (HTTP)', () => {
       perDay: '',
     });
     expect([saved.status, saved.location]).toEqual([303, '/consumers/acme-http']);
-    expect(((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe('pro');
+    expect(((await adminCall(stack.gateway, 'GET', '/consumers/acme-http')).body as { plan: string }).plan).toBe('pro');
     const signedOut = await client.submit('/', '/sign-out');
     expect(signedOut.location).toBe('/sign-in?out=1');
     expect((await client.request('GET', signedOut.location!)).text).toContain('You are signed out.');
@@ -131,7 +136,7 @@ describe('operator console (HTTP)', () => {
   /** The auth.* rows the audit holds for a token (its refusals). */
   const authRefusalsOf = async (actor: string) =>
     (
-      (await adminCall(gateway, 'GET', `/audit?actor=${actor}&limit=100`)).body as {
+      (await adminCall(stack.gateway, 'GET', `/audit?actor=${actor}&limit=100`)).body as {
         items: Array<{ action: string }>;
       }
     ).items.filter((row) => row.action.startsWith('auth.')).length;
@@ -150,7 +155,7 @@ describe('operator console (HTTP)', () => {
       /<h2[^>]*>(Audit trail|Current windows)/,
     );
     // A refusal the token does earn is recorded: once it shows, it is the only one (the page views wrote none).
-    expect((await adminCall(gateway, 'GET', '/usage/top', undefined, narrow.token)).status).toBe(403);
+    expect((await adminCall(stack.gateway, 'GET', '/usage/top', undefined, narrow.token)).status).toBe(403);
     await until('the refusal in the audit', async () => (await refusalsOf()) > 0, 5_000);
     expect(await refusalsOf()).toBe(1);
   });
@@ -161,12 +166,14 @@ describe('operator console (HTTP)', () => {
       ownConsumersOnly: true,
     });
     const name = unique('own-consumer');
-    const created = await adminCall(gateway, 'POST', '/consumers', { name, plan: 'free' }, own.token);
+    const created = await adminCall(stack.gateway, 'POST', '/consumers', { name, plan: 'free' }, own.token);
     expect(created.status).toBe(201);
     const key = (created.body as { key: { key: string } }).key.key;
     for (let i = 0; i < 3; i += 1)
-      await (await fetch(`${gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
-    await gateway.app.get(UsageService).flush();
+      await (
+        await fetch(`${stack.gateway.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+      ).arrayBuffer();
+    await stack.gateway.app.get(UsageService).flush();
     const refusalsOf = () => authRefusalsOf(own.name);
     const client = new ConsoleClient(console_.url);
     await client.signIn(own.token);
@@ -190,7 +197,7 @@ describe('operator console (HTTP)', () => {
     // No billing or credit form: those routes are fleet-only too.
     expect(page.text).not.toContain(`action="/consumers/${name}/billing`);
     // A refusal the token does earn is recorded: once it shows, it is the only one (the page views wrote none).
-    expect((await adminCall(gateway, 'GET', '/usage/top', undefined, own.token)).status).toBe(403);
+    expect((await adminCall(stack.gateway, 'GET', '/usage/top', undefined, own.token)).status).toBe(403);
     await until('the refusal in the audit', async () => (await refusalsOf()) > 0, 5_000);
     expect(await refusalsOf()).toBe(1);
   });
@@ -218,7 +225,7 @@ describe('operator console (HTTP)', () => {
     const shownPage = await client.request('GET', '/tokens/new');
     const shown = /data-testid="new-token" id="new-token">([^<]+)</.exec(shownPage.text)![1];
     expect((await client.request('GET', '/tokens/new')).text).not.toContain(shown);
-    expect((await adminCall(gateway, 'GET', '/token', undefined, shown)).body).toMatchObject({
+    expect((await adminCall(stack.gateway, 'GET', '/token', undefined, shown)).body).toMatchObject({
       name: 'made-in-console',
       scopes: ['consumers:read', 'audit:read'],
     });
@@ -226,7 +233,7 @@ describe('operator console (HTTP)', () => {
     const escalation = await client.submit('/tokens', '/tokens', { name: 'too-much', scopes: ['import'] });
     expect(escalation.status).toBe(403);
     expect(escalation.text).toContain('value="too-much"');
-    const id = ((await adminCall(gateway, 'GET', '/tokens')).body as Array<{ id: string; name: string }>).find(
+    const id = ((await adminCall(stack.gateway, 'GET', '/tokens')).body as Array<{ id: string; name: string }>).find(
       (t) => t.name === 'made-in-console',
     )!.id;
     expect((await client.submit(`/tokens/${id}/revoke`, `/tokens/${id}/revoke`)).location).toBe('/tokens');
@@ -243,14 +250,16 @@ describe('operator console (HTTP)', () => {
     expect(reloaded.text).toContain('This key was shown once');
     await client.submit('/consumers/acme-http', '/consumers/acme-http/disable');
     expect(
-      ((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null }).disabledAt,
+      ((await adminCall(stack.gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null })
+        .disabledAt,
     ).not.toBeNull();
     const disabledPage = await client.request('GET', '/consumers/acme-http');
     expect(disabledPage.text).toContain('is disabled');
     expect(disabledPage.text).toContain('>Enable</button>');
     await client.submit('/consumers/acme-http', '/consumers/acme-http/enable');
     expect(
-      ((await adminCall(gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null }).disabledAt,
+      ((await adminCall(stack.gateway, 'GET', '/consumers/acme-http')).body as { disabledAt: string | null })
+        .disabledAt,
     ).toBeNull();
 
     // A refusal shows next to the form, in the console's words (never the API's), with what was typed kept.
@@ -287,8 +296,8 @@ describe('operator console (HTTP)', () => {
       ['plan-up', 'approve', { perMinute: '', perDay: '' }],
       ['plan-no', 'decline', { note: 'Please tell us more about the traffic.' }],
     ] as const) {
-      expect((await adminCall(gateway, 'POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
-      const asked = await adminCall(gateway, 'POST', '/plan-requests', {
+      expect((await adminCall(stack.gateway, 'POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
+      const asked = await adminCall(stack.gateway, 'POST', '/plan-requests', {
         consumer: name,
         requestedPlan: 'pro',
         expectedVolume: '5,000 a day',
@@ -298,8 +307,8 @@ describe('operator console (HTTP)', () => {
         '/plan-requests',
       );
     }
-    expect(((await adminCall(gateway, 'GET', '/consumers/plan-up')).body as { plan: string }).plan).toBe('pro');
-    const declined = (await adminCall(gateway, 'GET', '/plan-requests?status=declined')).body as {
+    expect(((await adminCall(stack.gateway, 'GET', '/consumers/plan-up')).body as { plan: string }).plan).toBe('pro');
+    const declined = (await adminCall(stack.gateway, 'GET', '/plan-requests?status=declined')).body as {
       items: Array<{ consumer: string; note: string; decidedBy: string }>;
     };
     expect(declined.items.find((r) => r.consumer === 'plan-no')).toMatchObject({

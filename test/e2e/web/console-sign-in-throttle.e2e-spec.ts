@@ -1,27 +1,27 @@
 import { Logger } from '@nestjs/common';
 import { SLOW_AFTER_FAILURES } from '../../../apps/console/src/auth/sign-in-throttle';
 import { ConsoleClient, ConsoleUnderTest, startConsole } from '../../support/console';
-import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 /**
  * Console sign-in guesses (issue #36 finding 6): throttled per address and slowed after failures, every failure
  * and refusal logged at warn without the token.
  */
 describe('operator console sign-in throttle', () => {
-  let gateway: GatewayUnderTest;
   let console_: ConsoleUnderTest;
-
-  beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-    console_ = await startConsole(gateway.adminUrl);
-  }, 180_000); // several servers to start: slow on a loaded 2-core runner
+  // Before withStack: afterAll hooks run in declaration order, and the console closes before the gateway.
   afterAll(async () => {
     await console_?.close();
-    await gateway?.close();
   });
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {}, timeoutMs: 180_000 });
+
+  beforeAll(async () => {
+    console_ = await startConsole(stack.gateway.adminUrl);
+  }, 180_000); // several servers to start: slow on a loaded 2-core runner
 
   it('slows guesses from one address after failures, refusing even a right token until the wait ends, and logs them', async () => {
-    const created = await adminCall(gateway, 'POST', '/tokens', {
+    const created = await adminCall(stack.gateway, 'POST', '/tokens', {
       name: 'operator-throttled',
       scopes: ['consumers:read'],
     });

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { adminCall, GatewayUnderTest, startGateway } from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
 
 const run = promisify(execFile);
 const SCRIPT = join(__dirname, '../../../docker/portal-secrets.js');
@@ -14,34 +15,31 @@ const SCRIPT = join(__dirname, '../../../docker/portal-secrets.js');
  * revoked), so that the audit names developers and records their failed sign-ins (issue #36.4, #37.4).
  */
 describe('portal-secrets: the portal token the compose stack keeps', () => {
-  let gateway: GatewayUnderTest;
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {}, timeoutMs: 180_000 });
+
   let dir: string;
 
   const secrets = async () =>
     run(process.execPath, [SCRIPT], {
       env: {
         ...process.env,
-        ADMIN_URL: gateway.adminUrl,
-        ADMIN_TOKEN: gateway.adminToken,
+        ADMIN_URL: stack.gateway.adminUrl,
+        ADMIN_TOKEN: stack.gateway.adminToken,
         PORTAL_SECRETS_DIR: dir,
         PORTAL_SESSION_SECRET: 'x'.repeat(32),
       },
       timeout: 120_000,
     });
   const kept = () => readFileSync(join(dir, 'admin-token'), 'utf8').trim();
-  const record = async (token: string) => adminCall(gateway, 'GET', '/token', undefined, token);
+  const record = async (token: string) => adminCall(stack.gateway, 'GET', '/token', undefined, token);
 
-  beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
-  }, 180_000);
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'portal-secrets-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-  afterAll(() => gateway?.close());
 
   it('re-mints a kept token that lacks actsForUsers, revokes it, and keeps the new one on the next run', async () => {
-    const old = await adminCall(gateway, 'POST', '/tokens', {
+    const old = await adminCall(stack.gateway, 'POST', '/tokens', {
       name: 'portal-old',
       scopes: ['consumers:read', 'consumers:write', 'keys:write', 'usage:read'],
       ownConsumersOnly: true,
