@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { startTwoInstances, TwoInstances } from '../support/fleet';
 import {
   adminCall,
   createGatewayTestDatabase,
@@ -13,6 +12,7 @@ import { metric } from '../support/gateway-metrics';
 import { call } from '../support/http';
 import { RunningPets, startPetsService } from '../support/pets-service';
 import { openSocket } from '../support/raw-http';
+import { withStack } from '../support/with-stack';
 import { emptyCounts } from '../../apps/gateway/src/usage/usage-counts';
 import type { UsageBucket } from '../../apps/gateway/src/usage/usage-recorder';
 import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
@@ -91,13 +91,13 @@ describe('usage history under load', () => {
   });
 
   describe('two instances flushing the same rows every 100 ms', () => {
-    let fleet: TwoInstances;
-
-    beforeAll(async () => {
-      fleet = await startTwoInstances('usage-load', { USAGE_FLUSH_MS: '100' });
-    }, 60_000);
-    afterAll(async () => {
-      await fleet?.close();
+    const env = { USAGE_FLUSH_MS: '100' };
+    const stack = withStack({
+      pets: {},
+      database: true,
+      sharedKeyPrefix: 'usage-load',
+      gateways: { a: { env }, b: { env } },
+      timeoutMs: 60_000,
     });
 
     it('two flushes of the same rows in opposite orders, at once, both commit (every instance locks in one order)', async () => {
@@ -111,7 +111,7 @@ describe('usage history under load', () => {
       );
       const batch = (order: string[]): UsageBucket[] =>
         order.map((consumer) => ({ hour, consumer, keyId: `${consumer}-key`, ...emptyCounts(), requests: 1 }));
-      const [repositoryA, repositoryB] = [fleet.a.app.get(UsageRepository), fleet.b.app.get(UsageRepository)];
+      const [repositoryA, repositoryB] = [stack.a.app.get(UsageRepository), stack.b.app.get(UsageRepository)];
       for (let round = 0; round < 5; round += 1) {
         await Promise.all([repositoryA.write(batch(names)), repositoryB.write(batch([...names].reverse()))]);
       }
@@ -120,7 +120,7 @@ describe('usage history under load', () => {
     }, 60_000);
 
     it('never fails a flush under traffic and counts exactly', async () => {
-      const { a, b } = fleet;
+      const { a, b } = stack;
       const consumers = Array.from({ length: 24 }, (_, i) => `load-${i}-${randomBytes(3).toString('hex')}`);
       const keys = new Map<string, string>();
       for (const name of consumers)

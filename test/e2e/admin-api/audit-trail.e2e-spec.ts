@@ -2,15 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { AdminAuditEntry } from '@app/web';
 import { DENIED_PER_MINUTE } from '../../../apps/gateway/src/access/audit-log';
 import { ADMIN_SCOPES } from '../../../apps/gateway/src/access/admin-scopes';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../../support/gateway';
+import { adminCall, GatewayUnderTest } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -19,12 +13,9 @@ const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`
  * engine the run selects: two gateway instances sharing one database, as in production.
  */
 describe('the audit log: refusals never dropped, keys named, the people behind a change', () => {
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
-  let a: GatewayUnderTest;
-  let b: GatewayUnderTest;
+  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'audit', gateways: { a: {}, b: {} } });
 
-  const root = (method: string, path: string, body?: unknown) => adminCall(a, method, path, body);
+  const root = (method: string, path: string, body?: unknown) => adminCall(stack.a, method, path, body);
 
   async function auditRows(query: string): Promise<AdminAuditEntry[]> {
     const rows: AdminAuditEntry[] = [];
@@ -78,35 +69,21 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
     });
   }
 
-  beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}audit-${randomBytes(4).toString('hex')}:`;
-    a = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-    b = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
-    await pets?.close();
-  });
-
   it('keeps a known token’s 403s visible after a flood of 401s, and counts every refusal on a bounded number of rows', async () => {
     const started = Date.now();
     const since = `from=${encodeURIComponent(new Date(started - 1000).toISOString())}`;
     const reader = await createToken({ name: unique('reader'), scopes: ['consumers:read'] });
     for (let i = 0; i < DENIED_PER_MINUTE; i += 1)
-      expectErrorBody(await adminCall(a, 'GET', '/consumers', undefined, 'adm_junk'), 401, 'UNAUTHORIZED');
+      expectErrorBody(await adminCall(stack.a, 'GET', '/consumers', undefined, 'adm_junk'), 401, 'UNAUTHORIZED');
     for (let i = 0; i < 10; i += 1)
-      expectErrorBody(await adminCall(a, 'POST', '/consumers', { plan: 'free' }, reader.token), 403, 'FORBIDDEN');
+      expectErrorBody(await adminCall(stack.a, 'POST', '/consumers', { plan: 'free' }, reader.token), 403, 'FORBIDDEN');
     const forbidden = await settled(`${since}&actor=${reader.id}&action=auth.forbidden`, (rows) => total(rows) >= 10);
     expect(total(forbidden)).toBe(10);
     expect(forbidden.every((row) => row.changes?.route?.after === 'POST /consumers')).toBe(true);
 
     // 1,000 more junk calls, half on each instance, 20 at a time: every one counted, on few rows.
     const flood = 1000;
-    const sent = Array.from({ length: flood }, (_, i) => (i % 2 === 0 ? a : b));
+    const sent = Array.from({ length: flood }, (_, i) => (i % 2 === 0 ? stack.a : stack.b));
     for (let i = 0; i < flood; i += 20)
       await Promise.all(
         sent
@@ -181,11 +158,15 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
     const endUser = { 'x-on-behalf-of': 'account:42 dev@example.com', 'x-end-user-address': '2001:db8::7' };
 
     // The capability: shown on the token, granted by root only.
-    expect((await adminCall(a, 'GET', '/token', undefined, web.token)).body).toMatchObject({ actsForUsers: true });
-    expect((await adminCall(a, 'GET', '/token', undefined, plain.token)).body).toMatchObject({ actsForUsers: false });
+    expect((await adminCall(stack.a, 'GET', '/token', undefined, web.token)).body).toMatchObject({
+      actsForUsers: true,
+    });
+    expect((await adminCall(stack.a, 'GET', '/token', undefined, plain.token)).body).toMatchObject({
+      actsForUsers: false,
+    });
     expectErrorBody(
       await adminCall(
-        a,
+        stack.a,
         'POST',
         '/tokens',
         { name: unique('x'), scopes: ['tokens:admin'], actsForUsers: true },
@@ -197,11 +178,17 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
 
     // A token that may act for users: the change's row names the person and their address, on either instance.
     const name = unique('dev');
-    const made = await withEndUser(b, web.token, 'POST', '/consumers', endUser, { name, plan: 'free' });
+    const made = await withEndUser(stack.b, web.token, 'POST', '/consumers', endUser, { name, plan: 'free' });
     expect(made.status).toBe(201);
     const keyId = (made.body as { key: { id: string } }).key.id;
     const operator = { 'x-on-behalf-of': 'operator:alice', 'x-end-user-address': '198.51.100.4' };
-    const revoked = await withEndUser(a, a.adminToken, 'POST', `/consumers/${name}/keys/${keyId}/revoke`, operator);
+    const revoked = await withEndUser(
+      stack.a,
+      stack.a.adminToken,
+      'POST',
+      `/consumers/${name}/keys/${keyId}/revoke`,
+      operator,
+    );
     expect(revoked.status).toBe(200);
     expect(
       (await auditRows(`target=${name}`)).map((row) => [row.action, row.actorName, row.onBehalfOf, row.endUserAddress]),
@@ -213,7 +200,7 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
     // Any other token: refused (and the refusal audited), nothing changed.
     const other = unique('other');
     expectErrorBody(
-      await withEndUser(a, plain.token, 'POST', '/consumers', endUser, { name: other, plan: 'free' }),
+      await withEndUser(stack.a, plain.token, 'POST', '/consumers', endUser, { name: other, plan: 'free' }),
       403,
       'FORBIDDEN',
     );
@@ -223,16 +210,16 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
 
     // Values that are not a label or an address: 400 with the Error body.
     const bad = async (headers: Record<string, string>) =>
-      expectErrorBody(await withEndUser(a, web.token, 'GET', '/consumers', headers), 400, 'VALIDATION_FAILED');
+      expectErrorBody(await withEndUser(stack.a, web.token, 'GET', '/consumers', headers), 400, 'VALIDATION_FAILED');
     await bad({ 'x-on-behalf-of': 'x'.repeat(321) });
     await bad({ 'x-on-behalf-of': 'zo\u00e9' });
     await bad({ 'x-end-user-address': 'not-an-address' });
     await bad({ 'x-end-user-address': '10.0.0.1, 10.0.0.2' });
     // A call without the headers names nobody.
     const nobody = unique('n');
-    expect((await withEndUser(a, web.token, 'POST', '/consumers', {}, { name: nobody, plan: 'free' })).status).toBe(
-      201,
-    );
+    expect(
+      (await withEndUser(stack.a, web.token, 'POST', '/consumers', {}, { name: nobody, plan: 'free' })).status,
+    ).toBe(201);
     const [row] = await auditRows(`target=${nobody}`);
     expect([row.onBehalfOf, row.endUserAddress]).toEqual([null, null]);
   });
@@ -241,7 +228,7 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
     const web = await createToken({ name: unique('web'), scopes: ['consumers:read'], actsForUsers: true });
     const plain = await createToken({ name: unique('plain'), scopes: [...ADMIN_SCOPES] });
     const subject = `account:${unique('dev')}@example.com`;
-    const event = (token: string, body: unknown, gateway = a) =>
+    const event = (token: string, body: unknown, gateway = stack.a) =>
       withEndUser(gateway, token, 'POST', '/audit/events', {}, body);
     const signIn = await event(web.token, { kind: 'sign-in', subject, address: '198.51.100.4' });
     expect(signIn.status).toBe(204);
@@ -275,9 +262,9 @@ describe('the audit log: refusals never dropped, keys named, the people behind a
     const flood = 140;
     const failed = { kind: 'sign-in-failed', subject, address: '203.0.113.66' };
     for (let i = 0; i < flood; i += 20)
-      await Promise.all(Array.from({ length: 20 }, (_, j) => event(web.token, failed, (i + j) % 2 === 0 ? a : b))).then(
-        (replies) => expect(replies.map((r) => r.status)).toEqual(Array(20).fill(204)),
-      );
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) => event(web.token, failed, (i + j) % 2 === 0 ? stack.a : stack.b)),
+      ).then((replies) => expect(replies.map((r) => r.status)).toEqual(Array(20).fill(204)));
     const counted = await auditRows(`actor=${web.id}&action=user.sign-in-failed`);
     expect(total(counted)).toBe(flood);
     // Per instance and minute: at most DENIED_PER_MINUTE rows of their own, plus one aggregate row per minute.

@@ -8,15 +8,9 @@ import { hashApiKey } from '../../../apps/gateway/src/consumers/api-key';
 import { ADMIN_SCOPES, AdminScope } from '../../../apps/gateway/src/access/admin-scopes';
 import { hashAdminToken } from '../../../apps/gateway/src/access/admin-tokens.service';
 import { AuditLog, DENIED_PER_MINUTE } from '../../../apps/gateway/src/access/audit-log';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../../support/gateway';
+import { adminCall, GatewayUnderTest } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const run = promisify(execFile);
 const KEYS_CLI = join(__dirname, '../../../scripts/keys.js');
@@ -28,16 +22,18 @@ const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`
  * DATABASE_URL's server): two gateway instances sharing one database, as in production.
  */
 describe('admin tokens and the audit log', () => {
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
-  let a: GatewayUnderTest;
-  let b: GatewayUnderTest;
   let sql: Client;
+  // Before withStack: afterAll hooks run in declaration order, and the client ends before its database goes.
+  afterAll(async () => {
+    await sql?.end();
+  });
+  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'tokens', gateways: { a: {}, b: {} } });
+
   /** Every API key and admin token a test saw: none may reach the audit log. */
   const secrets: string[] = [];
 
-  const root = (method: string, path: string, body?: unknown) => adminCall(a, method, path, body);
-  const as = (token: string, method: string, path: string, body?: unknown, gateway: GatewayUnderTest = a) =>
+  const root = (method: string, path: string, body?: unknown) => adminCall(stack.a, method, path, body);
+  const as = (token: string, method: string, path: string, body?: unknown, gateway: GatewayUnderTest = stack.a) =>
     adminCall(gateway, method, path, body, token);
 
   async function createToken(body: Record<string, unknown>): Promise<{ token: string; id: string }> {
@@ -85,20 +81,8 @@ describe('admin tokens and the audit log', () => {
   }
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}tokens-${randomBytes(4).toString('hex')}:`;
-    a = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-    b = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-    sql = new Client({ connectionString: database.url });
+    sql = new Client({ connectionString: stack.database.url });
     await sql.connect();
-  });
-  afterAll(async () => {
-    await sql?.end();
-    await a?.close();
-    await b?.close();
-    await database?.drop();
-    await pets?.close();
   });
 
   it('records refused calls (401, 403): DENIED_PER_MINUTE rows per source, status, actor and minute, the rest counted on one', async () => {
@@ -106,7 +90,7 @@ describe('admin tokens and the audit log', () => {
     const freeOnly = await createToken({ name: unique('free-only'), scopes: ['consumers:write'], plans: ['free'] });
     // With a request id: the guard's refusal (no scope) and the repository's (a plan outside the token's) carry it.
     const refused = (token: string, plan: string, requestId: string) =>
-      call(`${b.adminUrl}/consumers`, {
+      call(`${stack.b.adminUrl}/consumers`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-request-id': requestId },
         body: JSON.stringify({ plan }),
@@ -132,7 +116,7 @@ describe('admin tokens and the audit log', () => {
     ).toEqual([['auth.forbidden', expect.stringContaining('not pro'), 'req-not-pro', fromLoopback]]);
     const before = (await auditRows('actor=anonymous')).length;
     for (let i = 0; i < DENIED_PER_MINUTE + 10; i += 1)
-      expectErrorBody(await adminCall(b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
+      expectErrorBody(await adminCall(stack.b, 'GET', '/consumers', undefined, 'adm_nope'), 401, 'UNAUTHORIZED');
     // The token's 403s spent no 401 budget: every 401 is counted, the ones beyond the budget on an aggregate row.
     const counted = (all: AdminAuditEntry[]) => all.reduce((sum, row) => sum + row.count, 0);
     let rows = await auditRows('actor=anonymous&action=auth.unauthorized');
@@ -462,7 +446,7 @@ describe('admin tokens and the audit log', () => {
       expect(listed.items.length).toBeGreaterThan(0);
       expect(listed.items.map((c) => c.name)).not.toContain(other.name);
       const { rows } = await sql.query(
-        `SELECT count(*)::int AS n FROM "${a.config.consumers.schema}"."consumers" WHERE "created_by_token" = $1`,
+        `SELECT count(*)::int AS n FROM "${stack.a.config.consumers.schema}"."consumers" WHERE "created_by_token" = $1`,
         [portal.id],
       );
       expect(listed.items).toHaveLength(rows[0].n);
@@ -481,10 +465,10 @@ describe('admin tokens and the audit log', () => {
 
     it('a token revoked on one instance is refused by the other within the documented 1 s', async () => {
       const t = await createToken({ name: unique('oncall'), scopes: ['consumers:read'] });
-      expect((await as(t.token, 'GET', '/consumers', undefined, b)).status).toBe(200);
+      expect((await as(t.token, 'GET', '/consumers', undefined, stack.b)).status).toBe(200);
       expect((await root('POST', `/tokens/${t.id}/revoke`)).status).toBe(200);
-      expect(await within(() => as(t.token, 'GET', '/consumers', undefined, b), 1000)).toBeLessThanOrEqual(1000);
-      expectErrorBody(await as(t.token, 'GET', '/consumers', undefined, a), 401, 'UNAUTHORIZED');
+      expect(await within(() => as(t.token, 'GET', '/consumers', undefined, stack.b), 1000)).toBeLessThanOrEqual(1000);
+      expectErrorBody(await as(t.token, 'GET', '/consumers', undefined, stack.a), 401, 'UNAUTHORIZED');
     });
 
     it('an expired token is refused by every instance within the documented 1 s of its expiry', async () => {
@@ -494,10 +478,10 @@ describe('admin tokens and the audit log', () => {
         scopes: ['consumers:read'],
         expiresAt: expiresAt.toISOString(),
       });
-      expect((await as(t.token, 'GET', '/consumers', undefined, a)).status).toBe(200);
-      expect((await as(t.token, 'GET', '/consumers', undefined, b)).status).toBe(200);
+      expect((await as(t.token, 'GET', '/consumers', undefined, stack.a)).status).toBe(200);
+      expect((await as(t.token, 'GET', '/consumers', undefined, stack.b)).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now()));
-      for (const gateway of [a, b])
+      for (const gateway of [stack.a, stack.b])
         expect(await within(() => as(t.token, 'GET', '/consumers', undefined, gateway), 1000)).toBeLessThanOrEqual(
           1000,
         );
@@ -562,7 +546,7 @@ describe('admin tokens and the audit log', () => {
     const session = await createToken({ name: unique('session'), scopes: ['consumers:write', 'keys:write', 'import'] });
     const name = unique('scripted');
     const requestId = `req-${randomBytes(4).toString('hex')}`;
-    const created = await call(`${a.adminUrl}/consumers`, {
+    const created = await call(`${stack.a.adminUrl}/consumers`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${session.token}`,
@@ -654,7 +638,7 @@ describe('admin tokens and the audit log', () => {
   });
 
   it('keeps the change and its audit row together: when the audit insert fails, neither exists', async () => {
-    const schema = a.config.consumers.schema;
+    const schema = stack.a.config.consumers.schema;
     const doomed = unique('doomed');
     const victim = await createConsumer('free');
     await sql.query(
@@ -697,13 +681,13 @@ describe('admin tokens and the audit log', () => {
     const keys = async (token: string, ...args: string[]) =>
       (
         await run(process.execPath, [KEYS_CLI, ...args], {
-          env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: token },
+          env: { ...process.env, ADMIN_URL: stack.a.adminUrl, ADMIN_TOKEN: token },
         })
       ).stdout
         .trim()
         .split('\n');
     const name = unique('portal-cli');
-    const created = await keys(a.adminToken, 'token', 'create', '--for', 'portal', '--name', name);
+    const created = await keys(stack.a.adminToken, 'token', 'create', '--for', 'portal', '--name', name);
     const token = created[created.length - 1];
     secrets.push(token);
     expect(token).toMatch(/^adm_[A-Za-z0-9_-]{43}$/);
@@ -712,19 +696,19 @@ describe('admin tokens and the audit log', () => {
     );
     // The preset names the developer behind the portal's calls in the audit (issue #36 finding 6).
     expect(
-      ((await adminCall(a, 'GET', '/token', undefined, token)).body as { actsForUsers: boolean }).actsForUsers,
+      ((await adminCall(stack.a, 'GET', '/token', undefined, token)).body as { actsForUsers: boolean }).actsForUsers,
     ).toBe(true);
     const made = await keys(token, 'create', '--plan', 'free');
     secrets.push(made[made.length - 1]);
     await expect(keys(token, 'create', '--plan', 'pro')).rejects.toMatchObject({
       stderr: expect.stringContaining('plans free, not pro'),
     });
-    const listed = (await keys(a.adminToken, 'token', 'list')).find((line) => line.includes(`\t${name}\t`))!;
+    const listed = (await keys(stack.a.adminToken, 'token', 'list')).find((line) => line.includes(`\t${name}\t`))!;
     expect(listed).toMatch(/\tactive\t/);
     expect(listed).not.toContain(token);
     const id = listed.split('\t')[0];
     const custom = await keys(
-      a.adminToken,
+      stack.a.adminToken,
       'token',
       'create',
       '--name',
@@ -735,26 +719,26 @@ describe('admin tokens and the audit log', () => {
       new Date(Date.now() + 86_400_000).toISOString(),
     );
     secrets.push(custom[custom.length - 1]);
-    expect((await keys(a.adminToken, 'token', 'revoke', id))[0]).toContain('Revoked admin token');
-    const audit = await keys(a.adminToken, 'audit', '--actor', id);
+    expect((await keys(stack.a.adminToken, 'token', 'revoke', id))[0]).toContain('Revoked admin token');
+    const audit = await keys(stack.a.adminToken, 'audit', '--actor', id);
     // The refused pro consumer is recorded too unless this source's refusals quota for the minute is spent (the matrix spends it).
     expect(audit.map((line) => line.split('\t')[2]).filter((action) => action !== 'auth.forbidden')).toEqual([
       'consumer.create',
     ]);
     // Newest first by default, as the console shows it; --order asc for the oldest first.
-    expect((await keys(a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual([
+    expect((await keys(stack.a.adminToken, 'audit', '--target', id)).map((line) => line.split('\t')[2])).toEqual([
       'token.revoke',
       'token.create',
     ]);
     expect(
-      (await keys(a.adminToken, 'audit', '--target', id, '--order', 'asc')).map((line) => line.split('\t')[2]),
+      (await keys(stack.a.adminToken, 'audit', '--target', id, '--order', 'asc')).map((line) => line.split('\t')[2]),
     ).toEqual(['token.create', 'token.revoke']);
   });
 
   it('CLI help: --help and -h overall and per verb exit 0; a mistake is one line and a hint, exit 2; every scope is listed', async () => {
     const cli = (...args: string[]) =>
       run(process.execPath, [KEYS_CLI, ...args], {
-        env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+        env: { ...process.env, ADMIN_URL: stack.a.adminUrl, ADMIN_TOKEN: stack.a.adminToken },
       });
     for (const help of [['--help'], ['-h'], ['help'], []]) {
       const { stdout } = await cli(...help);
@@ -787,12 +771,12 @@ describe('admin tokens and the audit log', () => {
   });
 
   it('retention: prune() deletes the rows older than AUDIT_RETENTION_DAYS and keeps the others', async () => {
-    const schema = a.config.consumers.schema;
-    expect(a.config.admin.auditRetentionDays).toBe(730);
+    const schema = stack.a.config.consumers.schema;
+    expect(stack.a.config.admin.auditRetentionDays).toBe(730);
     await sql.query(
       `INSERT INTO "${schema}"."audit_log" (at, actor_name, action) VALUES (now() - interval '731 days', 'root', 'old.row'), (now() - interval '729 days', 'root', 'kept.row')`,
     );
-    expect(await a.app.get(AuditLog).prune()).toBe(1);
+    expect(await stack.a.app.get(AuditLog).prune()).toBe(1);
     const { rows } = await sql.query(
       `SELECT action FROM "${schema}"."audit_log" WHERE action IN ('old.row', 'kept.row')`,
     );
@@ -802,7 +786,7 @@ describe('admin tokens and the audit log', () => {
   it('holds no secret: no key, token or hash of one issued in this file appears in the audit log', async () => {
     expect(secrets.length).toBeGreaterThan(20);
     const { rows } = await sql.query(
-      `SELECT string_agg(t::text, ' ') AS text FROM "${a.config.consumers.schema}"."audit_log" t`,
+      `SELECT string_agg(t::text, ' ') AS text FROM "${stack.a.config.consumers.schema}"."audit_log" t`,
     );
     const text: string = rows[0].text;
     expect(text.length).toBeGreaterThan(1000);

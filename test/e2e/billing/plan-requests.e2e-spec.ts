@@ -3,16 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AdminPlanRequest } from '@app/web';
-import {
-  adminCall,
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  startGateway,
-} from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { TOKEN_PRESETS } from '../../support/token-presets';
+import { withStack } from '../../support/with-stack';
 
 /** The admin API's answer, as its committed document types it. */
 type PlanRequest = AdminPlanRequest;
@@ -25,12 +19,11 @@ const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } 
  * in production: an approval made on one is enforced on /v1 by the other.
  */
 describe('plan requests', () => {
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
-  let a: GatewayUnderTest;
-  let b: GatewayUnderTest;
-  const root = (method: string, path: string, body?: unknown) => adminCall(a, method, path, body);
-  const as = (token: string, method: string, path: string, body?: unknown) => adminCall(a, method, path, body, token);
+  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'plan-requests', gateways: { a: {}, b: {} } });
+
+  const root = (method: string, path: string, body?: unknown) => adminCall(stack.a, method, path, body);
+  const as = (token: string, method: string, path: string, body?: unknown) =>
+    adminCall(stack.a, method, path, body, token);
 
   async function createToken(body: Record<string, unknown>): Promise<{ token: string; id: string; name: string }> {
     const reply = await root('POST', '/tokens', body);
@@ -60,20 +53,6 @@ describe('plan requests', () => {
       }
     ).items;
   }
-
-  beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    const keyPrefix = `${process.env.REDIS_KEY_PREFIX ?? 'test:'}plan-requests-${randomBytes(4).toString('hex')}:`;
-    a = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-    b = await startGateway({ petsUrl: pets.url, database, keyPrefix });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await database?.drop();
-    await pets?.close();
-  });
 
   it('records a pending request, refuses a second pending one (409), and lists it', async () => {
     const { name } = await createConsumer();
@@ -106,7 +85,7 @@ describe('plan requests', () => {
 
   it('approves: the plan changes on every instance (the other one enforces it on /v1), audited, and a second decision is a 409', async () => {
     const { name, key } = await createConsumer();
-    expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).headers.get('x-ratelimit-limit')).toBe('60');
+    expect((await call(`${stack.b.url}/v1/pets?limit=1`, withKey(key))).headers.get('x-ratelimit-limit')).toBe('60');
     const { id } = (await request(name)).body as PlanRequest;
     const approved = await root('POST', `/plan-requests/${id}/approve`);
     expect(approved.status).toBe(200);
@@ -114,7 +93,7 @@ describe('plan requests', () => {
     expect((await root('GET', `/consumers/${name}`)).body).toMatchObject({ plan: 'pro', limits: null });
     let limit: string | null = null;
     for (const deadline = Date.now() + 2000; Date.now() < deadline && limit !== '300';) {
-      limit = (await call(`${b.url}/v1/pets?limit=1`, withKey(key))).headers.get('x-ratelimit-limit');
+      limit = (await call(`${stack.b.url}/v1/pets?limit=1`, withKey(key))).headers.get('x-ratelimit-limit');
     }
     expect(limit).toBe('300');
     expect((await audit(name)).map((r) => r.action)).toEqual([
@@ -173,10 +152,10 @@ describe('plan requests', () => {
       const { name } = await createConsumer();
       const { id } = (await request(name)).body as PlanRequest;
       const replies = await Promise.all([
-        adminCall(a, 'POST', `/plan-requests/${id}/approve`),
-        adminCall(b, 'POST', `/plan-requests/${id}/decline`, { note: 'no' }),
-        adminCall(b, 'POST', `/plan-requests/${id}/approve`),
-        adminCall(a, 'POST', `/plan-requests/${id}/decline`, { note: 'no' }),
+        adminCall(stack.a, 'POST', `/plan-requests/${id}/approve`),
+        adminCall(stack.b, 'POST', `/plan-requests/${id}/decline`, { note: 'no' }),
+        adminCall(stack.b, 'POST', `/plan-requests/${id}/approve`),
+        adminCall(stack.a, 'POST', `/plan-requests/${id}/decline`, { note: 'no' }),
       ]);
       expect(replies.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
       const winner = replies.find((r) => r.status === 200)!.body as PlanRequest;
@@ -254,7 +233,7 @@ describe('plan requests', () => {
           process.execPath,
           [join(__dirname, '../../../scripts/keys.js'), 'requests', ...args],
           {
-            env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+            env: { ...process.env, ADMIN_URL: stack.a.adminUrl, ADMIN_TOKEN: stack.a.adminToken },
           },
         )
       ).stdout

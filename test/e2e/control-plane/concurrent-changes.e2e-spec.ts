@@ -1,6 +1,6 @@
-import { adminCall, GatewayUnderTest, mintKey } from '../../support/gateway';
+import { adminCall, mintKey } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { startTwoInstances, TwoInstances } from '../../support/fleet';
+import { withStack } from '../../support/with-stack';
 
 const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 
@@ -53,25 +53,19 @@ function explainedBySerialOrder(firstKey: string, observed: Observed[], finalKey
  * transaction), on the engine the run selects, across two instances sharing the consumers database.
  */
 describe('control plane: concurrent changes of one consumer', () => {
-  let fleet: TwoInstances;
-  let a: GatewayUnderTest;
-  let b: GatewayUnderTest;
-
-  beforeAll(async () => {
-    fleet = await startTwoInstances('race');
-    ({ a, b } = fleet);
-  });
-  afterAll(() => fleet?.close());
+  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'race', gateways: { a: {}, b: {} } });
 
   const keysOf = async (name: string): Promise<KeyView[]> =>
-    ((await adminCall(a, 'GET', `/consumers/${name}`)).body as { keys: KeyView[] }).keys;
+    ((await adminCall(stack.a, 'GET', `/consumers/${name}`)).body as { keys: KeyView[] }).keys;
 
   it('20 concurrent rotations of one key leave exactly one successor; the others are refused with 409 KEY_ALREADY_ROTATED', async () => {
-    const old = await mintKey(a, 'pro', 'rotate-race');
+    const old = await mintKey(stack.a, 'pro', 'rotate-race');
     const [{ id: keyId }] = await keysOf('rotate-race');
     const replies = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        adminCall(i % 2 ? a : b, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, { overlapSeconds: 600 }),
+        adminCall(i % 2 ? stack.a : stack.b, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, {
+          overlapSeconds: 600,
+        }),
       ),
     );
     const won = replies.filter((r) => r.status === 201);
@@ -85,9 +79,9 @@ describe('control plane: concurrent changes of one consumer', () => {
     expect(keys.map((k) => k.id).sort()).toEqual([keyId, successor.id].sort());
     // The one new key works, and the old one during its overlap.
     for (const key of [successor.key, old])
-      expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+      expect((await call(`${stack.b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     // Rotating the old key again later is refused the same way: its successor is the key to rotate.
-    const again = await adminCall(a, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, {});
+    const again = await adminCall(stack.a, 'POST', `/consumers/rotate-race/keys/${keyId}/rotate`, {});
     expectErrorBody(again, 409, 'KEY_ALREADY_ROTATED');
     expect((again.body as { message: string }).message).toContain(successor.id);
   });
@@ -96,12 +90,12 @@ describe('control plane: concurrent changes of one consumer', () => {
     const unexplained: string[] = [];
     for (let trial = 0; trial < 30; trial += 1) {
       const name = `revoke-race-${trial}`;
-      await mintKey(trial % 2 ? a : b, 'pro', name);
+      await mintKey(trial % 2 ? stack.a : stack.b, 'pro', name);
       const [{ id: firstKey }] = await keysOf(name);
       const ops: Array<Observed['op']> = ['rotate', 'issue', 'revokeAll', 'rotate', 'issue', 'rotate', 'issue'];
       const observed = await Promise.all(
         ops.map(async (op, i): Promise<Observed> => {
-          const gateway = (i + trial) % 2 ? a : b;
+          const gateway = (i + trial) % 2 ? stack.a : stack.b;
           const reply =
             op === 'issue'
               ? await adminCall(gateway, 'POST', `/consumers/${name}/keys`, {})

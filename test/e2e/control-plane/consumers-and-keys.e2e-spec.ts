@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AppMetrics } from '@app/platform';
 import { generateApiKey, hashApiKey, keyHint } from '../../../apps/gateway/src/consumers/api-key';
-import { adminCall, GatewayTestDatabase, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { RunningPets } from '../../support/pets-service';
-import { startTwoInstances, TwoInstances } from '../../support/fleet';
+import { withStack } from '../../support/with-stack';
 
 const run = promisify(execFile);
 const KEYS_CLI = join(__dirname, '../../../scripts/keys.js');
@@ -40,17 +39,7 @@ async function storeQueries(gateway: GatewayUnderTest): Promise<number> {
  * when REDIS_URL is set, LISTEN/NOTIFY otherwise): two gateway instances sharing one consumers database.
  */
 describe('control plane: consumers and keys behind the admin API', () => {
-  let fleet: TwoInstances;
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
-  let a: GatewayUnderTest;
-  let b: GatewayUnderTest;
-
-  beforeAll(async () => {
-    fleet = await startTwoInstances('control');
-    ({ pets, database, a, b } = fleet);
-  });
-  afterAll(() => fleet?.close());
+  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'control', gateways: { a: {}, b: {} } });
 
   describe('admin API', () => {
     it('refuses a missing or wrong token with 401 on every route', async () => {
@@ -61,16 +50,16 @@ describe('control plane: consumers and keys behind the admin API', () => {
         ['GET', '/export'],
         ['POST', '/import'],
       ]) {
-        const missing = await adminCall(a, method, path, method === 'POST' ? { plan: 'free' } : undefined, null);
+        const missing = await adminCall(stack.a, method, path, method === 'POST' ? { plan: 'free' } : undefined, null);
         expectErrorBody(missing, 401, 'UNAUTHORIZED');
         expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
         expectErrorBody(
-          await adminCall(a, method, path, undefined, `${a.adminToken.slice(0, -1)}x`),
+          await adminCall(stack.a, method, path, undefined, `${stack.a.adminToken.slice(0, -1)}x`),
           401,
           'UNAUTHORIZED',
         );
         // Another instance's token is not this one's.
-        expectErrorBody(await adminCall(a, method, path, undefined, b.adminToken), 401, 'UNAUTHORIZED');
+        expectErrorBody(await adminCall(stack.a, method, path, undefined, stack.b.adminToken), 401, 'UNAUTHORIZED');
       }
     });
 
@@ -84,28 +73,36 @@ describe('control plane: consumers and keys behind the admin API', () => {
       ['a non-date expiry', { plan: 'free', expiresAt: 'tomorrow' }, 'expiresAt must be an ISO 8601 date-time'],
       ['malformed JSON', '{"plan": ', undefined],
     ])('refuses %s with 400', async (_case, body, message) => {
-      const reply = await adminCall(a, 'POST', '/consumers', body);
+      const reply = await adminCall(stack.a, 'POST', '/consumers', body);
       expectErrorBody(reply, 400);
       if (message) expect((reply.body as { message: string }).message).toContain(message);
     });
 
     it('refuses a taken name with 409 CONSUMER_EXISTS, bad paging and key ids with 400, and an unknown consumer with 404', async () => {
-      await mintKey(a, 'free', 'taken');
-      expectErrorBody(await adminCall(a, 'POST', '/consumers', { plan: 'pro', name: 'taken' }), 409, 'CONSUMER_EXISTS');
-      expectErrorBody(await adminCall(a, 'GET', '/consumers?limit=0'), 400, 'VALIDATION_FAILED');
-      expectErrorBody(await adminCall(a, 'GET', '/consumers?limit=abc'), 400, 'VALIDATION_FAILED');
-      expectErrorBody(await adminCall(a, 'POST', '/consumers/taken/keys/not-a-uuid/revoke'), 400, 'VALIDATION_FAILED');
+      await mintKey(stack.a, 'free', 'taken');
       expectErrorBody(
-        await adminCall(a, 'POST', '/consumers/taken/keys/00000000-0000-4000-8000-000000000000/rotate', {}),
+        await adminCall(stack.a, 'POST', '/consumers', { plan: 'pro', name: 'taken' }),
+        409,
+        'CONSUMER_EXISTS',
+      );
+      expectErrorBody(await adminCall(stack.a, 'GET', '/consumers?limit=0'), 400, 'VALIDATION_FAILED');
+      expectErrorBody(await adminCall(stack.a, 'GET', '/consumers?limit=abc'), 400, 'VALIDATION_FAILED');
+      expectErrorBody(
+        await adminCall(stack.a, 'POST', '/consumers/taken/keys/not-a-uuid/revoke'),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectErrorBody(
+        await adminCall(stack.a, 'POST', '/consumers/taken/keys/00000000-0000-4000-8000-000000000000/rotate', {}),
         404,
         'NOT_FOUND',
       );
-      expectErrorBody(await adminCall(a, 'GET', '/consumers/nobody'), 404, 'NOT_FOUND');
-      expectErrorBody(await adminCall(a, 'GET', '/nowhere'), 404, 'NOT_FOUND');
+      expectErrorBody(await adminCall(stack.a, 'GET', '/consumers/nobody'), 404, 'NOT_FOUND');
+      expectErrorBody(await adminCall(stack.a, 'GET', '/nowhere'), 404, 'NOT_FOUND');
     });
 
     it('serves its own OpenAPI document, apart from the public one', async () => {
-      const admin = (await call(`${a.adminUrl}/docs-json`)).body as {
+      const admin = (await call(`${stack.a.adminUrl}/docs-json`)).body as {
         info: { title: string };
         paths: Record<string, unknown>;
       };
@@ -113,61 +110,64 @@ describe('control plane: consumers and keys behind the admin API', () => {
       expect(Object.keys(admin.paths)).toEqual(
         expect.arrayContaining(['/consumers', '/consumers/{name}/keys/{keyId}/rotate', '/import', '/export']),
       );
-      const publicDoc = (await call(`${a.url}/docs-json`)).body as { paths: Record<string, unknown> };
+      const publicDoc = (await call(`${stack.a.url}/docs-json`)).body as { paths: Record<string, unknown> };
       expect(Object.keys(publicDoc.paths).some((path) => path.includes('consumers'))).toBe(false);
     });
 
     it('pages consumers in name order', async () => {
-      for (const name of ['page-a', 'page-b', 'page-c']) await mintKey(a, 'free', name);
-      const first = (await adminCall(a, 'GET', '/consumers?limit=2&after=page-')).body as {
+      for (const name of ['page-a', 'page-b', 'page-c']) await mintKey(stack.a, 'free', name);
+      const first = (await adminCall(stack.a, 'GET', '/consumers?limit=2&after=page-')).body as {
         items: Array<{ name: string }>;
         next: string;
       };
       expect(first.items.map((c) => c.name)).toEqual(['page-a', 'page-b']);
-      const second = (await adminCall(a, 'GET', `/consumers?limit=2&after=${first.next}`)).body as {
+      const second = (await adminCall(stack.a, 'GET', `/consumers?limit=2&after=${first.next}`)).body as {
         items: Array<{ name: string }>;
       };
       expect(second.items[0].name).toBe('page-c');
     });
 
     it('filters consumers by name prefix, literally ("_" is no wildcard), paged the same way (the console\'s search)', async () => {
-      for (const name of ['pfx_a', 'pfx_b', 'pfx_c', 'pfxXd']) await mintKey(a, 'free', name);
-      const first = (await adminCall(a, 'GET', '/consumers?prefix=pfx_&limit=2')).body as {
+      for (const name of ['pfx_a', 'pfx_b', 'pfx_c', 'pfxXd']) await mintKey(stack.a, 'free', name);
+      const first = (await adminCall(stack.a, 'GET', '/consumers?prefix=pfx_&limit=2')).body as {
         items: Array<{ name: string }>;
         next: string;
       };
       expect(first.items.map((c) => c.name)).toEqual(['pfx_a', 'pfx_b']);
-      const second = (await adminCall(a, 'GET', `/consumers?prefix=pfx_&limit=2&after=${first.next}`)).body as {
+      const second = (await adminCall(stack.a, 'GET', `/consumers?prefix=pfx_&limit=2&after=${first.next}`)).body as {
         items: Array<{ name: string }>;
         next: string | null;
       };
       expect(second).toEqual({ items: [expect.objectContaining({ name: 'pfx_c' })], next: null });
-      expectErrorBody(await adminCall(a, 'GET', '/consumers?prefix=%25'), 400, 'VALIDATION_FAILED');
+      expectErrorBody(await adminCall(stack.a, 'GET', '/consumers?prefix=%25'), 400, 'VALIDATION_FAILED');
     });
   });
 
   it('gives 100 working keys for 100 concurrent creations', async () => {
     const replies = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        adminCall(i % 2 ? a : b, 'POST', '/consumers', { plan: 'pro', name: `burst-${i}` }),
+        adminCall(i % 2 ? stack.a : stack.b, 'POST', '/consumers', { plan: 'pro', name: `burst-${i}` }),
       ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(100).fill(201));
     const keys = replies.map((r) => (r.body as { key: { key: string } }).key.key);
     expect(new Set(keys).size).toBe(100);
     const statuses = await Promise.all(
-      keys.map((key, i) => call(`${(i % 2 ? b : a).url}/v1/pets?limit=1`, withKey(key)).then((r) => r.status)),
+      keys.map((key, i) =>
+        call(`${(i % 2 ? stack.b : stack.a).url}/v1/pets?limit=1`, withKey(key)).then((r) => r.status),
+      ),
     );
     expect(statuses).toEqual(Array(100).fill(200));
   });
 
   it('has a revoked key refused by both instances within the documented 1 s (measured under 100 ms)', async () => {
-    const key = await mintKey(a, 'business', 'to-revoke');
-    for (const gateway of [a, b]) expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
-    expect((await adminCall(a, 'POST', '/consumers/to-revoke/revoke')).body).toHaveLength(1);
+    const key = await mintKey(stack.a, 'business', 'to-revoke');
+    for (const gateway of [stack.a, stack.b])
+      expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+    expect((await adminCall(stack.a, 'POST', '/consumers/to-revoke/revoke')).body).toHaveLength(1);
     // Idempotent: nothing left to revoke.
-    expect((await adminCall(a, 'POST', '/consumers/to-revoke/revoke')).body).toEqual([]);
-    for (const gateway of [a, b]) {
+    expect((await adminCall(stack.a, 'POST', '/consumers/to-revoke/revoke')).body).toEqual([]);
+    for (const gateway of [stack.a, stack.b]) {
       const { reply, afterMs } = await until(
         () => call(`${gateway.url}/v1/pets?limit=1`, withKey(key)),
         (r) => r.status === 401,
@@ -179,10 +179,11 @@ describe('control plane: consumers and keys behind the admin API', () => {
   });
 
   it('has a disabled consumer refused by both instances within the documented 1 s, and welcomed back when enabled', async () => {
-    const key = await mintKey(b, 'pro', 'to-disable');
-    for (const gateway of [a, b]) expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
-    expect((await adminCall(b, 'POST', '/consumers/to-disable/disable')).status).toBe(200);
-    for (const gateway of [a, b]) {
+    const key = await mintKey(stack.b, 'pro', 'to-disable');
+    for (const gateway of [stack.a, stack.b])
+      expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+    expect((await adminCall(stack.b, 'POST', '/consumers/to-disable/disable')).status).toBe(200);
+    for (const gateway of [stack.a, stack.b]) {
       const { reply } = await until(
         () => call(`${gateway.url}/v1/pets?limit=1`, withKey(key)),
         (r) => r.status === 401,
@@ -191,8 +192,8 @@ describe('control plane: consumers and keys behind the admin API', () => {
       // Told apart from a revoked key: its own code.
       expectErrorBody(reply, 401, 'CONSUMER_DISABLED');
     }
-    expect((await adminCall(b, 'POST', '/consumers/to-disable/enable')).status).toBe(200);
-    for (const gateway of [a, b]) {
+    expect((await adminCall(stack.b, 'POST', '/consumers/to-disable/enable')).status).toBe(200);
+    for (const gateway of [stack.a, stack.b]) {
       expect(
         (
           await until(
@@ -207,15 +208,16 @@ describe('control plane: consumers and keys behind the admin API', () => {
 
   it('has an expired key refused by both instances within the documented 1 s of its expiry, although cached', async () => {
     const expiresAt = new Date(Date.now() + 1_500);
-    const created = await adminCall(a, 'POST', '/consumers', {
+    const created = await adminCall(stack.a, 'POST', '/consumers', {
       plan: 'pro',
       name: 'short-lived',
       expiresAt: expiresAt.toISOString(),
     });
     const key = (created.body as { key: { key: string } }).key.key;
-    for (const gateway of [a, b]) expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+    for (const gateway of [stack.a, stack.b])
+      expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now())));
-    for (const gateway of [a, b]) {
+    for (const gateway of [stack.a, stack.b]) {
       const { reply, afterMs } = await until(
         () => call(`${gateway.url}/v1/pets?limit=1`, withKey(key)),
         (r) => r.status === 401,
@@ -228,11 +230,12 @@ describe('control plane: consumers and keys behind the admin API', () => {
   });
 
   it('rotates a key: both work during the overlap, only the new one after', async () => {
-    const old = await mintKey(a, 'pro', 'rotating');
-    for (const gateway of [a, b]) expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(old))).status).toBe(200);
-    const keyId = ((await adminCall(a, 'GET', '/consumers/rotating')).body as { keys: Array<{ id: string }> }).keys[0]
-      .id;
-    const rotated = await adminCall(a, 'POST', `/consumers/rotating/keys/${keyId}/rotate`, { overlapSeconds: 2 });
+    const old = await mintKey(stack.a, 'pro', 'rotating');
+    for (const gateway of [stack.a, stack.b])
+      expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(old))).status).toBe(200);
+    const keyId = ((await adminCall(stack.a, 'GET', '/consumers/rotating')).body as { keys: Array<{ id: string }> })
+      .keys[0].id;
+    const rotated = await adminCall(stack.a, 'POST', `/consumers/rotating/keys/${keyId}/rotate`, { overlapSeconds: 2 });
     expect(rotated.status).toBe(201);
     const { key: issued, previous } = rotated.body as {
       key: { key: string };
@@ -240,14 +243,14 @@ describe('control plane: consumers and keys behind the admin API', () => {
     };
     const key = issued.key;
     expect(previous.state).toBe('active');
-    for (const gateway of [a, b]) {
+    for (const gateway of [stack.a, stack.b]) {
       expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(old))).status).toBe(200);
       expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     }
     await new Promise((resolve) =>
       setTimeout(resolve, Math.max(0, new Date(previous.expiresAt).getTime() - Date.now())),
     );
-    for (const gateway of [a, b]) {
+    for (const gateway of [stack.a, stack.b]) {
       expect(
         (
           await until(
@@ -260,7 +263,7 @@ describe('control plane: consumers and keys behind the admin API', () => {
       expect((await call(`${gateway.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     }
     // Both keys count against the one consumer: usage reads the shared counters.
-    const usage = (await adminCall(b, 'GET', '/consumers/rotating/usage')).body as {
+    const usage = (await adminCall(stack.b, 'GET', '/consumers/rotating/usage')).body as {
       windows: Array<{ name: string; used: number; limit: number; remaining: number }>;
       banned: boolean;
     };
@@ -271,10 +274,11 @@ describe('control plane: consumers and keys behind the admin API', () => {
   });
 
   it('reports usage without counting it', async () => {
-    const key = await mintKey(a, 'enterprise', 'measured', { perMinute: 5, perDay: 100 });
-    for (let i = 0; i < 3; i += 1) expect((await call(`${a.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+    const key = await mintKey(stack.a, 'enterprise', 'measured', { perMinute: 5, perDay: 100 });
+    for (let i = 0; i < 3; i += 1)
+      expect((await call(`${stack.a.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
     for (let i = 0; i < 3; i += 1) {
-      const usage = (await adminCall(a, 'GET', '/consumers/measured/usage')).body as {
+      const usage = (await adminCall(stack.a, 'GET', '/consumers/measured/usage')).body as {
         windows: Array<{ name: string; used: number; remaining: number; resetSeconds: number }>;
       };
       expect(usage.windows.map((w) => [w.name, w.used, w.remaining])).toEqual([
@@ -314,11 +318,11 @@ describe('control plane: consumers and keys behind the admin API', () => {
         },
       ],
     };
-    expect((await adminCall(a, 'POST', '/import', file)).body).toEqual({ created: 3, updated: 0, unchanged: 0 });
-    expect((await adminCall(a, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 3 });
-    expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+    expect((await adminCall(stack.a, 'POST', '/import', file)).body).toEqual({ created: 3, updated: 0, unchanged: 0 });
+    expect((await adminCall(stack.a, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 3 });
+    expect((await call(`${stack.b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
 
-    const exported = (await adminCall(a, 'GET', '/export?after=from-file&limit=1')).body as {
+    const exported = (await adminCall(stack.a, 'GET', '/export?after=from-file&limit=1')).body as {
       consumers: Array<Record<string, unknown>>;
     };
     expect(exported.consumers[0]).toMatchObject({
@@ -326,32 +330,32 @@ describe('control plane: consumers and keys behind the admin API', () => {
       plan: 'enterprise',
       limits: { perMinute: 9, perDay: 99 },
     });
-    const all = await adminCall(a, 'GET', '/export?limit=1000');
+    const all = await adminCall(stack.a, 'GET', '/export?limit=1000');
     expect(all.text).not.toContain(key);
     // A hash held by another consumer is refused, and the batch with it.
     const stolen = { consumers: [{ ...file.consumers[0], name: 'thief' }] };
-    expectErrorBody(await adminCall(a, 'POST', '/import', stolen), 409, 'KEY_OF_ANOTHER_CONSUMER');
-    expectErrorBody(await adminCall(a, 'GET', '/consumers/thief'), 404, 'NOT_FOUND');
+    expectErrorBody(await adminCall(stack.a, 'POST', '/import', stolen), 409, 'KEY_OF_ANOTHER_CONSUMER');
+    expectErrorBody(await adminCall(stack.a, 'GET', '/consumers/thief'), 404, 'NOT_FOUND');
   });
 
   describe('keys CLI (a client of the admin API)', () => {
     const cli = async (...args: string[]) => {
       const { stdout } = await run(process.execPath, [KEYS_CLI, ...args], {
-        env: { ...process.env, ADMIN_URL: a.adminUrl, ADMIN_TOKEN: a.adminToken },
+        env: { ...process.env, ADMIN_URL: stack.a.adminUrl, ADMIN_TOKEN: stack.a.adminToken },
       });
       return stdout.trim().split('\n');
     };
 
     it("keeps today's commands and output: create prints the key last, list, revoke NAME", async () => {
       const key = (await cli('create', '--plan', 'pro', '--name', 'cli-acme')).at(-1)!;
-      expect((await call(`${b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+      expect((await call(`${stack.b.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
       const listed = (await cli('list')).join('\n');
       expect(listed).toContain('cli-acme\tpro\t300/min 10000/day\tpetk_');
       expect(listed).not.toMatch(/[0-9a-f]{64}/);
       expect((await cli('revoke', 'cli-acme'))[0]).toContain('Revoked 1 key(s) of "cli-acme"');
       expect(
         await until(
-          () => call(`${b.url}/v1/pets?limit=1`, withKey(key)),
+          () => call(`${stack.b.url}/v1/pets?limit=1`, withKey(key)),
           (r) => r.status === 401,
           1_000,
         ).then((r) => r.reply.status),
@@ -371,7 +375,8 @@ describe('control plane: consumers and keys behind the admin API', () => {
       const old = (await cli('create', '--plan', 'free', '--name', 'cli-rot')).at(-1)!;
       const fresh = (await cli('rotate', 'cli-rot', '--overlap', '60')).at(-1)!;
       expect(fresh).not.toBe(old);
-      for (const key of [old, fresh]) expect((await call(`${a.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
+      for (const key of [old, fresh])
+        expect((await call(`${stack.a.url}/v1/pets?limit=1`, withKey(key))).status).toBe(200);
       expect((await cli('usage', 'cli-rot'))[0]).toMatch(/^minute\t2\/60 used\t58 remaining/);
       const dir = mkdtempSync(join(tmpdir(), 'keys-cli-'));
       await cli('export', join(dir, 'consumers.json'));
@@ -392,14 +397,14 @@ describe('control plane: consumers and keys behind the admin API', () => {
       );
     const keysOf = async (name: string) =>
       (
-        (await adminCall(a, 'GET', `/consumers/${name}`)).body as {
+        (await adminCall(stack.a, 'GET', `/consumers/${name}`)).body as {
           keys: Array<{ id: string; state: string; expiresAt: string | null }>;
         }
       ).keys;
-    const works = (key: string) => call(`${b.url}/v1/pets?limit=1`, withKey(key)).then((r) => r.status);
+    const works = (key: string) => call(`${stack.b.url}/v1/pets?limit=1`, withKey(key)).then((r) => r.status);
     const refusedWithin = (key: string) =>
       until(
-        () => call(`${b.url}/v1/pets?limit=1`, withKey(key)),
+        () => call(`${stack.b.url}/v1/pets?limit=1`, withKey(key)),
         (r) => r.status === 401,
         1_000,
       ).then((r) => r.reply.status);
@@ -450,7 +455,7 @@ describe('control plane: consumers and keys behind the admin API', () => {
       expect((await cli('enable', 'cli-off'))[0]).toContain('Enabled "cli-off"');
       expect(
         await until(
-          () => call(`${b.url}/v1/pets?limit=1`, withKey(key)),
+          () => call(`${stack.b.url}/v1/pets?limit=1`, withKey(key)),
           (r) => r.status === 200,
           1_000,
         ).then((r) => r.reply.status),
@@ -481,7 +486,7 @@ describe('control plane: consumers and keys behind the admin API', () => {
       // Without --rpm/--rpd a plan's own limits apply again (the agreed ones are cleared).
       await cli('plan', 'cli-plan', 'pro');
       expect(await line()).toMatch(/^cli-plan\tpro\t300\/min 10000\/day\t/);
-      expect(((await adminCall(a, 'GET', '/consumers/cli-plan')).body as { limits: unknown }).limits).toBeNull();
+      expect(((await adminCall(stack.a, 'GET', '/consumers/cli-plan')).body as { limits: unknown }).limits).toBeNull();
       await cli('plan', 'cli-plan', 'pro', '--rpm', '7', '--rpd', '70');
       expect(await line()).toMatch(/^cli-plan\tpro\t7\/min 70\/day\t/);
     });
@@ -498,8 +503,8 @@ describe('control plane: consumers and keys behind the admin API', () => {
   it('does not turn a flood of random well-formed keys into a flood of queries', async () => {
     // No grace before strikes (BAN_GRACE_MS 0): the address is banned after BAN_THRESHOLD + 1 refusals past its limit.
     const flooded = await startGateway({
-      petsUrl: pets.url,
-      database,
+      petsUrl: stack.pets.url,
+      database: stack.database,
       env: {
         ANON_RATE_LIMIT_PER_MINUTE: '5',
         BAN_THRESHOLD: '3',

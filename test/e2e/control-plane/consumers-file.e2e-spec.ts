@@ -1,7 +1,7 @@
 import { generateApiKey, hashApiKey, keyHint } from '../../../apps/gateway/src/consumers/api-key';
-import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, GatewayUnderTest, mintKey } from '../../support/gateway';
 import { call, expectErrorBody } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 const pass = (gateway: GatewayUnderTest, key: string) =>
   call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
@@ -21,19 +21,9 @@ interface ConsumerView {
  * disabled or keyless ones included. Two gateways, each with a consumers database of its own.
  */
 describe('consumers file (import / export)', () => {
-  let pets: RunningPets;
-  let source: GatewayUnderTest;
-  let target: GatewayUnderTest;
-
-  beforeAll(async () => {
-    pets = await startPetsService();
-    source = await startGateway({ petsUrl: pets.url, env: { DEMO_KEY: 'false' } });
-    target = await startGateway({ petsUrl: pets.url, env: { DEMO_KEY: 'false' } });
-  });
-  afterAll(async () => {
-    await source?.close();
-    await target?.close();
-    await pets?.close();
+  const stack = withStack({
+    pets: {},
+    gateways: { source: { env: { DEMO_KEY: 'false' } }, target: { env: { DEMO_KEY: 'false' } } },
   });
 
   const get = async (gateway: GatewayUnderTest, name: string) =>
@@ -42,16 +32,20 @@ describe('consumers file (import / export)', () => {
   it('imports the minimal form: name, plan and a key hash', async () => {
     const key = generateApiKey();
     const file = { consumers: [{ name: 'minimal', plan: 'pro', keyHash: hashApiKey(key) }] };
-    const reply = await adminCall(source, 'POST', '/import', file);
+    const reply = await adminCall(stack.source, 'POST', '/import', file);
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
-    expect(await pass(source, key)).toBe(200);
-    const consumer = await get(source, 'minimal');
+    expect(await pass(stack.source, key)).toBe(200);
+    const consumer = await get(stack.source, 'minimal');
     expect(consumer.keys).toHaveLength(1);
     // Without a hint (only the hash is known), one is made of the hash; created: now.
     expect(consumer.keys[0].hint).toBe(`sha256:${hashApiKey(key).slice(0, 8)}`);
     expect(Math.abs(Date.parse(consumer.keys[0].createdAt) - Date.now())).toBeLessThan(60_000);
-    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 1 });
+    expect((await adminCall(stack.source, 'POST', '/import', file)).body).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 1,
+    });
   });
 
   it('imports keys as a list without the top-level key fields, and a consumer without any key', async () => {
@@ -75,10 +69,14 @@ describe('consumers file (import / export)', () => {
         { name: 'keyless', plan: 'free' },
       ],
     };
-    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 2, updated: 0, unchanged: 0 });
-    expect(await pass(source, first)).toBe(200);
-    expect(await pass(source, second)).toBe(200);
-    const listed = await get(source, 'listed');
+    expect((await adminCall(stack.source, 'POST', '/import', file)).body).toEqual({
+      created: 2,
+      updated: 0,
+      unchanged: 0,
+    });
+    expect(await pass(stack.source, first)).toBe(200);
+    expect(await pass(stack.source, second)).toBe(200);
+    const listed = await get(stack.source, 'listed');
     expect(listed.keys.map((k) => k.hint).sort()).toEqual(
       [keyHint(second), `sha256:${hashApiKey(first).slice(0, 8)}`].sort(),
     );
@@ -86,8 +84,12 @@ describe('consumers file (import / export)', () => {
       createdAt: '2026-01-01T00:00:00.000Z',
       expiresAt: '2099-01-01T00:00:00.000Z',
     });
-    expect((await get(source, 'keyless')).keys).toEqual([]);
-    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 0, updated: 0, unchanged: 2 });
+    expect((await get(stack.source, 'keyless')).keys).toEqual([]);
+    expect((await adminCall(stack.source, 'POST', '/import', file)).body).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 2,
+    });
   });
 
   it('still imports the full form (top-level key fields, with or without a keys list)', async () => {
@@ -111,10 +113,14 @@ describe('consumers file (import / export)', () => {
         },
       ],
     };
-    expect((await adminCall(source, 'POST', '/import', file)).body).toEqual({ created: 2, updated: 0, unchanged: 0 });
-    expect(await pass(source, one)).toBe(200);
-    expect(await pass(source, two)).toBe(200);
-    expect((await get(source, 'full-single')).createdAt).toBe('2026-01-01T00:00:00.000Z');
+    expect((await adminCall(stack.source, 'POST', '/import', file)).body).toEqual({
+      created: 2,
+      updated: 0,
+      unchanged: 0,
+    });
+    expect(await pass(stack.source, one)).toBe(200);
+    expect(await pass(stack.source, two)).toBe(200);
+    expect((await get(stack.source, 'full-single')).createdAt).toBe('2026-01-01T00:00:00.000Z');
   });
 
   it('takes the same new file imported five times at once: every import answers 200, each consumer is made once', async () => {
@@ -127,10 +133,12 @@ describe('consumers file (import / export)', () => {
         keyHint: `petk_t${i}`,
       })),
     };
-    const replies = await Promise.all(Array.from({ length: 5 }, () => adminCall(source, 'POST', '/import', file)));
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => adminCall(stack.source, 'POST', '/import', file)),
+    );
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(replies.reduce((sum, r) => sum + (r.body as { created: number }).created, 0)).toBe(3);
-    for (let i = 0; i < 3; i += 1) expect((await get(source, `together-${i}`)).keys).toHaveLength(1);
+    for (let i = 0; i < 3; i += 1) expect((await get(stack.source, `together-${i}`)).keys).toHaveLength(1);
   });
 
   it.each([
@@ -139,49 +147,52 @@ describe('consumers file (import / export)', () => {
     ['a consumer without a plan', { name: 'bad' }, 'plan'],
     ['a consumer without a name', { plan: 'free' }, 'name'],
   ])('refuses %s with 400', async (_case, consumer, field) => {
-    const reply = await adminCall(source, 'POST', '/import', { consumers: [consumer] });
+    const reply = await adminCall(stack.source, 'POST', '/import', { consumers: [consumer] });
     expectErrorBody(reply, 400, 'VALIDATION_FAILED');
     expect((reply.body as { message: string }).message).toContain(field);
   });
 
   it('round-trips every consumer through export and import: disabled, keyless, revoked and rotated keys included', async () => {
-    const disabledKey = await mintKey(source, 'pro', 'was-disabled');
-    expect((await adminCall(source, 'POST', '/consumers/was-disabled/disable')).status).toBe(200);
-    const revokedKey = await mintKey(source, 'free', 'was-revoked');
-    expect((await adminCall(source, 'POST', '/consumers/was-revoked/revoke')).status).toBe(200);
-    await mintKey(source, 'business', 'was-rotated');
-    const [{ id }] = (await get(source, 'was-rotated')).keys as unknown as Array<{ id: string }>;
+    const disabledKey = await mintKey(stack.source, 'pro', 'was-disabled');
+    expect((await adminCall(stack.source, 'POST', '/consumers/was-disabled/disable')).status).toBe(200);
+    const revokedKey = await mintKey(stack.source, 'free', 'was-revoked');
+    expect((await adminCall(stack.source, 'POST', '/consumers/was-revoked/revoke')).status).toBe(200);
+    await mintKey(stack.source, 'business', 'was-rotated');
+    const [{ id }] = (await get(stack.source, 'was-rotated')).keys as unknown as Array<{ id: string }>;
     expect(
-      (await adminCall(source, 'POST', `/consumers/was-rotated/keys/${id}/rotate`, { overlapSeconds: 600 })).status,
+      (await adminCall(stack.source, 'POST', `/consumers/was-rotated/keys/${id}/rotate`, { overlapSeconds: 600 }))
+        .status,
     ).toBe(201);
 
-    const exported = (await adminCall(source, 'GET', '/export?limit=1000')).body as {
+    const exported = (await adminCall(stack.source, 'GET', '/export?limit=1000')).body as {
       consumers: Array<Record<string, unknown>>;
       next: string | null;
     };
     expect(exported.next).toBeNull();
     expect(exported.consumers.find((c) => c.name === 'was-disabled')).toMatchObject({ disabledAt: expect.any(String) });
-    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
+    expect((await adminCall(stack.target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
       created: exported.consumers.length,
     });
 
     // The target now holds the same consumers: the same export, state for state.
-    const again = (await adminCall(target, 'GET', '/export?limit=1000')).body as { consumers: unknown[] };
+    const again = (await adminCall(stack.target, 'GET', '/export?limit=1000')).body as { consumers: unknown[] };
     expect(again.consumers).toEqual(exported.consumers);
-    expect((await get(target, 'was-disabled')).disabledAt).toBe((await get(source, 'was-disabled')).disabledAt);
-    expect((await get(target, 'keyless')).keys).toEqual([]);
+    expect((await get(stack.target, 'was-disabled')).disabledAt).toBe(
+      (await get(stack.source, 'was-disabled')).disabledAt,
+    );
+    expect((await get(stack.target, 'keyless')).keys).toEqual([]);
     expectErrorBody(
-      await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }),
+      await call(`${stack.target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${disabledKey}` } }),
       401,
       'CONSUMER_DISABLED',
     );
     expectErrorBody(
-      await call(`${target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${revokedKey}` } }),
+      await call(`${stack.target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${revokedKey}` } }),
       401,
       'UNAUTHORIZED',
     );
     // Importing the export again changes nothing; it never enables a consumer disabled since (nor revives a key).
-    expect((await adminCall(target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
+    expect((await adminCall(stack.target, 'POST', '/import', { consumers: exported.consumers })).body).toMatchObject({
       created: 0,
       updated: 0,
     });

@@ -1,13 +1,7 @@
-import {
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  mintKey,
-  startGateway,
-} from '../../support/gateway';
+import { GatewayUnderTest, mintKey } from '../../support/gateway';
 import { call } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { openSocket, RawReply, readReply } from '../../support/raw-http';
+import { withStack } from '../../support/with-stack';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -18,21 +12,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * without anything reaching the pets service.
  */
 describe('request bodies under a burst at two gateway instances', () => {
-  let pets: RunningPets;
-  let database: GatewayTestDatabase;
-  const gateways: GatewayUnderTest[] = [];
+  const stack = withStack({ pets: {}, database: true, gateways: { a: {}, b: {} } });
+
   let key: string;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ petsUrl: pets.url, database }));
-    key = await mintKey(gateways[0], 'enterprise', 'body-burst', { perMinute: 1_000_000, perDay: 100_000_000 });
-  });
-  afterAll(async () => {
-    for (const gateway of gateways) await gateway.close();
-    await database?.drop();
-    await pets?.close();
+    key = await mintKey(stack.a, 'enterprise', 'body-burst', { perMinute: 1_000_000, perDay: 100_000_000 });
   });
 
   /** Sends `body` to `gateway` over a raw connection, chunked in `pieces` writes a few ms apart, or with a Content-Length. */
@@ -68,8 +53,8 @@ describe('request bodies under a burst at two gateway instances', () => {
     const oversized = Buffer.from(JSON.stringify({ name: 'Too big é', categoryId: 1, padding: 'x'.repeat(17 * 1024) }));
 
     const replies = await Promise.all([
-      ...sent.map((pet, i) => post(gateways[i % 2], Buffer.from(JSON.stringify(pet)), i % 4 < 2)),
-      ...Array.from({ length: 10 }, (_, i) => post(gateways[i % 2], oversized, true)),
+      ...sent.map((pet, i) => post(i % 2 ? stack.b : stack.a, Buffer.from(JSON.stringify(pet)), i % 4 < 2)),
+      ...Array.from({ length: 10 }, (_, i) => post(i % 2 ? stack.b : stack.a, oversized, true)),
     ]);
 
     const created = replies.slice(0, 200);
@@ -82,11 +67,11 @@ describe('request bodies under a burst at two gateway instances', () => {
 
     // What the pets service holds: each sent animal once, with the name as sent; nothing of the oversized bodies.
     const stored: Array<{ name: string; categoryId: number }> = [];
-    for (let url: string | undefined = `${pets.url}/pets?limit=100`; url;) {
+    for (let url: string | undefined = `${stack.pets.url}/pets?limit=100`; url;) {
       const page = await call(url);
       stored.push(...(page.body as Array<{ name: string; categoryId: number }>));
       const next = /<([^>]+)>;\s*rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
-      url = next ? new URL(next, pets.url).toString() : undefined;
+      url = next ? new URL(next, stack.pets.url).toString() : undefined;
     }
     const ours = stored
       .filter((pet) => pet.name.startsWith(`Burst ${run} `))

@@ -1,17 +1,11 @@
 import { request as httpRequest } from 'node:http';
 import { PAGE_CURSOR } from '@app/contract';
 import { DataSource } from 'typeorm';
-import {
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  mintKey,
-  startGateway,
-} from '../../support/gateway';
+import { mintKey } from '../../support/gateway';
 import { call, expectErrorBody, received, Reply } from '../../support/http';
 import { checkReceived, OpenApiContract } from '../../support/openapi-contract';
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { rawRequest } from '../../support/raw-http';
+import { withStack } from '../../support/with-stack';
 
 const SEEDED = 40;
 
@@ -45,44 +39,33 @@ function rawGet(
  * relative without one, never the request's Host or X-Forwarded-Host), and following it works.
  */
 describe('gateway: paging GET /v1/pets', () => {
-  let pets: RunningPets;
-  let direct: GatewayUnderTest;
-  let behindBalancer: GatewayUnderTest;
-  let withOrigin: GatewayUnderTest;
-  let key: string;
-  let database: GatewayTestDatabase;
-  const auth = () => ({ authorization: `Bearer ${key}` });
   const ORIGIN = 'https://api.petstore.example.com';
+  // evil.example is an allowed host here: the Host that reaches the app must still never make a link.
+  const hosts = { ALLOWED_HOSTS: 'evil.example' };
+  const stack = withStack({
+    pets: {},
+    database: true,
+    gateways: {
+      direct: { env: hosts },
+      behindBalancer: { env: { ...hosts, TRUST_PROXY: 'loopback' } },
+      withOrigin: { env: { ...hosts, TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN } },
+    },
+  });
+
+  let key: string;
+  const auth = () => ({ authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    await pets.app.get(DataSource).query(
+    await stack.pets.app.get(DataSource).query(
       `INSERT INTO pets (name, category_id, status)
        SELECT 'Pet ' || i, 1, (ARRAY['available','pending','sold'])[1 + i % 3]::pet_status FROM generate_series(1, ${SEEDED}) AS i`,
     );
-    database = await createGatewayTestDatabase();
-    // evil.example is an allowed host here: the Host that reaches the app must still never make a link.
-    const hosts = { ALLOWED_HOSTS: 'evil.example' };
-    direct = await startGateway({ petsUrl: pets.url, database, env: hosts });
-    behindBalancer = await startGateway({ petsUrl: pets.url, database, env: { ...hosts, TRUST_PROXY: 'loopback' } });
-    withOrigin = await startGateway({
-      petsUrl: pets.url,
-      database,
-      env: { ...hosts, TRUST_PROXY: 'loopback', PUBLIC_ORIGIN: ORIGIN },
-    });
-    key = await mintKey(direct, 'business', 'paging');
-  });
-  afterAll(async () => {
-    await direct?.close();
-    await behindBalancer?.close();
-    await withOrigin?.close();
-    await database?.drop();
-    await pets?.close();
+    key = await mintKey(stack.direct, 'business', 'paging');
   });
 
   it('links the next page relatively under /v1 by default, and reads every animal by following it', async () => {
     const ids: number[] = [];
-    let next: string | undefined = `${direct.url}/v1/pets?limit=7&status=sold`;
+    let next: string | undefined = `${stack.direct.url}/v1/pets?limit=7&status=sold`;
     let pages = 0;
     let last: Reply | undefined;
     while (next) {
@@ -95,7 +78,7 @@ describe('gateway: paging GET /v1/pets', () => {
       next = link === undefined ? undefined : new URL(link, next).toString();
       pages += 1;
     }
-    const sold = (await call(`${pets.url}/pets?status=sold&limit=100`)).body as Array<{ id: number }>;
+    const sold = (await call(`${stack.pets.url}/pets?status=sold&limit=100`)).body as Array<{ id: number }>;
     expect(ids).toEqual(sold.map((pet) => pet.id));
     expect(pages).toBe(Math.ceil(sold.length / 7));
     expect(last!.headers.get('link')).toBeNull();
@@ -103,7 +86,7 @@ describe('gateway: paging GET /v1/pets', () => {
 
   it('never builds the link from Host or X-Forwarded-Host, even from a trusted balancer', async () => {
     const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
-    for (const gateway of [direct, behindBalancer]) {
+    for (const gateway of [stack.direct, stack.behindBalancer]) {
       const reply = await rawGet(gateway.url, '/v1/pets?limit=5', { ...auth(), ...forged });
       expect(reply.status).toBe(200);
       expect(nextLink(reply.link)).toMatch(/^\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/);
@@ -116,7 +99,7 @@ describe('gateway: paging GET /v1/pets', () => {
       { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' },
     ];
     for (const headers of forged) {
-      const reply = await rawGet(withOrigin.url, '/v1/pets?limit=5&status=sold', { ...auth(), ...headers });
+      const reply = await rawGet(stack.withOrigin.url, '/v1/pets?limit=5&status=sold', { ...auth(), ...headers });
       expect(reply.status).toBe(200);
       expect(nextLink(reply.link)).toMatch(
         /^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&status=sold&after=[A-Za-z0-9_-]+$/,
@@ -126,8 +109,8 @@ describe('gateway: paging GET /v1/pets', () => {
 
   it('keeps the link of a request line in absolute form (GET http://host/v1/pets HTTP/1.1)', async () => {
     for (const [gateway, expected] of [
-      [direct, /^\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/],
-      [withOrigin, /^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/],
+      [stack.direct, /^\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/],
+      [stack.withOrigin, /^https:\/\/api\.petstore\.example\.com\/v1\/pets\?limit=5&after=[A-Za-z0-9_-]+$/],
     ] as const) {
       const reply = await rawRequest(
         gateway.url,
@@ -139,19 +122,19 @@ describe('gateway: paging GET /v1/pets', () => {
   });
 
   it("passes the pets service's 400 for a bad cursor through, with the Error body", async () => {
-    const first = await call(`${direct.url}/v1/pets?limit=2&status=pending`, { headers: auth() });
-    const after = new URL(nextLink(first.headers.get('link'))!, direct.url).searchParams.get('after')!;
-    const foreign = await call(`${direct.url}/v1/pets?limit=2&status=sold&after=${after}`, { headers: auth() });
+    const first = await call(`${stack.direct.url}/v1/pets?limit=2&status=pending`, { headers: auth() });
+    const after = new URL(nextLink(first.headers.get('link'))!, stack.direct.url).searchParams.get('after')!;
+    const foreign = await call(`${stack.direct.url}/v1/pets?limit=2&status=sold&after=${after}`, { headers: auth() });
     expectErrorBody(foreign, 400, 'VALIDATION_FAILED');
-    const truncated = await call(`${direct.url}/v1/pets?limit=2&status=pending&after=${after.slice(0, -1)}`, {
+    const truncated = await call(`${stack.direct.url}/v1/pets?limit=2&status=pending&after=${after.slice(0, -1)}`, {
       headers: auth(),
     });
     expectErrorBody(truncated, 400, 'VALIDATION_FAILED');
-    expectErrorBody(await call(`${direct.url}/v1/pets?after=`, { headers: auth() }), 400, 'VALIDATION_FAILED');
+    expectErrorBody(await call(`${stack.direct.url}/v1/pets?after=`, { headers: auth() }), 400, 'VALIDATION_FAILED');
   });
 
   it("leaves the deprecated getPet's successor link as it is", async () => {
-    const reply = await call(`${direct.url}/v1/pets/1`, { headers: auth() });
+    const reply = await call(`${stack.direct.url}/v1/pets/1`, { headers: auth() });
     expect(reply.status).toBe(200);
     expect(reply.headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
   });
@@ -162,7 +145,7 @@ describe('gateway: paging GET /v1/pets', () => {
       parameters: Array<{ name: string }>;
       responses: Record<string, { headers: Record<string, unknown> }>;
     };
-    const doc = (await (await fetch(`${direct.url}/docs-json`)).json()) as {
+    const doc = (await (await fetch(`${stack.direct.url}/docs-json`)).json()) as {
       paths: Record<string, Record<string, Op>>;
     };
     const list = doc.paths['/pets'].get;
@@ -176,7 +159,7 @@ describe('gateway: paging GET /v1/pets', () => {
   });
 
   it('answered every /v1 request as the OpenAPI document says (Link included)', async () => {
-    const contract = await OpenApiContract.fetch(direct.url);
+    const contract = await OpenApiContract.fetch(stack.direct.url);
     expect(checkReceived(contract, received)).toBeGreaterThan(5);
   });
 });

@@ -1,39 +1,25 @@
-import {
-  createGatewayTestDatabase,
-  GatewayTestDatabase,
-  GatewayUnderTest,
-  mintKey,
-  startGateway,
-} from '../../support/gateway';
+import { mintKey } from '../../support/gateway';
 import { call } from '../../support/http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
+import { withStack } from '../../support/with-stack';
 
 /** helmet's headers on both apps; CORS only for the configured origins. */
 describe('security headers and CORS', () => {
-  let pets: RunningPets;
-  let closed: GatewayUnderTest;
-  let open: GatewayUnderTest;
+  const stack = withStack({
+    pets: {},
+    database: true,
+    gateways: { closed: {}, open: { env: { CORS_ORIGINS: 'https://app.example.org' } } },
+  });
+
   let key: string;
-  let database: GatewayTestDatabase;
 
   beforeAll(async () => {
-    pets = await startPetsService();
-    database = await createGatewayTestDatabase();
-    closed = await startGateway({ petsUrl: pets.url, database });
-    open = await startGateway({ petsUrl: pets.url, database, env: { CORS_ORIGINS: 'https://app.example.org' } });
-    key = await mintKey(closed, 'pro');
-  });
-  afterAll(async () => {
-    await closed?.close();
-    await open?.close();
-    await database?.drop();
-    await pets?.close();
+    key = await mintKey(stack.closed, 'pro');
   });
 
   it.each([
-    ['gateway API', () => `${closed.url}/v1/pets`],
-    ['gateway docs', () => `${closed.url}/docs`],
-    ['pets service', () => `${pets.url}/pets`],
+    ['gateway API', () => `${stack.closed.url}/v1/pets`],
+    ['gateway docs', () => `${stack.closed.url}/docs`],
+    ['pets service', () => `${stack.pets.url}/pets`],
   ])('sends helmet headers on the %s', async (_name, url) => {
     const reply = await call(url(), { headers: { authorization: `Bearer ${key}` } });
     expect(reply.headers.get('x-content-type-options')).toBe('nosniff');
@@ -43,14 +29,14 @@ describe('security headers and CORS', () => {
   });
 
   it('keeps CORS off unless origins are configured', async () => {
-    const reply = await call(`${closed.url}/v1/pets`, {
+    const reply = await call(`${stack.closed.url}/v1/pets`, {
       headers: { authorization: `Bearer ${key}`, origin: 'https://app.example.org' },
     });
     expect(reply.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('allows the configured origin, exposing the rate-limit headers, and no other', async () => {
-    const preflight = await call(`${open.url}/v1/pets`, {
+    const preflight = await call(`${stack.open.url}/v1/pets`, {
       method: 'OPTIONS',
       headers: {
         origin: 'https://app.example.org',
@@ -60,11 +46,11 @@ describe('security headers and CORS', () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.org');
-    const reply = await call(`${open.url}/v1/pets`, {
+    const reply = await call(`${stack.open.url}/v1/pets`, {
       headers: { authorization: `Bearer ${key}`, origin: 'https://app.example.org' },
     });
     expect(reply.headers.get('access-control-expose-headers')).toContain('X-RateLimit-Remaining');
-    const other = await call(`${open.url}/v1/pets`, {
+    const other = await call(`${stack.open.url}/v1/pets`, {
       headers: { authorization: `Bearer ${key}`, origin: 'https://evil.example.net' },
     });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();

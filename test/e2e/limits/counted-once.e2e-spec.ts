@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { UsageService } from '../../../apps/gateway/src/usage/usage.service';
-import { startTwoInstances, TwoInstances } from '../../support/fleet';
-import { adminCall, GatewayUnderTest, mintKey, startGateway } from '../../support/gateway';
+import { adminCall, GatewayUnderTest, mintKey } from '../../support/gateway';
 import { call, expectErrorBody } from '../../support/http';
 import { rawRequest } from '../../support/raw-http';
-import { RunningPets, startPetsService } from '../../support/pets-service';
 import { runIf } from '../../support/skip';
+import { withStack } from '../../support/with-stack';
 
 const ALLOWED_ORIGIN = 'https://app.example';
 const OTHER_ORIGIN = 'https://elsewhere.example';
@@ -247,25 +246,15 @@ async function recorded(gateways: GatewayUnderTest[], consumer: string): Promise
 }
 
 describe('every /v1 request counted exactly once (one pipeline, whatever way it enters)', () => {
-  let pets: RunningPets;
-  let gateway: GatewayUnderTest;
-
-  beforeAll(async () => {
-    pets = await startPetsService();
-    gateway = await startGateway({ petsUrl: pets.url, env: CORS_ENV });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await pets?.close();
-  });
+  const stack = withStack({ pets: {}, gateway: { env: CORS_ENV } });
 
   it.each(SHAPES.map((shape) => [shape.name, shape] as const))('%s', async (_name, shape) => {
     const consumer = `once-${randomBytes(4).toString('hex')}`;
-    const key = await mintKey(gateway, 'free', consumer);
-    const before = { window: await used(gateway, consumer), history: await recorded([gateway], consumer) };
-    const reply = await shape.send(gateway.url, key);
+    const key = await mintKey(stack.gateway, 'free', consumer);
+    const before = { window: await used(stack.gateway, consumer), history: await recorded([stack.gateway], consumer) };
+    const reply = await shape.send(stack.gateway.url, key);
     expect(reply.status).toBe(shape.status);
-    const after = { window: await used(gateway, consumer), history: await recorded([gateway], consumer) };
+    const after = { window: await used(stack.gateway, consumer), history: await recorded([stack.gateway], consumer) };
     expect({ window: after.window - before.window, history: after.history - before.history }).toEqual({
       window: shape.counted,
       history: shape.counted,
@@ -278,7 +267,7 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
 
   it('a preflight is answered with the CORS headers for an allowed origin, and none for another', async () => {
     const preflight = (origin: string) =>
-      call(`${gateway.url}/v1/pets`, {
+      call(`${stack.gateway.url}/v1/pets`, {
         method: 'OPTIONS',
         headers: {
           origin,
@@ -297,10 +286,10 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
   });
 
   it('a preflight does not count against the address either (no key: the anonymous limit)', async () => {
-    const anonymous = () => call(`${gateway.url}/v1/pets`, { headers: { origin: ALLOWED_ORIGIN } });
+    const anonymous = () => call(`${stack.gateway.url}/v1/pets`, { headers: { origin: ALLOWED_ORIGIN } });
     const before = Number((await anonymous()).headers.get('x-ratelimit-remaining'));
     for (let i = 0; i < 5; i += 1) {
-      const reply = await call(`${gateway.url}/v1/pets`, {
+      const reply = await call(`${stack.gateway.url}/v1/pets`, {
         method: 'OPTIONS',
         headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'GET' },
       });
@@ -311,11 +300,13 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
   });
 
   it('a browser-shaped answer exposes the rate-limit headers to the allowed origin, also on refusals', async () => {
-    const key = await mintKey(gateway, 'free');
-    const ok = await call(`${gateway.url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } });
+    const key = await mintKey(stack.gateway, 'free');
+    const ok = await call(`${stack.gateway.url}/v1/pets?limit=1`, {
+      headers: { ...bearer(key), origin: ALLOWED_ORIGIN },
+    });
     expect(ok.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
     expect(ok.headers.get('access-control-expose-headers')).toMatch(/X-RateLimit-Remaining/);
-    const refused = await call(`${gateway.url}/v1/pets?limit=1`, {
+    const refused = await call(`${stack.gateway.url}/v1/pets?limit=1`, {
       headers: { authorization: 'Bearer nope', origin: ALLOWED_ORIGIN },
     });
     expectErrorBody(refused, 401, 'UNAUTHORIZED');
@@ -323,11 +314,12 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
   });
 
   it('a Free key sending Origin gets exactly 60 of 80, one after another', async () => {
-    const key = await mintKey(gateway, 'free');
+    const key = await mintKey(stack.gateway, 'free');
     const statuses: number[] = [];
     for (let i = 0; i < 80; i += 1) {
       statuses.push(
-        (await call(`${gateway.url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } })).status,
+        (await call(`${stack.gateway.url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } }))
+          .status,
       );
     }
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
@@ -341,19 +333,17 @@ describe('every /v1 request counted exactly once (one pipeline, whatever way it 
  */
 const ifRedis = runIf(process.env.REDIS_URL, 'REDIS_URL (a Redis server)');
 ifRedis.describe('counted once through two instances sharing Redis', () => {
-  let fleet: TwoInstances;
-
-  beforeAll(async () => {
-    fleet = await startTwoInstances('counted-once', CORS_ENV);
-  });
-  afterAll(async () => {
-    await fleet?.close();
+  const stack = withStack({
+    pets: {},
+    database: true,
+    sharedKeyPrefix: 'counted-once',
+    gateways: { a: { env: CORS_ENV }, b: { env: CORS_ENV } },
   });
 
   it('a burst of 200 concurrent requests carrying Origin, straight at two instances, admits exactly 60', async () => {
     const consumer = `burst-${randomBytes(4).toString('hex')}`;
-    const key = await mintKey(fleet.a, 'free', consumer);
-    const gateways = [fleet.a, fleet.b];
+    const key = await mintKey(stack.a, 'free', consumer);
+    const gateways = [stack.a, stack.b];
     const replies = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         call(`${gateways[i % 2].url}/v1/pets?limit=1`, { headers: { ...bearer(key), origin: ALLOWED_ORIGIN } }),
@@ -362,7 +352,7 @@ ifRedis.describe('counted once through two instances sharing Redis', () => {
     expect(replies.filter((r) => r.status === 200)).toHaveLength(60);
     // Refusals are 429 RATE_LIMITED, or KEY_BANNED once the ban threshold's refusals have passed.
     for (const reply of replies.filter((r) => r.status !== 200)) expectErrorBody(reply, 429);
-    expect(await used(fleet.a, consumer)).toBe(60);
+    expect(await used(stack.a, consumer)).toBe(60);
     expect(await recorded(gateways, consumer)).toBe(200);
   });
 
@@ -370,12 +360,12 @@ ifRedis.describe('counted once through two instances sharing Redis', () => {
     '%s, alternating instances',
     async (_name, shape) => {
       const consumer = `pair-${randomBytes(4).toString('hex')}`;
-      const key = await mintKey(fleet.a, 'free', consumer);
-      const first = await shape.send(fleet.a.url, key);
-      const second = await shape.send(fleet.b.url, key);
+      const key = await mintKey(stack.a, 'free', consumer);
+      const first = await shape.send(stack.a.url, key);
+      const second = await shape.send(stack.b.url, key);
       expect([first.status, second.status]).toEqual([shape.status, shape.status]);
-      expect(await used(fleet.b, consumer)).toBe(2);
-      expect(await recorded([fleet.a, fleet.b], consumer)).toBe(2);
+      expect(await used(stack.b, consumer)).toBe(2);
+      expect(await recorded([stack.a, stack.b], consumer)).toBe(2);
       expect(second.headers('x-ratelimit-remaining')).toBe('58');
     },
   );

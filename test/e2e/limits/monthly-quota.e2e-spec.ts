@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { adminCall, GatewayUnderTest, mintKey, plans, startGateway } from '../../support/gateway';
+import { adminCall, mintKey, plans, startGateway } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
-import { startTwoInstances, TwoInstances } from '../../support/fleet';
+import { withStack } from '../../support/with-stack';
 
 const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -25,41 +25,37 @@ interface Usage {
  * instances sharing Redis; without, at one (each instance then has counters of its own).
  */
 describe('monthly quotas', () => {
-  let fleet: TwoInstances;
-  let a: GatewayUnderTest;
-  let b: GatewayUnderTest;
+  // Refusals are not strikes for a minute: a burst that outlasts the 5 s grace on a loaded machine is not banned.
+  const env = { BAN_GRACE_MS: '60000' };
+  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'month', gateways: { a: { env }, b: { env } } });
 
-  beforeAll(async () => {
-    // Refusals are not strikes for a minute: a burst that outlasts the 5 s grace on a loaded machine is not banned.
-    fleet = await startTwoInstances('month', { BAN_GRACE_MS: '60000' });
-    ({ a, b } = fleet);
+  beforeAll(() => {
     if (!shared)
       console.log('monthly-quota: REDIS_URL is not set: the burst goes at one instance (no shared counters)');
   });
-  afterAll(() => fleet?.close());
 
-  const usageOf = async (name: string) => (await adminCall(a, 'GET', `/consumers/${name}/usage`)).body as Usage;
+  const usageOf = async (name: string) => (await adminCall(stack.a, 'GET', `/consumers/${name}/usage`)).body as Usage;
   const windowOf = (usage: Usage, name: string) => usage.windows.find((w) => w.name === name);
 
   it('keeps today’s behaviour for plans without perMonth: no month window, no month policy', async () => {
     const name = unique('free');
-    const key = await mintKey(a, 'free', name);
-    const reply = await call(`${a.url}/v1/pets?limit=1`, as(key));
+    const key = await mintKey(stack.a, 'free', name);
+    const reply = await call(`${stack.a.url}/v1/pets?limit=1`, as(key));
     expect(reply.status).toBe(200);
     expect(reply.headers.get('ratelimit-policy')).not.toContain('"month"');
     expect(windowOf(await usageOf(name), 'month')).toBeUndefined();
-    const billing = (await adminCall(a, 'GET', `/consumers/${name}/billing`)).body as Billing;
+    const billing = (await adminCall(stack.a, 'GET', `/consumers/${name}/billing`)).body as Billing;
     expect(billing).toMatchObject({ consumer: name, anchorSet: false, ownPerMonth: null, perMonth: null });
   });
 
   it('admits exactly the monthly quota of a burst straight at the instances; refusals consume from no window', async () => {
     const name = unique('ent');
-    const key = await mintKey(a, 'enterprise', name, { perMinute: 1_000_000, perDay: 100_000_000 });
-    const set = await adminCall(a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 40 });
+    const key = await mintKey(stack.a, 'enterprise', name, { perMinute: 1_000_000, perDay: 100_000_000 });
+    const set = await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 40 });
     expect(set.status).toBe(200);
     expect((set.body as Billing).perMonth).toBe(40);
 
-    const targets = shared ? [a, b] : [a];
+    const targets = shared ? [stack.a, stack.b] : [stack.a];
     const replies: Reply[] = await Promise.all(
       Array.from({ length: 300 }, (_, i) => call(`${targets[i % targets.length].url}/v1/pets?limit=1`, as(key))),
     );
@@ -75,7 +71,7 @@ describe('monthly quotas', () => {
     expect(windowOf(usage, 'day')?.used).toBe(40);
     expect(windowOf(usage, 'month')).toMatchObject({ limit: 40, used: 40, remaining: 0 });
     // Retry-After is the period's end, which the billing read names.
-    const billing = (await adminCall(a, 'GET', `/consumers/${name}/billing`)).body as Billing;
+    const billing = (await adminCall(stack.a, 'GET', `/consumers/${name}/billing`)).body as Billing;
     const untilEnd = (Date.parse(billing.currentPeriod.end) - Date.now()) / 1000;
     const retryAfter = Number(refused[0].headers.get('retry-after'));
     expect(Math.abs(retryAfter - untilEnd)).toBeLessThan(60);
@@ -96,23 +92,27 @@ describe('monthly quotas', () => {
 
   it('a refusal by the minute window counts nothing in the month', async () => {
     const name = unique('tight');
-    const key = await mintKey(a, 'enterprise', name, { perMinute: 3, perDay: 1000 });
-    await adminCall(a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 100 });
-    const replies = await Promise.all(Array.from({ length: 20 }, () => call(`${a.url}/v1/pets?limit=1`, as(key))));
+    const key = await mintKey(stack.a, 'enterprise', name, { perMinute: 3, perDay: 1000 });
+    await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 100 });
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => call(`${stack.a.url}/v1/pets?limit=1`, as(key))),
+    );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(3);
     expect(windowOf(await usageOf(name), 'month')?.used).toBe(3);
   });
 
   it('moves the anchor (audited) without resetting the count: the period in progress is re-cut', async () => {
     const name = unique('anchor');
-    const key = await mintKey(a, 'enterprise', name, { perMinute: 1000, perDay: 1000 });
-    await adminCall(a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 10 });
-    for (let i = 0; i < 4; i += 1) expect((await call(`${a.url}/v1/pets?limit=1`, as(key))).status).toBe(200);
+    const key = await mintKey(stack.a, 'enterprise', name, { perMinute: 1000, perDay: 1000 });
+    await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 10 });
+    for (let i = 0; i < 4; i += 1) expect((await call(`${stack.a.url}/v1/pets?limit=1`, as(key))).status).toBe(200);
 
     // An anchor three days from now (any year: it is a day of month and a time of day).
     const anchor = new Date(Date.now() + 3 * 86_400_000 - 2 * 365 * 86_400_000);
     anchor.setUTCMilliseconds(0);
-    const moved = await adminCall(a, 'PATCH', `/consumers/${name}/billing`, { billingAnchor: anchor.toISOString() });
+    const moved = await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, {
+      billingAnchor: anchor.toISOString(),
+    });
     expect(moved.status).toBe(200);
     const billing = moved.body as Billing;
     expect(billing).toMatchObject({ anchorSet: true, billingAnchor: anchor.toISOString(), perMonth: 10 });
@@ -121,13 +121,13 @@ describe('monthly quotas', () => {
 
     // The count carries on (on the other instance when they share counters), and the window now ends at the new
     // anchor's reset.
-    const reply = await call(`${(shared ? b : a).url}/v1/pets?limit=1`, as(key));
+    const reply = await call(`${(shared ? stack.b : stack.a).url}/v1/pets?limit=1`, as(key));
     expect(reply.status).toBe(200);
     const usage = windowOf(await usageOf(name), 'month')!;
     expect(usage.used).toBe(5);
     expect(Math.abs(usage.resetSeconds - (end - Date.now()) / 1000)).toBeLessThan(60);
 
-    const audit = await adminCall(a, 'GET', `/audit?limit=10&action=consumer.billing&target=${name}`);
+    const audit = await adminCall(stack.a, 'GET', `/audit?limit=10&action=consumer.billing&target=${name}`);
     const rows = (audit.body as { items: Array<{ action: string; changes: Record<string, unknown> }> }).items;
     expect(rows.map((r) => r.action)).toEqual(['consumer.billing', 'consumer.billing']);
     // With its effect: the period in progress keeps its start and now ends at the new anchor's reset.
@@ -142,7 +142,7 @@ describe('monthly quotas', () => {
 
   it('refuses bad billing input with a clear 400, an unknown consumer with 404', async () => {
     const name = unique('bad');
-    await mintKey(a, 'free', name);
+    await mintKey(stack.a, 'free', name);
     const cases: Array<[unknown, string]> = [
       [{}, 'Give billingAnchor, perMonth, creditRefill or costs.'],
       [{ billingAnchor: 'tomorrow' }, 'billingAnchor must be an ISO 8601 date-time'],
@@ -151,21 +151,31 @@ describe('monthly quotas', () => {
       [{ perMonth: 3_000_000_000 }, 'perMonth must be at most 2000000000'],
     ];
     for (const [body, message] of cases) {
-      const reply = await adminCall(a, 'PATCH', `/consumers/${name}/billing`, body);
+      const reply = await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, body);
       expectErrorBody(reply, 400, 'VALIDATION_FAILED');
       expect((reply.body as { message: string }).message).toBe(message);
     }
-    expectErrorBody(await adminCall(a, 'PATCH', '/consumers/nobody-here/billing', { perMonth: 5 }), 404, 'NOT_FOUND');
+    expectErrorBody(
+      await adminCall(stack.a, 'PATCH', '/consumers/nobody-here/billing', { perMonth: 5 }),
+      404,
+      'NOT_FOUND',
+    );
     // null clears: back to the plan's (none) and the creation time.
-    await adminCall(a, 'PATCH', `/consumers/${name}/billing`, { perMonth: 5, billingAnchor: '2026-01-31T00:00:00Z' });
-    const cleared = await adminCall(a, 'PATCH', `/consumers/${name}/billing`, { perMonth: null, billingAnchor: null });
+    await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, {
+      perMonth: 5,
+      billingAnchor: '2026-01-31T00:00:00Z',
+    });
+    const cleared = await adminCall(stack.a, 'PATCH', `/consumers/${name}/billing`, {
+      perMonth: null,
+      billingAnchor: null,
+    });
     expect(cleared.body).toMatchObject({ anchorSet: false, ownPerMonth: null, perMonth: null });
   });
 
   it('a plan’s perMonth in the plan table applies to its consumers; their own quota replaces it', async () => {
     const gateway = await startGateway({
-      petsUrl: fleet.pets.url,
-      database: fleet.database,
+      petsUrl: stack.pets.url,
+      database: stack.database,
       plans: { ...plans, pro: { perMinute: 300, perDay: 10_000, perMonth: 7 } },
     });
     try {
