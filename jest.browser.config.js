@@ -13,4 +13,6 @@ module.exports = {
   // Jest's default here would be one worker (cores minus one): a page test mostly waits on Chromium and the apps, so
   // two files at once on two cores.
   maxWorkers: 2,
+  // As for the other tiers (jest.config.js): a worker grown past this is replaced, so none is slow to exit.
+  workerIdleMemoryLimit: require('./jest.config.js').workerIdleMemoryLimit,
 };

@@ -45,6 +45,10 @@ module.exports = {
   // Jest's default is one worker per core but one; the e2e files mostly wait on sockets and timers, so on CI's two
   // cores two workers run the whole suite in about half the time (14 min against 30, 2026-11-27), all green.
   maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
+  // A worker whose heap passed this after a file is replaced (its pooled databases with it): a worker's size at the
+  // end of the run is what the kernel tears down before it has exited, and Jest waits 500 ms for that
+  // (test/support/worker-database-pool.ts, KEPT_PER_FIXTURE).
+  workerIdleMemoryLimit: '512MB',
   projects: [
     {
       ...common,

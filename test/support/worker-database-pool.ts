@@ -67,6 +67,14 @@ async function shapeOf(db: PGlite): Promise<Shape> {
  * lent again. Each lease has a wire server of its own (PgliteWireServer, as the apps' embedded databases and the
  * shared test databases use), closed on release so that a client the test left connected is cut off.
  */
+/**
+ * Databases kept idle per fixture. Each PGlite holds ~256 MB (its 128 MB WebAssembly memory is the least it
+ * takes): a worker that kept every database its busiest file needed held 6 at the end of a run, 3 GB in all, and
+ * the kernel's teardown of that took longer than the 500 ms Jest waits for a worker to exit ("a worker process has
+ * failed to exit gracefully"). A file that needs a second one of a kind loads it from the dump (0.3-0.5 s).
+ */
+const KEPT_PER_FIXTURE = 1;
+
 export class WorkerDatabasePool {
   private readonly idle = new Map<Fixture, Instance[]>();
   private readonly leased = new Set<Instance>();
@@ -133,6 +141,10 @@ export class WorkerDatabasePool {
       return;
     }
     const idle = this.idle.get(instance.fixture) ?? [];
+    if (idle.length >= KEPT_PER_FIXTURE) {
+      await instance.db.close().catch(() => undefined);
+      return;
+    }
     idle.push(instance);
     this.idle.set(instance.fixture, idle);
   }
