@@ -6,6 +6,8 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { join } from 'node:path';
 import { ApiKeyAuthenticator } from '../../apps/gateway/src/auth/api-key-authenticator';
 import { CreditsService } from '../../apps/gateway/src/credits/credits.service';
+import type { CreditSpec } from '../../apps/gateway/src/credits/credit-decision';
+import type { CreditTerms } from '../../apps/gateway/src/plans/plan-limits';
 import { Clock } from '../../apps/gateway/src/clock';
 import { GATEWAY_CONFIG, GatewayConfig, loadGatewayConfig } from '../../apps/gateway/src/config/gateway.config';
 import { generateApiKey, hashApiKey } from '../../apps/gateway/src/consumers/api-key';
@@ -49,8 +51,11 @@ export interface PipelineUnderTest {
   tracked: Tracked[];
   /** Decisions asked of the store, one per counted request. */
   decisions(): number;
-  /** A key the fake key cache knows, for a consumer with `limits`. */
-  keyFor(name: string, limits: Consumer['limits']): string;
+  /**
+   * A key the fake key cache knows, for a consumer with `limits` and, with `credits`, prepaid credits in force: that
+   * balance as the ledger would give it, one credit per request, no refill.
+   */
+  keyFor(name: string, limits: Consumer['limits'], credits?: number): string;
   close(): Promise<void>;
 }
 
@@ -58,8 +63,8 @@ export interface PipelineUnderTest {
  * The gateway's /v1 pipeline (ApiPipeline) assembled as the gateway assembles it (assembleGatewayHttp: the same
  * HTTP steps, prefix, docs and Host rule), over a module of its real parts (the route table, the API key
  * authenticator, PlanThrottlerGuard on @nestjs/throttler with the in-process counters, the pets routes) and
- * fakes where a database or the pets service would answer: the key cache, the usage history, credits (no
- * consumer here holds any) and the upstream. No database, no second app: a component, in a few hundred ms.
+ * fakes where a database or the pets service would answer: the key cache, the usage history, the
+ * credits ledger (a balance per consumer, set by keyFor) and the upstream. No database, no second app: a component, in a few hundred ms.
  */
 export async function startPipeline(env: Record<string, string> = {}): Promise<PipelineUnderTest> {
   const config: GatewayConfig = loadGatewayConfig({
@@ -107,9 +112,13 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
         tracked.push({ consumer: exchange.consumer?.name, status: response.statusCode }),
       ),
   };
+  const ledger = new Map<string, number>();
   const credits: Partial<CreditsService> = {
     settleDecisionsWith: () => undefined,
-    specOf: () => undefined,
+    specOf: (consumer: Consumer): CreditSpec | undefined =>
+      ledger.has(consumer.name)
+        ? { cost: 1, rebuild: async () => ({ balance: ledger.get(consumer.name)!, refilledPeriodStartMs: 0 }) }
+        : undefined,
     afterDecision: () => undefined,
   };
   const addresses = ClientAddressResolver.fromSetting(config.trustProxy);
@@ -153,9 +162,12 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
     forwarded,
     tracked,
     decisions: () => decisions,
-    keyFor: (name, limits) => {
+    keyFor: (name, limits, balance) => {
       const key = generateApiKey();
-      keys.set(hashApiKey(key), { name, plan: 'free', limits, billingAnchorMs: clock.now() });
+      const terms =
+        balance === undefined ? undefined : { refill: null, refillSet: false, costs: {} as CreditTerms['costs'] };
+      if (balance !== undefined) ledger.set(name, balance);
+      keys.set(hashApiKey(key), { name, plan: 'free', limits, billingAnchorMs: clock.now(), credits: terms });
       return key;
     },
     // AppMetrics is one of the module's providers: app.close() runs its shutdown hook, which closes its port.

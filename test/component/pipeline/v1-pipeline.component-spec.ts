@@ -103,6 +103,20 @@ describe('the /v1 pipeline', () => {
     expect((await get('/v1/pets')).status).toBe(200);
   });
 
+  it('spends prepaid credits one per request and answers 402 at zero, forwarding nothing, with windows to spare', async () => {
+    const name = `credits-${Date.now()}`;
+    const paying = pipeline.keyFor(name, { perMinute: 10, perDay: 100 }, 2);
+    const send = () => call(`${pipeline.url}/v1/pets`, { headers: { authorization: `Bearer ${paying}` } });
+    expect((await send()).status).toBe(200);
+    expect((await send()).status).toBe(200);
+    const seen = watch();
+    const refused = await send();
+    expectErrorBody(refused, 402, 'CREDITS_EXHAUSTED');
+    expect(seen.forwarded()).toEqual([]);
+    // The balance refused it: the headers name the credits policy, at zero.
+    expect(refused.headers.get('ratelimit')).toBe('"credits";r=0');
+  });
+
   it('answers a path no route takes with 404 and a wrong method with 405 and Allow, counted once, never forwarded', async () => {
     const seen = watch();
     const notFound = await get('/v1/cats');
