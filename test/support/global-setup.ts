@@ -89,6 +89,11 @@ export default async function globalSetup(): Promise<void> {
     } catch {
       rmSync(staging, { recursive: true, force: true }); // another run put it there first
     }
+    // Dumps of inputs that have changed since are never read again.
+    const parent = join(cache, '..');
+    for (const name of readdirSync(parent))
+      if (join(parent, name) !== cache && /^[0-9a-f]{16}$/.test(name))
+        rmSync(join(parent, name), { recursive: true, force: true });
   }
   const serverUrl = process.env.DATABASE_URL;
   const templates = serverUrl
