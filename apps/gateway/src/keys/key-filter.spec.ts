@@ -94,6 +94,22 @@ describe('KeyFilter (the valid keys of an instance, kept current)', () => {
     expect(filter.excludes(issued)).toBe(true);
   });
 
+  it('counts once a key issued while a rebuild reads the store, when the store already holds it', async () => {
+    await filter.start();
+    // Committed before the rebuild reads the store; its change reaches this instance while the rebuild runs.
+    const issued = randomHash();
+    hashes.add(issued);
+    let open!: () => void;
+    fake.state.gate = new Promise((resolve) => (open = resolve));
+    const rebuilding = filter.rebuild();
+    await new Promise((resolve) => setImmediate(resolve));
+    filter.add([issued]);
+    open();
+    await rebuilding;
+    expect(filter.excludes(issued)).toBe(false);
+    expect(filter.state.keys).toBe(hashes.size);
+  });
+
   it('refuses nothing after "everything changed" until a rebuild started after it has finished', async () => {
     await filter.start();
     let open!: () => void;

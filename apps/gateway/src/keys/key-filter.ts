@@ -176,7 +176,9 @@ export class KeyFilter {
       try {
         const next = new KeyHashFilter(filterCapacity(await this.source.countValidKeyHashes()));
         for await (const page of this.source.validKeyHashPages(PAGE_SIZE)) for (const hash of page) next.add(hash);
-        for (const hash of this.addedDuringRebuild) next.add(hash);
+        // A key committed before the store's page was read is in it already: counted once, so that `added` stays
+        // the valid keys plus the changes since (a rebuild overlapping a key's issue counted it twice).
+        for (const hash of this.addedDuringRebuild) if (!next.mightContain(hash)) next.add(hash);
         if (this.closed) return;
         this.filter = next;
         if (invalidations === this.invalidations) this.complete = true;
