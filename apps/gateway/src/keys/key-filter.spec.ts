@@ -94,6 +94,15 @@ describe('KeyFilter (the valid keys of an instance, kept current)', () => {
     expect(filter.excludes(issued)).toBe(true);
   });
 
+  it('counts once a hash named by two changes', async () => {
+    await filter.start();
+    const issued = randomHash();
+    filter.add([issued]);
+    filter.add([issued, issued]);
+    expect(filter.excludes(issued)).toBe(false);
+    expect(filter.state.keys).toBe(hashes.size + 1);
+  });
+
   it('counts once a key issued while a rebuild reads the store, when the store already holds it', async () => {
     await filter.start();
     // Committed before the rebuild reads the store; its change reaches this instance while the rebuild runs.

@@ -138,7 +138,8 @@ export class KeyFilter {
   add(keyHashes: readonly string[]): void {
     if (keyHashes.length === 0) return;
     for (const hash of keyHashes) {
-      this.filter?.add(hash);
+      // A hash it holds already (a change delivered twice, or naming a key twice) is not counted again.
+      if (this.filter && !this.filter.mightContain(hash)) this.filter.add(hash);
       this.addedDuringRebuild?.push(hash);
     }
     // Past its capacity the false-positive rate climbs: rebuild at the size of today's keys.
