@@ -42,9 +42,10 @@ const common = {
 module.exports = {
   // No test may hang CI: a stuck request or hook fails after a minute.
   testTimeout: 60_000,
-  // Jest's default is one worker per core but one; the e2e files mostly wait on sockets and timers, so on CI's two
-  // cores two workers run the whole suite in about half the time (14 min against 30, 2026-11-27), all green.
-  maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
+  // Jest's default is one worker per core but one; the files mostly wait on sockets, timers and child processes (a
+  // run keeps 1.4-1.5 of two cores busy with two workers), so a two-core machine runs three: npm test in 131 s against
+  // 151 s with two, test:system in 103 s against 122 s, all green; four gained nothing (2026-11-29, idle).
+  maxWorkers: Math.max(3, require('node:os').availableParallelism() - 1),
   // A worker whose heap passed this after a file is replaced (its pooled databases with it): a worker's size at the
   // end of the run is what the kernel tears down before it has exited, and Jest waits 500 ms for that
   // (test/support/worker-database-pool.ts, KEPT_PER_FIXTURE).
