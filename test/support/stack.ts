@@ -23,6 +23,9 @@ export function buildAppsIfMissing(): void {
  * Every port variable of the stack, from one random base in 20000-31900: below Linux's ephemeral range (32768 and
  * up), where the local end of any outgoing connection may sit, and two runs are unlikely to meet.
  */
+const BASES = 120;
+/** Jest workers get disjoint bases (one stack at a time per worker): two files of one run never draw the same. */
+const WORKER_SLOTS = 8;
 export interface StackPorts {
   base: number;
   env: Record<string, string>;
@@ -35,7 +38,8 @@ export interface StackPorts {
 }
 
 export function randomStackPorts(): StackPorts {
-  const base = 20000 + 100 * Math.floor(Math.random() * 120);
+  const slot = (Number(process.env.JEST_WORKER_ID ?? 1) - 1) % WORKER_SLOTS;
+  const base = 20000 + 100 * (slot + WORKER_SLOTS * Math.floor(Math.random() * (BASES / WORKER_SLOTS)));
   const gateway = (i: number) => ({
     port: base + 10 + i - 1,
     adminPort: base + 20 + i - 1,
