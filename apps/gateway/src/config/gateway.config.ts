@@ -93,6 +93,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('KEY_LOOKUPS_PER_SECOND', 1, 1000000)
   KEY_LOOKUPS_PER_SECOND = 500;
 
+  @EnvIntRange('KEY_LOOKUP_BATCH_SIZE', 1, 1000)
+  KEY_LOOKUP_BATCH_SIZE = 200;
+
   @EnvIntRange('CONSUMER_MAX_KEYS', 1, 100000)
   CONSUMER_MAX_KEYS = 100;
 
@@ -281,7 +284,9 @@ export interface GatewayConfig {
       ttlMs: number;
       negativeSize: number;
       negativeTtlMs: number;
+      /** Queries a second for keys not cached (KEY_LOOKUPS_PER_SECOND), each of up to `lookupBatchSize` hashes. */
       lookupsPerSecond: number;
+      lookupBatchSize: number;
       filterRebuildMs: number;
     };
   };
@@ -398,6 +403,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         negativeSize: e.KEY_NEGATIVE_CACHE_SIZE,
         negativeTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
         lookupsPerSecond: e.KEY_LOOKUPS_PER_SECOND,
+        lookupBatchSize: e.KEY_LOOKUP_BATCH_SIZE,
         filterRebuildMs: e.KEY_FILTER_REBUILD_MS,
       },
     },

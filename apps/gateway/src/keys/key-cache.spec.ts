@@ -42,19 +42,20 @@ const record = (overrides: Partial<KeyRecord> = {}): KeyRecord => ({
 });
 
 /**
- * A store whose answers and failures the test controls, counting the queries (the database itself is covered
- * by the e2e tests on both engines).
+ * A store whose answers and failures the test controls, counting the queries and the hashes they carry (the
+ * database itself is covered by the e2e tests on both engines).
  */
 function fakeStore(rows: Map<string, KeyRecord>) {
-  const state = { queries: 0, down: false, delayMs: 0, gate: undefined as Promise<void> | undefined };
+  const state = { queries: 0, hashes: 0, down: false, delayMs: 0, gate: undefined as Promise<void> | undefined };
   const valid = () => [...rows].filter(([, r]) => r.revokedAt === null).map(([hash]) => hash);
   const store = {
-    findByKeyHash: async (hash: string) => {
+    findByKeyHashes: async (hashes: string[]) => {
       state.queries += 1;
+      state.hashes += hashes.length;
       if (state.delayMs) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
       if (state.gate) await state.gate;
       if (state.down) throw new Error('connect ECONNREFUSED');
-      return rows.get(hash) ?? null;
+      return new Map(hashes.filter((hash) => rows.has(hash)).map((hash) => [hash, rows.get(hash)!]));
     },
     countValidKeyHashes: async () => valid().length,
     async *validKeyHashPages() {
@@ -65,6 +66,8 @@ function fakeStore(rows: Map<string, KeyRecord>) {
   } as unknown as KeyLookupRepository & PlanLimits;
   return { store, state };
 }
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('KeyCache', () => {
   const rows = new Map<string, KeyRecord>();
@@ -137,11 +140,60 @@ describe('KeyCache', () => {
     expect(await cache.authenticate('never-seen')).toEqual({ outcome: 'unavailable', retryAfterS: 5 });
   });
 
-  it('looks up no more unseen keys than its budget', async () => {
+  it('makes no more queries for unseen keys than its budget, each carrying up to a batch of them', async () => {
+    // 5 queries a second of up to 200 hashes; the clock stands still, so the budget does not refill by itself.
     cache = build({ KEY_LOOKUPS_PER_SECOND: '5' });
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => cache.authenticate(`random-${i}`)));
-    expect(fake.state.queries).toBeLessThanOrEqual(6);
-    expect(results.filter((r) => r.outcome === 'unavailable').length).toBeGreaterThanOrEqual(44);
+    const wave = (from: number, count: number) =>
+      Promise.all(Array.from({ length: count }, (_, i) => cache.authenticate(`random-${from + i}`)));
+    const first = await wave(0, 800);
+    expect(first.every((r) => r.outcome === 'invalid')).toBe(true);
+    expect(fake.state).toMatchObject({ queries: 4, hashes: 800 });
+    expect((await wave(800, 1)).map((r) => r.outcome)).toEqual(['invalid']);
+    expect(fake.state.queries).toBe(5);
+    // The budget is spent: the next unseen hashes wait for a token, with no query meanwhile.
+    const waiting = wave(1_000, 300);
+    await pause(250);
+    expect(fake.state.queries).toBe(5);
+    clock.advance(1_000);
+    expect((await waiting).every((r) => r.outcome === 'invalid')).toBe(true);
+    expect(fake.state).toMatchObject({ queries: 7, hashes: 1_101 });
+  });
+
+  it('learns thousands of distinct known keys arriving at once in a few queries, none refused', async () => {
+    for (let i = 0; i < 5_000; i += 1) rows.set(`key-${i}`, record({ keyId: `k${i}`, consumerId: `c${i}` }));
+    // 100 clients, each sending its 50 keys one after the other (a restarted instance's burst); a budget of 100
+    // lookups a second would refuse all but 100 of them if it counted hashes.
+    cache = build({ KEY_LOOKUPS_PER_SECOND: '100' });
+    const client = async (c: number) => {
+      const outcomes: string[] = [];
+      for (let i = c; i < 5_000; i += 100) outcomes.push((await cache.authenticate(`key-${i}`)).outcome);
+      return outcomes;
+    };
+    const outcomes = (await Promise.all(Array.from({ length: 100 }, (_, c) => client(c)))).flat();
+    expect(outcomes.filter((outcome) => outcome !== 'valid')).toEqual([]);
+    expect(outcomes).toHaveLength(5_000);
+    expect(fake.state.hashes).toBe(5_000);
+    // About 100 hashes a query (one per round of the clients), and the clock never moved: within a second's budget.
+    expect(fake.state.queries).toBeLessThanOrEqual(60);
+  }, 10_000); // counted per hash, the budget would leave clients waiting for a clock that never moves
+
+  it('refuses unseen keys beyond a few batches waiting or running: 503, not a pile of queries', async () => {
+    cache = build({ KEY_LOOKUPS_PER_SECOND: '5' });
+    // The database is slow: the first batches' queries are still running when more keys come.
+    let answer!: () => void;
+    fake.state.gate = new Promise((resolve) => (answer = resolve));
+    const running = Promise.all(Array.from({ length: 600 }, (_, i) => cache.authenticate(`random-${i}`)));
+    await pause(0);
+    expect(fake.state.queries).toBe(3);
+    // 4 batches of 200 may wait or run: 200 more are taken, the rest refused at once, tokens left or not.
+    const more = Array.from({ length: 201 }, (_, i) => cache.authenticate(`more-${i}`));
+    expect(await more[200]).toEqual({ outcome: 'unavailable', retryAfterS: 1 });
+    answer();
+    const answered = await Promise.all([running, Promise.all(more.slice(0, 200))]);
+    expect(answered.flat().every((r) => r.outcome === 'invalid')).toBe(true);
+    expect(fake.state.queries).toBe(4);
+    // Answered, they no longer count: the next unseen key is looked up.
+    expect(await cache.authenticate('after')).toEqual({ outcome: 'invalid', reason: 'unknown' });
   });
 
   it('stays within its size bound', async () => {
@@ -221,16 +273,24 @@ describe('KeyCache', () => {
       // Revoked, and the message lost: only the TTL (30 s) stands between the revocation and a refusal.
       rows.set(hash(1), record({ keyId: 'k1', consumerId: 'c1', revokedAt: new Date(clock.time) }));
       clock.advance(30_001);
-      // The flood's false positives and fresh keys spend the whole budget (5 tokens) first.
+      // The flood's false positives and fresh keys spend the whole budget (5 queries) first, then fill the queue
+      // (4 batches of 200 wait for a token that the stopped clock never gives).
       for (let i = 10; i < 15; i += 1) await cache.authenticate(hash(i));
+      const spent = fake.state.queries;
+      const queued = Array.from({ length: 800 }, (_, i) => cache.authenticate(hash(100 + i)));
       expect(await cache.authenticate(hash(20))).toEqual({ outcome: 'unavailable', retryAfterS: 1 });
+      expect(fake.state.queries).toBe(spent);
       expect(await cache.authenticate(hash(1))).toEqual({ outcome: 'invalid', reason: 'revoked' });
+      cache.onModuleDestroy(); // the queued ones are sent (they would wait for the clock otherwise)
+      expect((await Promise.all(queued)).every((r) => r.outcome === 'valid')).toBe(true);
     });
 
     it('counts the TTL from when the query was sent, not from its late answer', async () => {
       let answer!: () => void;
       fake.state.gate = new Promise((resolve) => (answer = resolve));
       const pending = cache.authenticate(hash(2));
+      await pause(0); // its batch is sent
+      expect(fake.state.queries).toBe(1);
       // The database takes 5 s to answer under load; the state it read is the one of the query's start.
       clock.advance(5_000);
       answer();

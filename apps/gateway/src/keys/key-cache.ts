@@ -1,14 +1,16 @@
 import { AppMetrics } from '@app/platform';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { Consumer } from '../consumers/consumer';
 import { ConsumerChange, ConsumerChanges } from '../consumers/consumer-changes';
 import { KeyFilter } from './key-filter';
+import { KeyLookupBatcher } from './key-lookup-batcher';
 import { KeyLookupRepository, KeyRecord } from './key-lookup.repository';
 import { PlanLimits } from '../plans/plan-limits';
+import { TokenBucket } from './token-bucket';
 
 export type Authentication =
   /** `keyId`: which of the consumer's keys (its id, never the key), for the usage history. */
@@ -24,26 +26,6 @@ const UNKNOWN: Authentication = { outcome: 'invalid', reason: 'unknown' };
 /** A SHA-256 no key has (readiness looks it up to see that lookups get answers). */
 const PROBE_HASH = '0'.repeat(64);
 
-/** A token bucket refilled at `rate` a second, holding at most a second's worth (`rate` ≥ 1). */
-class TokenBucket {
-  private tokens: number;
-
-  constructor(
-    private readonly rate: number,
-    private refilledAt: number,
-  ) {
-    this.tokens = rate;
-  }
-
-  take(now: number): boolean {
-    this.tokens = Math.min(this.rate, this.tokens + ((now - this.refilledAt) / 1000) * this.rate);
-    this.refilledAt = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-}
-
 interface Entry<R extends KeyRecord | null = KeyRecord | null> {
   /** null: no such key (a negative entry). */
   record: R;
@@ -58,8 +40,9 @@ interface Entry<R extends KeyRecord | null = KeyRecord | null> {
  * cannot push the real keys out), each with a short TTL as the safety net behind the published changes. A hash
  * the filter does not hold is refused at once, without a query (but for a few a second, for a key whose change
  * was not heard): a flood of random keys costs no query but the filter's false positives (about 1 %) and those
- * few, and the false positives alone spend the lookup budget. A miss costs one indexed query,
- * shared by concurrent requests for the same hash. Expiry, revocation and disabling are evaluated on every hit,
+ * few, and the false positives alone spend the lookup budget. A miss joins the next batch query
+ * (KeyLookupBatcher: up to KEY_LOOKUP_BATCH_SIZE hashes a query, KEY_LOOKUPS_PER_SECOND queries a second), shared
+ * by concurrent requests for the same hash. Expiry, revocation and disabling are evaluated on every hit,
  * not only on load. No entry is trusted past its TTL, counted from when its query was sent, whatever the budget
  * says; the one exception is the database being unreachable: then an entry past its TTL keeps answering (stale
  * if error) and only a key never seen gets "unavailable". Memory: KEY_CACHE_SIZE + KEY_NEGATIVE_CACHE_SIZE
@@ -81,8 +64,8 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
   /** Bumped by every change: a load that overlapped a change is answered but not cached. */
   private changeSequence = 0;
   private databaseDown = false;
-  /** KEY_LOOKUPS_PER_SECOND: queries for hashes the filter may hold (its false positives, real keys). */
-  private readonly budget: TokenBucket;
+  /** Misses in batch queries, KEY_LOOKUPS_PER_SECOND of them a second for hashes the filter may hold. */
+  private readonly batcher: KeyLookupBatcher;
   /** 1 % of it (at least 1 a second): queries for hashes the filter does not hold (a change not heard). */
   private readonly unheardBudget: TokenBucket;
   private unheardWarnedAt = -Infinity;
@@ -101,7 +84,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     metrics: AppMetrics,
   ) {
-    const { lookupsPerSecond, size, negativeSize } = config.consumers.cache;
+    const { lookupsPerSecond, lookupBatchSize, size, negativeSize } = config.consumers.cache;
     this.known = new LRUCache({
       max: size,
       // Evicted, forgotten or replaced: out of its consumer's index too.
@@ -112,11 +95,10 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       },
     });
     this.unknown = new LRUCache({ max: negativeSize });
-    this.budget = new TokenBucket(lookupsPerSecond, clock.monotonic());
     this.unheardBudget = new TokenBucket(Math.max(1, Math.floor(lookupsPerSecond / 100)), clock.monotonic());
     this.lookups = new Counter({
       name: 'gateway_key_cache_lookups_total',
-      help: 'API key authentications by where the answer came from (hit, not_in_filter, negative_hit, miss, stale, over_budget, unavailable).',
+      help: 'API key authentications by where the answer came from (hit, not_in_filter, negative_hit, miss, stale, over_budget: refused beyond the lookup queue bound, unavailable).',
       labelNames: ['result'],
       registers: [metrics.registry],
     });
@@ -124,10 +106,23 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     this.notInFilter = this.lookups.labels({ result: 'not_in_filter' });
     this.queries = new Counter({
       name: 'gateway_key_store_queries_total',
-      help: 'Queries of the key store on a cache miss, by outcome (found, not_found, error).',
+      help: 'Key hashes looked up in the key store on cache misses, by outcome (found, not_found, error); a query carries a batch of them (gateway_key_store_batch_size).',
       labelNames: ['outcome'],
       registers: [metrics.registry],
     });
+    const batchSizes = new Histogram({
+      name: 'gateway_key_store_batch_size',
+      help: 'Key hashes per query of the key store on cache misses (its count: the queries).',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+      registers: [metrics.registry],
+    });
+    this.batcher = new KeyLookupBatcher(
+      (hashes) => lookup.findByKeyHashes(hashes),
+      clock,
+      lookupsPerSecond,
+      lookupBatchSize,
+      (hashes) => batchSizes.observe(hashes),
+    );
     const sizes = () => ({ known: this.known.size, unknown: this.unknown.size });
     new Gauge({
       name: 'gateway_key_cache_entries',
@@ -205,6 +200,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
 
   onModuleDestroy(): void {
     this.filter.close();
+    this.batcher.close();
   }
 
   async authenticate(keyHash: string): Promise<Authentication> {
@@ -222,6 +218,9 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       return UNKNOWN;
     }
     const excluded = this.filter.excludes(keyHash);
+    // Paid: looked up whatever the budget. A known key past its TTL is read again whatever the budget (at most one
+    // query per known key and TTL): an entry is never answered past its TTL because a flood spent the budget.
+    let paid = known !== undefined;
     if (excluded) {
       // Not in the filter: no valid key, unless its change never reached this instance (a lost message, or
       // instances sharing the database over different change channels). A few such hashes a second are still
@@ -231,17 +230,20 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
         this.notInFilter.inc();
         return UNKNOWN;
       }
-    } else if (!known && !this.inflight.has(keyHash) && !this.budget.take(tick)) {
-      // Lookup budget (KEY_LOOKUPS_PER_SECOND) for hashes the filter may hold that this instance does not know
-      // as keys: the filter's false positives, or any unseen hash while the filter is incomplete. While it is
-      // spent they get 503. A known key past its TTL is read again whatever the budget (at most one query per
-      // known key and TTL): an entry is never answered past its TTL because a flood spent the budget.
+      paid = true;
+    }
+    // Hashes the filter may hold that this instance does not know as keys (real keys it has not seen, the
+    // filter's false positives, any unseen hash while the filter is incomplete) wait for a batch within the
+    // lookup budget; beyond the batcher's bound (a few batches' worth waiting or being answered: the budget or
+    // the database cannot keep up) they get 503.
+    const loading = this.load(keyHash, paid);
+    if (!loading) {
       this.lookups.inc({ result: 'over_budget' });
       return { outcome: 'unavailable', retryAfterS: RETRY_AFTER_BUSY_S };
     }
     let record: KeyRecord | null;
     try {
-      record = await this.load(keyHash);
+      record = await loading;
     } catch (error) {
       this.reportDown(error as Error);
       // The database is unreachable: the one case where an entry past its TTL still answers (stale if error).
@@ -298,7 +300,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     const late = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve(`a key lookup got no answer within ${withinMs} ms`), withinMs);
     });
-    const probe = this.lookup.findByKeyHash(PROBE_HASH).then(
+    const probe = this.lookup.findByKeyHashes([PROBE_HASH]).then(
       () => undefined,
       (error: Error) => `a key lookup failed: ${error.message}`,
     );
@@ -347,30 +349,33 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     return { outcome: 'valid', consumer, keyId: record.keyId };
   }
 
-  /** One query per hash at a time, however many requests carry it. */
-  private load(keyHash: string): Promise<KeyRecord | null> {
+  /**
+   * One lookup per hash at a time, however many requests carry it; undefined when the batcher refuses it (an
+   * unpaid hash beyond its bound).
+   */
+  private load(keyHash: string, paid: boolean): Promise<KeyRecord | null> | undefined {
     let pending = this.inflight.get(keyHash);
-    if (!pending) {
-      const sequence = this.changeSequence;
-      // The answer is the database's state when the query was sent: its TTL runs from then, not from the
-      // answer (which a loaded database may give seconds later).
-      const sentAt = this.clock.monotonic();
-      pending = this.lookup
-        .findByKeyHash(keyHash)
-        .then(
-          (record) => {
-            this.queries.inc({ outcome: record ? 'found' : 'not_found' });
-            if (sequence === this.changeSequence) this.remember(keyHash, record, sentAt);
-            return record;
-          },
-          (error: unknown) => {
-            this.queries.inc({ outcome: 'error' });
-            throw error;
-          },
-        )
-        .finally(() => this.inflight.delete(keyHash));
-      this.inflight.set(keyHash, pending);
-    }
+    if (pending) return pending;
+    // A change from now until the answer (while it waits for its batch, too) leaves the answer uncached.
+    const sequence = this.changeSequence;
+    const batched = this.batcher.lookUp(keyHash, paid);
+    if (!batched) return undefined;
+    pending = batched
+      .then(
+        // The answer is the database's state when the query was sent: its TTL runs from then, not from the
+        // answer (which a loaded database may give seconds later).
+        ({ record, sentAt }) => {
+          this.queries.inc({ outcome: record ? 'found' : 'not_found' });
+          if (sequence === this.changeSequence) this.remember(keyHash, record, sentAt);
+          return record;
+        },
+        (error: unknown) => {
+          this.queries.inc({ outcome: 'error' });
+          throw error;
+        },
+      )
+      .finally(() => this.inflight.delete(keyHash));
+    this.inflight.set(keyHash, pending);
     return pending;
   }
 

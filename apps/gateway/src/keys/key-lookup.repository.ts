@@ -11,7 +11,7 @@ const VALID_KEY = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > no
 /** A key hash: SHA-256 in hex (the column is char(64)). */
 const HASH_LENGTH = 64;
 
-/** What the data plane needs of a key, read by its hash in one indexed query. */
+/** What the data plane needs of a key, read by its hash (an index probe in a batch of them). */
 export interface KeyRecord {
   keyId: string;
   consumerId: string;
@@ -32,62 +32,75 @@ export interface KeyRecord {
   revokedAt: Date | null;
 }
 
-/** The data plane's reads of the consumers database: a key on a cache miss, every valid hash for the key filter. */
+/** A row of the lookup query. */
+interface KeyRow {
+  key_hash: string;
+  key_id: string;
+  consumer_id: string;
+  name: string;
+  plan: PlanName;
+  limit_per_minute: number | null;
+  limit_per_day: number | null;
+  limit_per_month: number | null;
+  billing_anchor: Date;
+  recut_period_start: Date | null;
+  recut_period_end: Date | null;
+  credits_enabled: boolean | null;
+  credit_refill: CreditRefill | null;
+  credit_costs: OperationCosts | null;
+  disabled_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function keyRecordOf(row: KeyRow): KeyRecord {
+  return {
+    keyId: row.key_id,
+    consumerId: row.consumer_id,
+    name: row.name,
+    plan: row.plan,
+    limits:
+      row.limit_per_minute !== null && row.limit_per_day !== null
+        ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
+        : null,
+    perMonth: row.limit_per_month,
+    billingAnchor: row.billing_anchor,
+    recutPeriod:
+      row.recut_period_start !== null && row.recut_period_end !== null
+        ? { startMs: row.recut_period_start.getTime(), endMs: row.recut_period_end.getTime() }
+        : null,
+    creditsEnabled: row.credits_enabled,
+    creditRefill: row.credit_refill,
+    costs: row.credit_costs,
+    disabledAt: row.disabled_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+/** The data plane's reads of the consumers database: keys on cache misses, every valid hash for the key filter. */
 @Injectable()
 export class KeyLookupRepository {
   constructor(@InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   /**
-   * The data plane's query: a key and its consumer by the key's hash (unique index), or null. Plain SQL: it runs
-   * on every cache miss, and TypeORM's query building and hydration would cost more than the query.
+   * The data plane's query: keys and their consumers by the keys' hashes (unique index), in one query for a batch
+   * of hashes; a hash no key has is absent from the map. Plain SQL: it runs on every cache miss, and TypeORM's
+   * query building and hydration would cost more than the query. The array parameter takes the column's type
+   * (character(64)[]), so each hash is an index probe on both engines (a text[] cast would compare as text and
+   * scan the table).
    */
-  async findByKeyHash(keyHash: string): Promise<KeyRecord | null> {
-    const rows: Array<{
-      key_id: string;
-      consumer_id: string;
-      name: string;
-      plan: PlanName;
-      limit_per_minute: number | null;
-      limit_per_day: number | null;
-      limit_per_month: number | null;
-      billing_anchor: Date;
-      recut_period_start: Date | null;
-      recut_period_end: Date | null;
-      credits_enabled: boolean | null;
-      credit_refill: CreditRefill | null;
-      credit_costs: OperationCosts | null;
-      disabled_at: Date | null;
-      expires_at: Date | null;
-      revoked_at: Date | null;
-    }> = await this.dataSource.query(
-      `SELECT k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
-        `FROM "${schemaOf(this.dataSource)}"."api_keys" k JOIN "${schemaOf(this.dataSource)}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = $1`,
-      [keyHash],
+  async findByKeyHashes(keyHashes: readonly string[]): Promise<Map<string, KeyRecord>> {
+    const found = new Map<string, KeyRecord>();
+    if (keyHashes.length === 0) return found;
+    const schema = schemaOf(this.dataSource);
+    const rows: KeyRow[] = await this.dataSource.query(
+      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
+        `FROM "${schema}"."api_keys" k JOIN "${schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = ANY($1)`,
+      [keyHashes],
     );
-    const row = rows[0];
-    if (!row) return null;
-    return {
-      keyId: row.key_id,
-      consumerId: row.consumer_id,
-      name: row.name,
-      plan: row.plan,
-      limits:
-        row.limit_per_minute !== null && row.limit_per_day !== null
-          ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
-          : null,
-      perMonth: row.limit_per_month,
-      billingAnchor: row.billing_anchor,
-      recutPeriod:
-        row.recut_period_start !== null && row.recut_period_end !== null
-          ? { startMs: row.recut_period_start.getTime(), endMs: row.recut_period_end.getTime() }
-          : null,
-      creditsEnabled: row.credits_enabled,
-      creditRefill: row.credit_refill,
-      costs: row.credit_costs,
-      disabledAt: row.disabled_at,
-      expiresAt: row.expires_at,
-      revokedAt: row.revoked_at,
-    };
+    for (const row of rows) found.set(row.key_hash, keyRecordOf(row));
+    return found;
   }
 
   /** How many keys are neither revoked nor expired (sizes the key filter before it is filled). */
