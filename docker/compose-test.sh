@@ -76,6 +76,10 @@ for version in ${COMPOSE_VERSIONS:-v2}; do
   say "test with $command"
   # COMPOSE_KILL_STRICT=1 (the default): a GET lost on the gateway kill fails the test; 0 only counts and prints
   # nginx's 504s (for investigating a balancer change: docs/operations.md, "The compose test").
+  # An image tag per Compose: BuildKit (v2) and the classic builder (1.29) keep separate caches, and a tag the other
+  # took over leaves the older image dangling, where the stand-ins' prune removed it with its layers (1.29 then
+  # rebuilt from nothing on every run: 107-294 s, against seconds from its cache).
+  PETSTORE_TAG="compose-test-$version" \
   COMPOSE_KILL_STRICT="${COMPOSE_KILL_STRICT:-1}" COMPOSE_UP_TEST=1 COMPOSE_COMMAND="$command" timeout 2400 npx --no-install jest --selectProjects system \
     --runTestsByPath test/system/compose-up.e2e-spec.ts --runInBand
   say "test with $command: $(seconds "$started") s"
