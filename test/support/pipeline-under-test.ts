@@ -56,6 +56,8 @@ export interface PipelineUnderTest {
    * balance as the ledger would give it, one credit per request, no refill.
    */
   keyFor(name: string, limits: Consumer['limits'], credits?: number): string;
+  /** A key the fake key cache cannot check (as when the key store is away): 'unavailable', Retry-After 5. */
+  uncheckableKey(): string;
   close(): Promise<void>;
 }
 
@@ -88,8 +90,10 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
   };
 
   const keys = new Map<string, Consumer>();
+  const uncheckable = new Set<string>();
   const keyCache: Pick<KeyCache, 'authenticate'> = {
     authenticate: async (hash: string): Promise<Authentication> => {
+      if (uncheckable.has(hash)) return { outcome: 'unavailable', retryAfterS: 5 };
       const consumer = keys.get(hash);
       return consumer
         ? { outcome: 'valid', consumer, keyId: `key-of-${consumer.name}` }
@@ -168,6 +172,11 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
         balance === undefined ? undefined : { refill: null, refillSet: false, costs: {} as CreditTerms['costs'] };
       if (balance !== undefined) ledger.set(name, balance);
       keys.set(hashApiKey(key), { name, plan: 'free', limits, billingAnchorMs: clock.now(), credits: terms });
+      return key;
+    },
+    uncheckableKey: () => {
+      const key = generateApiKey();
+      uncheckable.add(hashApiKey(key));
       return key;
     },
     // AppMetrics is one of the module's providers: app.close() runs its shutdown hook, which closes its port.

@@ -73,6 +73,26 @@ describe('the /v1 pipeline', () => {
     expect(unknown.headers.get('ratelimit-policy')).toMatch(/"minute"/);
   });
 
+  it("answers 503 for a key that cannot be checked, counting nothing against the address: an outage does not ban a NAT's clients", async () => {
+    const uncheckable = pipeline.uncheckableKey();
+    const seen = watch();
+    // Twice the anonymous minute window (ANON_RATE_LIMIT_PER_MINUTE, 30 by default) from one address.
+    for (let i = 0; i < 60; i += 1) {
+      const reply = await get('/v1/pets', { authorization: `Bearer ${uncheckable}` });
+      expectErrorBody(reply, 503, 'SERVICE_UNAVAILABLE');
+      expect(reply.headers.get('retry-after')).toBe('5');
+      expect(reply.headers.get('ratelimit-policy')).toBeNull();
+    }
+    expect(seen.decisions()).toBe(0);
+    expect(seen.forwarded()).toEqual([]);
+    // The address's window is untouched: an unknown key is still a 401 (counted), not a 429 or a ban.
+    const unknown = await get('/v1/pets', { authorization: 'Bearer petk_0000000000000000000000000000000000000001' });
+    expect(unknown.status).toBe(401);
+    expect(seen.decisions()).toBe(1);
+    expect(unknown.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    expect((await get('/v1/pets')).status).toBe(200);
+  });
+
   it('answers 429 with Retry-After once the minute window is spent, and admits again when it resets', async () => {
     for (let i = 0; i < 3; i += 1) expect((await get('/v1/pets')).status).toBe(200);
     const seen = watch();

@@ -7,15 +7,22 @@ import type { Consumer } from '../consumers/consumer';
 
 const REALM = 'Bearer realm="petstore"';
 
-/** Who a request's Authorization header names: the consumer and the key's id, or the refusal to answer with. */
+/**
+ * Who a request's Authorization header names: the consumer and the key's id, or the refusal to answer with; or,
+ * `unchecked`, a key that cannot be checked right now (the key store away, or its lookups' queue full): neither
+ * valid nor refused, answered 503 without counting anything against the address (docs/decisions.md).
+ */
 export type Authentication =
-  { outcome: 'valid'; consumer: Consumer; keyId: string } | { outcome: 'refused'; refusal: ApiError };
+  | { outcome: 'valid'; consumer: Consumer; keyId: string }
+  | { outcome: 'refused'; refusal: ApiError }
+  | { outcome: 'unchecked'; refusal: ApiError };
 
 /**
  * The bearer API key of a /v1 request. A key not in the KeyCache's filter of valid keys is refused without a
  * query (but for its ~1 % false positives, capped per second), so a flood of random well-formed keys costs no
  * database work; KEY_LOOKUPS_PER_SECOND bounds the queries of the rest. It decides nothing about limits: the
- * pipeline counts a refused request against its address, so guessing keys is throttled and ends in a ban.
+ * pipeline counts a refused request against its address, so guessing keys is throttled and ends in a ban (an
+ * unchecked one, which tells a guesser nothing, is not counted).
  */
 @Injectable()
 export class ApiKeyAuthenticator {
@@ -32,7 +39,7 @@ export class ApiKeyAuthenticator {
       }
       if (result.outcome === 'unavailable') {
         return {
-          outcome: 'refused',
+          outcome: 'unchecked',
           refusal: new ApiError('SERVICE_UNAVAILABLE', 'The API key cannot be checked right now: retry shortly.', {
             'Retry-After': String(result.retryAfterS),
           }),

@@ -41,8 +41,9 @@ const isPreflight = (request: IncomingMessage): boolean =>
  *   2. authenticate the API key (ApiKeyAuthenticator);
  *   3. decide the limits, exactly once (PlanThrottlerGuard.decide: the consumer's plan windows, or the address's
  *      anonymous window for a request without a valid key), and set the rate-limit headers;
- *   4. answer: the refusal (401, 503), the 404/405/400 of a request no route takes, or the route's handler
- *      (deprecation headers first), which forwards to the pets service;
+ *   4. answer: the refusal (401; a key that cannot be checked now has had its 503 before step 3, counted
+ *      nowhere), the 404/405/400 of a request no route takes, or the route's handler (deprecation headers
+ *      first), which forwards to the pets service;
  *   5. after the answer, whoever wrote it: the usage history (UsageService.track), metrics and the log line.
  *
  * What the steps share travels in one ApiExchange. It is installed as the HTTP server's request listener, in
@@ -139,6 +140,10 @@ export class ApiPipeline {
       exchange.consumer = authentication.consumer;
       exchange.keyId = authentication.keyId;
     }
+    // A key that cannot be checked right now is neither valid nor invalid: its 503 counts nothing against the
+    // address, so that an outage does not spend, and then ban, the anonymous window of everyone behind one NAT
+    // address. It tells a guesser nothing and costs no query (KeyCache refuses it on its budget, or on an error).
+    if (authentication.outcome === 'unchecked') throw authentication.refusal;
     const route = matched.kind === 'route' ? matched.route : UNROUTED;
     await this.limits.decide(
       executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler),
