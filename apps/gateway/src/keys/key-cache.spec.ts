@@ -68,6 +68,12 @@ function fakeStore(rows: Map<string, KeyRecord>) {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The rest of this turn of the event loop: the key lookups' batch, sent from a setImmediate queued before this one,
+ * has gone. (A 0 ms timer is no such point: it may fire before or after that immediate, by whether a millisecond
+ * has passed; under load it came first and the batch was not sent yet.)
+ */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('KeyCache', () => {
   const rows = new Map<string, KeyRecord>();
@@ -183,7 +189,7 @@ describe('KeyCache', () => {
     let answer!: () => void;
     fake.state.gate = new Promise((resolve) => (answer = resolve));
     const running = Promise.all(Array.from({ length: 600 }, (_, i) => cache.authenticate(`random-${i}`)));
-    await pause(0);
+    await turn();
     expect(fake.state.queries).toBe(3);
     // 4 batches of 200 may wait or run: 200 more are taken, the rest refused at once, tokens left or not.
     const more = Array.from({ length: 201 }, (_, i) => cache.authenticate(`more-${i}`));
@@ -289,7 +295,7 @@ describe('KeyCache', () => {
       let answer!: () => void;
       fake.state.gate = new Promise((resolve) => (answer = resolve));
       const pending = cache.authenticate(hash(2));
-      await pause(0); // its batch is sent
+      await turn(); // its batch is sent
       expect(fake.state.queries).toBe(1);
       // The database takes 5 s to answer under load; the state it read is the one of the query's start.
       clock.advance(5_000);
