@@ -30,9 +30,10 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
-# Heap limit, as npm start sets it: each app stays under 200 MB resident under load (docs/benchmarks.md).
+# Heap limits, as npm start sets them (scripts/app-node-options.js: old space, and Node 20's young generation in
+# place of Node 24's, sized from the host's memory; docs/benchmarks.md).
 # `docker run -e NODE_OPTIONS=...` replaces it.
-ENV NODE_OPTIONS=--max-old-space-size=96
+ENV NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=16"
 WORKDIR /app
 COPY --from=production-dependencies /app/node /usr/local/bin/node
 COPY --from=production-dependencies --chown=node:node /app/node_modules ./node_modules
