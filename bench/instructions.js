@@ -350,8 +350,9 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench', categoryId: 1, status: 'pending' }),
     });
-    // The counted Node processes get a 1 GB old generation (the apps' own cap is 96 MB): at 96 MB the gateway runs a
-    // major collection every ~1,500 requests (natively; ~1,000 under callgrind), so one window in two held one and
+    // The counted Node processes get a 1 GB old generation (the apps' own cap is 128 MB, scripts/app-node-options.js,
+    // whose 16 MB semi-spaces they keep): at 96 MB, on Node 20, the gateway ran a major collection every ~1,500
+    // requests (natively; ~1,000 under callgrind), so one window in two held one and
     // the median jumped between ~620 k and ~910 k a request. At 1 GB at most one window in five holds one and the
     // median is the request path; the mean beside it counts the collections where they fell. (Forcing a full
     // collection before each window was tried: V8 then flushes compiled code, and the next window recompiles.)

@@ -4,7 +4,7 @@
  * natively: pets and the gateway (Redis counters) started as bench:instructions starts them, --warmup requests
  * (5,000), then --requests (20,000) of `GET /v1/pets?limit=20` (autocannon, 8 connections) with V8's --trace-gc
  * on the gateway; prints requests per Mark-Compact and per Scavenge. BENCH_APP_NODE_OPTIONS adds Node options
- * (e.g. `--max-old-space-size=1024` against the apps' own 96 MB), BENCH_NODE_FLAGS V8 flags on the command line
+ * (e.g. `--max-old-space-size=1024` against the apps' own 128 MB), BENCH_NODE_FLAGS V8 flags on the command line
  * (e.g. `--no-allocation-site-pretenuring`). Counts, not timings: the machine's load does
  * not move them much. Why it matters: docs/benchmarks.md, "Major collections on the read path".
  */
