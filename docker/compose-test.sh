@@ -39,9 +39,13 @@ cleanup() {
   exit $status
 }
 trap cleanup EXIT
+# Stopped by a signal (CI stopping it after a failed step): through exit, so that the clean-up above runs.
+trap 'exit 143' TERM INT
 
 start_dockerd() {
-  dockerd "$@" >>/var/log/petstore-dockerd.log 2>&1 &
+  # A session of its own: a signal to this script's process group (CI stopping it, timeout(1) forwarding one)
+  # must leave the engine to the clean-up below, which still needs it to remove the test's containers.
+  setsid dockerd "$@" >>/var/log/petstore-dockerd.log 2>&1 &
   DOCKERD_PID=$!
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && return 0
