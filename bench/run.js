@@ -160,13 +160,20 @@ async function fixedRate(rate, apps, work, auth) {
       headers: auth,
       label: `    gateway at ${rate} req/s, paced`,
     },
+    // The peer at the same rate: what a gateway process on the pets service's core costs the tail by itself.
+    peerFixed: {
+      url: `http://127.0.0.1:${PORTS.peer}/v1/pets?limit=20`,
+      headers: auth,
+      label: `    peer at ${rate} req/s, paced`,
+    },
   };
   const seconds = Math.max(2, DURATION / 2);
   for (const target of Object.values(targets)) await pacedLoad({ ...target, rate, seconds: WARMUP });
   for (const app of Object.values(apps)) process.kill(app.pid, 'SIGUSR2');
-  const rounds = { directFixed: [], gatewayFixed: [] };
+  const rounds = { directFixed: [], gatewayFixed: [], peerFixed: [] };
   for (let r = 0; r < FIXED_ROUNDS; r += 1) {
-    const order = r % 2 === 0 ? ['directFixed', 'gatewayFixed'] : ['gatewayFixed', 'directFixed'];
+    const order =
+      r % 2 === 0 ? ['directFixed', 'gatewayFixed', 'peerFixed'] : ['peerFixed', 'gatewayFixed', 'directFixed'];
     for (const key of order) rounds[key].push(await pacedLoad({ ...targets[key], rate, seconds }));
   }
   for (const app of Object.values(apps)) process.kill(app.pid, 'SIGUSR2');
@@ -199,8 +206,8 @@ async function fixedRate(rate, apps, work, auth) {
 }
 
 /** The fixed-rate scenario's one-line summary: both p99s and their difference. */
-function fixedRateLine(rate, { directFixed, gatewayFixed }) {
-  return `fixed rate ${rate}: p99 direct ${directFixed.p99} ms, gateway ${gatewayFixed.p99} ms, difference ${+(gatewayFixed.p99 - directFixed.p99).toFixed(2)} ms`;
+function fixedRateLine(rate, { directFixed, gatewayFixed, peerFixed }) {
+  return `fixed rate ${rate}: p99 direct ${directFixed.p99} ms, gateway ${gatewayFixed.p99} ms (difference ${+(gatewayFixed.p99 - directFixed.p99).toFixed(2)} ms), peer ${peerFixed.p99} ms (difference ${+(peerFixed.p99 - directFixed.p99).toFixed(2)} ms)`;
 }
 
 /** (max - min) / median of `values`, 0 when the median is 0. */
@@ -339,7 +346,8 @@ events { worker_connections 1024; }
 http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
   upstream pets { server 127.0.0.1:${PORTS.pets}; keepalive 64; }
   server { listen 127.0.0.1:${PORTS.nginx};
-    location / { proxy_pass http://pets; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
+    location / { proxy_pass http://pets; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host 127.0.0.1:${PORTS.pets}; } } }
 `,
   );
   const nginx = start('nginx', 'nginx', ['-p', work, '-c', path.join(work, 'nginx.conf'), '-g', 'daemon off;'], {});
@@ -513,6 +521,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         gatewayCpuOverPeerCpuPost: +(results.post.cpuUsPerRequest / results.peerPost.cpuUsPerRequest).toFixed(2),
         gatewayCpuOverNginxCpu: +(results.gateway.cpuUsPerRequest / results.nginx.cpuUsPerRequest).toFixed(2),
         gatewayP99MinusDirectP99AtFixedRateMs: +(results.gatewayFixed.p99 - results.directFixed.p99).toFixed(2),
+        peerP99MinusDirectP99AtFixedRateMs: +(results.peerFixed.p99 - results.directFixed.p99).toFixed(2),
         list1mOver1kLatencyP50: +(results.list1m.p50 / Math.max(results.list1k.p50, 0.01)).toFixed(2),
         list1mOver1kThroughput: +(results.list1k.rps / results.list1m.rps).toFixed(2),
       };

@@ -104,8 +104,8 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
   const upstream: Pick<UpstreamService, 'forward'> = {
     forward: async (exchange: ApiExchange, path: string) => {
       forwarded.push({ method: exchange.request.method, path, consumer: exchange.consumer?.name });
-      exchange.response.statusCode = 200;
-      exchange.response.setHeader('content-type', 'application/json');
+      // As UpstreamService writes its answer: the fields the steps set (ApiExchange.headers), then its own.
+      exchange.response.writeHead(200, [...exchange.headers, 'content-type', 'application/json']);
       exchange.response.end(JSON.stringify({ data: [] }));
     },
   };

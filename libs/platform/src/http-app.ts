@@ -1,16 +1,16 @@
 import { INestApplication } from '@nestjs/common';
 import type { CorsOptions } from 'cors';
 import type { Express, RequestHandler } from 'express';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { AllExceptionsFilter, ErrorTranslator, jsonBodyMiddleware, preRoutingErrorHandler } from '@app/errors';
 import type { Logger } from 'pino';
 import { sampleFirst } from './tracing/sampling-first';
 import { quietWhenUnsampled } from './tracing/unsampled';
 import { AppMetrics } from './observability/http-metrics';
 import { HttpServerLimits, hardenHttpServer } from './http-server';
-import { requestId } from './observability/request-id.middleware';
+import { assignRequestId, requestId } from './observability/request-id.middleware';
 import { CallerOf, requestLogging } from './observability/request-logging';
-import { securityHeadersMiddleware } from './security-headers';
+import { securityHeaders, securityHeadersMiddleware } from './security-headers';
 
 export interface HttpAppOptions {
   /** Body handling placed before the routes; the pets service parses JSON, the gateway forwards raw bytes. */
@@ -40,6 +40,16 @@ export interface HttpAppPipeline {
   readonly filter: AllExceptionsFilter;
   /** CORS's options when it is on (its middleware is not among `everyRequest`), else undefined. */
   readonly cors: CorsOptions | undefined;
+  /**
+   * `everyRequest` taken apart, for a handler that writes its answer's headers in one call (`writeHead` with a
+   * flat array, which skips Node's per-header map): the request id to assign, the observers (metrics, request log:
+   * they only listen for the end), and the security headers as `[name, value, ...]`, computed once.
+   */
+  readonly headerless: {
+    readonly assignRequestId: (request: IncomingMessage) => string;
+    readonly observers: readonly RequestHandler[];
+    readonly securityHeaders: readonly string[];
+  };
 }
 
 /**
@@ -57,13 +67,14 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   if (options.trustProxy !== undefined) express.set('trust proxy', options.trustProxy);
   // First: a request whose trace is not sampled runs the rest with tracing suppressed (no child spans).
   app.use(quietWhenUnsampled);
-  const everyRequest: RequestHandler[] = [requestId];
-  if (options.observability)
-    everyRequest.push(
-      options.observability.metrics.middleware,
-      requestLogging(options.observability.logger, options.observability.callerOf, options.observability.pathsOf),
-    );
-  everyRequest.push(securityHeadersMiddleware());
+  const observers: RequestHandler[] = options.observability
+    ? [
+        options.observability.metrics.middleware,
+        requestLogging(options.observability.logger, options.observability.callerOf, options.observability.pathsOf),
+      ]
+    : [];
+  const security = securityHeaders();
+  const everyRequest: RequestHandler[] = [requestId, ...observers, securityHeadersMiddleware(security)];
   for (const handler of everyRequest) app.use(handler);
   const cors: CorsOptions | undefined =
     options.corsOrigins && options.corsOrigins.length > 0
@@ -74,5 +85,6 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   app.use(preRoutingErrorHandler);
   const filter = new AllExceptionsFilter(express, options.errorTranslators);
   app.useGlobalFilters(filter);
-  return { everyRequest, filter, cors };
+  const headerless = { assignRequestId, observers, securityHeaders: security.flat() };
+  return { everyRequest, filter, cors, headerless };
 }

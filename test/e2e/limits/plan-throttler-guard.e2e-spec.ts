@@ -106,4 +106,15 @@ describe('PlanThrottlerGuard (ThrottlerGuard keyed by plan)', () => {
     expect(seen).toEqual([401, 401, 401, 401, 429]);
     expect((await as(undefined, 'plan')).headers.get('ratelimit-policy')).toBe('"minute";q=4;w=60');
   });
+
+  it("answers from a handler that writes through Express's response with every field the steps set", async () => {
+    // These routes write with @Res(), not ApiExchange.headers (no @WritesExchangeHeaders): the pipeline hands them
+    // the collected fields first, so the request id, the security headers and the rate-limit headers still go out.
+    const reply = await as(`fields-${randomBytes(3).toString('hex')}`, 'plan');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(reply.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(reply.headers.get('cache-control')).toBe('private, no-store');
+    expect(reply.headers.get('x-ratelimit-remaining')).toBe('2');
+  });
 });

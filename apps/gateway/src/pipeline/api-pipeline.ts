@@ -1,11 +1,11 @@
 import { AllExceptionsFilter, ApiError, unmatchedRoute } from '@app/errors';
-import { HttpAppPipeline } from '@app/platform';
+import { HttpAppPipeline, REQUEST_ID_HEADER } from '@app/platform';
 import { recordEdgeRoute } from '@app/platform/tracing/edge-outcome';
 import { runQuietlyWhenUnsampled } from '@app/platform/tracing/unsampled';
 import { Injectable, Logger, Type } from '@nestjs/common';
 import { ApplicationConfig, Reflector } from '@nestjs/core';
 import cors from 'cors';
-import type { Express, Request, RequestHandler, Response } from 'express';
+import type { Express, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
@@ -14,6 +14,7 @@ import { executionContext } from '../nest-internals';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { ApiExchange } from '../routing/api-exchange';
 import { apiPathOf, RouteMatch, RouteTable, UNROUTED } from '../routing/route-table';
+import { writesExchangeHeaders } from '../routing/exchange-headers';
 import { applySunset, sunsetPolicyOf, SunsetPolicy } from '../routing/sunset';
 import { UsageService } from '../usage/usage.service';
 import { API_CACHE_CONTROL } from '../routing/api-cache-control';
@@ -55,6 +56,7 @@ const isPreflight = (request: IncomingMessage): boolean =>
 export class ApiPipeline {
   private readonly logger = new Logger('ApiPipeline');
   private readonly sunsets = new WeakMap<object, SunsetPolicy | undefined>();
+  private readonly headerWriters = new WeakMap<object, boolean>();
 
   constructor(
     private readonly routes: RouteTable,
@@ -98,9 +100,11 @@ export class ApiPipeline {
   }
 
   private handler(express: Express, app: HttpAppPipeline, fallback: Listener): Listener {
-    const everyRequest: readonly RequestHandler[] = app.everyRequest;
+    const { assignRequestId, observers } = app.headerless;
     const filter = app.filter;
     const corsHandler = app.cors ? cors(app.cors) : undefined;
+    // Every answer's first fields, built once: the request id's value is filled in per request.
+    const firstFields = [REQUEST_ID_HEADER, '', ...app.headerless.securityHeaders, 'cache-control', API_CACHE_CONTROL];
 
     const run = (exchange: ApiExchange): void => {
       const { request, response } = exchange;
@@ -113,12 +117,15 @@ export class ApiPipeline {
       const template =
         matched.kind === 'route' ? matched.route.path : matched.kind === 'not-found' ? undefined : matched.template;
       if (template !== undefined) request.route = { path: template };
-      for (let i = 0; i < everyRequest.length; i += 1) everyRequest[i](request, response, noop);
-      response.setHeader('cache-control', API_CACHE_CONTROL);
+      exchange.headers[1] = assignRequestId(request);
+      for (let i = 0; i < observers.length; i += 1) observers[i](request, response, noop);
       if (corsHandler && request.headers.origin !== undefined) {
         // A preflight is answered by the cors package (204) and ends here; on any other request it only sets the
         // headers (synchronously, for a list of origins). An OPTIONS that is no preflight gets none: a 405 follows.
-        if (isPreflight(request)) return corsHandler(request, response, noop);
+        if (isPreflight(request)) {
+          exchange.moveHeadersToResponse();
+          return corsHandler(request, response, noop);
+        }
         if (request.method !== 'OPTIONS') corsHandler(request, response, noop);
       }
       if (template !== undefined) recordEdgeRoute(request.method, template);
@@ -129,7 +136,9 @@ export class ApiPipeline {
     return (incoming, outgoing) => {
       const path = apiPathOf(incoming.url);
       if (path === undefined) return fallback(incoming, outgoing);
-      runQuietlyWhenUnsampled(() => run(new ApiExchange(incoming as Request, outgoing as unknown as Response, path)));
+      runQuietlyWhenUnsampled(() =>
+        run(new ApiExchange(incoming as Request, outgoing as unknown as Response, path, firstFields.slice())),
+      );
     };
   }
 
@@ -157,7 +166,8 @@ export class ApiPipeline {
       throw new ApiError('VALIDATION_FAILED', `Failed to decode param '${matched.segment}'`);
 
     const sunset = this.sunsetOf(matched.route.handler);
-    if (sunset) applySunset(sunset, exchange.response, this.clock.now());
+    if (sunset) applySunset(sunset, exchange, this.clock.now());
+    if (!this.writesHeaders(matched.route.handler, matched.route.controller)) exchange.moveHeadersToResponse();
     await matched.route.invoke({
       request: exchange.request,
       response: exchange.response,
@@ -173,10 +183,21 @@ export class ApiPipeline {
     return this.sunsets.get(handler);
   }
 
+  /** Whether a route's handler writes ApiExchange.headers itself (@WritesExchangeHeaders), read once per handler. */
+  private writesHeaders(handler: object, controller: object): boolean {
+    let writes = this.headerWriters.get(handler);
+    if (writes === undefined) {
+      writes = writesExchangeHeaders(this.reflector, handler, controller);
+      this.headerWriters.set(handler, writes);
+    }
+    return writes;
+  }
+
   /** The one exception filter writes the Error body, through Express's response methods. */
   private answerError(express: Express, filter: AllExceptionsFilter, exchange: ApiExchange, error: unknown): void {
     const { request, response } = exchange;
     try {
+      exchange.moveHeadersToResponse();
       Object.setPrototypeOf(request, express.request);
       Object.setPrototypeOf(response, express.response);
       (request as unknown as { res: Response }).res = response;

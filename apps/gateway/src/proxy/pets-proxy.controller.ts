@@ -17,6 +17,7 @@ import { ApiErrorResponses, COMMON_RESPONSE_HEADERS, DEPRECATION_HEADERS } from 
 import { NEXT_LINK_HEADER } from './next-link';
 import { CREATED_LOCATION_HEADER } from './public-location';
 import { Sunset } from '../routing/sunset';
+import { WritesExchangeHeaders } from '../routing/exchange-headers';
 import { UpstreamService, requestTarget } from './upstream.service';
 
 const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
@@ -31,6 +32,7 @@ const removal = GET_PET_DEPRECATION.sunset.toISOString().slice(0, 10);
 @ApiBearerAuth('bearer')
 @ApiExtraModels(PetDto)
 @Controller(PETS_PATH)
+@WritesExchangeHeaders()
 export class PetsProxyController {
   constructor(private readonly upstream: UpstreamService) {}
 

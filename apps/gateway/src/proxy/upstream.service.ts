@@ -155,18 +155,22 @@ export class UpstreamService implements OnApplicationShutdown {
     }
     const payload = upstream.body;
 
-    response.statusCode = upstream.statusCode;
+    // The fields the steps set, then the answer's own, written with the status in one call (ApiExchange.headers).
+    const fields = exchange.headers;
     for (const name of RETURNED_RESPONSE_HEADERS) {
-      const value = upstream.headers[name];
-      if (value !== undefined) response.setHeader(name, value);
+      // Typed as one string, but undici hands a repeated field over as an array.
+      const value = upstream.headers[name] as string | string[] | undefined;
+      if (typeof value === 'string') fields.push(name, value);
+      else if (value !== undefined) for (const one of value) fields.push(name, one);
     }
     if (upstream.headers.link !== undefined) {
       const link = publicLinkField(upstream.headers.link, requestTarget(request.originalUrl), path, this.publicOrigin);
-      if (link) response.setHeader('link', link);
+      if (link) fields.push('link', link);
     }
     const location = publicLocation(upstream.headers.location);
-    if (location) response.setHeader('location', location);
-    response.setHeader('content-length', payload.length);
+    if (location) fields.push('location', location);
+    fields.push('content-length', String(payload.length));
+    response.writeHead(upstream.statusCode, fields);
     response.end(request.method === 'HEAD' ? undefined : payload);
   }
 

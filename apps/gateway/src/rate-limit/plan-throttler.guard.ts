@@ -83,8 +83,8 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
    * the 503 when no decision can be taken).
    */
   async decide(context: ExecutionContext): Promise<void> {
-    const { res } = this.getRequestResponse(context);
-    const consumer = exchangeOf(context)?.consumer;
+    const exchange = exchangeOf(context);
+    const consumer = exchange?.consumer;
     const pending: Pending = { windows: [] };
     if (this.routeHasThrottlerMetadata(context)) {
       pendingByContext.set(context, pending);
@@ -112,7 +112,11 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     // The decision's own moment: the month's end and the next refill were counted from it, so their instants in the
     // headers are exact (the same Unix second on every answer of one period), not a millisecond later.
     const headers = rateLimitHeaders(decision, now);
-    for (const name in headers) this.setResponseHeader(res, name, headers[name]);
+    if (exchange) for (const name in headers) exchange.setHeader(name, headers[name]);
+    else {
+      const { res } = this.getRequestResponse(context);
+      for (const name in headers) this.setResponseHeader(res, name, headers[name]);
+    }
     if (decision.outcome !== 'allowed')
       this.refuse(decision, plan, consumer?.name ?? pending.tracker, headers['Retry-After']);
   }

@@ -14,14 +14,37 @@ export class ApiExchange {
   consumer?: Consumer;
   /** The id of the key it came with (never the key), for the usage history. */
   keyId?: string;
+  /**
+   * The answer's header fields as `[name, value, ...]`, set by the steps (setHeader) and written once with the
+   * status (`writeHead` with this array: Node then keeps no per-header map, ~20 fields a request). A writer that
+   * uses the response's own header API (the exception filter, CORS's preflight) gets them first
+   * (moveHeadersToResponse).
+   */
+  readonly headers: string[];
 
   constructor(
     readonly request: Request,
     readonly response: Response,
     /** The request target's path (no query), as received: `/v1/pets/42`. */
     readonly path: string,
+    /** The fields every answer starts with (the pipeline's: request id, security headers, Cache-Control); kept. */
+    headers: string[] = [],
   ) {
+    this.headers = headers;
     exchanges.set(request, this);
+  }
+
+  /** Adds a header field to the answer (a name set twice is sent twice: each step sets its own names). */
+  setHeader(name: string, value: string): void {
+    this.headers.push(name, value);
+  }
+
+  /** Hands the fields set so far to the response's header API, for a writer that uses it. */
+  moveHeadersToResponse(): void {
+    const { headers, response } = this;
+    if (response.headersSent) return;
+    for (let i = 0; i < headers.length; i += 2) response.setHeader(headers[i], headers[i + 1]);
+    headers.length = 0;
   }
 
   /** The exchange of a /v1 request the pipeline took, if any. */

@@ -1,7 +1,6 @@
 import { ApiError } from '@app/errors';
 import { SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Response } from 'express';
 
 export interface SunsetPolicy {
   deprecatedSince: Date;
@@ -27,7 +26,11 @@ export function sunsetPolicyOf(reflector: Reflector, handler: object): SunsetPol
 }
 
 /** Sets the deprecation headers of `policy` on the response; throws the 410 once the sunset has passed. */
-export function applySunset(policy: SunsetPolicy, response: Pick<Response, 'setHeader'>, now: number): void {
+export function applySunset(
+  policy: SunsetPolicy,
+  response: { setHeader(name: string, value: string): unknown },
+  now: number,
+): void {
   response.setHeader('Deprecation', `@${Math.floor(policy.deprecatedSince.getTime() / 1000)}`);
   response.setHeader('Sunset', policy.sunset.toUTCString());
   response.setHeader('Link', `<${policy.successor}>; rel="successor-version"`);
