@@ -136,15 +136,27 @@ function classifyIpv6(address: ipaddr.IPv6): AddressVerdict {
 }
 
 /**
+ * An address as Node reads it (`net.isIP`), or undefined. An IPv6 address goes through the WHATWG URL parser's
+ * hexadecimal form first (zone id aside): ipaddr.js 2.5 reads every `::a.b.c.d` as IPv4-mapped `::ffff:a.b.c.d`,
+ * where a connection goes to the IPv4-compatible `::a.b.c.d`.
+ */
+export function parseAddress(raw: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const family = isIP(raw);
+  if (family === 4) return ipaddr.IPv4.parse(raw);
+  if (family !== 6) return undefined;
+  const bare = raw.split('%')[0];
+  return ipaddr.IPv6.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
+}
+
+/**
  * Whether an outbound request may go to this IP address, by its class alone (the operator's allow-list is
  * OutboundAllowList's business). Only what Node's own parser takes for an address is one (`net.isIP`): the forms a
  * connect would read differently (`0x7f.1`, `127.1`, octal) are `not_an_address`; a URL's host name reaches here in
  * the WHATWG URL parser's normal form, which writes those as dotted decimal.
  */
 export function classifyAddress(raw: string): AddressVerdict {
-  const family = isIP(raw);
-  if (family === 0) return { allowed: false, address: raw, reason: 'not_an_address' };
-  const address = ipaddr.parse(raw);
+  const address = parseAddress(raw);
+  if (address === undefined) return { allowed: false, address: raw, reason: 'not_an_address' };
   return address.kind() === 'ipv4' ? classifyIpv4(address as ipaddr.IPv4) : classifyIpv6(address as ipaddr.IPv6);
 }
 

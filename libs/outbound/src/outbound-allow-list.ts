@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import * as ipaddr from 'ipaddr.js';
+import { parseAddress } from './address-policy';
 
 /** A DNS label: letters, digits and inner hyphens (underscores too: some internal names have them), 1 to 63. */
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
@@ -47,7 +48,9 @@ export class OutboundAllowList {
         const cidr = bits === undefined ? `${address}/${isIP(address) === 4 ? 32 : 128}` : entry;
         if (!ipaddr.isValidCIDR(cidr) || !/^\d{1,3}$/.test(cidr.split('/')[1]))
           throw new Error(`outbound allow-list: "${raw.trim()}" is not an address block`);
-        blocks.push(ipaddr.parseCIDR(cidr));
+        const base = parseAddress(address);
+        if (base === undefined) throw new Error(`outbound allow-list: "${raw.trim()}" is not an address block`);
+        blocks.push([base, Number(cidr.split('/')[1])]);
       } else if (entry.startsWith('*.') && isHostName(entry.slice(2))) {
         suffixes.push(entry.slice(1));
       } else if (isHostName(entry)) {
@@ -79,8 +82,9 @@ export class OutboundAllowList {
 
   /** Whether an address lies in an entry's block (an IPv4-mapped IPv6 address as the IPv4 address it is). */
   allowsAddress(raw: string): boolean {
-    if (isIP(raw) === 0) return false;
-    const address = ipaddr.process(raw);
+    const parsed = parseAddress(raw);
+    if (parsed === undefined) return false;
+    const address = parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress() ? parsed.toIPv4Address() : parsed;
     return this.blocks.some(([block, bits]) => block.kind() === address.kind() && address.match(block, bits));
   }
 }
