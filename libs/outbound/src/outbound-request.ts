@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { type Agent, errors as undiciErrors, request } from 'undici';
+import { errors as undiciErrors, request } from 'undici';
 import { OutboundRefusal, type OutboundFailure, type OutboundResponse, type OutboundResult } from './outbound-result';
 import { addressesOf, systemResolver, type Resolver } from './resolver';
 import { createSafeDispatcher } from './safe-dispatcher';
@@ -34,6 +34,7 @@ export interface TargetAccepted {
 }
 
 const TIMEOUT = Symbol('timeout');
+const BACKSTOP_MS = 1_000;
 
 function elapsedSince(started: number): number {
   return Math.round(performance.now() - started);
@@ -75,22 +76,18 @@ async function readCapped(body: Readable, cap: number): Promise<{ body: Buffer; 
 /**
  * Sends requests to URLs that developers and operators configured (webhooks, exports), safely
  * (docs/webhooks.md): only to addresses the policy accepts, checked on every connection (safe-dispatcher.ts), within
- * a total time and a size cap, without following redirects. One client per configuration; close() at shutdown.
+ * a total time and a size cap, without following redirects. Each attempt has its connection of its own, closed when
+ * it ends: no socket to a developer's server is kept between attempts. One client per configuration.
  */
 export class OutboundClient {
   readonly policy: TargetPolicy;
   private readonly resolver: Resolver;
-  private readonly dispatcher: Agent;
+  private readonly ca: OutboundClientOptions['ca'];
 
   constructor(options: OutboundClientOptions) {
     this.policy = new TargetPolicy(options);
     this.resolver = options.resolver ?? systemResolver;
-    this.dispatcher = createSafeDispatcher({
-      policy: this.policy,
-      resolver: this.resolver,
-      connectTimeoutMs: DEFAULT_TIMEOUT_MS,
-      ca: options.ca,
-    });
+    this.ca = options.ca;
   }
 
   /**
@@ -130,15 +127,24 @@ export class OutboundClient {
     const deadline = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), timeoutMs);
     });
+    // A dispatcher of the attempt's own, destroyed with it: whatever the attempt ends in (an answer, the deadline,
+    // the cap), no connection of it outlives it, and the next attempt resolves and checks the name anew.
+    const dispatcher = createSafeDispatcher({
+      policy: this.policy,
+      resolver: this.resolver,
+      connectTimeoutMs: timeoutMs,
+      ca: this.ca,
+    });
     const attempt = async (): Promise<OutboundResult> => {
       const response = await request(parsed, {
-        dispatcher: this.dispatcher,
+        dispatcher,
         method: options.method ?? 'POST',
         headers: options.headers,
         body: options.body,
         signal: abort.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        // Backstops only: the attempt's deadline below ends it first, with its own message.
+        headersTimeout: timeoutMs + BACKSTOP_MS,
+        bodyTimeout: timeoutMs + BACKSTOP_MS,
       });
       const read = await readCapped(response.body, cap);
       return {
@@ -162,11 +168,7 @@ export class OutboundClient {
       };
     } finally {
       clearTimeout(timer);
+      await dispatcher.destroy().catch(() => undefined);
     }
-  }
-
-  /** Closes the kept-alive connections. */
-  async close(): Promise<void> {
-    await this.dispatcher.close();
   }
 }

@@ -44,5 +44,5 @@ export function createSafeDispatcher(options: SafeDispatcherOptions): Agent {
         ),
     );
   };
-  return new Agent({ connect, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000 });
+  return new Agent({ connect });
 }
