@@ -156,7 +156,11 @@ export class OutboundClient {
         latencyMs: elapsedSince(started),
       } satisfies OutboundResponse;
     };
-    const pending = attempt().catch((error: unknown) => failureOf(error, started));
+    const pending = attempt().catch((error: unknown) => {
+      // The caller's own mistake (a header value with a line break, a body on GET): thrown, not a delivery failure.
+      if (error instanceof undiciErrors.InvalidArgumentError) throw error;
+      return failureOf(error, started);
+    });
     try {
       const outcome = await Promise.race([pending, deadline]);
       if (outcome !== TIMEOUT) return outcome;

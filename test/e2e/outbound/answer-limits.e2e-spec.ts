@@ -134,6 +134,13 @@ describe('outbound requests: what an answer may cost', () => {
     expect(result.kind === 'response' && result.body.toString()).toBe('x'.repeat(1000));
   });
 
+  it("throws for the caller's own mistake, a header value undici refuses, and sends nothing", async () => {
+    await expect(
+      outbound.send(`http://127.0.0.1:${receiver.port}/`, { headers: { 'x-note': 'a\r\nx-injected: 1' } }),
+    ).rejects.toThrow('invalid x-note header');
+    expect(receiver.connections).toBe(0);
+  });
+
   it('answers too_large for headers over the limit, and answers non-2xx statuses as they are', async () => {
     receiver.answer((request, response) =>
       request.url === '/fat-headers'

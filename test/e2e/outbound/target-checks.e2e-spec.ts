@@ -34,11 +34,12 @@ describe('outbound requests: where they may go', () => {
     expect(receiver.requests).toHaveLength(0);
   });
 
-  it('refuses localhost, an IPv4-mapped loopback literal and the decimal form of 127.0.0.1 alike', async () => {
+  it('refuses localhost, IPv6 loopback literals (mapped and ::1) and the decimal form of 127.0.0.1 alike', async () => {
     const outbound = client({ requireHttps: false });
     for (const url of [
       `http://localhost:${receiver.port}/`,
       `http://[::ffff:127.0.0.1]:${receiver.port}/`,
+      `http://[::1]:${receiver.port}/`,
       `http://2130706433:${receiver.port}/`,
     ])
       expect([url, (await outbound.send(url)).kind]).toEqual([url, 'refused_target']);
