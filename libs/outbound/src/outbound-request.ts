@@ -2,9 +2,9 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { errors as undiciErrors, request } from 'undici';
 import { OutboundRefusal, type OutboundFailure, type OutboundResponse, type OutboundResult } from './outbound-result';
-import { addressesOf, systemResolver, type Resolver } from './resolver';
+import { systemResolver, type Resolver } from './resolver';
 import { createSafeDispatcher } from './safe-dispatcher';
-import { TargetPolicy, hostOf, type TargetPolicyOptions } from './target-policy';
+import { TargetPolicy, type TargetPolicyOptions } from './target-policy';
 
 export interface OutboundClientOptions extends TargetPolicyOptions {
   /** How host names are resolved; the system's resolver by default (tests inject one: resolver.ts). */
@@ -26,7 +26,7 @@ export interface SendOptions {
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** What a save-time check answers: the target may be reached, at these addresses (for now: send checks again). */
+/** What a save-time check answers: the target may be reached, at these addresses, now (every send checks again). */
 export interface TargetAccepted {
   kind: 'accepted';
   url: string;
@@ -98,17 +98,9 @@ export class OutboundClient {
     const started = performance.now();
     const parsed = this.policy.parse(url);
     if (!(parsed instanceof URL)) return { ...parsed, latencyMs: elapsedSince(started) };
-    const host = hostOf(parsed);
-    let addresses: readonly string[];
-    try {
-      addresses = await addressesOf(host, this.resolver);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? String(error);
-      return { kind: 'connect_error', message: `${host} did not resolve (${code})`, latencyMs: elapsedSince(started) };
-    }
-    const refusal = this.policy.vet(parsed, addresses);
-    if (refusal) return { ...refusal, latencyMs: elapsedSince(started) };
-    return { kind: 'accepted', url: parsed.href, addresses };
+    const admitted = await this.policy.resolveAndVet(parsed, this.resolver);
+    if (!('addresses' in admitted)) return { ...admitted, latencyMs: elapsedSince(started) };
+    return { kind: 'accepted', url: parsed.href, addresses: admitted.addresses };
   }
 
   /**

@@ -41,7 +41,7 @@ export interface OutboundResponse {
 
 export type OutboundResult = OutboundResponse | OutboundFailure;
 
-/** Carries a refusal decided while connecting (safe-dispatcher.ts) out through undici to send(). */
+/** Carries what stopped a connection before it was made (a refusal, a failed resolution: safe-dispatcher.ts) out through undici to send(). */
 export class OutboundRefusal extends Error {
   constructor(readonly failure: Omit<OutboundFailure, 'latencyMs'>) {
     super(failure.message);

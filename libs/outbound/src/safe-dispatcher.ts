@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { OutboundRefusal } from './outbound-result';
-import { addressesOf, type Resolver } from './resolver';
+import type { Resolver } from './resolver';
 import { TargetPolicy } from './target-policy';
 
 export interface SafeDispatcherOptions {
@@ -28,21 +28,14 @@ export function createSafeDispatcher(options: SafeDispatcherOptions): Agent {
   const connect: buildConnector.connector = (params, callback) => {
     const host = params.hostname;
     const url = new URL(`${params.protocol}//${isIP(host) === 6 ? `[${host}]` : host}`);
-    addressesOf(host, options.resolver).then(
-      (resolved) => {
-        const refusal = options.policy.vet(url, resolved);
-        if (refusal) return callback(new OutboundRefusal(refusal), null);
-        base({ ...params, hostname: resolved[0], servername: isIP(host) !== 0 ? undefined : host }, callback);
-      },
-      (error: NodeJS.ErrnoException) =>
-        callback(
-          new OutboundRefusal({
-            kind: 'connect_error',
-            message: `${host} did not resolve (${error.code ?? error.message})`,
-          }),
-          null,
-        ),
-    );
+    void options.policy.resolveAndVet(url, options.resolver).then((admitted) => {
+      if (!('addresses' in admitted)) return callback(new OutboundRefusal(admitted), null);
+      try {
+        base({ ...params, hostname: admitted.addresses[0], servername: isIP(host) !== 0 ? undefined : host }, callback);
+      } catch (error) {
+        callback(error as Error, null);
+      }
+    });
   };
   return new Agent({ connect });
 }

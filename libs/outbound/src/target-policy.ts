@@ -1,6 +1,7 @@
 import { classifyAddress, isMetadataRefusal } from './address-policy';
 import { OutboundAllowList } from './outbound-allow-list';
 import type { OutboundFailure } from './outbound-result';
+import { addressesOf, type Resolver } from './resolver';
 
 export interface TargetPolicyOptions {
   /**
@@ -79,6 +80,22 @@ export class TargetPolicy {
     if (this.httpRefused(url) && !byName && !addresses.every((address) => this.allowList.allowsAddress(address)))
       return this.httpsRequired(url);
     return undefined;
+  }
+
+  /**
+   * Resolves the URL's host once (a literal address is taken as it is) and vets the answer: the addresses, or why
+   * the target may not be reached. Never rejects: a failed resolution is a `connect_error`.
+   */
+  async resolveAndVet(url: URL, resolver: Resolver): Promise<{ addresses: readonly string[] } | Refusal> {
+    const host = hostOf(url);
+    let addresses: readonly string[];
+    try {
+      addresses = await addressesOf(host, resolver);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException)?.code ?? String(error);
+      return { kind: 'connect_error', message: `${host} did not resolve (${code})` };
+    }
+    return this.vet(url, addresses) ?? { addresses };
   }
 
   private httpRefused(url: URL): boolean {
