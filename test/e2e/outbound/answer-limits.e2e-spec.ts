@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { OutboundClient } from '@app/outbound';
 import { HttpReceiver } from '../../support/http-receiver';
 
-/** Short limits: every test ends in well under a second, none sleeps. */
+/**
+ * Short limits: every test ends in well under a second, none sleeps. Under 1 s means the attempt's own deadline ended
+ * it, not undici's backstops (the deadline + 1 s), with room for a loaded machine.
+ */
 const TIMEOUT_MS = 200;
 
 /** Whether the server's side of a connection closes within `ms` (a bounded wait, never the test's whole timeout). */
@@ -59,7 +62,7 @@ describe('outbound requests: what an answer may cost', () => {
     const result = await outbound.send(`http://127.0.0.1:${receiver.port}/slow`, { timeoutMs: TIMEOUT_MS });
     expect(result).toMatchObject({ kind: 'timeout', message: `no complete answer within ${TIMEOUT_MS} ms` });
     expect(result.latencyMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
-    expect(result.latencyMs).toBeLessThan(TIMEOUT_MS + 500);
+    expect(result.latencyMs).toBeLessThan(1_000);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -70,7 +73,7 @@ describe('outbound requests: what an answer may cost', () => {
       timeoutMs: TIMEOUT_MS,
     });
     expect(result).toMatchObject({ kind: 'timeout' });
-    expect(result.latencyMs).toBeLessThan(TIMEOUT_MS + 500);
+    expect(result.latencyMs).toBeLessThan(1_000);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -83,7 +86,7 @@ describe('outbound requests: what an answer may cost', () => {
       const port = (mute.address() as AddressInfo).port;
       const result = await outbound.send(`http://127.0.0.1:${port}/`, { body: '{}', timeoutMs: TIMEOUT_MS });
       expect(result).toMatchObject({ kind: 'timeout' });
-      expect(result.latencyMs).toBeLessThan(TIMEOUT_MS + 500);
+      expect(result.latencyMs).toBeLessThan(1_000);
       expect(sockets.size).toBe(1);
       // The attempt's connection is closed with it, not left open on the receiver; and no other is opened.
       const [socket] = sockets;
