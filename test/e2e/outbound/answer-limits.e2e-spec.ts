@@ -98,6 +98,14 @@ describe('outbound requests: what an answer may cost', () => {
     }
   });
 
+  it('times out a name whose resolution never ends: the deadline covers the lookup too', async () => {
+    const stuck = new OutboundClient({ requireHttps: false, resolver: () => new Promise<never>(() => undefined) });
+    const result = await stuck.send(`http://stuck.example:${receiver.port}/`, { timeoutMs: TIMEOUT_MS });
+    expect(result).toMatchObject({ kind: 'timeout', message: `no complete answer within ${TIMEOUT_MS} ms` });
+    expect(result.latencyMs).toBeLessThan(1_000);
+    expect(receiver.connections).toBe(0);
+  });
+
   it('cuts a huge body at the cap and closes the connection: the rest is never read', async () => {
     const chunk = Buffer.alloc(64 * 1024, 'a');
     let serverFinished = false;
