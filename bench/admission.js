@@ -24,7 +24,7 @@ support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 const Redis = require('ioredis');
-const RUN = `bench_admission_${Date.now()}`;
+const RUN = support.runId('bench_admission');
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 /** Free ports, taken in main(). */

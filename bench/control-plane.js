@@ -40,7 +40,7 @@ support.pinLoadGenerator();
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 
-const RUN = `bench_cp_${Date.now()}`;
+const RUN = support.runId('bench_cp');
 /** Free ports, taken in main(): the stub upstream, and per gateway instance its port, metrics and admin API. */
 const PORTS = { stub: 0, a: 0, b: 0, metricsA: 0, metricsB: 0, adminA: 0, adminB: 0 };
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');

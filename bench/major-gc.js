@@ -47,7 +47,7 @@ async function main() {
         HOST: '127.0.0.1',
         PETS_URL: `http://127.0.0.1:${base}`,
         REDIS_URL: support.REDIS_URL,
-        REDIS_KEY_PREFIX: `bench_major_gc_${Date.now()}:`,
+        REDIS_KEY_PREFIX: `${support.runId('bench_major_gc')}:`,
         GATEWAY_DATABASE_URL: database.url,
         ADMIN_PORT: String(base + 2),
         ADMIN_TOKEN: token,

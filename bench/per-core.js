@@ -36,7 +36,7 @@ support.pinLoadGenerator();
 const autocannon = require('autocannon');
 const children = [];
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
-const RUN = `bench_per_core_${Date.now()}`;
+const RUN = support.runId('bench_per_core');
 const keyOf = (i) => `petk_${createHash('sha256').update(`${RUN}-${i}`).digest('base64url')}`;
 
 /**

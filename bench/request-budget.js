@@ -188,7 +188,7 @@ async function main() {
       await support.freePort(),
       await support.freePort(),
     ];
-    const run = `budget_${Date.now()}`;
+    const run = support.runId('budget');
     const admin = { url: `http://127.0.0.1:${adminPort}`, token: `bench-admin-token-${run}-0123456789abcdef` };
     const receiver = TRACING ? await support.startDroppingOtlpReceiver() : undefined;
     const tracing = receiver

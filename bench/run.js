@@ -70,7 +70,7 @@ const { Client } = require('pg');
 
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE || 4100);
 const PORTS = { gateway: PORT_BASE, pets: PORT_BASE + 1, nginx: PORT_BASE + 2, peer: PORT_BASE + 3 };
-const RUN = `bench_${Date.now()}`;
+const RUN = support.runId('bench');
 const children = [];
 
 function ensureNginx() {

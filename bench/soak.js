@@ -46,7 +46,7 @@ const autocannon = require('autocannon');
 
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE || 4100);
 const PORTS = { gateway: PORT_BASE + 20, pets: PORT_BASE + 21, admin: PORT_BASE + 30 };
-const RUN = `bench_soak_${Date.now()}`;
+const RUN = support.runId('bench_soak');
 const children = [];
 
 /** The pids of the two apps: children of scripts/start.js, told apart by their entry point. */

@@ -26,7 +26,7 @@ support.pinLoadGenerator();
 
 const autocannon = require('autocannon');
 
-const RUN = `bench_tracing_${Date.now()}`;
+const RUN = support.runId('bench_tracing');
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 

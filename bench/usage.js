@@ -38,7 +38,7 @@ support.pinLoadGenerator();
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 
-const RUN = `bench_usage_${Date.now()}`;
+const RUN = support.runId('bench_usage');
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
 const children = [];
 const load = (options) =>
