@@ -470,7 +470,7 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
       };
     }
     console.log(
-      `instructions per request (callgrind): ${counting.warmup} requests warm-up, ${counting.warmupOn} counted-off, then ${counting.windows} windows of ${counting.requests}; idle ${counting.idleSeconds} s subtracted; ${runs} run(s)`,
+      `instructions per request (callgrind): ${counting.warmup} requests warm-up, ${counting.warmupOn} counted-off, then ${counting.windows} windows of ${counting.requests}; the idle rate (lowest of three idle windows of ${counting.idleSeconds} s) subtracted; ${runs} run(s)`,
     );
     for (const name of targets) {
       const target = TARGETS[name];
