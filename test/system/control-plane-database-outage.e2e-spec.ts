@@ -67,11 +67,12 @@ describe('control plane while the consumers database is unreachable', () => {
   beforeAll(async () => {
     pets = await startPetsService();
     database = await interruptibleDatabase();
-    // A short TTL, so that the cached key is past it (stale) while the database is away.
+    // A short TTL, so that the cached key is past it (stale) while the database is away; an anonymous window of
+    // 3 a minute, so that a 503 counted against the address would show as 429 within the outage.
     gateway = await startGateway({
       petsUrl: pets.url,
       database,
-      env: { KEY_CACHE_TTL_MS: '200', KEY_NEGATIVE_CACHE_TTL_MS: '200' },
+      env: { KEY_CACHE_TTL_MS: '200', KEY_NEGATIVE_CACHE_TTL_MS: '200', ANON_RATE_LIMIT_PER_MINUTE: '3' },
     });
   });
   afterAll(async () => {
@@ -97,6 +98,11 @@ describe('control plane while the consumers database is unreachable', () => {
     const refused = await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${unseen}` } });
     expectErrorBody(refused, 503, 'SERVICE_UNAVAILABLE');
     expect(refused.headers.get('retry-after')).toBe('5');
+    // Each of these 503s is uncounted: three times the anonymous window later, still 503, never 429 or a ban.
+    for (let i = 0; i < 9; i += 1) {
+      const again = await call(`${gateway.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${unseen}` } });
+      expectErrorBody(again, 503, 'SERVICE_UNAVAILABLE');
+    }
     expectErrorBody(await adminCall(gateway, 'POST', '/consumers', { plan: 'free' }), 503, 'SERVICE_UNAVAILABLE');
     expectErrorBody(await adminCall(gateway, 'GET', '/consumers'), 503, 'SERVICE_UNAVAILABLE');
 
@@ -110,5 +116,7 @@ describe('control plane while the consumers database is unreachable', () => {
     }
     expect(status).toBe(200);
     expect((await adminCall(gateway, 'GET', '/consumers/known')).status).toBe(200);
+    // The address's anonymous window is whole: a request without a key is refused as such (401), not as over it.
+    expectErrorBody(await call(`${gateway.url}/v1/pets?limit=1`), 401, 'UNAUTHORIZED');
   }, 60_000);
 });
