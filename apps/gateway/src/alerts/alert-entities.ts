@@ -1,4 +1,4 @@
-import { OutboxMessageEntity } from './outbox-message.entity';
-import { ThresholdEventEntity } from './threshold-event.entity';
+import { OutboxMessageEntity } from './outbox-message-table';
+import { ThresholdEventEntity } from './threshold-event-table';
 
 export const ALERT_ENTITIES = [ThresholdEventEntity, OutboxMessageEntity];

@@ -13,11 +13,11 @@ export interface ThresholdEventRow {
   consumer: string;
   policy: ThresholdPolicyName;
   period_start: Date;
-  /** The window's end; null for the credits (a balance has no period: its arming generation stands for one). */
+  /** The window's end; null for the credits (a balance has no period: its arming row's time stands for its start). */
   period_end: Date | null;
   /** A window's threshold in percent of its limit (80, 100); the credits' balance level (100, 0). */
   threshold: string;
-  /** '' for a window; the credit ledger row that armed the level (lifted the balance above it), or 'none'. */
+  /** '' for a window; for the credits, the ledger row that armed the level (the last one that left the balance above it). */
   arming: string;
   /** The window's limit (null for the credits). */
   quota: string | null;
