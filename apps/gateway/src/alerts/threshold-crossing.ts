@@ -1,4 +1,6 @@
 import type { CreditState } from '../credits/credit-decision';
+import { currentBillingPeriod, RecutPeriod } from '../periods/billing-period';
+import { MONTH_WINDOW } from '../periods/month-window';
 
 /**
  * Which thresholds one decision crossed (docs/alerts.md), pure: the request path calls these with a decision's
@@ -13,7 +15,6 @@ export interface CountedWindow {
   count: number;
   ttlMs: number;
   resetMs: number;
-  period?: { endMs: number; nextEndMs: number };
 }
 
 /** What the threshold check reads of a rate-limit decision. */
@@ -64,15 +65,18 @@ export function crossedLevels(credits: CreditState, levels: readonly number[]): 
 }
 
 /**
- * Where a window's period runs, from a decision at `nowMs`: it ends `resetMs` from then and lasts `ttlMs`. An
- * anchored window (a monthly quota) ends exactly at its billing period's end, or the next one's (whichever the
- * store's clock took), so every instance names the same period to the millisecond.
+ * Where a window's period runs, from a decision at `nowMs`: it ends `resetMs` from then and lasts `ttlMs` (a rolling
+ * window: a day's opens at its first request). A monthly quota's is its billing period (`billing`: the consumer's
+ * anchor and re-cut period), the one the window's middle falls in: exact to the millisecond, so every instance names
+ * the same period whatever its clock, and the next one when the store's clock already took it.
  */
-export function windowPeriod(window: CountedWindow, nowMs: number): { startMs: number; endMs: number } {
+export function windowPeriod(
+  window: CountedWindow,
+  nowMs: number,
+  billing?: { billingAnchorMs: number; recutPeriod?: RecutPeriod | null },
+): { startMs: number; endMs: number } {
   const endMs = nowMs + window.resetMs;
-  const period = window.period;
-  if (period === undefined) return { startMs: endMs - window.ttlMs, endMs };
-  return Math.abs(endMs - period.endMs) <= Math.abs(endMs - period.nextEndMs)
-    ? { startMs: period.endMs - window.ttlMs, endMs: period.endMs }
-    : { startMs: period.endMs, endMs: period.nextEndMs };
+  if (window.name !== MONTH_WINDOW || billing === undefined) return { startMs: endMs - window.ttlMs, endMs };
+  const period = currentBillingPeriod(billing.billingAnchorMs, billing.recutPeriod, endMs - window.ttlMs / 2);
+  return { startMs: period.startMs, endMs: period.endMs };
 }

@@ -31,6 +31,7 @@ export interface ConsumerRow {
   limit_per_day: number | null;
   limit_per_month: number | null;
   billing_anchor: Date;
+  created_at: Date;
   recut_period_start: Date | null;
   recut_period_end: Date | null;
   credits_enabled: boolean | null;
@@ -214,6 +215,16 @@ export class ThresholdEventsRepository {
     }));
   }
 
+  /** The outbox messages of a consumer, oldest first (tests, and the delivery worker to come). */
+  async outboxOf(
+    consumer: string,
+  ): Promise<Array<{ id: string; kind: string; state: string; payload: ThresholdEvent }>> {
+    return this.dataSource.query(
+      `SELECT id, kind, state, payload FROM "${this.schema}"."outbox_messages" WHERE consumer = $1 ORDER BY created_at, id`,
+      [consumer],
+    );
+  }
+
   /**
    * Who may have crossed a threshold lately: consumers with answers in the usage history since `sinceMs` (its hours),
    * or with credit spend recorded since the UTC day `sinceDay`.
@@ -231,7 +242,7 @@ export class ThresholdEventsRepository {
   async consumerRows(names: readonly string[]): Promise<ConsumerRow[]> {
     if (names.length === 0) return [];
     return this.dataSource.query(
-      `SELECT name, plan, limit_per_minute, limit_per_day, limit_per_month, COALESCE(billing_anchor, created_at) AS billing_anchor, ` +
+      `SELECT name, plan, limit_per_minute, limit_per_day, limit_per_month, COALESCE(billing_anchor, created_at) AS billing_anchor, created_at, ` +
         `recut_period_start, recut_period_end, credits_enabled, credit_refill, credit_costs ` +
         `FROM "${this.schema}"."consumers" WHERE name = ANY($1) AND disabled_at IS NULL`,
       [names],

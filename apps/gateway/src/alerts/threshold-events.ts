@@ -49,7 +49,7 @@ export class ThresholdEvents implements OnApplicationBootstrap, OnApplicationShu
         const shares = this.policy.windowShares(consumer);
         for (let j = 0; j < shares.length; j += 1)
           if (crossesShare(window.count - 1, window.count, window.limit, shares[j]))
-            this.queueWindow(consumer.name, window, shares[j], nowMs);
+            this.queueWindow(consumer, window, shares[j], nowMs);
       }
       const credits = decision.credits;
       if (credits !== undefined && credits.cost > 0) {
@@ -76,10 +76,10 @@ export class ThresholdEvents implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  private queueWindow(consumer: string, window: CountedWindow, share: number, nowMs: number): void {
-    const period = windowPeriod(window, nowMs);
+  private queueWindow(consumer: Consumer, window: CountedWindow, share: number, nowMs: number): void {
+    const period = windowPeriod(window, nowMs, consumer);
     this.queue.push({
-      consumer,
+      consumer: consumer.name,
       policy: window.name as 'day' | 'month',
       threshold: Math.round(share * 100),
       periodStartMs: period.startMs,

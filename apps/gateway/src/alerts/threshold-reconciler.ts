@@ -63,14 +63,15 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     for (const row of await this.repository.consumerRows(names)) {
       const consumer = this.consumerOf(row);
       if (consumer === undefined) continue;
-      for (const candidate of await this.candidatesOf(consumer, this.clock.now()))
+      const createdAtMs = new Date(row.created_at).getTime();
+      for (const candidate of await this.candidatesOf(consumer, createdAtMs, this.clock.now()))
         if (await this.events.write(candidate)) written += 1;
     }
     return written;
   }
 
   /** Every threshold the consumer's current periods have reached (the repository drops those already written). */
-  private async candidatesOf(consumer: Consumer, now: number): Promise<ThresholdCandidate[]> {
+  private async candidatesOf(consumer: Consumer, createdAtMs: number, now: number): Promise<ThresholdCandidate[]> {
     const candidates: ThresholdCandidate[] = [];
     const shares = this.policy.windowShares(consumer);
     const counters = await this.counters(consumer, now);
@@ -98,8 +99,14 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     const perMonth = consumer.limits.perMonth;
     if (perMonth !== undefined) {
       const period = currentBillingPeriod(consumer.billingAnchorMs, consumer.recutPeriod, now);
-      // The history from the period's first whole hour (nothing of the previous period counted), and the counter.
-      const history = await this.repository.usedSince(consumer.name, Math.ceil(period.startMs / HOUR_MS) * HOUR_MS);
+      // The history as a quota set mid-period counts it (docs/billing.md): from the hour the period starts in when the
+      // consumer was created in the period, else from its first whole hour (nothing of the previous period); and the
+      // counter, which a Redis that forgot may have restarted.
+      const from =
+        createdAtMs >= period.startMs
+          ? period.startMs - (period.startMs % HOUR_MS)
+          : Math.ceil(period.startMs / HOUR_MS) * HOUR_MS;
+      const history = await this.repository.usedSince(consumer.name, from);
       const counted = counters.find((window) => window.name === 'month')?.count ?? 0;
       reached('month', Math.max(history, counted), perMonth, period.startMs, period.endMs);
     }
