@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AppMetrics } from '@app/platform';
 import Redis from 'ioredis';
 import { ThresholdEvents } from '../../../apps/gateway/src/alerts/threshold-events';
 import {
@@ -64,6 +65,15 @@ describe('threshold events, exactly once', () => {
     for (let i = 0; i < n; i += 1) statuses.push((await call(`${g.url}/v1/pets?limit=1`, as(key))).status);
     return statuses;
   };
+  /** threshold_events_total, summed over the instances and their labels. */
+  const generatedMetric = async (gateways: GatewayUnderTest[]): Promise<number> => {
+    let sum = 0;
+    for (const g of gateways) {
+      const metric = g.app.get(AppMetrics).registry.getSingleMetric('threshold_events_total');
+      for (const { value } of (await metric!.get()).values) sum += value;
+    }
+    return sum;
+  };
   const repository = () => stack.a.app.get(ThresholdEventsRepository);
   const eventsOf = (name: string) => repository().eventsOf(name);
   /** The events once `count` are written, and a little longer, so that a late duplicate would be seen. */
@@ -101,6 +111,8 @@ describe('threshold events, exactly once', () => {
     expect(Math.abs(Date.parse(events[0].periodStart) - Date.parse(events[1].periodStart))).toBeLessThan(1_000);
     for (const event of events) expect(Date.parse(event.periodEnd!) - Date.parse(event.periodStart)).toBe(86_400_000);
     expect(events.map((e) => e.source)).toEqual(['request', 'request']);
+    // Counted once by the instance that wrote each (the first test of the file: nothing counted before).
+    expect(await generatedMetric([stack.a, stack.b, stack.victim, stack.late])).toBe(2);
     // A reconciliation reads the same window from the counters, its period named from a later reset: nothing more.
     expect(await stack.a.app.get(ThresholdReconciler).reconcile()).toBe(0);
     expect(await eventsOf(name)).toHaveLength(2);
@@ -169,6 +181,31 @@ describe('threshold events, exactly once', () => {
     expect(await stack.b.app.get(ThresholdReconciler).reconcile()).toBe(0);
     expect(await eventsOf(name)).toHaveLength(3);
     await expectOutboxOf(name, events);
+  });
+
+  it('credits: a crossing undone by a top-up before it was written writes nothing; the next fall writes one', async () => {
+    const name = unique('undone');
+    const key = await mintKey(stack.a, 'enterprise', name, ENTERPRISE);
+    const topUp = async (amount: number) =>
+      expect(
+        (await adminCall(stack.a, 'POST', `/consumers/${name}/credits/top-ups`, { amount, reason: 'test' })).status,
+      ).toBe(201);
+    await topUp(25);
+    const events = stack.a.app.get(ThresholdEvents);
+    const flush = jest.spyOn(events, 'flush').mockResolvedValue();
+    // 25 → 20: the low level crossed, held in the queue; then lifted to 30 before the write.
+    expect(await send(stack.a, key, 5)).toEqual(new Array(5).fill(200));
+    await topUp(10);
+    const record = jest.spyOn(stack.a.app.get(ThresholdEventsRepository), 'record');
+    flush.mockRestore();
+    await events.flush();
+    expect(await Promise.all(record.mock.results.map((r) => r.value as Promise<NotWritten>))).toEqual(['undone']);
+    expect(await eventsOf(name)).toEqual([]);
+    // 30 → 20 falls through the level again: one event, armed by the second top-up.
+    await send(stack.a, key, 10);
+    expect(await settled(name, 1)).toEqual([
+      expect.objectContaining({ type: 'credits.low_balance', threshold: 20, balance: 20 }),
+    ]);
   });
 
   it('the instance that decided the crossings dies before writing them: a reconciliation elsewhere writes each exactly once', async () => {
