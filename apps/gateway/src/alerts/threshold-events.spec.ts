@@ -2,6 +2,7 @@ import { AppMetrics } from '@app/platform';
 import type { Clock } from '../clock';
 import { loadGatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../consumers/consumer';
+import type { PlanTable } from '../plans/plans';
 import type { ObservedDecision } from './threshold-crossing';
 import { ThresholdEvents } from './threshold-events';
 import type { ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
@@ -15,6 +16,12 @@ const consumer: Consumer = {
   billingAnchorMs: 0,
 };
 const now = 1_000_000;
+const plans: PlanTable = {
+  free: { perMinute: 60, perDay: 1000 },
+  pro: { perMinute: 300, perDay: 10000, alerts: { thresholdsPercent: [50, 90], creditsLowBalance: 0 } },
+  business: { perMinute: 1000, perDay: 100000 },
+  enterprise: 'custom',
+};
 
 function events(env: Record<string, string> = {}) {
   const config = loadGatewayConfig({ PETS_URL: 'http://127.0.0.1:1', ALERT_CREDITS_LOW_BALANCE: '5', ...env });
@@ -22,7 +29,7 @@ function events(env: Record<string, string> = {}) {
   const repository = { record: async (candidate: ThresholdCandidate) => (written.push(candidate), 'duplicate') };
   const clock = { now: () => now } as Clock;
   const service = new ThresholdEvents(
-    new ThresholdPolicy(config),
+    new ThresholdPolicy(config, plans),
     repository as unknown as ThresholdEventsRepository,
     new ThresholdMetrics(new AppMetrics('gateway')),
     clock,
@@ -71,6 +78,20 @@ describe('threshold events on the request path', () => {
     expect(written.map((c) => [c.policy, c.threshold, c.balance])).toEqual([
       ['credits', 5, 0],
       ['credits', 0, 0],
+    ]);
+  });
+
+  it("a plan's own thresholds (plans.json `alerts`) replace the gateway's for its consumers", async () => {
+    const { service, written } = events();
+    const pro: Consumer = { ...consumer, plan: 'pro' };
+    for (let count = 1; count <= 10; count += 1) service.observe(pro, decision('allowed', count), now);
+    // A low balance of 0: only the balance reaching 0.
+    service.observe(pro, decision('allowed', 10, { balance: 0, cost: 6 }), now);
+    await service.flush();
+    expect(written.map((c) => [c.policy, c.threshold])).toEqual([
+      ['day', 50],
+      ['day', 90],
+      ['credits', 0],
     ]);
   });
 
