@@ -193,7 +193,7 @@ export class ThresholdEventsRepository {
   async eventsOf(consumer: string): Promise<Array<ThresholdEvent & { source: string }>> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
       `SELECT id, type, consumer, policy, period_start, period_end, threshold, arming, quota, used, balance, crossed_at, source ` +
-        `FROM "${this.schema}"."threshold_events" WHERE consumer = $1 ORDER BY crossed_at, threshold`,
+        `FROM "${this.schema}"."threshold_events" WHERE consumer = $1 ORDER BY crossed_at, threshold, policy`,
       [consumer],
     );
     const num = (value: unknown) => (value === null ? null : Number(value));
