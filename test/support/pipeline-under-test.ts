@@ -6,6 +6,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { join } from 'node:path';
 import { ApiKeyAuthenticator } from '../../apps/gateway/src/auth/api-key-authenticator';
 import { CreditsService } from '../../apps/gateway/src/credits/credits.service';
+import { ThresholdEvents } from '../../apps/gateway/src/alerts/threshold-events';
 import type { CreditSpec } from '../../apps/gateway/src/credits/credit-decision';
 import type { CreditTerms } from '../../apps/gateway/src/plans/plan-limits';
 import { Clock } from '../../apps/gateway/src/clock';
@@ -146,6 +147,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
       { provide: UpstreamService, useValue: upstream },
       { provide: UsageService, useValue: usage },
       { provide: CreditsService, useValue: credits },
+      { provide: ThresholdEvents, useValue: { observe: () => undefined } },
     ],
   })
   class PipelineComponents {}

@@ -5,6 +5,7 @@ import { CONSUMER_ENTITIES } from '../../../apps/gateway/src/consumers/consumer-
 import { PLAN_REQUEST_ENTITIES } from '../../../apps/gateway/src/plan-requests/plan-request-entities';
 import { USAGE_ENTITIES } from '../../../apps/gateway/src/usage/usage-entities';
 import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entities';
+import { ALERT_ENTITIES } from '../../../apps/gateway/src/alerts/alert-entities';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
@@ -18,6 +19,7 @@ const ENTITIES = [
   ...PLAN_REQUEST_ENTITIES,
   ...USAGE_ENTITIES,
   ...CREDIT_ENTITIES,
+  ...ALERT_ENTITIES,
 ];
 
 /** Every migration, in order, written out: a migration left out of MIGRATIONS fails here. */
@@ -35,6 +37,7 @@ const ALL_MIGRATIONS = [
   'AddBillingPeriodRecut1795920798373',
   'AddCreditRebuildBarriers1796000000000',
   'AddPlanRequestRequester1796100000000',
+  'AddThresholdEvents1796200000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -74,7 +77,9 @@ describe('gateway migrations', () => {
       'credit_spend_daily',
       'credit_spend_holder',
       'migrations',
+      'outbox_messages',
       'plan_requests',
+      'threshold_events',
       'usage_daily',
       'usage_hourly',
     ]);

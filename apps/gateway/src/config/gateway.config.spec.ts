@@ -73,6 +73,33 @@ describe('loadGatewayConfig', () => {
     }
   });
 
+  it('reads the threshold events once: 80 % and 100 %, a low balance of 100, each validated', () => {
+    expect(loadGatewayConfig({}).alerts).toEqual({
+      enabled: true,
+      windowThresholds: [0.8, 1],
+      creditsLowBalance: 100,
+      flushMs: 1_000,
+      reconcileMs: 30_000,
+    });
+    // Sorted, each once.
+    expect(loadGatewayConfig({ ALERT_THRESHOLDS_PERCENT: '100,50,90,50' }).alerts.windowThresholds).toEqual([
+      0.5, 0.9, 1,
+    ]);
+    for (const [name, value] of [
+      ['ALERT_THRESHOLDS_PERCENT', '0,80'],
+      ['ALERT_THRESHOLDS_PERCENT', '80,101'],
+      ['ALERT_THRESHOLDS_PERCENT', '80, 100'],
+      ['ALERT_THRESHOLDS_PERCENT', '0.8'],
+      ['ALERT_CREDITS_LOW_BALANCE', '-1'],
+      ['ALERT_FLUSH_MS', '10'],
+      ['ALERT_RECONCILE_MS', '999'],
+      ['ALERTS_ENABLED', 'maybe'],
+    ]) {
+      expect(() => loadGatewayConfig({ [name]: value })).toThrow(ConfigurationError);
+      expect(() => loadGatewayConfig({ [name]: value })).toThrow(name);
+    }
+  });
+
   it('reads TRUST_PROXY as express expects it: a hop count or addresses/subnets, never true', () => {
     expect(loadGatewayConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadGatewayConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toBe('10.0.0.0/8');

@@ -141,6 +141,25 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('USAGE_EXPORT_TIMEOUT_MS', 1000, 86400000)
   USAGE_EXPORT_TIMEOUT_MS = 900000;
+
+  // Threshold events (issue #49, docs/alerts.md): which thresholds, how soon they are written, how often reconciled.
+  @EnvBoolean()
+  @IsBoolean({ message: 'ALERTS_ENABLED must be true or false' })
+  ALERTS_ENABLED = true;
+
+  @Matches(/^(100|[1-9][0-9]?)(,(100|[1-9][0-9]?))*$/, {
+    message: 'ALERT_THRESHOLDS_PERCENT must be a comma-separated list of whole percents from 1 to 100, such as 80,100',
+  })
+  ALERT_THRESHOLDS_PERCENT = '80,100';
+
+  @EnvIntRange('ALERT_CREDITS_LOW_BALANCE', 0, 2000000000)
+  ALERT_CREDITS_LOW_BALANCE = 100;
+
+  @EnvIntRange('ALERT_FLUSH_MS', 50, 60000)
+  ALERT_FLUSH_MS = 1000;
+
+  @EnvIntRange('ALERT_RECONCILE_MS', 1000, 3600000)
+  ALERT_RECONCILE_MS = 30000;
   // --- end of the control plane ---
 
   @IsOptional()
@@ -313,6 +332,18 @@ export interface GatewayConfig {
      */
     export: { concurrency: number; writeTimeoutMs: number; timeoutMs: number };
   };
+  /**
+   * Threshold events (docs/alerts.md): the shares of a day or month window that raise one (`windowThresholds`,
+   * ascending fractions: 0.8 for 80 %), the credit balance called low (`creditsLowBalance`; 0: only the balance
+   * reaching 0 raises one), how often the queued events are written, and how often each instance reconciles.
+   */
+  alerts: {
+    enabled: boolean;
+    windowThresholds: readonly number[];
+    creditsLowBalance: number;
+    flushMs: number;
+    reconcileMs: number;
+  };
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -425,6 +456,15 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         writeTimeoutMs: e.USAGE_EXPORT_WRITE_TIMEOUT_MS,
         timeoutMs: e.USAGE_EXPORT_TIMEOUT_MS,
       },
+    },
+    alerts: {
+      enabled: e.ALERTS_ENABLED,
+      windowThresholds: [...new Set(e.ALERT_THRESHOLDS_PERCENT.split(',').map(Number))]
+        .sort((a, b) => a - b)
+        .map((percent) => percent / 100),
+      creditsLowBalance: e.ALERT_CREDITS_LOW_BALANCE,
+      flushMs: e.ALERT_FLUSH_MS,
+      reconcileMs: e.ALERT_RECONCILE_MS,
     },
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }

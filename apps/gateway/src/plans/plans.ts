@@ -22,10 +22,43 @@ export interface Limits {
   perMonth?: number;
 }
 
-/** A plan's entry: its limits, and its credits (refill) and costs where plans.json declares them. */
+/**
+ * A plan's own thresholds for threshold events (docs/alerts.md), in place of the gateway's (ALERT_THRESHOLDS_PERCENT,
+ * ALERT_CREDITS_LOW_BALANCE): whole percents of the day and month windows, the credit balance called low.
+ */
+export interface PlanAlerts {
+  thresholdsPercent?: number[];
+  creditsLowBalance?: number;
+}
+
+/** A plan's entry: its limits, and its credits (refill), costs and alert thresholds where plans.json declares them. */
 export interface PlanEntry extends Limits {
   credits?: { refill: CreditRefill };
   costs?: OperationCosts;
+  alerts?: PlanAlerts;
+}
+
+/** A plan's `alerts` as plans.json states it, or what is wrong with it. */
+function parsePlanAlerts(value: unknown): PlanAlerts | string {
+  const v = value as Record<string, unknown>;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'alerts must be an object';
+  const unknown = Object.keys(v).filter((key) => key !== 'thresholdsPercent' && key !== 'creditsLowBalance');
+  if (unknown.length > 0) return `alerts: unknown field ${unknown[0]} (thresholdsPercent, creditsLowBalance)`;
+  const percents = v.thresholdsPercent;
+  if (
+    percents !== undefined &&
+    (!Array.isArray(percents) ||
+      percents.length === 0 ||
+      !percents.every((p) => Number.isSafeInteger(p) && (p as number) >= 1 && (p as number) <= 100))
+  )
+    return 'alerts.thresholdsPercent must be a non-empty list of whole percents from 1 to 100';
+  const low = v.creditsLowBalance;
+  if (low !== undefined && !(Number.isSafeInteger(low) && (low as number) >= 0))
+    return 'alerts.creditsLowBalance must be a whole number of credits, 0 or more';
+  return {
+    ...(percents !== undefined ? { thresholdsPercent: percents as number[] } : {}),
+    ...(low !== undefined ? { creditsLowBalance: low as number } : {}),
+  };
 }
 
 /** Limits of each plan; `custom` means every consumer of the plan carries its own (Enterprise). */
@@ -72,7 +105,9 @@ export function loadPlans(file: string): PlanTable {
       throw new ConfigurationError(
         `PLANS_FILE ${file}: plan "${name}": ${typeof refill === 'string' ? `credits: ${refill}` : costs}`,
       );
-    table[name] = { ...entry, credits: refill && { refill }, costs };
+    const alerts = entry.alerts === undefined ? undefined : parsePlanAlerts(entry.alerts);
+    if (typeof alerts === 'string') throw new ConfigurationError(`PLANS_FILE ${file}: plan "${name}": ${alerts}`);
+    table[name] = { ...entry, credits: refill && { refill }, costs, alerts };
   }
   return table;
 }

@@ -14,6 +14,7 @@ import { monthWindowOf } from '../periods/month-window';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { CreditsService } from '../credits/credits.service';
+import { ThresholdEvents } from '../alerts/threshold-events';
 import { CREDITS_POLICY } from '../credits/credit-decision';
 import { operationIdOf, THROTTLER_METADATA_PREFIX, THROTTLER_SKIP_DEFAULT } from '../nest-internals';
 import { exchangeOf } from '../routing/api-exchange';
@@ -67,6 +68,7 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     private readonly metrics: RateLimitMetrics,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly credits: CreditsService,
+    private readonly thresholds: ThresholdEvents,
   ) {
     super(options, store, reflector);
     const { banThreshold, banDurationMs, banGraceMs } = config.rateLimit;
@@ -108,6 +110,8 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
     const decision = await this.consume(pending.tracker, pending.windows, credits);
     if (decision.credits)
       this.credits.afterDecision(consumer!.name, decision.outcome === 'allowed', decision.credits, now);
+    // Thresholds of the long windows and the balance (docs/alerts.md): a few comparisons, queued only when crossed.
+    if (consumer) this.thresholds.observe(consumer, decision, now);
     recordEdgeOutcome({ plan, rateLimit: decision });
     // The decision's own moment: the month's end and the next refill were counted from it, so their instants in the
     // headers are exact (the same Unix second on every answer of one period), not a millisecond later.

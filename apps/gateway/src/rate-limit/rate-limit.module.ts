@@ -1,5 +1,7 @@
 import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
+import { AlertsModule } from '../alerts/alerts.module';
+import { ThresholdReconciler } from '../alerts/threshold-reconciler';
 import { CreditsModule } from '../credits/credits.module';
 import { CreditsService } from '../credits/credits.service';
 import { Clock } from '../clock';
@@ -8,7 +10,7 @@ import { describeRedisTopology } from '../redis/redis-connection';
 import { ClientAddressResolver } from './client-address';
 import { MemoryRateLimitStore } from './memory-rate-limit.store';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
-import { planThrottlerOptions } from './plan-throttlers';
+import { consumerTracker, consumerWindows, planThrottlerOptions } from './plan-throttlers';
 import { RateLimitMetrics } from './rate-limit-metrics';
 import { RateLimitStore } from './rate-limit-store';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
@@ -74,6 +76,7 @@ class RateLimitStoreModule implements OnApplicationShutdown {
   imports: [
     RateLimitStoreModule,
     CreditsModule,
+    AlertsModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStoreModule],
       inject: [GATEWAY_CONFIG, ClientAddressResolver, RateLimitStore],
@@ -87,8 +90,18 @@ class RateLimitStoreModule implements OnApplicationShutdown {
   exports: [RateLimitStoreModule, CreditsModule, PlanThrottlerGuard],
 })
 export class RateLimitModule {
-  constructor(store: RateLimitStore, credits: CreditsService) {
+  constructor(
+    store: RateLimitStore,
+    credits: CreditsService,
+    reconciler: ThresholdReconciler,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
     // A rebuild's barrier waits for the decisions this store already answered (their spend): the store is this room's.
     credits.settleDecisionsWith(() => store.settle());
+    // Threshold reconciliation reads the counters the limits decide with (docs/alerts.md), as the admin API's usage.
+    reconciler.readCountersWith(
+      async (consumer, nowMs) =>
+        (await store.usage(consumerTracker(consumer.name), consumerWindows(consumer, config, nowMs))).windows,
+    );
   }
 }

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CreditsModule } from '../credits/credits.module';
+import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { GatewayDatabaseModule } from '../database/gateway-database.module';
+import { PlanLimits } from '../plans/plan-limits';
+import { ALERT_ENTITIES } from './alert-entities';
+import { ThresholdEventsRepository } from './threshold-events.repository';
+import { ThresholdEvents } from './threshold-events';
+import { ThresholdMetrics } from './threshold-metrics';
+import { ThresholdPolicy } from './threshold-policy';
+import { ThresholdReconciler } from './threshold-reconciler';
+
+/**
+ * Threshold events (issue #49, docs/alerts.md): the request path's check and queue, the events and outbox tables,
+ * the reconciliation. Imports GatewayDatabaseModule so that, on shutdown, the queue is written before that module
+ * closes the pool; the rate-limit room imports this one (its guard observes every decision).
+ */
+@Module({
+  imports: [GatewayDatabaseModule, CreditsModule, TypeOrmModule.forFeature(ALERT_ENTITIES, GATEWAY_DATA_SOURCE)],
+  // PlanLimits: the plan rules (stateless), to read a reconciled consumer's limits as the key cache does.
+  providers: [
+    PlanLimits,
+    ThresholdPolicy,
+    ThresholdEventsRepository,
+    ThresholdMetrics,
+    ThresholdEvents,
+    ThresholdReconciler,
+  ],
+  exports: [ThresholdEvents, ThresholdReconciler, ThresholdEventsRepository],
+})
+export class AlertsModule {}

@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { CreditRefill, OperationCosts } from '@app/contract';
+import type { PlanName } from '../plans/plans';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
+import type { ThresholdEventType, ThresholdPolicyName } from './threshold-event-table';
+
+/** A threshold crossed, before it is written: from a request's decision, or found by a reconciliation. */
+export interface ThresholdCandidate {
+  consumer: string;
+  policy: ThresholdPolicyName;
+  /** A window's threshold in percent of its limit; the credits' balance level. */
+  threshold: number;
+  /** A window's period; unused for the credits (their arming generation is looked up when written). */
+  periodStartMs: number;
+  periodEndMs: number;
+  limit: number | null;
+  used: number | null;
+  balance: number | null;
+  crossedAtMs: number;
+  source: 'request' | 'reconciler';
+}
+
+/** A consumer as the reconciliation reads it (the key lookup's columns). */
+export interface ConsumerRow {
+  name: string;
+  plan: PlanName;
+  limit_per_minute: number | null;
+  limit_per_day: number | null;
+  limit_per_month: number | null;
+  billing_anchor: Date;
+  created_at: Date;
+  recut_period_start: Date | null;
+  recut_period_end: Date | null;
+  credits_enabled: boolean | null;
+  credit_refill: CreditRefill | null;
+  credit_costs: OperationCosts | null;
+}
+
+/** An event as written, and as its outbox message carries it (docs/alerts.md, "The event"). */
+export interface ThresholdEvent {
+  id: string;
+  type: ThresholdEventType;
+  consumer: string;
+  policy: ThresholdPolicyName;
+  periodStart: string;
+  periodEnd: string | null;
+  threshold: number;
+  arming: string | null;
+  limit: number | null;
+  used: number | null;
+  balance: number | null;
+  crossedAt: string;
+}
+
+/** Why a candidate wrote nothing. */
+/**
+ * Why a candidate wrote nothing: its event exists; its period is over; a top-up after the crossing lifted the balance
+ * above the level again; or no ledger row ever put the balance above the level (nothing armed it).
+ */
+export type NotWritten = 'duplicate' | 'period-over' | 'undone' | 'not-armed';
+
+export const typeOf = (candidate: Pick<ThresholdCandidate, 'policy' | 'threshold'>): ThresholdEventType =>
+  candidate.policy !== 'credits'
+    ? 'quota.threshold_crossed'
+    : candidate.threshold > 0
+      ? 'credits.low_balance'
+      : 'credits.exhausted';
+
+/**
+ * threshold_events and outbox_messages (docs/alerts.md): one event per consumer × policy × period × threshold ×
+ * arming generation, whoever writes it and however often. Each write takes a transaction-scoped advisory lock on
+ * (consumer, policy), so writers of one consumer's policy take turns; then checks that the period is still current
+ * (the gateway's clock) and that no event of the same period exists (a rolling day window's period is named from
+ * each decision's reset, a few milliseconds apart between instances: the same window is any start within half its
+ * length), then inserts with ON CONFLICT DO NOTHING (the unique key, the last word), and writes the outbox message
+ * only for a row actually inserted, in the same transaction.
+ */
+@Injectable()
+export class ThresholdEventsRepository {
+  constructor(@InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource) {}
+
+  private get schema(): string {
+    return schemaOf(this.dataSource);
+  }
+
+  /** Writes the candidate's event and its outbox message, once; answers the event, or why nothing was written. */
+  async record(candidate: ThresholdCandidate, nowMs: number): Promise<ThresholdEvent | NotWritten> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [
+        `threshold-events:${candidate.consumer}:${candidate.policy}`,
+      ]);
+      const identity =
+        candidate.policy === 'credits'
+          ? await this.creditsIdentity(manager, candidate)
+          : await this.windowIdentity(manager, candidate, nowMs);
+      if (typeof identity === 'string') return identity;
+      const event: ThresholdEvent = {
+        id: randomUUID(),
+        type: typeOf(candidate),
+        consumer: candidate.consumer,
+        policy: candidate.policy,
+        periodStart: new Date(identity.periodStartMs).toISOString(),
+        periodEnd: identity.periodEndMs === null ? null : new Date(identity.periodEndMs).toISOString(),
+        threshold: candidate.threshold,
+        arming: identity.arming || null,
+        limit: candidate.limit,
+        used: candidate.used,
+        balance: candidate.balance,
+        crossedAt: new Date(candidate.crossedAtMs).toISOString(),
+      };
+      const inserted: unknown[] = await manager.query(
+        `INSERT INTO "${this.schema}"."threshold_events" (id, type, consumer, policy, period_start, period_end, threshold, arming, quota, used, balance, crossed_at, source, created_at) ` +
+          `VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ` +
+          `ON CONFLICT (consumer, policy, period_start, threshold, arming) DO NOTHING RETURNING id`,
+        [
+          event.id,
+          event.type,
+          event.consumer,
+          event.policy,
+          event.periodStart,
+          event.periodEnd,
+          event.threshold,
+          identity.arming,
+          event.limit,
+          event.used,
+          event.balance,
+          event.crossedAt,
+          candidate.source,
+          new Date(nowMs),
+        ],
+      );
+      if (inserted.length === 0) return 'duplicate';
+      await manager.query(
+        `INSERT INTO "${this.schema}"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
+          `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'pending', 0)`,
+        [randomUUID(), event.type, event.consumer, JSON.stringify(event), new Date(nowMs)],
+      );
+      return event;
+    });
+  }
+
+  /** A window's period, if still current and without its event yet. */
+  private async windowIdentity(
+    manager: EntityManager,
+    candidate: ThresholdCandidate,
+    nowMs: number,
+  ): Promise<{ periodStartMs: number; periodEndMs: number; arming: string } | NotWritten> {
+    if (candidate.periodEndMs <= nowMs) return 'period-over';
+    const half = (candidate.periodEndMs - candidate.periodStartMs) / 2;
+    const same: unknown[] = await manager.query(
+      `SELECT 1 FROM "${this.schema}"."threshold_events" WHERE consumer = $1 AND policy = $2 AND threshold = $3 ` +
+        `AND arming = '' AND period_start > $4 AND period_start < $5 LIMIT 1`,
+      [
+        candidate.consumer,
+        candidate.policy,
+        candidate.threshold,
+        new Date(candidate.periodStartMs - half),
+        new Date(candidate.periodStartMs + half),
+      ],
+    );
+    if (same.length > 0) return 'duplicate';
+    return { periodStartMs: candidate.periodStartMs, periodEndMs: candidate.periodEndMs, arming: '' };
+  }
+
+  /**
+   * The credits' arming generation for a level: the last ledger row (top-up, set or refill) at or before the
+   * crossing that left the balance above the level. A row after the crossing that lifted it above again undid the
+   * crossing (the level is armed afresh, for the next fall): nothing is written for it.
+   */
+  private async creditsIdentity(
+    manager: EntityManager,
+    candidate: ThresholdCandidate,
+  ): Promise<{ periodStartMs: number; periodEndMs: null; arming: string } | NotWritten> {
+    const ledger = `"${this.schema}"."credit_ledger"`;
+    const crossedAt = new Date(candidate.crossedAtMs);
+    const lifted: unknown[] = await manager.query(
+      `SELECT 1 FROM ${ledger} WHERE consumer = $1 AND balance_after > $2 AND at > $3 LIMIT 1`,
+      [candidate.consumer, candidate.threshold, crossedAt],
+    );
+    if (lifted.length > 0) return 'undone';
+    const [armed]: Array<{ id: string; at: Date }> = await manager.query(
+      `SELECT id, at FROM ${ledger} WHERE consumer = $1 AND balance_after > $2 AND at <= $3 ORDER BY at DESC, id DESC LIMIT 1`,
+      [candidate.consumer, candidate.threshold, crossedAt],
+    );
+    if (armed === undefined) return 'not-armed';
+    return { periodStartMs: new Date(armed.at).getTime(), periodEndMs: null, arming: armed.id };
+  }
+
+  /** The events of a consumer, oldest first (tests, and the admin API to come). */
+  async eventsOf(consumer: string): Promise<Array<ThresholdEvent & { source: string }>> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT id, type, consumer, policy, period_start, period_end, threshold, arming, quota, used, balance, crossed_at, source ` +
+        `FROM "${this.schema}"."threshold_events" WHERE consumer = $1 ORDER BY crossed_at, threshold, policy`,
+      [consumer],
+    );
+    const num = (value: unknown) => (value === null ? null : Number(value));
+    const iso = (value: unknown) => (value === null ? null : new Date(value as Date).toISOString());
+    return rows.map((r) => ({
+      id: r.id as string,
+      type: r.type as ThresholdEventType,
+      consumer: r.consumer as string,
+      policy: r.policy as ThresholdPolicyName,
+      periodStart: iso(r.period_start)!,
+      periodEnd: iso(r.period_end),
+      threshold: Number(r.threshold),
+      arming: (r.arming as string) || null,
+      limit: num(r.quota),
+      used: num(r.used),
+      balance: num(r.balance),
+      crossedAt: iso(r.crossed_at)!,
+      source: r.source as string,
+    }));
+  }
+
+  /** The outbox messages of a consumer, oldest first (tests, and the delivery worker to come). */
+  async outboxOf(
+    consumer: string,
+  ): Promise<Array<{ id: string; kind: string; state: string; payload: ThresholdEvent }>> {
+    return this.dataSource.query(
+      `SELECT id, kind, state, payload FROM "${this.schema}"."outbox_messages" WHERE consumer = $1 ORDER BY created_at, id`,
+      [consumer],
+    );
+  }
+
+  /**
+   * Who may have crossed a threshold lately: consumers with answers in the usage history since `sinceMs` (its hours),
+   * or with credit spend recorded since the UTC day `sinceDay`.
+   */
+  async recentConsumers(sinceMs: number, sinceDay: string, max: number): Promise<string[]> {
+    const rows: Array<{ consumer: string }> = await this.dataSource.query(
+      `SELECT consumer FROM "${this.schema}"."usage_hourly" WHERE hour >= $1 AND consumer NOT IN ('*', '(anonymous)', '(overflow)') ` +
+        `UNION SELECT consumer FROM "${this.schema}"."credit_spend_daily" WHERE day >= $2::date ORDER BY consumer LIMIT $3`,
+      [new Date(sinceMs - (sinceMs % 3_600_000)), sinceDay, max],
+    );
+    return rows.map((r) => r.consumer);
+  }
+
+  /** The consumers named, as the consumers table holds them (disabled ones left out). */
+  async consumerRows(names: readonly string[]): Promise<ConsumerRow[]> {
+    if (names.length === 0) return [];
+    return this.dataSource.query(
+      `SELECT name, plan, limit_per_minute, limit_per_day, limit_per_month, COALESCE(billing_anchor, created_at) AS billing_anchor, created_at, ` +
+        `recut_period_start, recut_period_end, credits_enabled, credit_refill, credit_costs ` +
+        `FROM "${this.schema}"."consumers" WHERE name = ANY($1) AND disabled_at IS NULL`,
+      [names],
+    );
+  }
+
+  /** Admitted answers (every answer but the 429s) of `consumer` in the usage history's hours from `fromMs` on. */
+  async usedSince(consumer: string, fromMs: number): Promise<number> {
+    const [row]: Array<{ used: string | null }> = await this.dataSource.query(
+      `SELECT sum(requests - rate_limited) AS used FROM "${this.schema}"."usage_hourly" WHERE consumer = $1 AND hour >= $2`,
+      [consumer, new Date(fromMs)],
+    );
+    return Number(row?.used ?? 0);
+  }
+}

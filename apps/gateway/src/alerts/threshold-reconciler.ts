@@ -1,0 +1,190 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Clock } from '../clock';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import type { Consumer } from '../consumers/consumer';
+import { CreditLedgerRepository } from '../credits/credit-ledger.repository';
+import { utcDay } from '../credits/credit-spend';
+import { currentBillingPeriod } from '../periods/billing-period';
+import { PlanLimits } from '../plans/plan-limits';
+import { CountedWindow, thresholdCount, windowPeriod } from './threshold-crossing';
+import { ConsumerRow, ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
+import { ThresholdEvents } from './threshold-events';
+import { ThresholdPolicy } from './threshold-policy';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Most consumers one reconciliation looks at (the most recently active are not favoured: name order). */
+const MAX_CONSUMERS = 10_000;
+
+/** A consumer's counters as the limits decide them (its windows' counts now), read without counting. */
+export type CounterReader = (consumer: Consumer, nowMs: number) => Promise<readonly CountedWindow[]>;
+
+/**
+ * Never missed (docs/alerts.md, "Reconciliation"): every ALERT_RECONCILE_MS each instance recomputes, for the
+ * consumers active lately (usage history of the last two hours, credit spend since yesterday), what their current
+ * periods have used (the day window: the shared counters; the month: the larger of the counters and the usage
+ * history; the credits: the ledger's balance) and writes any threshold reached whose event is missing: the crossing
+ * request's instance died before its flush, or its write failed. The writes go through the same repository as the
+ * request path's, so a reconciliation racing a flush (or another instance's reconciliation) writes nothing twice, and
+ * nothing for a period already over.
+ */
+@Injectable()
+export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Alerts');
+  private readCounters?: CounterReader;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly repository: ThresholdEventsRepository,
+    private readonly events: ThresholdEvents,
+    private readonly policy: ThresholdPolicy,
+    private readonly ledger: CreditLedgerRepository,
+    private readonly planLimits: PlanLimits,
+    private readonly clock: Clock,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  /** How to read a consumer's counters: set by the rate-limit room, which owns the store. */
+  readCountersWith(reader: CounterReader): void {
+    this.readCounters = reader;
+  }
+
+  /** One reconciliation (one at a time on this instance): answers how many events it wrote. */
+  reconcile(): Promise<number> {
+    this.running ??= this.reconcileOnce().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async reconcileOnce(): Promise<number> {
+    const now = this.clock.now();
+    const names = await this.repository.recentConsumers(now - 2 * HOUR_MS, utcDay(now - DAY_MS), MAX_CONSUMERS);
+    let written = 0;
+    for (const row of await this.repository.consumerRows(names)) {
+      const consumer = this.consumerOf(row);
+      if (consumer === undefined) continue;
+      const createdAtMs = new Date(row.created_at).getTime();
+      for (const candidate of await this.candidatesOf(consumer, createdAtMs, this.clock.now()))
+        if (await this.events.write(candidate)) written += 1;
+    }
+    return written;
+  }
+
+  /** Every threshold the consumer's current periods have reached (the repository drops those already written). */
+  private async candidatesOf(consumer: Consumer, createdAtMs: number, now: number): Promise<ThresholdCandidate[]> {
+    const candidates: ThresholdCandidate[] = [];
+    const shares = this.policy.windowShares(consumer);
+    const counters = await this.counters(consumer, now);
+    const reached = (policy: 'day' | 'month', used: number, limit: number, startMs: number, endMs: number) => {
+      for (const share of shares)
+        if (used >= thresholdCount(limit, share))
+          candidates.push({
+            consumer: consumer.name,
+            policy,
+            threshold: Math.round(share * 100),
+            periodStartMs: startMs,
+            periodEndMs: endMs,
+            limit,
+            used,
+            balance: null,
+            crossedAtMs: now,
+            source: 'reconciler',
+          });
+    };
+    const day = counters.find((window) => window.name === 'day');
+    if (day && day.count > 0) {
+      const period = windowPeriod(day, now);
+      reached('day', day.count, day.limit, period.startMs, period.endMs);
+    }
+    const perMonth = consumer.limits.perMonth;
+    if (perMonth !== undefined) {
+      const period = currentBillingPeriod(consumer.billingAnchorMs, consumer.recutPeriod, now);
+      // The history as a quota set mid-period counts it (docs/billing.md): from the hour the period starts in when the
+      // consumer was created in the period, else from its first whole hour (nothing of the previous period); and the
+      // counter, which a Redis that forgot may have restarted.
+      const from =
+        createdAtMs >= period.startMs
+          ? period.startMs - (period.startMs % HOUR_MS)
+          : Math.ceil(period.startMs / HOUR_MS) * HOUR_MS;
+      const history = await this.repository.usedSince(consumer.name, from);
+      const counted = counters.find((window) => window.name === 'month')?.count ?? 0;
+      reached('month', Math.max(history, counted), perMonth, period.startMs, period.endMs);
+    }
+    if (consumer.credits !== undefined) {
+      const { balance } = await this.ledger.totals(consumer.name);
+      for (const level of this.policy.creditLevels(consumer))
+        if (balance <= level)
+          candidates.push({
+            consumer: consumer.name,
+            policy: 'credits',
+            threshold: level,
+            periodStartMs: 0,
+            periodEndMs: 0,
+            limit: null,
+            used: null,
+            balance: Math.max(0, balance),
+            crossedAtMs: now,
+            source: 'reconciler',
+          });
+    }
+    return candidates;
+  }
+
+  private async counters(consumer: Consumer, now: number): Promise<readonly CountedWindow[]> {
+    if (this.readCounters === undefined) return [];
+    try {
+      return await this.readCounters(consumer, now);
+    } catch (error) {
+      this.logger.warn(`Counters of ${consumer.name} not read for reconciliation: ${(error as Error).message}`);
+      return [];
+    }
+  }
+
+  private consumerOf(row: ConsumerRow): Consumer | undefined {
+    const limits = this.planLimits.effective({
+      plan: row.plan,
+      limits:
+        row.limit_per_minute !== null && row.limit_per_day !== null
+          ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
+          : null,
+      perMonth: row.limit_per_month,
+    });
+    if (limits === undefined) return undefined;
+    return {
+      name: row.name,
+      plan: row.plan,
+      limits,
+      billingAnchorMs: new Date(row.billing_anchor).getTime(),
+      recutPeriod:
+        row.recut_period_start !== null && row.recut_period_end !== null
+          ? { startMs: new Date(row.recut_period_start).getTime(), endMs: new Date(row.recut_period_end).getTime() }
+          : null,
+      credits: this.planLimits.credits({
+        plan: row.plan,
+        creditsEnabled: row.credits_enabled,
+        creditRefill: row.credit_refill,
+        costs: row.credit_costs,
+      }),
+    };
+  }
+
+  /** First within one interval of the start (a random delay: instances started together do not all run at once). */
+  onApplicationBootstrap(): void {
+    if (!this.policy.enabled) return;
+    const every = this.config.alerts.reconcileMs;
+    const run = () =>
+      void this.reconcile().catch((error: Error) => this.logger.warn(`Reconciliation failed: ${error.message}`));
+    this.timer = setTimeout(() => {
+      run();
+      this.timer = setInterval(run, every);
+      this.timer.unref();
+    }, Math.random() * every);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearTimeout(this.timer);
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+}
