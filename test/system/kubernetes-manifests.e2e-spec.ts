@@ -409,6 +409,42 @@ runIf(kubectl, 'kubectl (apt-get install kubernetes-client)').describe(
         for (const name of backends) expect(['gateway', 'portal']).toContain(name);
       });
 
+      it('wires the apps to each other by Service names they answer to, on ports the pods open', () => {
+        type ServiceSpec = { selector: Record<string, string>; ports: { port: number; targetPort: string | number }[] };
+        const services = objectsOf(overlay).filter((o) => o.kind === 'Service') as unknown as {
+          metadata: Meta;
+          spec: ServiceSpec;
+        }[];
+        const wrong: string[] = [];
+        for (const s of services) {
+          const pods = deployments(objectsOf(overlay)).filter((d) =>
+            selects({ matchLabels: s.spec.selector }, d.spec.template.metadata.labels),
+          );
+          if (pods.length !== 1) wrong.push(`Service ${s.metadata.name}: selects ${pods.length} Deployments`);
+          for (const port of s.spec.ports)
+            for (const d of pods)
+              if (!d.spec.template.spec.containers.some((c) => (c.ports ?? []).some((p) => p.name === port.targetPort)))
+                wrong.push(`Service ${s.metadata.name}: no container port ${port.targetPort} in ${d.metadata.name}`);
+        }
+        // The gateway reaches pets, the portal and the console the admin API, by Service name: each name must be a
+        // Service on that port, and one the called app answers (its allowed hosts; any other Host gets 400).
+        const env = environmentOf(
+          objectsOf(overlay),
+          deployments(objectsOf(overlay)).find((d) => d.metadata.name === 'gateway')!.spec.template.spec.containers[0],
+        );
+        for (const [url, allowed] of [
+          ['PETS_URL', 'PETS_ALLOWED_HOSTS'],
+          ['ADMIN_URL', 'ADMIN_ALLOWED_HOSTS'],
+        ]) {
+          const { hostname, port } = new URL(env[url]);
+          const service = services.find((s) => s.metadata.name === hostname);
+          if (!service?.spec.ports.some((p) => p.port === Number(port)))
+            wrong.push(`${url}: no Service ${hostname}:${port}`);
+          if (!(env[allowed] ?? '').split(',').includes(hostname)) wrong.push(`${allowed} lacks ${hostname}`);
+        }
+        expect(wrong).toEqual([]);
+      });
+
       it('orders the migrations before the apps: Argo CD waves and hook, and a kustomization of their own for Flux', () => {
         const job = workloads(objectsOf(overlay)).find((w) => w.kind === 'Job')!;
         const annotations = job.metadata.annotations ?? {};
