@@ -13,4 +13,5 @@ module.exports = {
   'client-on-older-node.e2e-spec.ts': 'the client library against a stub API, on an older Node',
   'balancer-config.e2e-spec.ts': "nginx's configuration in front of a server of the test's own",
   'compose-config.e2e-spec.ts': 'what each Compose makes of docker-compose.yml, without starting it',
+  'kubernetes-manifests.e2e-spec.ts': 'deploy/kubernetes rendered by kubectl kustomize: no cluster, no database',
 };
