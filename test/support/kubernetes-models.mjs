@@ -5,7 +5,7 @@
  * kubernetes-models class of its apiVersion and kind (`kubernetes-models/<apiVersion>/<kind>`) and validated.
  * A separate ES module because kubernetes-models ships ES modules only (exports with an `import` condition), which
  * Jest's CommonJS runtime does not resolve: test/system/kubernetes-manifests.e2e-spec.ts runs it with the project's
- * Node. YAML is read with js-yaml, which @nestjs/swagger brings.
+ * Node. YAML is read with js-yaml (a dev dependency of its own).
  */
 import { loadAll } from 'js-yaml';
 
