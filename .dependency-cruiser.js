@@ -25,7 +25,7 @@ const GATEWAY_LAYERS = [
   ['consumers'],
   ['routing', 'keys', 'plan-requests', 'credits'],
   ['rate-limit', 'usage'],
-  ['billing', 'auth'],
+  ['billing', 'auth', 'usage-export'],
   ['access/admin', 'consumers/admin', 'plan-requests/admin'],
   ['usage/admin', 'billing/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
