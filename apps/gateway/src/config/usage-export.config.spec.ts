@@ -32,11 +32,17 @@ describe('USAGE_EVENTS_* in the gateway configuration', () => {
     );
   });
 
-  it('refuses a settle time shorter than a flush', () => {
-    expect(() => events({ USAGE_FLUSH_MS: '5000', USAGE_EVENTS_SETTLE_MS: '9999' })).toThrow(
+  it('refuses a settle time shorter than a flush when a format is on (and leaves USAGE_FLUSH_MS alone when off)', () => {
+    const on = {
+      USAGE_EVENTS_FORMAT: 'cloudevents',
+      USAGE_EVENTS_URL: 'https://openmeter.example/api/v1/events',
+      USAGE_EVENTS_SOURCE: 'urn:petstore:gateway',
+    };
+    expect(() => events({ ...on, USAGE_FLUSH_MS: '5000', USAGE_EVENTS_SETTLE_MS: '9999' })).toThrow(
       /USAGE_EVENTS_SETTLE_MS \(9999\) must be at least USAGE_FLUSH_MS \+ 5000 \(10000\)/,
     );
-    expect(events({ USAGE_FLUSH_MS: '5000', USAGE_EVENTS_SETTLE_MS: '10000' }).settleMs).toBe(10_000);
+    expect(events({ ...on, USAGE_FLUSH_MS: '5000', USAGE_EVENTS_SETTLE_MS: '10000' }).settleMs).toBe(10_000);
+    expect(events({ USAGE_FLUSH_MS: '300000' }).format).toBe('off');
   });
 
   it('maps consumers by the customers file first, then by the template', () => {

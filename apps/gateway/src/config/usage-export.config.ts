@@ -80,11 +80,12 @@ function customersFile(path: string): Map<string, string> {
  */
 export function usageExportConfigOf(e: UsageExportEnvironment): UsageExportConfig {
   const format = e.USAGE_EVENTS_FORMAT;
-  if (e.USAGE_EVENTS_SETTLE_MS < e.USAGE_FLUSH_MS + FLUSH_WRITE_MS)
-    invalid(
-      `USAGE_EVENTS_SETTLE_MS (${e.USAGE_EVENTS_SETTLE_MS}) must be at least USAGE_FLUSH_MS + ${FLUSH_WRITE_MS} (${e.USAGE_FLUSH_MS + FLUSH_WRITE_MS}): a bucket is exported only once every instance has written it`,
-    );
+  // Checked only with a format on: a deployment without the export keeps any USAGE_FLUSH_MS it had.
   if (format !== 'off') {
+    if (e.USAGE_EVENTS_SETTLE_MS < e.USAGE_FLUSH_MS + FLUSH_WRITE_MS)
+      invalid(
+        `USAGE_EVENTS_SETTLE_MS (${e.USAGE_EVENTS_SETTLE_MS}) must be at least USAGE_FLUSH_MS + ${FLUSH_WRITE_MS} (${e.USAGE_FLUSH_MS + FLUSH_WRITE_MS}): a bucket is exported only once every instance has written it`,
+      );
     if (!e.USAGE_EVENTS_URL) invalid(`USAGE_EVENTS_URL must be set when USAGE_EVENTS_FORMAT is ${format}`);
     if (format === 'cloudevents' && !e.USAGE_EVENTS_SOURCE)
       invalid('USAGE_EVENTS_SOURCE must be set when USAGE_EVENTS_FORMAT is cloudevents (the source URI of this fleet)');
