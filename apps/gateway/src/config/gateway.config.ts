@@ -172,6 +172,9 @@ export class GatewayEnvironment extends CommonEnvironment {
   @IsIn(['count', 'credits'], { message: 'USAGE_EVENTS_STRIPE_VALUE must be count or credits' })
   USAGE_EVENTS_STRIPE_VALUE: 'count' | 'credits' = 'count';
 
+  @IsString()
+  USAGE_EVENTS_STRIPE_OUTCOMES = 'ok';
+
   @EnvIntRange('USAGE_EVENTS_SETTLE_MS', 1000, 86400000)
   USAGE_EVENTS_SETTLE_MS = 60000;
   // --- end of the control plane ---

@@ -17,6 +17,14 @@ describe('USAGE_EVENTS_* in the gateway configuration', () => {
     });
   });
 
+  it('meters only successful answers in Stripe by default; other outcomes are named, unknown ones refused', () => {
+    expect(events({}).stripeOutcomes).toEqual(['ok']);
+    expect(events({ USAGE_EVENTS_STRIPE_OUTCOMES: 'ok, client_error' }).stripeOutcomes).toEqual(['ok', 'client_error']);
+    expect(() => events({ USAGE_EVENTS_STRIPE_OUTCOMES: 'ok,429' })).toThrow(
+      /USAGE_EVENTS_STRIPE_OUTCOMES must be a comma-separated list of ok, client_error, rate_limited, server_error/,
+    );
+  });
+
   it('names the missing variable of a format that is on', () => {
     expect(() => events({ USAGE_EVENTS_FORMAT: 'lago' })).toThrow(
       new ConfigurationError('Invalid configuration: USAGE_EVENTS_URL must be set when USAGE_EVENTS_FORMAT is lago'),

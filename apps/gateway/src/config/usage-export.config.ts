@@ -35,6 +35,8 @@ export interface UsageExportConfig {
   customers: CustomerMapping;
   /** Which value Stripe's meter receives. */
   stripeValue: 'count' | 'credits';
+  /** The outcomes sent to Stripe (its meter sums every event it gets, with no filter on the payload). */
+  stripeOutcomes: readonly string[];
   /** How long after a bucket's end it may be exported (every instance's last flush of it written). */
   settleMs: number;
 }
@@ -48,9 +50,13 @@ export interface UsageExportEnvironment {
   USAGE_EVENTS_CUSTOMERS_FILE?: string;
   USAGE_EVENTS_CUSTOMER_TEMPLATE?: string;
   USAGE_EVENTS_STRIPE_VALUE: 'count' | 'credits';
+  USAGE_EVENTS_STRIPE_OUTCOMES: string;
   USAGE_EVENTS_SETTLE_MS: number;
   USAGE_FLUSH_MS: number;
 }
+
+/** The outcomes an aggregate may have (usage-export/usage-aggregate.ts: UsageOutcome; config stands below it). */
+const STRIPE_OUTCOME_NAMES: readonly string[] = ['ok', 'client_error', 'rate_limited', 'server_error'];
 
 /** A flush of the bucket's last answers may start up to USAGE_FLUSH_MS after its end and run this long (its query timeout). */
 const FLUSH_WRITE_MS = 5_000;
@@ -97,6 +103,12 @@ export function usageExportConfigOf(e: UsageExportEnvironment): UsageExportConfi
   const template = e.USAGE_EVENTS_CUSTOMER_TEMPLATE;
   if (template !== undefined && !template.includes('{consumer}'))
     invalid('USAGE_EVENTS_CUSTOMER_TEMPLATE must contain {consumer}');
+  const stripeOutcomes = e.USAGE_EVENTS_STRIPE_OUTCOMES.split(',').map((outcome) => outcome.trim());
+  const unknown = stripeOutcomes.filter((outcome) => !STRIPE_OUTCOME_NAMES.includes(outcome));
+  if (unknown.length > 0 || stripeOutcomes.length === 0)
+    invalid(
+      `USAGE_EVENTS_STRIPE_OUTCOMES must be a comma-separated list of ${STRIPE_OUTCOME_NAMES.join(', ')} (got ${JSON.stringify(e.USAGE_EVENTS_STRIPE_OUTCOMES)})`,
+    );
   return {
     format,
     ingestUrl: e.USAGE_EVENTS_URL,
@@ -107,6 +119,7 @@ export function usageExportConfigOf(e: UsageExportEnvironment): UsageExportConfi
       template,
     },
     stripeValue: e.USAGE_EVENTS_STRIPE_VALUE,
+    stripeOutcomes,
     settleMs: e.USAGE_EVENTS_SETTLE_MS,
   };
 }

@@ -14,7 +14,9 @@ const customers = { byConsumer: new Map([['acme', 'cus_NciAYcXfLnqBoz']]), templ
 
 describe('the Stripe formatter (POST /v1/billing/meter_events)', () => {
   it('writes a meter event: identifier = aggregate id, the mapped customer, the chosen value, Unix seconds', () => {
-    expect(toStripeMeterEvent(aggregate, { eventName: 'api_requests', customers, value: 'count' })).toEqual({
+    expect(
+      toStripeMeterEvent(aggregate, { eventName: 'api_requests', customers, value: 'count', outcomes: ['ok'] }),
+    ).toEqual({
       event: {
         event_name: 'api_requests',
         identifier: aggregateId(aggregate),
@@ -22,21 +24,47 @@ describe('the Stripe formatter (POST /v1/billing/meter_events)', () => {
         payload: { stripe_customer_id: 'cus_NciAYcXfLnqBoz', value: '42' },
       },
     });
-    const credits = toStripeMeterEvent(aggregate, { eventName: 'api_credits', customers, value: 'credits' });
+    const credits = toStripeMeterEvent(aggregate, {
+      eventName: 'api_credits',
+      customers,
+      value: 'credits',
+      outcomes: ['ok'],
+    });
     expect(credits).toMatchObject({ event: { payload: { value: '84' } } });
+  });
+
+  it('meters only the configured outcomes (a Stripe meter sums every event it gets)', () => {
+    const refused = { ...aggregate, outcome: 'rate_limited' as const };
+    expect(toStripeMeterEvent(refused, { eventName: 'e', customers, value: 'count', outcomes: ['ok'] })).toEqual({
+      skipped: 'not_metered',
+    });
+    expect(
+      toStripeMeterEvent(refused, { eventName: 'e', customers, value: 'count', outcomes: ['ok', 'rate_limited'] }),
+    ).toMatchObject({ event: { payload: { value: '42' } } });
   });
 
   it('skips a consumer without a Stripe customer, and credits where none are recorded', () => {
     expect(
-      toStripeMeterEvent({ ...aggregate, consumer: 'beta' }, { eventName: 'e', customers, value: 'count' }),
+      toStripeMeterEvent(
+        { ...aggregate, consumer: 'beta' },
+        { eventName: 'e', customers, value: 'count', outcomes: ['ok'] },
+      ),
     ).toEqual({ skipped: 'unmapped' });
     expect(
-      toStripeMeterEvent({ ...aggregate, credits: null }, { eventName: 'e', customers, value: 'credits' }),
+      toStripeMeterEvent(
+        { ...aggregate, credits: null },
+        { eventName: 'e', customers, value: 'credits', outcomes: ['ok'] },
+      ),
     ).toEqual({ skipped: 'no_value' });
   });
 
   it('form-encodes the body as the v1 API takes it', () => {
-    const formatted = toStripeMeterEvent(aggregate, { eventName: 'api_requests', customers, value: 'count' });
+    const formatted = toStripeMeterEvent(aggregate, {
+      eventName: 'api_requests',
+      customers,
+      value: 'count',
+      outcomes: ['ok'],
+    });
     if (!('event' in formatted)) throw new Error('not formatted');
     const body = stripeFormBody(formatted.event);
     expect(body).toBe(

@@ -19,15 +19,21 @@ export interface StripeOptions {
   customers: CustomerMapping;
   /** USAGE_EVENTS_STRIPE_VALUE: which value the meter sums. */
   value: 'count' | 'credits';
+  /** USAGE_EVENTS_STRIPE_OUTCOMES: the outcomes metered (Stripe sums every event it gets: no filter there). */
+  outcomes: readonly string[];
 }
 
 export type StripeFormatted =
   | { event: StripeMeterEvent }
-  /** unmapped: no Stripe customer for the consumer; no_value: credits asked for, none recorded at this grain. */
-  | { skipped: 'unmapped' | 'no_value' };
+  /**
+   * not_metered: an outcome USAGE_EVENTS_STRIPE_OUTCOMES leaves out; unmapped: no Stripe customer for the
+   * consumer; no_value: credits asked for, none recorded at this grain.
+   */
+  | { skipped: 'not_metered' | 'unmapped' | 'no_value' };
 
 /** One aggregate as a Stripe meter event (its send still subject to stripeSendDecision). */
 export function toStripeMeterEvent(aggregate: UsageAggregate, options: StripeOptions): StripeFormatted {
+  if (!options.outcomes.includes(aggregate.outcome)) return { skipped: 'not_metered' };
   const customer = customerOf(options.customers, aggregate.consumer);
   if (customer === undefined) return { skipped: 'unmapped' };
   const value = options.value === 'count' ? aggregate.count : aggregate.credits;

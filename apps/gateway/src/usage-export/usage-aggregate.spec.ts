@@ -23,7 +23,8 @@ describe('aggregateId', () => {
   });
 
   it('depends on the identifying content only, never on the values', () => {
-    expect(aggregateId({ ...aggregate, count: 1, credits: null })).toBe(aggregateId(aggregate));
+    const otherValues: UsageAggregate = { ...aggregate, count: 1, credits: null };
+    expect(aggregateId(otherValues)).toBe(aggregateId(aggregate));
   });
 
   it('changes with each identifying field', () => {

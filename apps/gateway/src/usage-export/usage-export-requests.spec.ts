@@ -20,6 +20,7 @@ const config = (format: UsageExportConfig['format']): UsageExportConfig => ({
   name: 'api_requests',
   customers: { byConsumer: new Map([['acme', 'cus_acme']]), template: undefined },
   stripeValue: 'count',
+  stripeOutcomes: ['ok'],
   settleMs: 60_000,
 });
 
@@ -45,7 +46,10 @@ describe('usageExportRequests', () => {
   });
 
   it("sends Stripe one form request per event, holding the ones past the identifier's window", () => {
-    const acme = aggregates.filter((a) => a.consumer === 'acme').slice(0, 3);
+    const acme = [
+      ...aggregates.filter((a) => a.consumer === 'acme').slice(0, 3),
+      { ...aggregates[1], outcome: 'rate_limited' as const },
+    ];
     const [first, second, third] = acme.map(aggregateId);
     const deliveries = new Map([
       [first, { acknowledged: true, firstAttemptAt: NOW - 60_000 }],
@@ -60,6 +64,7 @@ describe('usageExportRequests', () => {
     expect(skipped.map((s) => [s.id, s.reason])).toEqual([
       [first, 'acknowledged'],
       [second, 'identifier_expired'],
+      [aggregateId(acme[3]), 'not_metered'],
     ]);
   });
 });

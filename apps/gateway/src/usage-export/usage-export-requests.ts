@@ -14,7 +14,7 @@ export const CLOUDEVENTS_BATCH_SIZE = 100;
 export interface UsageExportSkip {
   id: string;
   consumer: string;
-  reason: 'unmapped' | 'no_value' | 'acknowledged' | 'identifier_expired' | 'too_old' | 'in_future';
+  reason: 'not_metered' | 'unmapped' | 'no_value' | 'acknowledged' | 'identifier_expired' | 'too_old' | 'in_future';
 }
 
 export interface UsageExportPlan {
@@ -71,7 +71,12 @@ export function usageExportRequests(
     case 'stripe': {
       const requests: UsageExportRequest[] = [];
       const skipped: UsageExportSkip[] = [];
-      const options = { eventName: config.name, customers: config.customers, value: config.stripeValue };
+      const options = {
+        eventName: config.name,
+        customers: config.customers,
+        value: config.stripeValue,
+        outcomes: config.stripeOutcomes,
+      };
       for (const aggregate of aggregates) {
         const formatted = toStripeMeterEvent(aggregate, options);
         if ('skipped' in formatted) {
