@@ -27,12 +27,12 @@ const NEVER_SENT: StripeDelivery = { acknowledged: false };
 /**
  * The requests that carry `aggregates` to the configured sink, in its format: CloudEvents batches, Lago batches
  * (at most 100 events each), or one form-encoded Stripe request per event, subject to Stripe's window (`stripe`:
- * what the outbox knows of each id's past deliveries, and the time).
+ * the time, from the injected Clock, and what the outbox knows of each id's past deliveries; none: never sent).
  */
 export function usageExportRequests(
   aggregates: readonly UsageAggregate[],
   config: UsageExportConfig,
-  stripe: { now: number; deliveryOf?: (id: string) => StripeDelivery } = { now: Date.now() },
+  stripe: { now: number; deliveryOf?: (id: string) => StripeDelivery },
 ): UsageExportPlan {
   const skip = (aggregate: UsageAggregate, reason: UsageExportSkip['reason']): UsageExportSkip => ({
     id: aggregateId(aggregate),
