@@ -56,7 +56,7 @@ export interface UsageExportEnvironment {
 }
 
 /** The outcomes an aggregate may have (usage-export/usage-aggregate.ts: UsageOutcome; config stands below it). */
-const STRIPE_OUTCOME_NAMES: readonly string[] = ['ok', 'client_error', 'rate_limited', 'server_error'];
+export const STRIPE_OUTCOME_NAMES: readonly string[] = ['ok', 'client_error', 'rate_limited', 'server_error'];
 
 /** A flush of the bucket's last answers may start up to USAGE_FLUSH_MS after its end and run this long (its query timeout). */
 const FLUSH_WRITE_MS = 5_000;

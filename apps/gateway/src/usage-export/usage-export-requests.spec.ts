@@ -1,5 +1,5 @@
-import { UsageExportConfig } from '../config/usage-export.config';
-import { aggregateId, UsageAggregate } from './usage-aggregate';
+import { STRIPE_OUTCOME_NAMES, UsageExportConfig } from '../config/usage-export.config';
+import { aggregateId, USAGE_OUTCOMES, UsageAggregate } from './usage-aggregate';
 import { usageExportRequests } from './usage-export-requests';
 
 const NOW = Date.parse('2026-11-24T16:05:00Z');
@@ -25,6 +25,10 @@ const config = (format: UsageExportConfig['format']): UsageExportConfig => ({
 });
 
 describe('usageExportRequests', () => {
+  it('takes in USAGE_EVENTS_STRIPE_OUTCOMES exactly the outcomes an aggregate has (the config stands below them)', () => {
+    expect(STRIPE_OUTCOME_NAMES).toEqual(USAGE_OUTCOMES);
+  });
+
   it('sends nothing when off', () => {
     expect(usageExportRequests(aggregates, config('off'), { now: NOW })).toEqual({ requests: [], skipped: [] });
   });
