@@ -11,8 +11,9 @@
  * audit) below consumers (the aggregate and its change channel), below keys (the data plane's lookup and cache) and
  * plan-requests. The billing period's arithmetic (periods/: a consumer's periods, a monthly quota's window) stands
  * low: consumers, credits, the limits and billing all cut periods. The credit engine (credits/) stands below the
- * limits that spend it, and billing (the anchor, the quota, the credits' admin routes) above them. Threshold events
- * (alerts/) stand between the credits and the limits, whose guard observes every decision. Each room's admin
+ * limits that spend it, and billing (the anchor, the quota, the credits' admin routes) above them; usage-export (the
+ * history read as billing events) above usage. Threshold events (alerts/) stand between the credits and the limits,
+ * whose guard observes every decision. Each room's admin
  * controllers and DTOs (<room>/admin/) stand above every room and below the admin app's shell (admin/); the
  * conventions they share (admin-conventions/: error examples, tags, page size) stand low, below every room that
  * has an admin/ folder. consumers/admin (with the :name parameters) stands below the admin folders that take them.
@@ -27,7 +28,7 @@ const GATEWAY_LAYERS = [
   ['routing', 'keys', 'plan-requests', 'credits'],
   ['alerts'],
   ['rate-limit', 'usage'],
-  ['billing', 'auth'],
+  ['billing', 'auth', 'usage-export'],
   ['access/admin', 'consumers/admin', 'plan-requests/admin'],
   ['usage/admin', 'billing/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],

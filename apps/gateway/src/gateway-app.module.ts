@@ -10,6 +10,7 @@ import { PipelineModule } from './pipeline/pipeline.module';
 import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
 import { UnbanPropagationModule } from './unban-propagation.module';
+import { UsageExportModule } from './usage-export/usage-export.module';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -51,6 +52,8 @@ export class GatewayAppModule {
         // The control plane's rooms the public app does not reach itself: built here once, lent to the admin app.
         AccessModule,
         PlanRequestsModule,
+        // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
+        UsageExportModule,
       ],
     };
   }

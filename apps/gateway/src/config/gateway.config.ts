@@ -17,6 +17,7 @@ import {
 } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
+import { USAGE_EXPORT_FORMATS, UsageExportConfig, UsageExportFormat, usageExportConfigOf } from './usage-export.config';
 
 /** A `host:port,host:port` list of Redis nodes (issue #14). */
 const RedisNodeList = (name: string): PropertyDecorator =>
@@ -160,6 +161,42 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('ALERT_RECONCILE_MS', 1000, 3600000)
   ALERT_RECONCILE_MS = 30000;
+
+  // Usage as events for a billing system (issue #49, docs/usage-export.md): off unless a format is chosen.
+  @IsIn(USAGE_EXPORT_FORMATS, { message: `USAGE_EVENTS_FORMAT must be one of ${USAGE_EXPORT_FORMATS.join(', ')}` })
+  USAGE_EVENTS_FORMAT: UsageExportFormat = 'off';
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'USAGE_EVENTS_URL must be an http(s) URL' })
+  USAGE_EVENTS_URL?: string = undefined;
+
+  @IsOptional()
+  @Matches(/^[^\s]+$/, { message: 'USAGE_EVENTS_SOURCE must be a URI-reference (no spaces)' })
+  USAGE_EVENTS_SOURCE?: string = undefined;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._:-]{1,100}$/, {
+    message: 'USAGE_EVENTS_NAME must be 1 to 100 letters, digits, dots, colons, underscores or hyphens',
+  })
+  USAGE_EVENTS_NAME?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  USAGE_EVENTS_CUSTOMERS_FILE?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  USAGE_EVENTS_CUSTOMER_TEMPLATE?: string = undefined;
+
+  @IsIn(['count', 'credits'], { message: 'USAGE_EVENTS_STRIPE_VALUE must be count or credits' })
+  USAGE_EVENTS_STRIPE_VALUE: 'count' | 'credits' = 'count';
+
+  @IsString()
+  USAGE_EVENTS_STRIPE_OUTCOMES = 'ok';
+
+  @EnvIntRange('USAGE_EVENTS_SETTLE_MS', 1000, 86400000)
+  USAGE_EVENTS_SETTLE_MS = 60000;
+
   // --- end of the control plane ---
 
   @IsOptional()
@@ -331,6 +368,8 @@ export interface GatewayConfig {
      * unread for `writeTimeoutMs`, or an export past `timeoutMs` (its query included), is cut off.
      */
     export: { concurrency: number; writeTimeoutMs: number; timeoutMs: number };
+    /** Usage as events for a billing system (USAGE_EVENTS_*; docs/usage-export.md). */
+    events: UsageExportConfig;
   };
   /**
    * Threshold events (docs/alerts.md): the shares of a day or month window that raise one (`windowThresholds`,
@@ -456,6 +495,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
         writeTimeoutMs: e.USAGE_EXPORT_WRITE_TIMEOUT_MS,
         timeoutMs: e.USAGE_EXPORT_TIMEOUT_MS,
       },
+      events: usageExportConfigOf(e),
     },
     alerts: {
       enabled: e.ALERTS_ENABLED,
