@@ -249,6 +249,16 @@ export class ThresholdEventsRepository {
     );
   }
 
+  /** Admitted answers of each of `consumers` in the usage history's hours from `fromMs` on, in one query. */
+  async usedSinceByConsumer(consumers: readonly string[], fromMs: number): Promise<Map<string, number>> {
+    const rows: Array<{ consumer: string; used: string | null }> = await this.dataSource.query(
+      `SELECT consumer, sum(requests - rate_limited) AS used FROM "${this.schema}"."usage_hourly" ` +
+        `WHERE consumer = ANY($1) AND hour >= $2 GROUP BY consumer`,
+      [consumers, new Date(fromMs)],
+    );
+    return new Map(rows.map((row) => [row.consumer, Number(row.used ?? 0)]));
+  }
+
   /** Admitted answers (every answer but the 429s) of `consumer` in the usage history's hours from `fromMs` on. */
   async usedSince(consumer: string, fromMs: number): Promise<number> {
     const [row]: Array<{ used: string | null }> = await this.dataSource.query(

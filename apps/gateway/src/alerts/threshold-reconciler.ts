@@ -16,6 +16,18 @@ const DAY_MS = 86_400_000;
 /** Most consumers one reconciliation looks at (the most recently active are not favoured: name order). */
 const MAX_CONSUMERS = 10_000;
 
+/**
+ * Where the usage history of the consumer's current month starts, as a quota set mid-period counts it
+ * (docs/billing.md): from the hour the period starts in when the consumer was created in the period, else from its
+ * first whole hour (nothing of the previous period). The counter is read beside it: a Redis that forgot restarted it.
+ */
+function monthFrom(consumer: Consumer, createdAtMs: number, now: number): number {
+  const period = currentBillingPeriod(consumer.billingAnchorMs, consumer.recutPeriod, now);
+  return createdAtMs >= period.startMs
+    ? period.startMs - (period.startMs % HOUR_MS)
+    : Math.ceil(period.startMs / HOUR_MS) * HOUR_MS;
+}
+
 /** A consumer's counters as the limits decide them (its windows' counts now), read without counting. */
 export type CounterReader = (consumer: Consumer, nowMs: number) => Promise<readonly CountedWindow[]>;
 
@@ -59,19 +71,45 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
   private async reconcileOnce(): Promise<number> {
     const now = this.clock.now();
     const names = await this.repository.recentConsumers(now - 2 * HOUR_MS, utcDay(now - DAY_MS), MAX_CONSUMERS);
-    let written = 0;
+    const consumers: Array<{ consumer: Consumer; createdAtMs: number }> = [];
     for (const row of await this.repository.consumerRows(names)) {
       const consumer = this.consumerOf(row);
-      if (consumer === undefined) continue;
-      const createdAtMs = new Date(row.created_at).getTime();
-      for (const candidate of await this.candidatesOf(consumer, createdAtMs, this.clock.now()))
+      if (consumer !== undefined) consumers.push({ consumer, createdAtMs: new Date(row.created_at).getTime() });
+    }
+    // One query bounds every month from above (the history since the earliest month's start): a consumer below its
+    // lowest threshold there costs no query of its own, so reconciling 10,000 quiet consumers is a few queries.
+    const monthly = consumers.filter(({ consumer }) => consumer.limits.perMonth !== undefined);
+    const earliest = Math.min(...monthly.map(({ consumer, createdAtMs }) => monthFrom(consumer, createdAtMs, now)));
+    const monthBound =
+      monthly.length > 0
+        ? await this.repository.usedSinceByConsumer(
+            monthly.map(({ consumer }) => consumer.name),
+            earliest,
+          )
+        : new Map<string, number>();
+    let written = 0;
+    for (const { consumer, createdAtMs } of consumers) {
+      const monthMayBeReached = this.mayReach(consumer, monthBound.get(consumer.name) ?? 0);
+      for (const candidate of await this.candidatesOf(consumer, createdAtMs, this.clock.now(), monthMayBeReached))
         if (await this.events.write(candidate)) written += 1;
     }
     return written;
   }
 
   /** Every threshold the consumer's current periods have reached (the repository drops those already written). */
-  private async candidatesOf(consumer: Consumer, createdAtMs: number, now: number): Promise<ThresholdCandidate[]> {
+  /** Whether the history bound `used` reaches the consumer's lowest month threshold (the counter may still do). */
+  private mayReach(consumer: Consumer, used: number): boolean {
+    const perMonth = consumer.limits.perMonth;
+    if (perMonth === undefined) return false;
+    return this.policy.windowShares(consumer).some((share) => used >= thresholdCount(perMonth, share));
+  }
+
+  private async candidatesOf(
+    consumer: Consumer,
+    createdAtMs: number,
+    now: number,
+    monthMayBeReached: boolean,
+  ): Promise<ThresholdCandidate[]> {
     const candidates: ThresholdCandidate[] = [];
     const shares = this.policy.windowShares(consumer);
     const counters = await this.counters(consumer, now);
@@ -99,14 +137,8 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     const perMonth = consumer.limits.perMonth;
     if (perMonth !== undefined) {
       const period = currentBillingPeriod(consumer.billingAnchorMs, consumer.recutPeriod, now);
-      // The history as a quota set mid-period counts it (docs/billing.md): from the hour the period starts in when the
-      // consumer was created in the period, else from its first whole hour (nothing of the previous period); and the
-      // counter, which a Redis that forgot may have restarted.
-      const from =
-        createdAtMs >= period.startMs
-          ? period.startMs - (period.startMs % HOUR_MS)
-          : Math.ceil(period.startMs / HOUR_MS) * HOUR_MS;
-      const history = await this.repository.usedSince(consumer.name, from);
+      const from = monthFrom(consumer, createdAtMs, now);
+      const history = monthMayBeReached ? await this.repository.usedSince(consumer.name, from) : 0;
       const counted = counters.find((window) => window.name === 'month')?.count ?? 0;
       reached('month', Math.max(history, counted), perMonth, period.startMs, period.endMs);
     }
