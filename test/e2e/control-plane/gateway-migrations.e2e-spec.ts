@@ -84,7 +84,10 @@ describe('gateway migrations', () => {
       'plan_requests',
       'threshold_events',
       'usage_daily',
+      'usage_export_batches',
+      'usage_export_cursor',
       'usage_hourly',
+      'usage_minutely',
     ]);
   });
 

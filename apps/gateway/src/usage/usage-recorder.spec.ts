@@ -25,7 +25,8 @@ function total(
 describe('UsageRecorder', () => {
   it('counts each answer once in its hour, per key, by outcome', () => {
     const recorder = new UsageRecorder(limits(100));
-    for (const status of [200, 201, 304, 400, 404, 429, 503, 500]) recorder.record('acme', 'k1', status, 3, T0 + 10, 'listPets', 0);
+    for (const status of [200, 201, 304, 400, 404, 429, 503, 500])
+      recorder.record('acme', 'k1', status, 3, T0 + 10, 'listPets', 0);
     recorder.record('acme', 'k2', 200, 30, T0 + HOUR - 1, 'listPets', 0);
     recorder.record('acme', 'k1', 200, 30, T0 + HOUR, 'listPets', 0);
     const buckets = bucketsOf(recorder.drain());
