@@ -154,7 +154,9 @@ describe('usage export delivery', () => {
     const betaKey = await mintKey(a, 'business', beta);
     const gammaKey = await mintKey(a, 'enterprise', gamma, { perMinute: 1_000, perDay: 100_000 });
     expect((await adminCall(a, 'PATCH', `/consumers/${gamma}/billing`, { costs: { listPets: 3 } })).status).toBe(200);
-    expect((await adminCall(a, 'POST', `/consumers/${gamma}/credits/top-ups`, { amount: 20, reason: 'prepaid' })).status).toBe(201);
+    expect(
+      (await adminCall(a, 'POST', `/consumers/${gamma}/credits/top-ups`, { amount: 20, reason: 'prepaid' })).status,
+    ).toBe(201);
     // Their keys reach the other instance through the change channel.
     await new Promise((resolve) => setTimeout(resolve, 300));
 
