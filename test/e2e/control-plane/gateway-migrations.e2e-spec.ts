@@ -38,6 +38,7 @@ const ALL_MIGRATIONS = [
   'AddCreditRebuildBarriers1796000000000',
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
+  'AddAlertThresholdsAndLeases1796500000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -76,6 +77,7 @@ describe('gateway migrations', () => {
       'credit_rebuild',
       'credit_spend_daily',
       'credit_spend_holder',
+      'leases',
       'migrations',
       'outbox_messages',
       'plan_requests',

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { CreditRefill, OperationCosts } from '@app/contract';
-import type { PlanName } from '../plans/plans';
+import { consumerColumns, ConsumerRow } from '../consumers/consumer-record';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { ThresholdEventType, ThresholdPolicyName } from './threshold-event-table';
 
@@ -23,20 +22,9 @@ export interface ThresholdCandidate {
   source: 'request' | 'reconciler';
 }
 
-/** A consumer as the reconciliation reads it (the key lookup's columns). */
-export interface ConsumerRow {
-  name: string;
-  plan: PlanName;
-  limit_per_minute: number | null;
-  limit_per_day: number | null;
-  limit_per_month: number | null;
-  billing_anchor: Date;
+/** A consumer as the reconciliation reads it: the key lookup's columns, and when it was created. */
+export interface ReconciledConsumerRow extends ConsumerRow {
   created_at: Date;
-  recut_period_start: Date | null;
-  recut_period_end: Date | null;
-  credits_enabled: boolean | null;
-  credit_refill: CreditRefill | null;
-  credit_costs: OperationCosts | null;
 }
 
 /** An event as written, and as its outbox message carries it (docs/alerts.md, "The event"). */
@@ -239,12 +227,11 @@ export class ThresholdEventsRepository {
   }
 
   /** The consumers named, as the consumers table holds them (disabled ones left out). */
-  async consumerRows(names: readonly string[]): Promise<ConsumerRow[]> {
+  async consumerRows(names: readonly string[]): Promise<ReconciledConsumerRow[]> {
     if (names.length === 0) return [];
     return this.dataSource.query(
-      `SELECT name, plan, limit_per_minute, limit_per_day, limit_per_month, COALESCE(billing_anchor, created_at) AS billing_anchor, created_at, ` +
-        `recut_period_start, recut_period_end, credits_enabled, credit_refill, credit_costs ` +
-        `FROM "${this.schema}"."consumers" WHERE name = ANY($1) AND disabled_at IS NULL`,
+      `SELECT ${consumerColumns('c')}, c.created_at FROM "${this.schema}"."consumers" c ` +
+        `WHERE c.name = ANY($1) AND c.disabled_at IS NULL`,
       [names],
     );
   }

@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../consumers/consumer';
+import { consumerOf, consumerRecordOf } from '../consumers/consumer-record';
 import { CreditLedgerRepository } from '../credits/credit-ledger.repository';
 import { utcDay } from '../credits/credit-spend';
 import { currentBillingPeriod } from '../periods/billing-period';
 import { PlanLimits } from '../plans/plan-limits';
 import { CountedWindow, thresholdCount, windowPeriod } from './threshold-crossing';
-import { ConsumerRow, ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
+import { ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
 import { ThresholdEvents } from './threshold-events';
 import { ThresholdPolicy } from './threshold-policy';
 
@@ -73,7 +74,7 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     const names = await this.repository.recentConsumers(now - 2 * HOUR_MS, utcDay(now - DAY_MS), MAX_CONSUMERS);
     const consumers: Array<{ consumer: Consumer; createdAtMs: number }> = [];
     for (const row of await this.repository.consumerRows(names)) {
-      const consumer = this.consumerOf(row);
+      const consumer = consumerOf(consumerRecordOf(row), this.planLimits);
       if (consumer !== undefined) consumers.push({ consumer, createdAtMs: new Date(row.created_at).getTime() });
     }
     // One query bounds every month from above (the history since the earliest month's start): a consumer below its
@@ -170,34 +171,6 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
       this.logger.warn(`Counters of ${consumer.name} not read for reconciliation: ${(error as Error).message}`);
       return [];
     }
-  }
-
-  private consumerOf(row: ConsumerRow): Consumer | undefined {
-    const limits = this.planLimits.effective({
-      plan: row.plan,
-      limits:
-        row.limit_per_minute !== null && row.limit_per_day !== null
-          ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
-          : null,
-      perMonth: row.limit_per_month,
-    });
-    if (limits === undefined) return undefined;
-    return {
-      name: row.name,
-      plan: row.plan,
-      limits,
-      billingAnchorMs: new Date(row.billing_anchor).getTime(),
-      recutPeriod:
-        row.recut_period_start !== null && row.recut_period_end !== null
-          ? { startMs: new Date(row.recut_period_start).getTime(), endMs: new Date(row.recut_period_end).getTime() }
-          : null,
-      credits: this.planLimits.credits({
-        plan: row.plan,
-        creditsEnabled: row.credits_enabled,
-        creditRefill: row.credit_refill,
-        costs: row.credit_costs,
-      }),
-    };
   }
 
   /** First within one interval of the start (a random delay: instances started together do not all run at once). */
