@@ -5,6 +5,7 @@ import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
 import { PlanLimits } from '../plans/plan-limits';
 import { ALERT_ENTITIES } from './alert-entities';
+import { FleetLeases } from './fleet-leases';
 import { ThresholdEventsRepository } from './threshold-events.repository';
 import { ThresholdEvents } from './threshold-events';
 import { ThresholdMetrics } from './threshold-metrics';
@@ -26,6 +27,7 @@ import { ThresholdReconciler } from './threshold-reconciler';
     ThresholdMetrics,
     ThresholdEvents,
     ThresholdReconciler,
+    FleetLeases,
   ],
   exports: [ThresholdEvents, ThresholdReconciler, ThresholdEventsRepository],
 })

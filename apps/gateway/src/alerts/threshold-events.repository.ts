@@ -6,6 +6,9 @@ import { consumerColumns, ConsumerRow } from '../consumers/consumer-record';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { ThresholdEventType, ThresholdPolicyName } from './threshold-event-table';
 
+/** Candidates looked up per query by `alreadyWritten`. */
+const WRITTEN_QUERY_BATCH = 1_000;
+
 /** A threshold crossed, before it is written: from a request's decision, or found by a reconciliation. */
 export interface ThresholdCandidate {
   consumer: string;
@@ -175,6 +178,39 @@ export class ThresholdEventsRepository {
     );
     if (armed === undefined) return 'not-armed';
     return { periodStartMs: new Date(armed.at).getTime(), periodEndMs: null, arming: armed.id };
+  }
+
+  /**
+   * Which of `candidates` (their indexes) have their event already, by the rules `record` checks, in one query per
+   * WRITTEN_QUERY_BATCH of them: a window's, any event of the same consumer, policy and threshold whose period starts
+   * within half the window's length of the candidate's; the credits', the event of the generation that armed the
+   * level at the crossing. Only a shortcut: what it does not find goes to `record`, which has the last word.
+   */
+  async alreadyWritten(candidates: readonly ThresholdCandidate[]): Promise<Set<number>> {
+    const found = new Set<number>();
+    for (let from = 0; from < candidates.length; from += WRITTEN_QUERY_BATCH) {
+      const batch = candidates.slice(from, from + WRITTEN_QUERY_BATCH);
+      const half = (c: ThresholdCandidate) => (c.periodEndMs - c.periodStartMs) / 2;
+      const rows: Array<{ i: string }> = await this.dataSource.query(
+        `SELECT c.i FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[]) ` +
+          `WITH ORDINALITY AS c(consumer, policy, threshold, low, high, crossed_at, i) ` +
+          `WHERE EXISTS (SELECT 1 FROM "${this.schema}"."threshold_events" e ` +
+          `WHERE e.consumer = c.consumer AND e.policy = c.policy AND e.threshold = c.threshold AND CASE WHEN c.policy = 'credits' ` +
+          `THEN e.arming = (SELECT l.id::text FROM "${this.schema}"."credit_ledger" l WHERE l.consumer = c.consumer ` +
+          `AND l.balance_after > c.threshold AND l.at <= c.crossed_at ORDER BY l.at DESC, l.id DESC LIMIT 1) ` +
+          `ELSE e.arming = '' AND e.period_start > c.low AND e.period_start < c.high END)`,
+        [
+          batch.map((c) => c.consumer),
+          batch.map((c) => c.policy),
+          batch.map((c) => c.threshold),
+          batch.map((c) => new Date(c.policy === 'credits' ? 0 : c.periodStartMs - half(c))),
+          batch.map((c) => new Date(c.policy === 'credits' ? 0 : c.periodStartMs + half(c))),
+          batch.map((c) => new Date(c.crossedAtMs)),
+        ],
+      );
+      for (const row of rows) found.add(from + Number(row.i) - 1);
+    }
+    return found;
   }
 
   /** The events of a consumer, oldest first (tests, and the admin API to come). */

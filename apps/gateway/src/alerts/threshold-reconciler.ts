@@ -9,10 +9,14 @@ import { currentBillingPeriod } from '../periods/billing-period';
 import { PlanLimits } from '../plans/plan-limits';
 import { CountedWindow, thresholdCount, windowPeriod } from './threshold-crossing';
 import { ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
+import { FleetLeases } from './fleet-leases';
 import { ThresholdEvents } from './threshold-events';
+import { ThresholdMetrics } from './threshold-metrics';
 import { ThresholdPolicy } from './threshold-policy';
 
 const HOUR_MS = 3_600_000;
+/** The lease one instance of the fleet holds to reconcile (FleetLeases). */
+export const RECONCILIATION_LEASE = 'threshold-reconciliation';
 const DAY_MS = 86_400_000;
 /** Most consumers one reconciliation looks at (the most recently active are not favoured: name order). */
 const MAX_CONSUMERS = 10_000;
@@ -47,6 +51,8 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
   private readCounters?: CounterReader;
   private timer?: NodeJS.Timeout;
   private running?: Promise<number>;
+  /** The periodic run in progress (the lease, then the reconciliation). */
+  private periodic?: Promise<void>;
 
   constructor(
     private readonly repository: ThresholdEventsRepository,
@@ -55,6 +61,8 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     private readonly ledger: CreditLedgerRepository,
     private readonly planLimits: PlanLimits,
     private readonly clock: Clock,
+    private readonly leases: FleetLeases,
+    private readonly metrics: ThresholdMetrics,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -88,13 +96,13 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
             earliest,
           )
         : new Map<string, number>();
-    let written = 0;
+    // Every candidate first, then one batch: those whose event is known written (most, run after run) cost no write.
+    const candidates: ThresholdCandidate[] = [];
     for (const { consumer, createdAtMs } of consumers) {
       const monthMayBeReached = this.mayReach(consumer, monthBound.get(consumer.name) ?? 0);
-      for (const candidate of await this.candidatesOf(consumer, createdAtMs, this.clock.now(), monthMayBeReached))
-        if (await this.events.write(candidate)) written += 1;
+      candidates.push(...(await this.candidatesOf(consumer, createdAtMs, this.clock.now(), monthMayBeReached)));
     }
-    return written;
+    return this.events.writeAll(candidates);
   }
 
   /** Every threshold the consumer's current periods have reached (the repository drops those already written). */
@@ -173,12 +181,32 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     }
   }
 
-  /** First within one interval of the start (a random delay: instances started together do not all run at once). */
+  /**
+   * The periodic run: only the instance holding the fleet's reconciliation lease reconciles (docs/alerts.md). The
+   * lease lasts two intervals and its holder renews it at each of its runs, so it keeps it while it lives; when it
+   * dies, another instance takes it over at its first run after the lease expired.
+   */
+  async reconcileIfHolder(): Promise<void> {
+    try {
+      if (!(await this.leases.acquire(RECONCILIATION_LEASE, 2 * this.config.alerts.reconcileMs))) {
+        this.metrics.reconciliation('skipped');
+        return;
+      }
+      this.metrics.reconciliation('ran');
+      await this.reconcile();
+    } catch (error) {
+      this.metrics.reconciliation('failed');
+      this.logger.warn(`Reconciliation failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** First within one interval of the start (a random delay: instances started together do not all try at once). */
   onApplicationBootstrap(): void {
     if (!this.policy.enabled) return;
     const every = this.config.alerts.reconcileMs;
-    const run = () =>
-      void this.reconcile().catch((error: Error) => this.logger.warn(`Reconciliation failed: ${error.message}`));
+    const run = () => {
+      this.periodic ??= this.reconcileIfHolder().finally(() => (this.periodic = undefined));
+    };
     this.timer = setTimeout(() => {
       run();
       this.timer = setInterval(run, every);
@@ -187,9 +215,15 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     this.timer.unref();
   }
 
+  /** Stops, and hands the lease over at once (a graceful stop; a dead instance's lease expires). */
   async onApplicationShutdown(): Promise<void> {
     clearTimeout(this.timer);
     clearInterval(this.timer);
+    await this.periodic;
     await this.running?.catch(() => undefined);
+    if (this.policy.enabled)
+      await this.leases
+        .release(RECONCILIATION_LEASE)
+        .catch((error: Error) => this.logger.warn(`Reconciliation lease not released: ${error.message}`));
   }
 }
