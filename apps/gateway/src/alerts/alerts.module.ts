@@ -3,7 +3,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CreditsModule } from '../credits/credits.module';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
-import { PlanLimits } from '../plans/plan-limits';
 import { ALERT_ENTITIES } from './alert-entities';
 import { FleetLeases } from './fleet-leases';
 import { ThresholdEventsRepository } from './threshold-events.repository';
@@ -19,9 +18,7 @@ import { ThresholdReconciler } from './threshold-reconciler';
  */
 @Module({
   imports: [GatewayDatabaseModule, CreditsModule, TypeOrmModule.forFeature(ALERT_ENTITIES, GATEWAY_DATA_SOURCE)],
-  // PlanLimits: the plan rules (stateless), to read a reconciled consumer's limits as the key cache does.
   providers: [
-    PlanLimits,
     ThresholdPolicy,
     ThresholdEventsRepository,
     ThresholdMetrics,

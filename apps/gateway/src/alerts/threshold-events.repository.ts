@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { consumerColumns, ConsumerRow } from '../consumers/consumer-record';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { ThresholdEventType, ThresholdPolicyName } from './threshold-event-table';
 
@@ -23,11 +22,6 @@ export interface ThresholdCandidate {
   balance: number | null;
   crossedAtMs: number;
   source: 'request' | 'reconciler';
-}
-
-/** A consumer as the reconciliation reads it: the key lookup's columns, and when it was created. */
-export interface ReconciledConsumerRow extends ConsumerRow {
-  created_at: Date;
 }
 
 /** An event as written, and as its outbox message carries it (docs/alerts.md, "The event"). */
@@ -260,16 +254,6 @@ export class ThresholdEventsRepository {
       [new Date(sinceMs - (sinceMs % 3_600_000)), sinceDay, max],
     );
     return rows.map((r) => r.consumer);
-  }
-
-  /** The consumers named, as the consumers table holds them (disabled ones left out). */
-  async consumerRows(names: readonly string[]): Promise<ReconciledConsumerRow[]> {
-    if (names.length === 0) return [];
-    return this.dataSource.query(
-      `SELECT ${consumerColumns('c')}, c.created_at FROM "${this.schema}"."consumers" c ` +
-        `WHERE c.name = ANY($1) AND c.disabled_at IS NULL`,
-      [names],
-    );
   }
 
   /** Admitted answers of each of `consumers` in the usage history's hours from `fromMs` on, in one query. */

@@ -2,11 +2,9 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../consumers/consumer';
-import { consumerOf, consumerRecordOf } from '../consumers/consumer-record';
 import { CreditLedgerRepository } from '../credits/credit-ledger.repository';
 import { utcDay } from '../credits/credit-spend';
 import { currentBillingPeriod } from '../periods/billing-period';
-import { PlanLimits } from '../plans/plan-limits';
 import { CountedWindow, thresholdCount, windowPeriod } from './threshold-crossing';
 import { ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
 import { FleetLeases } from './fleet-leases';
@@ -33,6 +31,12 @@ function monthFrom(consumer: Consumer, createdAtMs: number, now: number): number
     : Math.ceil(period.startMs / HOUR_MS) * HOUR_MS;
 }
 
+/**
+ * The consumers named, as the data plane sees them (the key lookup's mapping, consumers/consumer-record.ts), with
+ * when each was created (ms); disabled ones and those without limits left out.
+ */
+export type ConsumerReader = (names: readonly string[]) => Promise<Array<{ consumer: Consumer; createdAtMs: number }>>;
+
 /** A consumer's counters as the limits decide them (its windows' counts now), read without counting. */
 export type CounterReader = (consumer: Consumer, nowMs: number) => Promise<readonly CountedWindow[]>;
 
@@ -49,6 +53,7 @@ export type CounterReader = (consumer: Consumer, nowMs: number) => Promise<reado
 export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Alerts');
   private readCounters?: CounterReader;
+  private readConsumers?: ConsumerReader;
   private timer?: NodeJS.Timeout;
   private running?: Promise<number>;
   /** The periodic run in progress (the lease, then the reconciliation). */
@@ -59,7 +64,6 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     private readonly events: ThresholdEvents,
     private readonly policy: ThresholdPolicy,
     private readonly ledger: CreditLedgerRepository,
-    private readonly planLimits: PlanLimits,
     private readonly clock: Clock,
     private readonly leases: FleetLeases,
     private readonly metrics: ThresholdMetrics,
@@ -71,6 +75,14 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     this.readCounters = reader;
   }
 
+  /**
+   * How to read consumers: given by the composition root (ReconciledConsumersModule), as the consumers' mapping
+   * stands in a room this one may not import (consumers/admin imports the limits, which import this room).
+   */
+  readConsumersWith(reader: ConsumerReader): void {
+    this.readConsumers = reader;
+  }
+
   /** One reconciliation (one at a time on this instance): answers how many events it wrote. */
   reconcile(): Promise<number> {
     this.running ??= this.reconcileOnce().finally(() => (this.running = undefined));
@@ -80,11 +92,8 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
   private async reconcileOnce(): Promise<number> {
     const now = this.clock.now();
     const names = await this.repository.recentConsumers(now - 2 * HOUR_MS, utcDay(now - DAY_MS), MAX_CONSUMERS);
-    const consumers: Array<{ consumer: Consumer; createdAtMs: number }> = [];
-    for (const row of await this.repository.consumerRows(names)) {
-      const consumer = consumerOf(consumerRecordOf(row), this.planLimits);
-      if (consumer !== undefined) consumers.push({ consumer, createdAtMs: new Date(row.created_at).getTime() });
-    }
+    if (this.readConsumers === undefined) throw new Error('No reader of consumers was given');
+    const consumers = await this.readConsumers(names);
     // One query bounds every month from above (the history since the earliest month's start): a consumer below its
     // lowest threshold there costs no query of its own, so reconciling 10,000 quiet consumers is a few queries.
     const monthly = consumers.filter(({ consumer }) => consumer.limits.perMonth !== undefined);

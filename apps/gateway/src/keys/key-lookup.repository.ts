@@ -64,6 +64,20 @@ export class KeyLookupRepository {
     return found;
   }
 
+  /**
+   * The consumers named, as the data plane sees them (the key lookup's columns and mapping), with when each was
+   * created; disabled ones left out. For the threshold reconciliation (docs/alerts.md).
+   */
+  async consumersNamed(names: readonly string[]): Promise<Array<{ record: ConsumerRecord; createdAt: Date }>> {
+    if (names.length === 0) return [];
+    const rows: Array<ConsumerRow & { created_at: Date }> = await this.dataSource.query(
+      `SELECT ${consumerColumns('c')}, c.created_at FROM "${schemaOf(this.dataSource)}"."consumers" c ` +
+        `WHERE c.name = ANY($1) AND c.disabled_at IS NULL`,
+      [names],
+    );
+    return rows.map((row) => ({ record: consumerRecordOf(row), createdAt: new Date(row.created_at) }));
+  }
+
   /** How many keys are neither revoked nor expired (sizes the key filter before it is filled). */
   async countValidKeyHashes(): Promise<number> {
     const rows: Array<{ count: string }> = await this.dataSource.query(
