@@ -41,6 +41,7 @@ const ALL_MIGRATIONS = [
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
   'AddUsageMinutelyAndExport1796400000000',
+  'AddAlertThresholdsAndLeases1796500000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -79,6 +80,7 @@ describe('gateway migrations', () => {
       'credit_rebuild',
       'credit_spend_daily',
       'credit_spend_holder',
+      'leases',
       'migrations',
       'outbox_messages',
       'plan_requests',
