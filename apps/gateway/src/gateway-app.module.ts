@@ -11,6 +11,7 @@ import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
 import { UnbanPropagationModule } from './unban-propagation.module';
 import { UsageExportModule } from './usage-export/usage-export.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -54,6 +55,8 @@ export class GatewayAppModule {
         PlanRequestsModule,
         // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
         UsageExportModule,
+        // Webhooks: the endpoints the admin API keeps, and the worker that delivers the outbox (docs/webhooks.md).
+        WebhooksModule,
       ],
     };
   }
