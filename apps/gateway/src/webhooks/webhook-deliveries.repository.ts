@@ -235,7 +235,8 @@ export class WebhookDeliveriesRepository {
     now: Date,
     disableAfterMs: number,
   ): Promise<boolean> {
-    const [endpoint]: Array<{ consumer: string | null; url: string; failing_since: Date; enabled: boolean }> =
+    // TypeORM answers an UPDATE … RETURNING as [rows, count].
+    const [[endpoint]]: [Array<{ consumer: string | null; url: string; failing_since: Date; enabled: boolean }>] =
       await manager.query(
         `UPDATE "${this.s}"."webhook_endpoints" SET failing_since = COALESCE(failing_since, $2) WHERE id = $1 ` +
           `RETURNING consumer, url, failing_since, enabled`,
