@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { getDataSourceToken } from '@nestjs/typeorm';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import type { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../../../apps/gateway/src/database/data-source.options';
 import { RETRY_DELAYS_MS } from '../../../apps/gateway/src/webhooks/retry-schedule';
@@ -30,6 +32,19 @@ interface Delivery {
   nextAttemptAt: string | null;
   createdAt: string;
   attempts: Array<{ attempt: number; at: string; statusCode: number | null; error: string | null }>;
+}
+
+/** An OpenAPI 3.0 schema as JSON Schema: `nullable: true` becomes "or null". */
+function jsonSchemaOf(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = Object.fromEntries(
+    Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>).map(([name, p]) => {
+      const { nullable, ...rest } = p;
+      if (!nullable) return [name, rest];
+      const { enum: values, ...typed } = rest;
+      return [name, { anyOf: [{ ...typed, ...(values ? { enum: values } : {}) }, { type: 'null' }] }];
+    }),
+  );
+  return { ...schema, properties, additionalProperties: false };
 }
 
 /**
@@ -141,6 +156,26 @@ describe('webhook delivery through two instances', () => {
       `${c.name}: 80 % of the day limit reached`,
     ]);
     expect(receiver.refused).toEqual([]);
+    // What arrived is what the admin document's webhooks section (x-webhooks) says, schema and all.
+    const doc = (await admin('GET', '/docs-json')).body as {
+      'x-webhooks': Record<
+        string,
+        { post: { requestBody: { content: Record<string, { schema: { $ref: string } }> } } }
+      >;
+      components: { schemas: Record<string, Record<string, unknown>> };
+    };
+    expect(Object.keys(doc['x-webhooks'])).toEqual([
+      'quota.threshold_crossed',
+      'credits.low_balance',
+      'credits.exhausted',
+      'webhook.test',
+    ]);
+    const ref = doc['x-webhooks']['quota.threshold_crossed'].post.requestBody.content['application/json'].schema.$ref;
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const validate = ajv.compile(jsonSchemaOf(doc.components.schemas[ref.split('/').pop()!]));
+    for (const { body } of receiver.at('/burst'))
+      expect([body, validate(body), validate.errors]).toEqual([body, true, null]);
   });
 
   it('a receiver down then back gets every message, in creation order, nothing twice after deduplication', async () => {

@@ -1948,6 +1948,83 @@ export interface components {
             /** @description Pass as `after` for the next page; null on the last page. */
             next: string | null;
         };
+        ThresholdEventPayload: {
+            /**
+             * Format: uuid
+             * @description The event's id.
+             * @example 6f1c7c9e-2b4d-4e8a-9c1f-3a5b7d9e1f20
+             */
+            id: string;
+            /**
+             * @example quota.threshold_crossed
+             * @enum {string}
+             */
+            type: "quota.threshold_crossed" | "credits.low_balance" | "credits.exhausted";
+            /** @example acme */
+            consumer: string;
+            /**
+             * @example month
+             * @enum {string}
+             */
+            policy: "day" | "month" | "credits";
+            /**
+             * Format: date-time
+             * @description The window's period; for the credits, the arming ledger row's time.
+             * @example 2026-11-10T09:00:00.000Z
+             */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-10T09:00:00.000Z
+             */
+            periodEnd: string | null;
+            /**
+             * @description A window's threshold in percent of its limit; the credits' level.
+             * @example 80
+             */
+            threshold: number;
+            /**
+             * @description The credits' arming ledger row.
+             * @example null
+             */
+            arming: string | null;
+            /** @example 1000000 */
+            limit: number | null;
+            /** @example 800000 */
+            used: number | null;
+            /** @example null */
+            balance: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-28T14:03:11.482Z
+             */
+            crossedAt: string;
+        };
+        WebhookTestEventPayload: {
+            /**
+             * Format: uuid
+             * @example 0b9c8d7e-6f5a-4b3c-8d2e-1f0a9b8c7d6e
+             */
+            id: string;
+            /**
+             * @example webhook.test
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /** @example acme */
+            consumer: string;
+            /**
+             * Format: uuid
+             * @description The endpoint tested.
+             * @example 5d2b7c1e-8f3a-4b6d-9e0c-1a2b3c4d5e6f
+             */
+            endpoint: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-28T14:05:00.000Z
+             */
+            createdAt: string;
+        };
     };
     responses: {
         /** @description Missing or wrong admin token (`UNAUTHORIZED`), with `WWW-Authenticate`: every route needs `Authorization: Bearer <ADMIN_TOKEN>`. */
