@@ -209,7 +209,8 @@ export class GatewayEnvironment extends CommonEnvironment {
   SMTP_URL?: string = undefined;
 
   @IsString()
-  MAIL_FROM = 'Pet store API <alerts@localhost>';
+  // The portal's default too: one .env configures both apps (test/e2e/repository/env-example).
+  MAIL_FROM = 'Pet store developer portal <portal@localhost>';
 
   // Usage as events for a billing system (issue #49, docs/usage-export.md): off unless a format is chosen.
   @IsIn(USAGE_EXPORT_FORMATS, { message: `USAGE_EVENTS_FORMAT must be one of ${USAGE_EXPORT_FORMATS.join(', ')}` })
