@@ -28,9 +28,9 @@ const GATEWAY_LAYERS = [
   ['routing', 'keys', 'plan-requests', 'credits'],
   ['alerts'],
   ['rate-limit', 'usage'],
-  ['billing', 'auth', 'usage-export'],
+  ['billing', 'auth', 'usage-export', 'webhooks'],
   ['access/admin', 'consumers/admin', 'plan-requests/admin'],
-  ['usage/admin', 'billing/admin'],
+  ['usage/admin', 'billing/admin', 'webhooks/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];
@@ -40,7 +40,7 @@ const GATEWAY_LAYERS = [
  * (accounts/signed-in.guard.ts), so accounts sits below dashboard. */
 const PORTAL_LAYERS = [
   ['config', 'credentials'],
-  ['mail', 'throttle'],
+  ['throttle'],
   ['admin-api'],
   ['accounts'],
   ['dashboard'],

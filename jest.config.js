@@ -33,7 +33,7 @@ const common = {
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
-    '^@app/(contract|database|errors|outbound|platform|web)(/.*)?$': '<rootDir>/libs/$1/src$2',
+    '^@app/(contract|database|errors|mail|outbound|platform|web)(/.*)?$': '<rootDir>/libs/$1/src$2',
     '^@petstore/animals-client$': '<rootDir>/libs/client/src',
   },
   testEnvironment: 'node',

@@ -86,16 +86,22 @@ async function portalToken() {
       signal: globalThis.AbortSignal.timeout(5000),
     });
   // Kept while it still does the preset's job: a token minted before a scope or actsForUsers joined it is replaced.
+  const { TOKEN_PRESETS } = require('./keys.js');
   const works = (token) =>
-    call(token, '/plan-requests?limit=1')
-      .then(async (r) => r.ok && (await (await call(token, '/token')).json()).actsForUsers === true)
+    call(token, '/token')
+      .then(async (r) => {
+        if (!r.ok) return false;
+        const record = await r.json();
+        return (
+          record.actsForUsers === true && TOKEN_PRESETS.portal.scopes.every((scope) => record.scopes.includes(scope))
+        );
+      })
       .catch(() => false);
   if (existsSync(file)) {
     const kept = readFileSync(file, 'utf8').trim();
     if (await works(kept)) return kept;
   }
   const root = process.env.ADMIN_TOKEN || readFileSync(rootFile, 'utf8').trim();
-  const { TOKEN_PRESETS } = require('./keys.js');
   const reply = await fetch(`${adminUrl()}/tokens`, {
     method: 'POST',
     headers: { authorization: `Bearer ${root}`, 'content-type': 'application/json' },

@@ -73,12 +73,27 @@ balance, refill, costs, the projected exhaustion, the spend per UTC day (--days,
 first ("credits show NAME" too, for a consumer named top-up, set or show). "top-up" adds to the balance (the first one puts credits in force), "set" sets it (none: credits no longer
 in force). Every change is audited.`;
 
+const WEBHOOKS_USAGE = `Webhook endpoints (docs/webhooks.md; webhooks:read to list, webhooks:write to change; --fleet: the
+operators' endpoints, which get every consumer's events, for a token of the whole fleet):
+  npm run -s keys -- webhooks list NAME|--fleet
+  npm run -s keys -- webhooks add NAME|--fleet --url URL [--events TYPE,TYPE] [--description TEXT]
+  npm run -s keys -- webhooks remove NAME|--fleet ENDPOINT-ID
+  npm run -s keys -- webhooks deliveries NAME|--fleet ENDPOINT-ID [--limit N]
+  npm run -s keys -- webhooks redeliver DELIVERY-ID
+  npm run -s keys -- webhooks failing
+
+"add" checks the URL with the outbound policy and prints the endpoint's signing secret as the last line: it is
+shown only this once. --events limits it to some event types (quota.threshold_crossed, credits.low_balance,
+credits.exhausted; default: all). "deliveries" shows the newest first (default 20), each with its attempts (time,
+status, latency, error); "redeliver" sends the same message (the same webhook-id) to the same endpoint again.
+"failing" lists the endpoints failing now or disabled, across consumers.`;
+
 /**
  * Every usage line of the CLI, and the paragraphs that explain them.
  * @param {NodeJS.ProcessEnv} env
  */
 const helpText = (env) =>
-  `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n${PLAN_REQUEST_USAGE}\n\n${BILLING_USAGE}`;
+  `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n${PLAN_REQUEST_USAGE}\n\n${BILLING_USAGE}\n\n${WEBHOOKS_USAGE}`;
 
 const VERB_PREFIX = '  npm run -s keys -- ';
 

@@ -14,6 +14,8 @@ const TOKEN_PRESETS = {
       'usage:read',
       'plan-requests:read',
       'plan-requests:write',
+      'webhooks:read',
+      'webhooks:write',
     ],
     ownConsumersOnly: true,
     plans: ['free'],

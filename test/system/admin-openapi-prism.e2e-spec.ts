@@ -20,7 +20,11 @@ ifPrism.describe("the admin API's OpenAPI document, checked by Stoplight Prism",
   let doctored: PrismProxy;
 
   beforeAll(async () => {
-    gateway = await startGateway({ petsUrl: 'http://127.0.0.1:1' });
+    // Webhook endpoints on loopback's discard port: nothing listens, the worker's attempts fail (and are recorded).
+    gateway = await startGateway({
+      petsUrl: 'http://127.0.0.1:1',
+      env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOK_POLL_MS: '50' },
+    });
     const dir = mkdtempSync(join(tmpdir(), 'admin-prism-'));
     const document = (await (await fetch(`${gateway.adminUrl}/docs-json`)).json()) as {
       components: { schemas: { ConsumerResponse: { required: string[]; properties: Record<string, unknown> } } };
@@ -138,6 +142,49 @@ ifPrism.describe("the admin API's OpenAPI document, checked by Stoplight Prism",
       'text/csv; charset=utf-8',
       'consumer,start,requests,ok,client_errors,server_errors,rate_limited',
     ]);
+  });
+
+  it('lets the webhook routes through: endpoints (secret in full, then masked), deliveries with attempts, redelivery, failing, removal', async () => {
+    expectFromUpstream(await post(strict, '/consumers', { name: 'prism-hooks', plan: 'free' }), 201);
+    const base = '/consumers/prism-hooks/webhook-endpoints';
+    const created = await post(strict, base, { url: 'http://127.0.0.1:9/hook', eventTypes: ['credits.exhausted'] });
+    expectFromUpstream(created, 201);
+    const id = (created.body as { id: string }).id;
+    expectFromUpstream(await send(`${strict.url}${base}`, { headers: auth() }), 200);
+    expectFromUpstream(await send(`${strict.url}${base}/${id}`, { headers: auth() }), 200);
+    expectFromUpstream(
+      await send(`${strict.url}${base}/${id}`, {
+        method: 'PATCH',
+        headers: json(),
+        body: JSON.stringify({ eventTypes: null, description: 'ops' }),
+      }),
+      200,
+    );
+    expectFromUpstream(await post(strict, `${base}/${id}/rotate-secret`), 200);
+    const test = await post(strict, `${base}/${id}/test`);
+    expectFromUpstream(test, 202);
+    // Its first attempt fails (nothing listens): a delivery with an attempt of null status.
+    const deadline = Date.now() + 10_000;
+    let page = await send(`${strict.url}${base}/${id}/deliveries`, { headers: auth() });
+    while (
+      (page.body as { items: Array<{ attemptCount: number }> }).items[0]?.attemptCount !== 1 &&
+      Date.now() < deadline
+    )
+      page = await send(`${strict.url}${base}/${id}/deliveries?limit=5`, { headers: auth() });
+    expectFromUpstream(page, 200);
+    expect(
+      (page.body as { items: Array<{ attempts: Array<{ statusCode: null }> }> }).items[0].attempts[0].statusCode,
+    ).toBeNull();
+    expectFromUpstream(await post(strict, `/webhook-deliveries/${(test.body as { id: string }).id}/redeliver`), 202);
+    expectFromUpstream(await send(`${strict.url}/webhook-endpoints/failing`, { headers: auth() }), 200);
+    const fleet = await post(strict, '/webhook-endpoints', { url: 'http://127.0.0.1:9/fleet' });
+    expectFromUpstream(fleet, 201);
+    expectFromUpstream(await send(`${strict.url}/webhook-endpoints`, { headers: auth() }), 200);
+    const fleetId = (fleet.body as { id: string }).id;
+    expectFromUpstream(await send(`${strict.url}/webhook-endpoints/${fleetId}/deliveries`, { headers: auth() }), 200);
+    // No body: Prism lets a 204 through as it is.
+    for (const path of [`/webhook-endpoints/${fleetId}`, `${base}/${id}`])
+      expect((await send(`${strict.url}${path}`, { method: 'DELETE', headers: auth() })).status).toBe(204);
   });
 
   it('lets the error answers of valid requests through: 409 (a taken name, a key rotated twice), 404', async () => {

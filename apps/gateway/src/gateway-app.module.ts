@@ -12,6 +12,7 @@ import { ProxyModule } from './proxy/proxy.module';
 import { ReconciledConsumersModule } from './reconciled-consumers.module';
 import { UnbanPropagationModule } from './unban-propagation.module';
 import { UsageExportModule } from './usage-export/usage-export.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -56,6 +57,8 @@ export class GatewayAppModule {
         PlanRequestsModule,
         // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
         UsageExportModule,
+        // Webhooks: the endpoints the admin API keeps, and the worker that delivers the outbox (docs/webhooks.md).
+        WebhooksModule,
       ],
     };
   }

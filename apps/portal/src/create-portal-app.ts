@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { configureWebApp, ensureSessionTable } from '@app/web';
 import { PortalConfig } from './config/portal.config';
 import { openPortalDatabase } from './database/portal-database';
-import { Mailer } from './mail/mailer';
+import { Mailer } from '@app/mail';
 import { PortalAppModule } from './portal-app.module';
 import { PORTAL_ASSETS, PORTAL_VIEWS } from './portal-root';
 import { SWAGGER_UI_DIST, SWAGGER_UI_FILES } from './reference/reference.controller';

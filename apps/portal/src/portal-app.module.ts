@@ -14,7 +14,7 @@ import { DashboardController } from './dashboard/dashboard.controller';
 import { HealthController } from './health.controller';
 import { PortalApi } from './admin-api/portal-api';
 import { PortalDatabase } from './database/portal-database';
-import { Mailer } from './mail/mailer';
+import { Mailer } from '@app/mail';
 import { ShutdownHooks } from './shutdown-hooks';
 import { ReferenceController } from './reference/reference.controller';
 import { ConsumerCap } from './throttle/consumer-cap';

@@ -30,6 +30,7 @@ export const REFUSALS: Record<AdminErrorCode, string> = {
   PLAN_REQUEST_PENDING: 'A request is already waiting for an answer: you can ask again once it is decided.',
   PLAN_REQUEST_DECIDED: 'This request was decided already, by someone else or a moment ago: nothing changed.',
   PLAN_REQUEST_STALE: 'The consumer changed plan since this request was made: nothing changed. Decline it instead.',
+  WEBHOOK_ENDPOINT_LIMIT: 'That would be more webhook endpoints than allowed: remove one first.',
   METHOD_NOT_ALLOWED: 'This cannot be done here.',
   REQUEST_TIMEOUT: 'The request took too long: try again.',
   GONE: 'This is no longer offered.',

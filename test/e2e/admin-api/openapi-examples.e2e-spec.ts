@@ -73,7 +73,26 @@ const OPERATIONS = [
   ['post', '/plan-requests/{id}/decline', 'declinePlanRequest'],
   ['get', '/token', 'getCurrentToken'],
   ['post', '/audit/events', 'recordAuditEvent'],
+  ['get', '/consumers/{name}/webhook-endpoints', 'listWebhookEndpoints'],
+  ['post', '/consumers/{name}/webhook-endpoints', 'createWebhookEndpoint'],
+  ['get', '/consumers/{name}/webhook-endpoints/{id}', 'getWebhookEndpoint'],
+  ['patch', '/consumers/{name}/webhook-endpoints/{id}', 'updateWebhookEndpoint'],
+  ['delete', '/consumers/{name}/webhook-endpoints/{id}', 'deleteWebhookEndpoint'],
+  ['post', '/consumers/{name}/webhook-endpoints/{id}/rotate-secret', 'rotateWebhookEndpointSecret'],
+  ['post', '/consumers/{name}/webhook-endpoints/{id}/test', 'testWebhookEndpoint'],
+  ['get', '/consumers/{name}/webhook-endpoints/{id}/deliveries', 'listWebhookDeliveries'],
+  ['post', '/webhook-deliveries/{id}/redeliver', 'redeliverWebhookDelivery'],
+  ['get', '/webhook-endpoints', 'listFleetWebhookEndpoints'],
+  ['post', '/webhook-endpoints', 'createFleetWebhookEndpoint'],
+  ['get', '/webhook-endpoints/failing', 'listFailingWebhookEndpoints'],
+  ['get', '/webhook-endpoints/{id}', 'getFleetWebhookEndpoint'],
+  ['patch', '/webhook-endpoints/{id}', 'updateFleetWebhookEndpoint'],
+  ['delete', '/webhook-endpoints/{id}', 'deleteFleetWebhookEndpoint'],
+  ['post', '/webhook-endpoints/{id}/rotate-secret', 'rotateFleetWebhookEndpointSecret'],
+  ['get', '/webhook-endpoints/{id}/deliveries', 'listFleetWebhookDeliveries'],
 ] as const;
+/** Webhook endpoints on loopback's discard port (nothing listens there). */
+const HOOK_URL = 'http://127.0.0.1:9/hook';
 type OperationId = (typeof OPERATIONS)[number][2];
 const TOKEN_OPERATIONS: readonly OperationId[] = [
   'createAdminToken',
@@ -94,7 +113,7 @@ const withoutIds = (message: string) =>
  * what the server does: optional bodies, 415, the export's schema, null limits, an opaque token.
  */
 describe("the admin API's OpenAPI document", () => {
-  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {} });
+  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: { env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32' } } });
 
   let doc: Document;
   const admin = (method: string, path: string, body?: unknown, token?: string | null) =>
@@ -181,7 +200,8 @@ describe("the admin API's OpenAPI document", () => {
           '503',
         ]),
       );
-      if (method !== 'get') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
+      // DELETE takes no body (nor do the GETs).
+      if (method !== 'get' && method !== 'delete') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
       for (const status of statuses.filter((s) => s >= '400')) {
         for (const example of examples(id, Number(status))) expect(example.status).toBe(Number(status));
       }
@@ -244,7 +264,7 @@ describe("the admin API's OpenAPI document", () => {
 
   it('gives 401, 413 and 415 examples that are the answers of real requests', async () => {
     for (const [method, , id] of OPERATIONS) {
-      for (const status of method === 'get' ? [401] : [401, 413, 415]) {
+      for (const status of method === 'get' || method === 'delete' ? [401] : [401, 413, 415]) {
         const documented = examples(id, status).map((e) => e.message);
         const produced = refusals[status](id);
         expect(documented.sort()).toEqual(produced.map(([message]) => message).sort());
@@ -283,6 +303,85 @@ describe("the admin API's OpenAPI document", () => {
     const object = 'The request body must be a JSON object.';
     const noAcme = 'No consumer named "acme".';
     const noKey = 'Consumer "acme" has no key <id>.';
+    const hooks = '/consumers/acme/webhook-endpoints';
+    const oneHook = `${hooks}/${unknownKey}`;
+    const fleetHook = `/webhook-endpoints/${unknownKey}`;
+    const noFleetHook = 'No fleet-wide webhook endpoint <id>.';
+    const noHook = 'Consumer "acme" has no webhook endpoint <id>.';
+    /** The 400s of the webhook routes (acme exists by then, none of its endpoints does). */
+    const webhookBadRequests = (): Array<[OperationId, number, string, () => Promise<Reply>]> => {
+      const idRule = 'id must be a UUID';
+      const bodyRules = (
+        id: OperationId,
+        method: string,
+        path: string,
+      ): Array<[OperationId, number, string, () => Promise<Reply>]> => [
+        [id, 400, 'url must be an absolute http: or https: URL', () => admin(method, path, { url: 'ftp://x.example' })],
+        [
+          id,
+          400,
+          'url is not a target webhooks may be sent to: 169.254.169.254: metadata address, refused',
+          () => admin(method, path, { url: 'http://169.254.169.254/latest' }),
+        ],
+        [
+          id,
+          400,
+          'each event type must be one of quota.threshold_crossed, credits.low_balance, credits.exhausted',
+          () => admin(method, path, { url: HOOK_URL, eventTypes: ['pet.created'] }),
+        ],
+        [
+          id,
+          400,
+          'description must be at most 200 characters',
+          () => admin(method, path, { url: HOOK_URL, description: 'x'.repeat(201) }),
+        ],
+        [id, 400, json, malformed(method, path)],
+        [id, 400, object, notObject(method, path)],
+      ];
+      const pageRules = (id: OperationId, path: string): Array<[OperationId, number, string, () => Promise<Reply>]> => [
+        [id, 400, 'limit must be an integer from 1 to 1000', () => admin('GET', `${path}?limit=0`)],
+        [id, 400, 'after must be the next of a previous page', () => admin('GET', `${path}?after=x`)],
+      ];
+      return [
+        ['getWebhookEndpoint', 404, noHook, () => admin('GET', oneHook)],
+        ['updateWebhookEndpoint', 404, noHook, () => admin('PATCH', oneHook, { description: 'x' })],
+        ['deleteWebhookEndpoint', 404, noHook, () => admin('DELETE', oneHook)],
+        ['rotateWebhookEndpointSecret', 404, noHook, () => admin('POST', `${oneHook}/rotate-secret`)],
+        ['testWebhookEndpoint', 404, noHook, () => admin('POST', `${oneHook}/test`)],
+        ['listWebhookDeliveries', 404, noHook, () => admin('GET', `${oneHook}/deliveries`)],
+        ['listWebhookEndpoints', 400, nameRule, badName('GET', '/webhook-endpoints')],
+        ['createWebhookEndpoint', 400, nameRule, badName('POST', '/webhook-endpoints', { url: HOOK_URL })],
+        ...bodyRules('createWebhookEndpoint', 'POST', hooks),
+        ['getWebhookEndpoint', 400, nameRule, badName('GET', `/webhook-endpoints/${unknownKey}`)],
+        ['getWebhookEndpoint', 400, idRule, () => admin('GET', `${hooks}/x`)],
+        ['updateWebhookEndpoint', 400, nameRule, badName('PATCH', `/webhook-endpoints/${unknownKey}`, {})],
+        ['updateWebhookEndpoint', 400, idRule, () => admin('PATCH', `${hooks}/x`, {})],
+        ...bodyRules('updateWebhookEndpoint', 'PATCH', oneHook),
+        ['deleteWebhookEndpoint', 400, nameRule, badName('DELETE', `/webhook-endpoints/${unknownKey}`)],
+        ['deleteWebhookEndpoint', 400, idRule, () => admin('DELETE', `${hooks}/x`)],
+        [
+          'rotateWebhookEndpointSecret',
+          400,
+          nameRule,
+          badName('POST', `/webhook-endpoints/${unknownKey}/rotate-secret`),
+        ],
+        ['rotateWebhookEndpointSecret', 400, idRule, () => admin('POST', `${hooks}/x/rotate-secret`)],
+        ['testWebhookEndpoint', 400, nameRule, badName('POST', `/webhook-endpoints/${unknownKey}/test`)],
+        ['testWebhookEndpoint', 400, idRule, () => admin('POST', `${hooks}/x/test`)],
+        ['listWebhookDeliveries', 400, nameRule, badName('GET', `/webhook-endpoints/${unknownKey}/deliveries`)],
+        ['listWebhookDeliveries', 400, idRule, () => admin('GET', `${hooks}/x/deliveries`)],
+        ...pageRules('listWebhookDeliveries', `${oneHook}/deliveries`),
+        ['redeliverWebhookDelivery', 400, idRule, () => admin('POST', '/webhook-deliveries/x/redeliver')],
+        ...bodyRules('createFleetWebhookEndpoint', 'POST', '/webhook-endpoints'),
+        ['getFleetWebhookEndpoint', 400, idRule, () => admin('GET', '/webhook-endpoints/x')],
+        ['updateFleetWebhookEndpoint', 400, idRule, () => admin('PATCH', '/webhook-endpoints/x', {})],
+        ...bodyRules('updateFleetWebhookEndpoint', 'PATCH', fleetHook),
+        ['deleteFleetWebhookEndpoint', 400, idRule, () => admin('DELETE', '/webhook-endpoints/x')],
+        ['rotateFleetWebhookEndpointSecret', 400, idRule, () => admin('POST', '/webhook-endpoints/x/rotate-secret')],
+        ['listFleetWebhookDeliveries', 400, idRule, () => admin('GET', '/webhook-endpoints/x/deliveries')],
+        ...pageRules('listFleetWebhookDeliveries', `${fleetHook}/deliveries`),
+      ];
+    };
 
     // 404s first: acme does not exist yet.
     const notFound: Array<[OperationId, string, () => Promise<Reply>]> = [
@@ -318,6 +417,24 @@ describe("the admin API's OpenAPI document", () => {
         'No plan request <id>.',
         () => admin('POST', `/plan-requests/${unknownKey}/decline`, { note: 'no' }),
       ],
+      ['listWebhookEndpoints', noAcme, () => admin('GET', hooks)],
+      ['createWebhookEndpoint', noAcme, () => admin('POST', hooks, { url: HOOK_URL })],
+      ['getWebhookEndpoint', noAcme, () => admin('GET', oneHook)],
+      ['updateWebhookEndpoint', noAcme, () => admin('PATCH', oneHook, { description: 'x' })],
+      ['deleteWebhookEndpoint', noAcme, () => admin('DELETE', oneHook)],
+      ['rotateWebhookEndpointSecret', noAcme, () => admin('POST', `${oneHook}/rotate-secret`)],
+      ['testWebhookEndpoint', noAcme, () => admin('POST', `${oneHook}/test`)],
+      ['listWebhookDeliveries', noAcme, () => admin('GET', `${oneHook}/deliveries`)],
+      [
+        'redeliverWebhookDelivery',
+        'No webhook delivery <id>.',
+        () => admin('POST', `/webhook-deliveries/${unknownKey}/redeliver`),
+      ],
+      ['getFleetWebhookEndpoint', noFleetHook, () => admin('GET', fleetHook)],
+      ['updateFleetWebhookEndpoint', noFleetHook, () => admin('PATCH', fleetHook, { description: 'x' })],
+      ['deleteFleetWebhookEndpoint', noFleetHook, () => admin('DELETE', fleetHook)],
+      ['rotateFleetWebhookEndpointSecret', noFleetHook, () => admin('POST', `${fleetHook}/rotate-secret`)],
+      ['listFleetWebhookDeliveries', noFleetHook, () => admin('GET', `${fleetHook}/deliveries`)],
     ];
     expect((await admin('POST', '/consumers', { name: 'other', plan: 'free' })).status).toBe(201);
     expect(
@@ -543,7 +660,7 @@ describe("the admin API's OpenAPI document", () => {
       [
         'createAdminToken',
         400,
-        'each scope must be one of consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read, plan-requests:read, plan-requests:write, plan-requests:review',
+        'each scope must be one of consumers:read, consumers:write, keys:write, usage:read, import, export, tokens:admin, audit:read, plan-requests:read, plan-requests:write, plan-requests:review, webhooks:read, webhooks:write',
         () => admin('POST', '/tokens', { name: 'ci', scopes: ['everything'] }),
       ],
       [
@@ -743,6 +860,7 @@ describe("the admin API's OpenAPI document", () => {
         'limit must be an integer between 1 and 100',
         () => admin('GET', '/usage/top?limit=101'),
       ],
+      ...webhookBadRequests(),
     ];
     for (const [id, status, message, request] of badRequests) {
       const reply = await request();
@@ -912,6 +1030,26 @@ describe("the admin API's OpenAPI document", () => {
           admin('POST', '/import', {
             consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashApiKey(generateApiKey()) }] }],
           }),
+      ],
+      [
+        'createWebhookEndpoint',
+        'WEBHOOK_ENDPOINT_LIMIT',
+        'Consumer "acme" has 10 webhook endpoints, the most allowed (WEBHOOK_MAX_ENDPOINTS 10): remove one first.',
+        async () => {
+          let reply = await admin('POST', hooks, { url: HOOK_URL });
+          while (reply.status === 201) reply = await admin('POST', hooks, { url: HOOK_URL });
+          return reply;
+        },
+      ],
+      [
+        'createFleetWebhookEndpoint',
+        'WEBHOOK_ENDPOINT_LIMIT',
+        'The fleet has 10 webhook endpoints, the most allowed (WEBHOOK_MAX_ENDPOINTS 10): remove one first.',
+        async () => {
+          let reply = await admin('POST', '/webhook-endpoints', { url: HOOK_URL });
+          while (reply.status === 201) reply = await admin('POST', '/webhook-endpoints', { url: HOOK_URL });
+          return reply;
+        },
       ],
     ];
     for (const [id, code, message, request] of conflicts) {

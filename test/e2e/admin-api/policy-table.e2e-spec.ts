@@ -70,7 +70,8 @@ describe('the admin policy, every route × token kind × object', () => {
     petsUrl: 'http://127.0.0.1:9',
     database: true,
     sharedKeyPrefix: 'policy',
-    gateway: { clock },
+    // Webhook endpoints on loopback's discard port (nothing listens: the worker's attempts fail); no cap on them.
+    gateway: { clock, env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOK_MAX_ENDPOINTS: '1000' } },
   });
 
   const tokens = {} as Record<Exclude<Kind, 'root' | 'lacking'>, { token: string; id: string }>;
@@ -115,6 +116,19 @@ describe('the admin policy, every route × token kind × object', () => {
       return (await createToken({ name: unique('child'), scopes: ['consumers:read'] }, tokens.unrestricted.token)).id;
     return (await createToken({ name: unique('t'), scopes: ['consumers:read'] })).id;
   }
+
+  const HOOK_URL = 'http://127.0.0.1:9/hook';
+  async function created(path: string): Promise<string> {
+    const reply = await root('POST', path, { url: HOOK_URL });
+    if (reply.status !== 201) throw new Error(`endpoint: ${reply.status} ${reply.text}`);
+    return (reply.body as { id: string }).id;
+  }
+  /** A webhook endpoint of a consumer the kind reaches (own) or not (other). */
+  async function endpointFor(kind: Kind, which: Which): Promise<string> {
+    const { name } = await consumerFor(kind, which);
+    return `/consumers/${name}/webhook-endpoints/${await created(`/consumers/${name}/webhook-endpoints`)}`;
+  }
+  const fleetEndpoint = async (): Promise<string> => `/webhook-endpoints/${await created('/webhook-endpoints')}`;
 
   type Call = { method: string; path: string; body?: unknown; shows?: string };
   /** Each route's request for a cell: typed by the policy's operationIds, so a new route cannot be left out. */
@@ -220,6 +234,44 @@ describe('the admin policy, every route × token kind × object', () => {
       path: `/plan-requests/${(await planRequestFor(k, w)).id}/decline`,
       body: { note: 'no' },
     }),
+    listWebhookEndpoints: async (k, w) => ({
+      method: 'GET',
+      path: `/consumers/${(await consumerFor(k, w)).name}/webhook-endpoints`,
+    }),
+    createWebhookEndpoint: async (k, w) => ({
+      method: 'POST',
+      path: `/consumers/${(await consumerFor(k, w)).name}/webhook-endpoints`,
+      body: { url: HOOK_URL },
+    }),
+    getWebhookEndpoint: async (k, w) => ({ method: 'GET', path: await endpointFor(k, w) }),
+    updateWebhookEndpoint: async (k, w) => ({
+      method: 'PATCH',
+      path: await endpointFor(k, w),
+      body: { description: 'x' },
+    }),
+    deleteWebhookEndpoint: async (k, w) => ({ method: 'DELETE', path: await endpointFor(k, w) }),
+    rotateWebhookEndpointSecret: async (k, w) => ({
+      method: 'POST',
+      path: `${await endpointFor(k, w)}/rotate-secret`,
+    }),
+    testWebhookEndpoint: async (k, w) => ({ method: 'POST', path: `${await endpointFor(k, w)}/test` }),
+    listWebhookDeliveries: async (k, w) => ({ method: 'GET', path: `${await endpointFor(k, w)}/deliveries` }),
+    redeliverWebhookDelivery: async (k, w) => {
+      const delivery = await root('POST', `${await endpointFor(k, w)}/test`);
+      return { method: 'POST', path: `/webhook-deliveries/${(delivery.body as { id: string }).id}/redeliver` };
+    },
+    listFleetWebhookEndpoints: async () => ({ method: 'GET', path: '/webhook-endpoints' }),
+    createFleetWebhookEndpoint: async () => ({ method: 'POST', path: '/webhook-endpoints', body: { url: HOOK_URL } }),
+    getFleetWebhookEndpoint: async () => ({ method: 'GET', path: await fleetEndpoint() }),
+    updateFleetWebhookEndpoint: async () => ({
+      method: 'PATCH',
+      path: await fleetEndpoint(),
+      body: { description: 'x' },
+    }),
+    deleteFleetWebhookEndpoint: async () => ({ method: 'DELETE', path: await fleetEndpoint() }),
+    rotateFleetWebhookEndpointSecret: async () => ({ method: 'POST', path: `${await fleetEndpoint()}/rotate-secret` }),
+    listFleetWebhookDeliveries: async () => ({ method: 'GET', path: `${await fleetEndpoint()}/deliveries` }),
+    listFailingWebhookEndpoints: async () => ({ method: 'GET', path: '/webhook-endpoints/failing' }),
     recordAuditEvent: async (_k, w) => ({
       method: 'POST',
       path: '/audit/events',

@@ -13,6 +13,9 @@ import { call, expectErrorBody, Reply } from '../../support/http';
 import { withStack } from '../../support/with-stack';
 
 const run = promisify(execFile);
+/** Webhook endpoints on loopback's discard port (nothing listens there); no cap on how many. */
+const HOOKS_ENV = { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOK_MAX_ENDPOINTS: '1000' };
+const HOOK_URL = 'http://127.0.0.1:9/hook';
 const KEYS_CLI = join(__dirname, '../../../scripts/keys.js');
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -27,7 +30,12 @@ describe('admin tokens and the audit log', () => {
   afterAll(async () => {
     await sql?.end();
   });
-  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'tokens', gateways: { a: {}, b: {} } });
+  const stack = withStack({
+    pets: {},
+    database: true,
+    sharedKeyPrefix: 'tokens',
+    gateways: { a: { env: HOOKS_ENV }, b: { env: HOOKS_ENV } },
+  });
 
   /** Every API key and admin token a test saw: none may reach the audit log. */
   const secrets: string[] = [];
@@ -53,6 +61,14 @@ describe('admin tokens and the audit log', () => {
   }
 
   /** A pending plan request of a new consumer: its id. */
+  /** A consumer's webhook endpoint (its path), or a fleet-wide one's. */
+  async function endpoint(fleet = false): Promise<string> {
+    const base = fleet ? '/webhook-endpoints' : `/consumers/${(await createConsumer()).name}/webhook-endpoints`;
+    const reply = await root('POST', base, { url: HOOK_URL });
+    expect(reply.status).toBe(201);
+    return `${base}/${(reply.body as { id: string }).id}`;
+  }
+
   async function planRequest(): Promise<string> {
     const reply = await root('POST', '/plan-requests', {
       consumer: (await createConsumer()).name,
@@ -322,6 +338,97 @@ describe('admin tokens and the audit log', () => {
         scope: 'plan-requests:review',
         prepare: async () => ({ path: `/plan-requests/${await planRequest()}/decline`, body: { note: 'no' } }),
       },
+      ...(
+        [
+          [
+            'GET',
+            '/consumers/{name}/webhook-endpoints',
+            'webhooks:read',
+            async () => ({ path: `/consumers/${(await createConsumer()).name}/webhook-endpoints` }),
+          ],
+          [
+            'POST',
+            '/consumers/{name}/webhook-endpoints',
+            'webhooks:write',
+            async () => ({
+              path: `/consumers/${(await createConsumer()).name}/webhook-endpoints`,
+              body: { url: HOOK_URL },
+            }),
+          ],
+          [
+            'GET',
+            '/consumers/{name}/webhook-endpoints/{id}',
+            'webhooks:read',
+            async () => ({ path: await endpoint() }),
+          ],
+          [
+            'PATCH',
+            '/consumers/{name}/webhook-endpoints/{id}',
+            'webhooks:write',
+            async () => ({ path: await endpoint(), body: { description: 'x' } }),
+          ],
+          [
+            'DELETE',
+            '/consumers/{name}/webhook-endpoints/{id}',
+            'webhooks:write',
+            async () => ({ path: await endpoint() }),
+          ],
+          [
+            'POST',
+            '/consumers/{name}/webhook-endpoints/{id}/rotate-secret',
+            'webhooks:write',
+            async () => ({ path: `${await endpoint()}/rotate-secret` }),
+          ],
+          [
+            'POST',
+            '/consumers/{name}/webhook-endpoints/{id}/test',
+            'webhooks:write',
+            async () => ({ path: `${await endpoint()}/test` }),
+          ],
+          [
+            'GET',
+            '/consumers/{name}/webhook-endpoints/{id}/deliveries',
+            'webhooks:read',
+            async () => ({ path: `${await endpoint()}/deliveries` }),
+          ],
+          [
+            'POST',
+            '/webhook-deliveries/{id}/redeliver',
+            'webhooks:write',
+            async () => ({
+              path: `/webhook-deliveries/${((await root('POST', `${await endpoint()}/test`)).body as { id: string }).id}/redeliver`,
+            }),
+          ],
+          ['GET', '/webhook-endpoints', 'webhooks:read', async () => ({ path: '/webhook-endpoints' })],
+          [
+            'POST',
+            '/webhook-endpoints',
+            'webhooks:write',
+            async () => ({ path: '/webhook-endpoints', body: { url: HOOK_URL } }),
+          ],
+          ['GET', '/webhook-endpoints/failing', 'webhooks:read', async () => ({ path: '/webhook-endpoints/failing' })],
+          ['GET', '/webhook-endpoints/{id}', 'webhooks:read', async () => ({ path: await endpoint(true) })],
+          [
+            'PATCH',
+            '/webhook-endpoints/{id}',
+            'webhooks:write',
+            async () => ({ path: await endpoint(true), body: { description: 'x' } }),
+          ],
+          ['DELETE', '/webhook-endpoints/{id}', 'webhooks:write', async () => ({ path: await endpoint(true) })],
+          [
+            'POST',
+            '/webhook-endpoints/{id}/rotate-secret',
+            'webhooks:write',
+            async () => ({ path: `${await endpoint(true)}/rotate-secret` }),
+          ],
+          [
+            'GET',
+            '/webhook-endpoints/{id}/deliveries',
+            'webhooks:read',
+            async () => ({ path: `${await endpoint(true)}/deliveries` }),
+          ],
+        ] as const
+      ).map(([method, path, scope, prepare]): Route => ({ method, path, scope, prepare })),
       // The policy's `any`: every valid token, whatever its scopes (issue #26).
       { method: 'GET', path: '/token', scope: 'any', prepare: async () => ({ path: '/token' }) },
     ];
@@ -692,7 +799,7 @@ describe('admin tokens and the audit log', () => {
     secrets.push(token);
     expect(token).toMatch(/^adm_[A-Za-z0-9_-]{43}$/);
     expect(created[0]).toContain(
-      'consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, own consumers only, plans free, acts for users',
+      'consumers:read, consumers:write, keys:write, usage:read, plan-requests:read, plan-requests:write, webhooks:read, webhooks:write, own consumers only, plans free, acts for users',
     );
     // The preset names the developer behind the portal's calls in the audit (issue #36 finding 6).
     expect(

@@ -7,6 +7,7 @@ import { USAGE_ENTITIES } from '../../../apps/gateway/src/usage/usage-entities';
 import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entities';
 import { ALERT_ENTITIES } from '../../../apps/gateway/src/alerts/alert-entities';
 import { USAGE_EXPORT_ENTITIES } from '../../../apps/gateway/src/usage-export/usage-export-entities';
+import { WEBHOOK_ENTITIES } from '../../../apps/gateway/src/webhooks/webhook-tables';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
@@ -22,6 +23,7 @@ const ENTITIES = [
   ...CREDIT_ENTITIES,
   ...ALERT_ENTITIES,
   ...USAGE_EXPORT_ENTITIES,
+  ...WEBHOOK_ENTITIES,
 ];
 
 /** Every migration, in order, written out: a migration left out of MIGRATIONS fails here. */
@@ -40,6 +42,7 @@ const ALL_MIGRATIONS = [
   'AddCreditRebuildBarriers1796000000000',
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
+  'AddWebhooks1796300000000',
   'AddUsageMinutelyAndExport1796400000000',
   'AddAlertThresholdsAndLeases1796500000000',
 ];
@@ -90,6 +93,9 @@ describe('gateway migrations', () => {
       'usage_export_cursor',
       'usage_hourly',
       'usage_minutely',
+      'webhook_attempts',
+      'webhook_deliveries',
+      'webhook_endpoints',
     ]);
   });
 

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AfterAnswer } from '../../../apps/portal/src/accounts/after-answer';
 import * as passwords from '../../../apps/portal/src/credentials/passwords';
 import { UnverifiedPurge } from '../../../apps/portal/src/accounts/unverified-purge';
-import { Mailer } from '../../../apps/portal/src/mail/mailer';
+import { Mailer } from '@app/mail';
 import { emailHash } from '../../../apps/portal/src/throttle/client-address';
 import { adminCall, GatewayUnderTest } from '../../support/gateway';
 import { PortalStack, PortalUnderTest, startPortalStack } from '../../support/portal';

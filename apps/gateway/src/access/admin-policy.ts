@@ -97,6 +97,25 @@ export const ADMIN_POLICY = {
   createPlanRequest: { scopes: ['plan-requests:write'], objects: 'consumer' },
   approvePlanRequest: { scopes: ['plan-requests:review'], objects: 'plan-request' },
   declinePlanRequest: { scopes: ['plan-requests:review'], objects: 'plan-request' },
+  // Webhooks (docs/webhooks.md): a consumer's endpoints and deliveries are its owner's; the fleet-wide ones an operator's.
+  listWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'consumer' },
+  createWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'consumer' },
+  getWebhookEndpoint: { scopes: ['webhooks:read'], objects: 'consumer' },
+  updateWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'consumer' },
+  deleteWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'consumer' },
+  rotateWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'consumer' },
+  testWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'consumer' },
+  listWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'consumer' },
+  // A delivery of a consumer's endpoint: its owner's; of a fleet-wide endpoint: a fleet-wide token's (403).
+  redeliverWebhookDelivery: { scopes: ['webhooks:write'], objects: 'consumer' },
+  listFleetWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
+  createFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
+  getFleetWebhookEndpoint: { scopes: ['webhooks:read'], objects: 'fleet' },
+  updateFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
+  deleteFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
+  rotateFleetWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'fleet' },
+  listFleetWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'fleet' },
+  listFailingWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
   // A sign-in, a failed one or a lockout in the portal or the console: it names a person, like X-On-Behalf-Of.
   recordAuditEvent: { scopes: 'any', objects: 'end-user' },
 } as const satisfies Record<string, RoutePolicy>;

@@ -11,6 +11,8 @@ export const ADMIN_SCOPES = [
   'plan-requests:read',
   'plan-requests:write',
   'plan-requests:review',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 
 export type AdminScope = (typeof ADMIN_SCOPES)[number];

@@ -13,6 +13,7 @@ import {
   sharedErrorRef,
   sharedErrorResponses,
 } from '../admin-conventions/admin-responses';
+import { WEBHOOK_PAYLOAD_MODELS, webhooksSection } from '../webhooks/admin/webhook-openapi';
 
 /** The admin API's version: semantic, date-free; bumped with its contract. */
 export const ADMIN_API_VERSION = '1.0.0';
@@ -59,7 +60,11 @@ export function buildAdminOpenApiDocument(app: INestApplication, served: boolean
     );
   if (served) builder.addServer('/', 'This admin API');
   builder.addServer(ADMIN_DEFAULT_URL, "The default address (ADMIN_HOST:ADMIN_PORT), on the gateway's host");
-  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorDto] });
+  const document = SwaggerModule.createDocument(app, builder.build(), {
+    extraModels: [ErrorDto, ...WEBHOOK_PAYLOAD_MODELS],
+  });
+  // The webhooks the gateway sends: OpenAPI 3.1's `webhooks`, in this 3.0 document the `x-webhooks` extension.
+  (document as OpenAPIObject & { 'x-webhooks'?: unknown })['x-webhooks'] = webhooksSection();
   tellGeneratorsTheTruth(document);
   describeScopes(document);
   assertEveryRouteInThePolicy(document);

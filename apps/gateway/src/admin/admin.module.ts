@@ -5,6 +5,7 @@ import { BillingAdminModule } from '../billing/admin/billing-admin.module';
 import { ConsumersAdminModule } from '../consumers/admin/consumers-admin.module';
 import { PlanRequestsAdminModule } from '../plan-requests/admin/plan-requests-admin.module';
 import { UsageAdminModule } from '../usage/admin/usage-admin.module';
+import { WebhooksAdminModule } from '../webhooks/admin/webhooks-admin.module';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
 import { EndUserInterceptor } from './end-user.interceptor';
@@ -34,6 +35,7 @@ export class AdminModule {
         UsageAdminModule,
         PlanRequestsAdminModule,
         BillingAdminModule,
+        WebhooksAdminModule,
       ],
       providers: [
         { provide: ADMIN_TOKEN, useValue: token },

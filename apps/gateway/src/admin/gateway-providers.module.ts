@@ -14,6 +14,7 @@ import { RateLimitStore } from '../rate-limit/rate-limit-store';
 import { UsageExports } from '../usage/usage-exports';
 import { UsageHistoryService } from '../usage/usage-history.service';
 import { UsageService } from '../usage/usage.service';
+import { WebhookEndpointsService } from '../webhooks/webhook-endpoints.service';
 
 /** What the admin API serves from the gateway: the same instances (one cache, one pool, one change channel). */
 export const GATEWAY_PROVIDERS = [
@@ -32,6 +33,7 @@ export const GATEWAY_PROVIDERS = [
   UsageHistoryService,
   UsageExports,
   UsageService,
+  WebhookEndpointsService,
 ] as const;
 
 /** The hooks Nest calls on every provider of an application, on `init()` and `close()`. */

@@ -10,7 +10,8 @@ export interface OutboxMessageRow {
   created_at: Date;
   /** When a delivery worker may take it (next attempt). */
   available_at: Date;
-  state: 'pending' | 'delivered' | 'failed';
+  /** `dispatched`: the webhooks' worker made its deliveries (docs/webhooks.md); they carry on from there. */
+  state: 'pending' | 'dispatched' | 'delivered' | 'failed';
   attempts: number;
 }
 

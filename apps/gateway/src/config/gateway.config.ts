@@ -15,9 +15,20 @@ import {
   hostOfUrl,
   parseAllowedHosts,
 } from '@app/platform';
+import { OutboundAllowList } from '@app/outbound';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
 import { USAGE_EXPORT_FORMATS, UsageExportConfig, UsageExportFormat, usageExportConfigOf } from './usage-export.config';
+
+/** Why OUTBOUND_ALLOW_LIST is wrong, or null (OutboundAllowList.parse names the entry). */
+function allowListError(value: string): string | null {
+  try {
+    OutboundAllowList.parse(value);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 /** A `host:port,host:port` list of Redis nodes (issue #14). */
 const RedisNodeList = (name: string): PropertyDecorator =>
@@ -168,6 +179,45 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('ALERT_RECONCILE_MS', 1000, 3600000)
   ALERT_RECONCILE_MS = 30000;
+
+  // Webhooks (issue #49, docs/webhooks.md): the delivery worker's pace and bounds, and where requests may go.
+  @EnvBoolean()
+  @IsBoolean({ message: 'WEBHOOKS_ENABLED must be true or false' })
+  WEBHOOKS_ENABLED = true;
+
+  @EnvIntRange('WEBHOOK_POLL_MS', 20, 60000)
+  WEBHOOK_POLL_MS = 1000;
+
+  @EnvIntRange('WEBHOOK_TIMEOUT_MS', 100, 60000)
+  WEBHOOK_TIMEOUT_MS = 10000;
+
+  @EnvIntRange('WEBHOOK_CONCURRENCY', 1, 1000)
+  WEBHOOK_CONCURRENCY = 10;
+
+  @EnvIntRange('WEBHOOK_MAX_ENDPOINTS', 1, 1000)
+  WEBHOOK_MAX_ENDPOINTS = 10;
+
+  @EnvIntRange('WEBHOOK_DISABLE_AFTER_MS', 1000, 31536000000)
+  WEBHOOK_DISABLE_AFTER_MS = 5 * 86_400_000;
+
+  /** Targets the outbound policy would refuse that the operator permits (libs/outbound: blocks and host names). */
+  @ValidateBy(
+    {
+      name: 'outboundAllowList',
+      validator: { validate: (value: unknown) => typeof value === 'string' && allowListError(value) === null },
+    },
+    { message: 'OUTBOUND_ALLOW_LIST must be a comma-separated list of address blocks (127.0.0.1/32) or host names' },
+  )
+  OUTBOUND_ALLOW_LIST = '';
+
+  // The gateway's mail (threshold events, a disabled endpoint): SMTP_URL unset writes each mail to the log.
+  @IsOptional()
+  @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string = undefined;
+
+  @IsString()
+  // The portal's default too: one .env configures both apps (test/e2e/repository/env-example).
+  MAIL_FROM = 'Pet store developer portal <portal@localhost>';
 
   // Usage as events for a billing system (issue #49, docs/usage-export.md): off unless a format is chosen.
   @IsIn(USAGE_EXPORT_FORMATS, { message: `USAGE_EVENTS_FORMAT must be one of ${USAGE_EXPORT_FORMATS.join(', ')}` })
@@ -406,6 +456,22 @@ export interface GatewayConfig {
     flushMs: number;
     reconcileMs: number;
   };
+  /**
+   * Webhooks (docs/webhooks.md): whether this instance runs the delivery worker, how often it looks for due
+   * deliveries, an attempt's deadline, attempts at once on this instance, endpoints per consumer, how long an
+   * endpoint may fail before it is disabled, and the outbound policy's allow-list (HTTPS required in production).
+   */
+  webhooks: {
+    enabled: boolean;
+    pollMs: number;
+    timeoutMs: number;
+    concurrency: number;
+    maxEndpoints: number;
+    disableAfterMs: number;
+    allowList: string;
+  };
+  /** The gateway's mail: SMTP_URL (unset: written to the log) and the sender. */
+  mail: { smtpUrl?: string; from: string };
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -531,6 +597,16 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       flushMs: e.ALERT_FLUSH_MS,
       reconcileMs: e.ALERT_RECONCILE_MS,
     },
+    webhooks: {
+      enabled: e.WEBHOOKS_ENABLED,
+      pollMs: e.WEBHOOK_POLL_MS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+      disableAfterMs: e.WEBHOOK_DISABLE_AFTER_MS,
+      allowList: e.OUTBOUND_ALLOW_LIST,
+    },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

@@ -14,6 +14,7 @@ import { AddBillingPeriodRecut1795920798373 } from './migrations/1795920798373-A
 import { AddCreditRebuildBarriers1796000000000 } from './migrations/1796000000000-AddCreditRebuildBarriers';
 import { AddPlanRequestRequester1796100000000 } from './migrations/1796100000000-AddPlanRequestRequester';
 import { AddThresholdEvents1796200000000 } from './migrations/1796200000000-AddThresholdEvents';
+import { AddWebhooks1796300000000 } from './migrations/1796300000000-AddWebhooks';
 import { AddUsageMinutelyAndExport1796400000000 } from './migrations/1796400000000-AddUsageMinutelyAndExport';
 import { AddAlertThresholdsAndLeases1796500000000 } from './migrations/1796500000000-AddAlertThresholdsAndLeases';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   AddCreditRebuildBarriers1796000000000,
   AddPlanRequestRequester1796100000000,
   AddThresholdEvents1796200000000,
+  AddWebhooks1796300000000,
   AddUsageMinutelyAndExport1796400000000,
   AddAlertThresholdsAndLeases1796500000000,
 ];

@@ -3,7 +3,7 @@ import { isUniqueViolation } from '@app/database';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
-import { Mailer } from '../mail/mailer';
+import { Mailer } from '@app/mail';
 import { AccountTokenEntity, AccountTokenPurpose } from './account-token.entity';
 import { AccountEntity } from './account.entity';
 import { AfterAnswer } from './after-answer';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Mailer } from './mailer';
-import { startSmtpSink } from '../../../../test/support/smtp-sink';
+import { startSmtpSink } from '../../../test/support/smtp-sink';
 
 /** Without SMTP_URL the mail goes to the log: as a warning, so the link shows at npm run stack's LOG_LEVEL=warn. */
 describe('Mailer without SMTP_URL', () => {
