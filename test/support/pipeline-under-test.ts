@@ -124,7 +124,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
       ledger.has(consumer.name)
         ? { cost: 1, rebuild: async () => ({ balance: ledger.get(consumer.name)!, refilledPeriodStartMs: 0 }) }
         : undefined,
-    afterDecision: () => undefined,
+    afterDecision: () => 0,
   };
   const addresses = ClientAddressResolver.fromSetting(config.trustProxy);
 

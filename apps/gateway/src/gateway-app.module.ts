@@ -9,6 +9,7 @@ import { HealthModule } from './health/health.module';
 import { PipelineModule } from './pipeline/pipeline.module';
 import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
+import { ReconciledConsumersModule } from './reconciled-consumers.module';
 import { UnbanPropagationModule } from './unban-propagation.module';
 import { UsageExportModule } from './usage-export/usage-export.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -50,6 +51,7 @@ export class GatewayAppModule {
         ProxyModule,
         HealthModule,
         UnbanPropagationModule,
+        ReconciledConsumersModule,
         // The control plane's rooms the public app does not reach itself: built here once, lent to the admin app.
         AccessModule,
         PlanRequestsModule,

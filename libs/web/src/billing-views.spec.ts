@@ -26,6 +26,7 @@ const billing: AdminBilling = {
   perMonth: 200_000,
   currentPeriod: { start: '2026-11-30T09:00:00.000Z', end: '2026-12-31T09:00:00.000Z' },
   credits: null,
+  alerts: null,
 };
 
 describe('policyCards', () => {

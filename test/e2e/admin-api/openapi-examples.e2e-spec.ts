@@ -532,7 +532,7 @@ describe("the admin API's OpenAPI document", () => {
       [
         'updateConsumerBilling',
         400,
-        'Give billingAnchor, perMonth, creditRefill or costs.',
+        'Give billingAnchor, perMonth, creditRefill, costs or alerts.',
         () => admin('PATCH', '/consumers/acme/billing', {}),
       ],
       [
@@ -558,6 +558,12 @@ describe("the admin API's OpenAPI document", () => {
         400,
         'costs: unknown operation "deletePet" (one of listPets, createPet, getPet)',
         () => admin('PATCH', '/consumers/acme/billing', { costs: { deletePet: 1 } }),
+      ],
+      [
+        'updateConsumerBilling',
+        400,
+        'alerts.thresholdsPercent must be in ascending order without repeats',
+        () => admin('PATCH', '/consumers/acme/billing', { alerts: { thresholdsPercent: [100, 80] } }),
       ],
       ['updateConsumerBilling', 400, nameRule, badName('PATCH', '/billing', { perMonth: 5 })],
       [

@@ -7,6 +7,7 @@ import { USAGE_ENTITIES } from '../../../apps/gateway/src/usage/usage-entities';
 import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entities';
 import { ALERT_ENTITIES } from '../../../apps/gateway/src/alerts/alert-entities';
 import { WEBHOOK_ENTITIES } from '../../../apps/gateway/src/webhooks/webhook-tables';
+import { USAGE_EXPORT_ENTITIES } from '../../../apps/gateway/src/usage-export/usage-export-entities';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
@@ -22,6 +23,7 @@ const ENTITIES = [
   ...CREDIT_ENTITIES,
   ...ALERT_ENTITIES,
   ...WEBHOOK_ENTITIES,
+  ...USAGE_EXPORT_ENTITIES,
 ];
 
 /** Every migration, in order, written out: a migration left out of MIGRATIONS fails here. */
@@ -41,6 +43,8 @@ const ALL_MIGRATIONS = [
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
   'AddWebhooks1796300000000',
+  'AddUsageMinutelyAndExport1796400000000',
+  'AddAlertThresholdsAndLeases1796500000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -79,12 +83,16 @@ describe('gateway migrations', () => {
       'credit_rebuild',
       'credit_spend_daily',
       'credit_spend_holder',
+      'leases',
       'migrations',
       'outbox_messages',
       'plan_requests',
       'threshold_events',
       'usage_daily',
+      'usage_export_batches',
+      'usage_export_cursor',
       'usage_hourly',
+      'usage_minutely',
       'webhook_attempts',
       'webhook_deliveries',
       'webhook_endpoints',

@@ -144,7 +144,7 @@ describe('monthly quotas', () => {
     const name = unique('bad');
     await mintKey(stack.a, 'free', name);
     const cases: Array<[unknown, string]> = [
-      [{}, 'Give billingAnchor, perMonth, creditRefill or costs.'],
+      [{}, 'Give billingAnchor, perMonth, creditRefill, costs or alerts.'],
       [{ billingAnchor: 'tomorrow' }, 'billingAnchor must be an ISO 8601 date-time'],
       [{ perMonth: 0 }, 'perMonth must be at least 1'],
       [{ perMonth: 1.5 }, 'perMonth must be an integer'],

@@ -3,8 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CreditsModule } from '../credits/credits.module';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
-import { PlanLimits } from '../plans/plan-limits';
 import { ALERT_ENTITIES } from './alert-entities';
+import { FleetLeases } from './fleet-leases';
 import { ThresholdEventsRepository } from './threshold-events.repository';
 import { ThresholdEvents } from './threshold-events';
 import { ThresholdMetrics } from './threshold-metrics';
@@ -18,14 +18,13 @@ import { ThresholdReconciler } from './threshold-reconciler';
  */
 @Module({
   imports: [GatewayDatabaseModule, CreditsModule, TypeOrmModule.forFeature(ALERT_ENTITIES, GATEWAY_DATA_SOURCE)],
-  // PlanLimits: the plan rules (stateless), to read a reconciled consumer's limits as the key cache does.
   providers: [
-    PlanLimits,
     ThresholdPolicy,
     ThresholdEventsRepository,
     ThresholdMetrics,
     ThresholdEvents,
     ThresholdReconciler,
+    FleetLeases,
   ],
   exports: [ThresholdEvents, ThresholdReconciler, ThresholdEventsRepository],
 })

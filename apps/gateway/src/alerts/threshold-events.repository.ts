@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { CreditRefill, OperationCosts } from '@app/contract';
-import type { PlanName } from '../plans/plans';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { ThresholdEventType, ThresholdPolicyName } from './threshold-event-table';
+
+/** Candidates looked up per query by `alreadyWritten`. */
+const WRITTEN_QUERY_BATCH = 1_000;
 
 /** A threshold crossed, before it is written: from a request's decision, or found by a reconciliation. */
 export interface ThresholdCandidate {
@@ -21,22 +22,6 @@ export interface ThresholdCandidate {
   balance: number | null;
   crossedAtMs: number;
   source: 'request' | 'reconciler';
-}
-
-/** A consumer as the reconciliation reads it (the key lookup's columns). */
-export interface ConsumerRow {
-  name: string;
-  plan: PlanName;
-  limit_per_minute: number | null;
-  limit_per_day: number | null;
-  limit_per_month: number | null;
-  billing_anchor: Date;
-  created_at: Date;
-  recut_period_start: Date | null;
-  recut_period_end: Date | null;
-  credits_enabled: boolean | null;
-  credit_refill: CreditRefill | null;
-  credit_costs: OperationCosts | null;
 }
 
 /** An event as written, and as its outbox message carries it (docs/alerts.md, "The event"). */
@@ -189,6 +174,39 @@ export class ThresholdEventsRepository {
     return { periodStartMs: new Date(armed.at).getTime(), periodEndMs: null, arming: armed.id };
   }
 
+  /**
+   * Which of `candidates` (their indexes) have their event already, by the rules `record` checks, in one query per
+   * WRITTEN_QUERY_BATCH of them: a window's, any event of the same consumer, policy and threshold whose period starts
+   * within half the window's length of the candidate's; the credits', the event of the generation that armed the
+   * level at the crossing. Only a shortcut: what it does not find goes to `record`, which has the last word.
+   */
+  async alreadyWritten(candidates: readonly ThresholdCandidate[]): Promise<Set<number>> {
+    const found = new Set<number>();
+    for (let from = 0; from < candidates.length; from += WRITTEN_QUERY_BATCH) {
+      const batch = candidates.slice(from, from + WRITTEN_QUERY_BATCH);
+      const half = (c: ThresholdCandidate) => (c.periodEndMs - c.periodStartMs) / 2;
+      const rows: Array<{ i: string }> = await this.dataSource.query(
+        `SELECT c.i FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[]) ` +
+          `WITH ORDINALITY AS c(consumer, policy, threshold, low, high, crossed_at, i) ` +
+          `WHERE EXISTS (SELECT 1 FROM "${this.schema}"."threshold_events" e ` +
+          `WHERE e.consumer = c.consumer AND e.policy = c.policy AND e.threshold = c.threshold AND CASE WHEN c.policy = 'credits' ` +
+          `THEN e.arming = (SELECT l.id::text FROM "${this.schema}"."credit_ledger" l WHERE l.consumer = c.consumer ` +
+          `AND l.balance_after > c.threshold AND l.at <= c.crossed_at ORDER BY l.at DESC, l.id DESC LIMIT 1) ` +
+          `ELSE e.arming = '' AND e.period_start > c.low AND e.period_start < c.high END)`,
+        [
+          batch.map((c) => c.consumer),
+          batch.map((c) => c.policy),
+          batch.map((c) => c.threshold),
+          batch.map((c) => new Date(c.policy === 'credits' ? 0 : c.periodStartMs - half(c))),
+          batch.map((c) => new Date(c.policy === 'credits' ? 0 : c.periodStartMs + half(c))),
+          batch.map((c) => new Date(c.crossedAtMs)),
+        ],
+      );
+      for (const row of rows) found.add(from + Number(row.i) - 1);
+    }
+    return found;
+  }
+
   /** The events of a consumer, oldest first (tests, and the admin API to come). */
   async eventsOf(consumer: string): Promise<Array<ThresholdEvent & { source: string }>> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
@@ -236,17 +254,6 @@ export class ThresholdEventsRepository {
       [new Date(sinceMs - (sinceMs % 3_600_000)), sinceDay, max],
     );
     return rows.map((r) => r.consumer);
-  }
-
-  /** The consumers named, as the consumers table holds them (disabled ones left out). */
-  async consumerRows(names: readonly string[]): Promise<ConsumerRow[]> {
-    if (names.length === 0) return [];
-    return this.dataSource.query(
-      `SELECT name, plan, limit_per_minute, limit_per_day, limit_per_month, COALESCE(billing_anchor, created_at) AS billing_anchor, created_at, ` +
-        `recut_period_start, recut_period_end, credits_enabled, credit_refill, credit_costs ` +
-        `FROM "${this.schema}"."consumers" WHERE name = ANY($1) AND disabled_at IS NULL`,
-      [names],
-    );
   }
 
   /** Admitted answers of each of `consumers` in the usage history's hours from `fromMs` on, in one query. */

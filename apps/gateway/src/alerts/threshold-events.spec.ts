@@ -26,7 +26,11 @@ const plans: PlanTable = {
 function events(env: Record<string, string> = {}) {
   const config = loadGatewayConfig({ PETS_URL: 'http://127.0.0.1:1', ALERT_CREDITS_LOW_BALANCE: '5', ...env });
   const written: ThresholdCandidate[] = [];
-  const repository = { record: async (candidate: ThresholdCandidate) => (written.push(candidate), 'duplicate') };
+  // Nothing known written beforehand; every write answers 'duplicate' (so the memory of events learns nothing wrong).
+  const repository = {
+    record: async (candidate: ThresholdCandidate) => (written.push(candidate), 'duplicate'),
+    alreadyWritten: async () => new Set<number>(),
+  };
   const clock = { now: () => now } as Clock;
   const service = new ThresholdEvents(
     new ThresholdPolicy(config, plans),

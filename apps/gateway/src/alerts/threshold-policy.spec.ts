@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ConfigurationError } from '@app/platform';
 import { loadGatewayConfig } from '../config/gateway.config';
 import { loadPlans } from '../plans/plans';
+import { alertThresholdsOf } from '../plans/alert-thresholds';
 import { ThresholdPolicy } from './threshold-policy';
 
 const plansFile = (plans: Record<string, unknown>): string => {
@@ -32,6 +33,24 @@ describe('threshold policy', () => {
     expect(policy.windowShares({ plan: 'enterprise' })).toEqual([0.8, 1]);
     // The same arrays for every request: nothing allocated on the request path.
     expect(policy.windowShares({ plan: 'free' })).toBe(policy.windowShares({ plan: 'free' }));
+  });
+
+  it("takes a consumer's own thresholds over its plan's, each side on its own, as loaded (the same arrays)", () => {
+    const plans = loadPlans(
+      plansFile({ free: LIMITS, pro: { ...LIMITS, alerts: { creditsLowBalance: 5000 } }, business: LIMITS }),
+    );
+    const policy = new ThresholdPolicy(loadGatewayConfig({}), plans);
+    const own = alertThresholdsOf({ thresholdsPercent: [50, 90] });
+    const consumer = { plan: 'pro' as const, alerts: own };
+    expect(policy.windowShares(consumer)).toEqual([0.5, 0.9]);
+    expect(policy.windowShares(consumer)).toBe(own!.shares);
+    // The low balance is not its own: its plan's.
+    expect(policy.creditLevels(consumer)).toEqual([5000, 0]);
+    expect(policy.creditLevels({ plan: 'pro', alerts: alertThresholdsOf({ creditsLowBalance: 0 }) })).toEqual([0]);
+    expect(policy.windowShares({ plan: 'pro', alerts: alertThresholdsOf({ creditsLowBalance: 0 }) })).toEqual([0.8, 1]);
+    // Nothing of its own (null in the column, or an empty object): its plan's.
+    expect(alertThresholdsOf(null)).toBeUndefined();
+    expect(alertThresholdsOf({})).toBeUndefined();
   });
 
   it.each([

@@ -1,29 +1,27 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import type { Consumer } from '../consumers/consumer';
+import { AlertThresholds, levelsOf, sharesOf } from '../plans/alert-thresholds';
 import { PLAN_NAMES, PLAN_TABLE, PlanName, PlanTable } from '../plans/plans';
 
 /** The windows thresholds apply to: the long ones (a minute's window resets before anyone could act on it). */
 export const ALERTED_WINDOWS: ReadonlySet<string> = new Set(['day', 'month']);
 
-interface Thresholds {
-  /** Shares of a window, ascending (0.8 for 80 %). */
-  shares: readonly number[];
-  /** Credit balance levels, descending (the low balance, then 0). */
-  levels: readonly number[];
-}
+/** Both sides, as a plan's (or the gateway's) are always complete. */
+type Thresholds = Required<AlertThresholds>;
 
 const thresholdsOf = (percents: readonly number[], low: number): Thresholds => ({
-  shares: [...new Set(percents)].sort((a, b) => a - b).map((percent) => percent / 100),
-  levels: low > 0 ? [low, 0] : [0],
+  shares: sharesOf(percents),
+  levels: levelsOf(low),
 });
 
 /**
  * Which thresholds apply to a consumer (docs/alerts.md): the shares of its day and month windows and the credit
- * balance levels (the low balance, and 0: the balance spent): its plan's (`alerts` in gateway/plans.json) where the
- * plan declares them, else the gateway's (ALERT_THRESHOLDS_PERCENT, 80 % and 100 % by default;
- * ALERT_CREDITS_LOW_BALANCE). Worked out once per plan at start; the same arrays for every request (nothing allocated
- * on the request path). Per-consumer thresholds are not built yet: the consumer is taken so that they can be.
+ * balance levels (the low balance, and 0: the balance spent): the consumer's own (set through the billing route,
+ * worked out once when the consumer is loaded: `Consumer.alerts`), else its plan's (`alerts` in gateway/plans.json)
+ * where the plan declares them, else the gateway's (ALERT_THRESHOLDS_PERCENT, 80 % and 100 % by default;
+ * ALERT_CREDITS_LOW_BALANCE), each side on its own. Worked out once per plan at start: the same arrays for every
+ * request (nothing allocated on the request path).
  */
 @Injectable()
 export class ThresholdPolicy {
@@ -47,12 +45,12 @@ export class ThresholdPolicy {
   }
 
   /** The shares (0.8, 1) of a day or month window that raise an event, ascending. */
-  windowShares(consumer: Pick<Consumer, 'plan'>): readonly number[] {
-    return (this.byPlan.get(consumer.plan) ?? this.defaults).shares;
+  windowShares(consumer: Pick<Consumer, 'plan' | 'alerts'>): readonly number[] {
+    return consumer.alerts?.shares ?? (this.byPlan.get(consumer.plan) ?? this.defaults).shares;
   }
 
   /** The credit balance levels (the low balance, 0) whose crossing raises an event, descending. */
-  creditLevels(consumer: Pick<Consumer, 'plan'>): readonly number[] {
-    return (this.byPlan.get(consumer.plan) ?? this.defaults).levels;
+  creditLevels(consumer: Pick<Consumer, 'plan' | 'alerts'>): readonly number[] {
+    return consumer.alerts?.levels ?? (this.byPlan.get(consumer.plan) ?? this.defaults).levels;
   }
 }

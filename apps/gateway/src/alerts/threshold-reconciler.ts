@@ -5,13 +5,16 @@ import type { Consumer } from '../consumers/consumer';
 import { CreditLedgerRepository } from '../credits/credit-ledger.repository';
 import { utcDay } from '../credits/credit-spend';
 import { currentBillingPeriod } from '../periods/billing-period';
-import { PlanLimits } from '../plans/plan-limits';
 import { CountedWindow, thresholdCount, windowPeriod } from './threshold-crossing';
-import { ConsumerRow, ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
+import { ThresholdCandidate, ThresholdEventsRepository } from './threshold-events.repository';
+import { FleetLeases } from './fleet-leases';
 import { ThresholdEvents } from './threshold-events';
+import { ThresholdMetrics } from './threshold-metrics';
 import { ThresholdPolicy } from './threshold-policy';
 
 const HOUR_MS = 3_600_000;
+/** The lease one instance of the fleet holds to reconcile (FleetLeases). */
+export const RECONCILIATION_LEASE = 'threshold-reconciliation';
 const DAY_MS = 86_400_000;
 /** Most consumers one reconciliation looks at (the most recently active are not favoured: name order). */
 const MAX_CONSUMERS = 10_000;
@@ -27,6 +30,12 @@ function monthFrom(consumer: Consumer, createdAtMs: number, now: number): number
     ? period.startMs - (period.startMs % HOUR_MS)
     : Math.ceil(period.startMs / HOUR_MS) * HOUR_MS;
 }
+
+/**
+ * The consumers named, as the data plane sees them (the key lookup's mapping, consumers/consumer-record.ts), with
+ * when each was created (ms); disabled ones and those without limits left out.
+ */
+export type ConsumerReader = (names: readonly string[]) => Promise<Array<{ consumer: Consumer; createdAtMs: number }>>;
 
 /** A consumer's counters as the limits decide them (its windows' counts now), read without counting. */
 export type CounterReader = (consumer: Consumer, nowMs: number) => Promise<readonly CountedWindow[]>;
@@ -44,22 +53,34 @@ export type CounterReader = (consumer: Consumer, nowMs: number) => Promise<reado
 export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Alerts');
   private readCounters?: CounterReader;
+  private readConsumers?: ConsumerReader;
   private timer?: NodeJS.Timeout;
   private running?: Promise<number>;
+  /** The periodic run in progress (the lease, then the reconciliation). */
+  private periodic?: Promise<void>;
 
   constructor(
     private readonly repository: ThresholdEventsRepository,
     private readonly events: ThresholdEvents,
     private readonly policy: ThresholdPolicy,
     private readonly ledger: CreditLedgerRepository,
-    private readonly planLimits: PlanLimits,
     private readonly clock: Clock,
+    private readonly leases: FleetLeases,
+    private readonly metrics: ThresholdMetrics,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   /** How to read a consumer's counters: set by the rate-limit room, which owns the store. */
   readCountersWith(reader: CounterReader): void {
     this.readCounters = reader;
+  }
+
+  /**
+   * How to read consumers: given by the composition root (ReconciledConsumersModule), as the consumers' mapping
+   * stands in a room this one may not import (consumers/admin imports the limits, which import this room).
+   */
+  readConsumersWith(reader: ConsumerReader): void {
+    this.readConsumers = reader;
   }
 
   /** One reconciliation (one at a time on this instance): answers how many events it wrote. */
@@ -71,11 +92,8 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
   private async reconcileOnce(): Promise<number> {
     const now = this.clock.now();
     const names = await this.repository.recentConsumers(now - 2 * HOUR_MS, utcDay(now - DAY_MS), MAX_CONSUMERS);
-    const consumers: Array<{ consumer: Consumer; createdAtMs: number }> = [];
-    for (const row of await this.repository.consumerRows(names)) {
-      const consumer = this.consumerOf(row);
-      if (consumer !== undefined) consumers.push({ consumer, createdAtMs: new Date(row.created_at).getTime() });
-    }
+    if (this.readConsumers === undefined) throw new Error('No reader of consumers was given');
+    const consumers = await this.readConsumers(names);
     // One query bounds every month from above (the history since the earliest month's start): a consumer below its
     // lowest threshold there costs no query of its own, so reconciling 10,000 quiet consumers is a few queries.
     const monthly = consumers.filter(({ consumer }) => consumer.limits.perMonth !== undefined);
@@ -87,13 +105,13 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
             earliest,
           )
         : new Map<string, number>();
-    let written = 0;
+    // Every candidate first, then one batch: those whose event is known written (most, run after run) cost no write.
+    const candidates: ThresholdCandidate[] = [];
     for (const { consumer, createdAtMs } of consumers) {
       const monthMayBeReached = this.mayReach(consumer, monthBound.get(consumer.name) ?? 0);
-      for (const candidate of await this.candidatesOf(consumer, createdAtMs, this.clock.now(), monthMayBeReached))
-        if (await this.events.write(candidate)) written += 1;
+      candidates.push(...(await this.candidatesOf(consumer, createdAtMs, this.clock.now(), monthMayBeReached)));
     }
-    return written;
+    return this.events.writeAll(candidates);
   }
 
   /** Every threshold the consumer's current periods have reached (the repository drops those already written). */
@@ -172,40 +190,32 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     }
   }
 
-  private consumerOf(row: ConsumerRow): Consumer | undefined {
-    const limits = this.planLimits.effective({
-      plan: row.plan,
-      limits:
-        row.limit_per_minute !== null && row.limit_per_day !== null
-          ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
-          : null,
-      perMonth: row.limit_per_month,
-    });
-    if (limits === undefined) return undefined;
-    return {
-      name: row.name,
-      plan: row.plan,
-      limits,
-      billingAnchorMs: new Date(row.billing_anchor).getTime(),
-      recutPeriod:
-        row.recut_period_start !== null && row.recut_period_end !== null
-          ? { startMs: new Date(row.recut_period_start).getTime(), endMs: new Date(row.recut_period_end).getTime() }
-          : null,
-      credits: this.planLimits.credits({
-        plan: row.plan,
-        creditsEnabled: row.credits_enabled,
-        creditRefill: row.credit_refill,
-        costs: row.credit_costs,
-      }),
-    };
+  /**
+   * The periodic run: only the instance holding the fleet's reconciliation lease reconciles (docs/alerts.md). The
+   * lease lasts two intervals and its holder renews it at each of its runs, so it keeps it while it lives; when it
+   * dies, another instance takes it over at its first run after the lease expired.
+   */
+  async reconcileIfHolder(): Promise<void> {
+    try {
+      if (!(await this.leases.acquire(RECONCILIATION_LEASE, 2 * this.config.alerts.reconcileMs))) {
+        this.metrics.reconciliation('skipped');
+        return;
+      }
+      this.metrics.reconciliation('ran');
+      await this.reconcile();
+    } catch (error) {
+      this.metrics.reconciliation('failed');
+      this.logger.warn(`Reconciliation failed: ${(error as Error).message}`);
+    }
   }
 
-  /** First within one interval of the start (a random delay: instances started together do not all run at once). */
+  /** First within one interval of the start (a random delay: instances started together do not all try at once). */
   onApplicationBootstrap(): void {
     if (!this.policy.enabled) return;
     const every = this.config.alerts.reconcileMs;
-    const run = () =>
-      void this.reconcile().catch((error: Error) => this.logger.warn(`Reconciliation failed: ${error.message}`));
+    const run = () => {
+      this.periodic ??= this.reconcileIfHolder().finally(() => (this.periodic = undefined));
+    };
     this.timer = setTimeout(() => {
       run();
       this.timer = setInterval(run, every);
@@ -214,9 +224,15 @@ export class ThresholdReconciler implements OnApplicationBootstrap, OnApplicatio
     this.timer.unref();
   }
 
+  /** Stops, and hands the lease over at once (a graceful stop; a dead instance's lease expires). */
   async onApplicationShutdown(): Promise<void> {
     clearTimeout(this.timer);
     clearInterval(this.timer);
+    await this.periodic;
     await this.running?.catch(() => undefined);
+    if (this.policy.enabled)
+      await this.leases
+        .release(RECONCILIATION_LEASE)
+        .catch((error: Error) => this.logger.warn(`Reconciliation lease not released: ${error.message}`));
   }
 }

@@ -5,6 +5,7 @@ import { limitsOf, recutPeriodOf } from '../consumers/consumer';
 import { ConsumerEntity } from '../consumers/consumer.entity';
 import { ConsumersService } from '../consumers/consumers.service';
 import type { CreditRefill, OperationCosts } from '@app/contract';
+import type { AlertSettings } from '../plans/alert-thresholds';
 import { CreditTerms, PlanLimits } from '../plans/plan-limits';
 import { BillingPeriod, currentBillingPeriod } from '../periods/billing-period';
 
@@ -27,6 +28,8 @@ export interface BillingState {
   credits?: CreditTerms;
   /** Every public operation's cost (its own over its plan's, else 1). */
   costs: CreditTerms['costs'];
+  /** Its own alert thresholds (a side absent: its plan's), or null: its plan's. */
+  alerts: AlertSettings | null;
 }
 
 /** What the credit rules read of a stored consumer. */
@@ -61,6 +64,7 @@ export class BillingService {
       perMonth?: number | null;
       creditRefill?: CreditRefill | null;
       costs?: OperationCosts | null;
+      alerts?: AlertSettings | null;
     },
   ): Promise<BillingState> {
     return this.stateOf(await this.consumers.setBilling(context, name, patch, this.clock.now()));
@@ -83,6 +87,7 @@ export class BillingService {
       currentPeriod: currentBillingPeriod(billingAnchor.getTime(), recutPeriodOf(consumer), this.clock.now()),
       credits: this.planLimits.credits(creditSettingsOf(consumer)),
       costs: this.planLimits.costs({ plan: consumer.plan, costs: consumer.creditCosts }),
+      alerts: consumer.alertThresholds,
     };
   }
 }

@@ -144,6 +144,13 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('USAGE_RETENTION_DAYS', 1, 36500)
   USAGE_RETENTION_DAYS = 400;
 
+  // The per-minute, per-operation rows (usage_minutely, the usage export's source): their bound and their life.
+  @EnvIntRange('USAGE_MAX_MINUTE_CELLS', 100, 10000000)
+  USAGE_MAX_MINUTE_CELLS = 200000;
+
+  @EnvIntRange('USAGE_MINUTE_RETENTION_DAYS', 1, 36500)
+  USAGE_MINUTE_RETENTION_DAYS = 40;
+
   // The CSV export's bounds (issue #36): exports at once per instance, and how long one may wait on its client.
   @EnvIntRange('USAGE_EXPORT_CONCURRENCY', 1, 100)
   USAGE_EXPORT_CONCURRENCY = 2;
@@ -245,6 +252,19 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('USAGE_EVENTS_SETTLE_MS', 1000, 86400000)
   USAGE_EVENTS_SETTLE_MS = 60000;
+
+  @IsOptional()
+  @Matches(/^[\x21-\x7e]{1,1000}$/, { message: 'USAGE_EVENTS_TOKEN must be 1 to 1000 visible ASCII characters' })
+  USAGE_EVENTS_TOKEN?: string = undefined;
+
+  @IsString()
+  USAGE_EVENTS_ALLOW_LIST = '';
+
+  @EnvIntRange('USAGE_EVENTS_INTERVAL_MS', 100, 3600000)
+  USAGE_EVENTS_INTERVAL_MS = 10000;
+
+  @EnvIntRange('USAGE_EVENTS_RETRY_MAX_MS', 100, 86400000)
+  USAGE_EVENTS_RETRY_MAX_MS = 600000;
 
   // --- end of the control plane ---
 
@@ -412,6 +432,9 @@ export interface GatewayConfig {
     flushMs: number;
     maxBuckets: number;
     retentionDays: number;
+    /** The per-minute rows (usage_minutely): the minute cells held at most, and how long the rows live. */
+    maxMinuteCells: number;
+    minuteRetentionDays: number;
     /**
      * The CSV export: at most `concurrency` at once on this instance (more: 503); a client that leaves a page
      * unread for `writeTimeoutMs`, or an export past `timeoutMs` (its query included), is cut off.
@@ -555,6 +578,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       flushMs: e.USAGE_FLUSH_MS,
       maxBuckets: e.USAGE_MAX_BUCKETS,
       retentionDays: e.USAGE_RETENTION_DAYS,
+      maxMinuteCells: e.USAGE_MAX_MINUTE_CELLS,
+      minuteRetentionDays: e.USAGE_MINUTE_RETENTION_DAYS,
       export: {
         concurrency: e.USAGE_EXPORT_CONCURRENCY,
         writeTimeoutMs: e.USAGE_EXPORT_WRITE_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { OutboundAllowList } from '@app/outbound';
 import { ConfigurationError } from '@app/platform';
 
 /** The wire form usage aggregates are exported in; `off` (the default) exports nothing. */
@@ -39,6 +40,14 @@ export interface UsageExportConfig {
   stripeOutcomes: readonly string[];
   /** How long after a bucket's end it may be exported (every instance's last flush of it written). */
   settleMs: number;
+  /** Sent as `Authorization: Bearer <token>` with every request to the ingest URL (the ingest API's key). */
+  token?: string;
+  /** The operator's allow-list for the ingest URL (libs/outbound: an in-cluster OpenMeter on a private address). */
+  allowList: OutboundAllowList;
+  /** How often the exporter fills its outbox and sends what is due. */
+  intervalMs: number;
+  /** The longest wait between two attempts of a batch (the backoff doubles from intervalMs up to it). */
+  retryMaxMs: number;
 }
 
 /** What the environment gives (GatewayEnvironment's USAGE_EVENTS_* fields, already type-checked). */
@@ -52,6 +61,10 @@ export interface UsageExportEnvironment {
   USAGE_EVENTS_STRIPE_VALUE: 'count' | 'credits';
   USAGE_EVENTS_STRIPE_OUTCOMES: string;
   USAGE_EVENTS_SETTLE_MS: number;
+  USAGE_EVENTS_TOKEN?: string;
+  USAGE_EVENTS_ALLOW_LIST: string;
+  USAGE_EVENTS_INTERVAL_MS: number;
+  USAGE_EVENTS_RETRY_MAX_MS: number;
   USAGE_FLUSH_MS: number;
 }
 
@@ -109,6 +122,12 @@ export function usageExportConfigOf(e: UsageExportEnvironment): UsageExportConfi
     invalid(
       `USAGE_EVENTS_STRIPE_OUTCOMES must be a comma-separated list of ${STRIPE_OUTCOME_NAMES.join(', ')} (got ${JSON.stringify(e.USAGE_EVENTS_STRIPE_OUTCOMES)})`,
     );
+  let allowList: OutboundAllowList;
+  try {
+    allowList = OutboundAllowList.parse(e.USAGE_EVENTS_ALLOW_LIST);
+  } catch (error) {
+    invalid(`USAGE_EVENTS_ALLOW_LIST: ${(error as Error).message}`);
+  }
   return {
     format,
     ingestUrl: e.USAGE_EVENTS_URL,
@@ -121,5 +140,9 @@ export function usageExportConfigOf(e: UsageExportEnvironment): UsageExportConfi
     stripeValue: e.USAGE_EVENTS_STRIPE_VALUE,
     stripeOutcomes,
     settleMs: e.USAGE_EVENTS_SETTLE_MS,
+    token: e.USAGE_EVENTS_TOKEN,
+    allowList,
+    intervalMs: e.USAGE_EVENTS_INTERVAL_MS,
+    retryMaxMs: Math.max(e.USAGE_EVENTS_RETRY_MAX_MS, e.USAGE_EVENTS_INTERVAL_MS),
   };
 }

@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
 import type { CreditRefill, OperationCosts } from '@app/contract';
+import type { AlertSettings } from '../plans/alert-thresholds';
 import { PLAN_NAMES, PlanName } from '../plans/plans';
 
 /** A caller of the public API: a unique name, a plan, optional limits of its own, and any number of keys. */
@@ -62,6 +63,13 @@ export class ConsumerEntity {
   /** Its own cost per operation; null: its plan's (default 1 each). */
   @Column({ name: 'credit_costs', type: 'jsonb', nullable: true })
   creditCosts!: OperationCosts | null;
+
+  /**
+   * Its own alert thresholds (docs/alerts.md), `{thresholdsPercent?, creditsLowBalance?}`, either side in place of
+   * its plan's; null: its plan's.
+   */
+  @Column({ name: 'alert_thresholds', type: 'jsonb', nullable: true })
+  alertThresholds!: AlertSettings | null;
 
   /** The admin token that created it (null: root, an import, or before issue #24): `ownConsumersOnly` tokens see only theirs. */
   @Column({ name: 'created_by_token', type: 'uuid', nullable: true })

@@ -119,6 +119,7 @@ export class ConsumerRepository {
         | 'creditsEnabled'
         | 'creditRefill'
         | 'creditCosts'
+        | 'alertThresholds'
       >
     >,
   ): Promise<void> {

@@ -1,5 +1,6 @@
 import type { AuditChanges } from '../access/audit-entry.entity';
 import { BillingPeriod, moveAnchor, RecutPeriod } from '../periods/billing-period';
+import type { AlertThresholds } from '../plans/alert-thresholds';
 import type { CreditTerms } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import type { ConsumerEntity } from './consumer.entity';
@@ -18,6 +19,11 @@ export interface Consumer {
   recutPeriod?: RecutPeriod | null;
   /** Its prepaid credits' terms when they are in force (docs/billing.md), else undefined. */
   credits?: CreditTerms;
+  /**
+   * Its own alert thresholds (docs/alerts.md), worked out once when it was loaded; absent: its plan's. Read by
+   * ThresholdPolicy on the request path as they are.
+   */
+  alerts?: AlertThresholds;
 }
 
 /** The consumer's own limits, or `null` when it has the plan's. */

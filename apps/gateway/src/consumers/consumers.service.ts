@@ -7,6 +7,7 @@ import { EntityManager } from 'typeorm';
 import { AdminActor, AdminRequestContext } from '../access/admin-context';
 import { assertMaySetPlan, assertMayTouch, consumerFilter } from '../access/admin-policy';
 import { AuditLog, diff } from '../access/audit-log';
+import type { AlertSettings } from '../plans/alert-thresholds';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { ConsumerKeysService, IssuedKey } from './consumer-keys.service';
@@ -70,6 +71,7 @@ export class ConsumersService {
           creditsEnabled: null,
           creditRefill: null,
           creditCosts: null,
+          alertThresholds: null,
           disabledAt: null,
           createdByToken: actor.id,
           email: input.email ?? null,
@@ -178,6 +180,7 @@ export class ConsumersService {
       perMonth?: number | null;
       creditRefill?: CreditRefill | null;
       costs?: OperationCosts | null;
+      alerts?: AlertSettings | null;
     },
     movedAtMs: number,
   ): Promise<ConsumerEntity> {
@@ -186,14 +189,16 @@ export class ConsumersService {
       const limitPerMonth = patch.perMonth === undefined ? current.limitPerMonth : patch.perMonth;
       const creditRefill = patch.creditRefill === undefined ? current.creditRefill : patch.creditRefill;
       const creditCosts = patch.costs === undefined ? current.creditCosts : patch.costs;
+      const alertThresholds = patch.alerts === undefined ? current.alertThresholds : patch.alerts;
       const changes = diff(
         {
           billingAnchor: current.billingAnchor,
           perMonth: current.limitPerMonth,
           creditRefill: current.creditRefill,
           costs: current.creditCosts,
+          alerts: current.alertThresholds,
         },
-        { billingAnchor, perMonth: limitPerMonth, creditRefill, costs: creditCosts },
+        { billingAnchor, perMonth: limitPerMonth, creditRefill, costs: creditCosts, alerts: alertThresholds },
       );
       if (Object.keys(changes).length === 0) return undefined;
       const move = changes.billingAnchor ? anchorMoveOf(current, billingAnchor, movedAtMs) : undefined;
@@ -203,6 +208,7 @@ export class ConsumersService {
         limitPerMonth,
         creditRefill,
         creditCosts,
+        alertThresholds,
       });
       await this.audit.record(context, manager, {
         action: 'consumer.billing',

@@ -105,9 +105,13 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
     return spec;
   }
 
-  /** After a decision with credits: the refill it applied into the ledger, the cost of an admitted request as spend. */
-  afterDecision(consumer: string, admitted: boolean, credits: CreditState, nowMs: number): void {
-    if (admitted && credits.cost > 0) this.spend.add(consumer, credits.cost, nowMs);
+  /**
+   * After a decision with credits: the refill it applied into the ledger, the cost of an admitted request as spend.
+   * Answers the credits the request spent (0 when refused), for the usage history's per-minute rows.
+   */
+  afterDecision(consumer: string, admitted: boolean, credits: CreditState, nowMs: number): number {
+    const spent = admitted ? credits.cost : 0;
+    if (spent > 0) this.spend.add(consumer, spent, nowMs);
     const refilled = credits.refilled;
     if (refilled) {
       this.ledger
@@ -125,6 +129,7 @@ export class CreditsService implements OnApplicationBootstrap, OnApplicationShut
           this.logger.error(`Refill of ${consumer} not written to the ledger: ${error.message}`),
         );
     }
+    return spent;
   }
 
   /**

@@ -15,6 +15,8 @@ import { AddCreditRebuildBarriers1796000000000 } from './migrations/179600000000
 import { AddPlanRequestRequester1796100000000 } from './migrations/1796100000000-AddPlanRequestRequester';
 import { AddThresholdEvents1796200000000 } from './migrations/1796200000000-AddThresholdEvents';
 import { AddWebhooks1796300000000 } from './migrations/1796300000000-AddWebhooks';
+import { AddUsageMinutelyAndExport1796400000000 } from './migrations/1796400000000-AddUsageMinutelyAndExport';
+import { AddAlertThresholdsAndLeases1796500000000 } from './migrations/1796500000000-AddAlertThresholdsAndLeases';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -35,6 +37,8 @@ export const MIGRATIONS = [
   AddPlanRequestRequester1796100000000,
   AddThresholdEvents1796200000000,
   AddWebhooks1796300000000,
+  AddUsageMinutelyAndExport1796400000000,
+  AddAlertThresholdsAndLeases1796500000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

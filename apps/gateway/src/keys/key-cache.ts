@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { Consumer } from '../consumers/consumer';
+import { consumerOf } from '../consumers/consumer-record';
 import { ConsumerChange, ConsumerChanges } from '../consumers/consumer-changes';
 import { KeyFilter } from './key-filter';
 import { KeyLookupBatcher } from './key-lookup-batcher';
@@ -336,16 +337,8 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     if (record.disabledAt !== null) return { outcome: 'invalid', reason: 'disabled' };
     if (record.expiresAt !== null && record.expiresAt.getTime() <= now)
       return { outcome: 'invalid', reason: 'expired' };
-    const limits = this.planLimits.effective(record);
-    if (!limits) return { outcome: 'invalid', reason: 'unknown' };
-    const consumer: Consumer = {
-      name: record.name,
-      plan: record.plan,
-      limits,
-      billingAnchorMs: record.billingAnchor.getTime(),
-      recutPeriod: record.recutPeriod,
-      credits: this.planLimits.credits(record),
-    };
+    const consumer = consumerOf(record, this.planLimits);
+    if (!consumer) return { outcome: 'invalid', reason: 'unknown' };
     return { outcome: 'valid', consumer, keyId: record.keyId };
   }
 

@@ -2,52 +2,27 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
-import type { CreditRefill, OperationCosts } from '@app/contract';
-import type { RecutPeriod } from '../periods/billing-period';
-import { Limits, PlanName } from '../plans/plans';
+import { ConsumerRecord, consumerColumns, consumerRecordOf, ConsumerRow } from '../consumers/consumer-record';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
 const VALID_KEY = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
 /** A key hash: SHA-256 in hex (the column is char(64)). */
 const HASH_LENGTH = 64;
 
-/** What the data plane needs of a key, read by its hash (an index probe in a batch of them). */
-export interface KeyRecord {
+/** What the data plane needs of a key, read by its hash (an index probe in a batch of them): its consumer's record too. */
+export interface KeyRecord extends ConsumerRecord {
   keyId: string;
   consumerId: string;
-  name: string;
-  plan: PlanName;
-  limits: Limits | null;
-  /** Its own monthly quota (null: the plan's, if any). */
-  perMonth: number | null;
-  /** Where its billing months are cut: its anchor, else its creation time. */
-  billingAnchor: Date;
-  /** The period in progress as the last anchor move re-cut it (ended or not), or null. */
-  recutPeriod: RecutPeriod | null;
-  creditsEnabled: boolean | null;
-  creditRefill: CreditRefill | null;
-  costs: OperationCosts | null;
   disabledAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
 }
 
 /** A row of the lookup query. */
-interface KeyRow {
+interface KeyRow extends ConsumerRow {
   key_hash: string;
   key_id: string;
   consumer_id: string;
-  name: string;
-  plan: PlanName;
-  limit_per_minute: number | null;
-  limit_per_day: number | null;
-  limit_per_month: number | null;
-  billing_anchor: Date;
-  recut_period_start: Date | null;
-  recut_period_end: Date | null;
-  credits_enabled: boolean | null;
-  credit_refill: CreditRefill | null;
-  credit_costs: OperationCosts | null;
   disabled_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
@@ -55,23 +30,9 @@ interface KeyRow {
 
 function keyRecordOf(row: KeyRow): KeyRecord {
   return {
+    ...consumerRecordOf(row),
     keyId: row.key_id,
     consumerId: row.consumer_id,
-    name: row.name,
-    plan: row.plan,
-    limits:
-      row.limit_per_minute !== null && row.limit_per_day !== null
-        ? { perMinute: row.limit_per_minute, perDay: row.limit_per_day }
-        : null,
-    perMonth: row.limit_per_month,
-    billingAnchor: row.billing_anchor,
-    recutPeriod:
-      row.recut_period_start !== null && row.recut_period_end !== null
-        ? { startMs: row.recut_period_start.getTime(), endMs: row.recut_period_end.getTime() }
-        : null,
-    creditsEnabled: row.credits_enabled,
-    creditRefill: row.credit_refill,
-    costs: row.credit_costs,
     disabledAt: row.disabled_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
@@ -95,12 +56,26 @@ export class KeyLookupRepository {
     if (keyHashes.length === 0) return found;
     const schema = schemaOf(this.dataSource);
     const rows: KeyRow[] = await this.dataSource.query(
-      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
+      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, ${consumerColumns('c')}, c.disabled_at, k.expires_at, k.revoked_at ` +
         `FROM "${schema}"."api_keys" k JOIN "${schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = ANY($1)`,
       [keyHashes],
     );
     for (const row of rows) found.set(row.key_hash, keyRecordOf(row));
     return found;
+  }
+
+  /**
+   * The consumers named, as the data plane sees them (the key lookup's columns and mapping), with when each was
+   * created; disabled ones left out. For the threshold reconciliation (docs/alerts.md).
+   */
+  async consumersNamed(names: readonly string[]): Promise<Array<{ record: ConsumerRecord; createdAt: Date }>> {
+    if (names.length === 0) return [];
+    const rows: Array<ConsumerRow & { created_at: Date }> = await this.dataSource.query(
+      `SELECT ${consumerColumns('c')}, c.created_at FROM "${schemaOf(this.dataSource)}"."consumers" c ` +
+        `WHERE c.name = ANY($1) AND c.disabled_at IS NULL`,
+      [names],
+    );
+    return rows.map((row) => ({ record: consumerRecordOf(row), createdAt: new Date(row.created_at) }));
   }
 
   /** How many keys are neither revoked nor expired (sizes the key filter before it is filled). */

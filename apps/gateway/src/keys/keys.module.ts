@@ -11,6 +11,6 @@ import { KeyLookupRepository } from './key-lookup.repository';
 @Module({
   imports: [GatewayDatabaseModule, ConsumersModule],
   providers: [KeyLookupRepository, KeyCache],
-  exports: [KeyCache],
+  exports: [KeyCache, KeyLookupRepository],
 })
 export class KeysModule {}

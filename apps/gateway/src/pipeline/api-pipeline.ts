@@ -116,6 +116,7 @@ export class ApiPipeline {
       const matched = this.routes.match(request.method, exchange.path);
       const template =
         matched.kind === 'route' ? matched.route.path : matched.kind === 'not-found' ? undefined : matched.template;
+      if (matched.kind === 'route') exchange.operation = matched.route.operation;
       if (template !== undefined) request.route = { path: template };
       exchange.headers[1] = assignRequestId(request);
       for (let i = 0; i < observers.length; i += 1) observers[i](request, response, noop);

@@ -108,8 +108,10 @@ export class PlanThrottlerGuard extends ThrottlerGuard {
 
     const plan = consumer?.plan ?? 'anonymous';
     const decision = await this.consume(pending.tracker, pending.windows, credits);
-    if (decision.credits)
-      this.credits.afterDecision(consumer!.name, decision.outcome === 'allowed', decision.credits, now);
+    if (decision.credits) {
+      const spent = this.credits.afterDecision(consumer!.name, decision.outcome === 'allowed', decision.credits, now);
+      if (exchange) exchange.creditsSpent = spent;
+    }
     // Thresholds of the long windows and the balance (docs/alerts.md): a few comparisons, queued only when crossed.
     if (consumer) this.thresholds.observe(consumer, decision, now);
     recordEdgeOutcome({ plan, rateLimit: decision });

@@ -2,6 +2,9 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Consumer } from '../consumers/consumer';
 
+/** The operation of a request no route takes (a 404, 405 or undecodable path): none of the API's operationIds. */
+export const UNROUTED_OPERATION = '(unrouted)';
+
 /** Each request's exchange, for what reads a request after the pipeline (the request log line); never on the request itself. */
 const exchanges = new WeakMap<object, ApiExchange>();
 
@@ -14,6 +17,10 @@ export class ApiExchange {
   consumer?: Consumer;
   /** The id of the key it came with (never the key), for the usage history. */
   keyId?: string;
+  /** The operation it was for (its route's operationId), once the route is known; UNROUTED_OPERATION for none. */
+  operation: string = UNROUTED_OPERATION;
+  /** The credits its admission spent (docs/billing.md): 0 unless the consumer has credits and the request cost some. */
+  creditsSpent = 0;
   /**
    * The answer's header fields as `[name, value, ...]`, set by the steps (setHeader) and written once with the
    * status (`writeHead` with this array: Node then keeps no per-header map, ~20 fields a request). A writer that

@@ -1,12 +1,14 @@
 import { Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { ArgumentSources, handlerInvoker } from '../nest-internals';
+import { ArgumentSources, handlerInvoker, operationIdOf } from '../nest-internals';
 import { API_PREFIX, UNPREFIXED_PATHS } from './api-routes';
 import { resolveExchange } from './api-exchange';
 import { answersMethod, ControllerRoute, controllerRoutes } from './controller-routes';
 
 /** A /v1 route: the controller's declaration, and its handler as the pipeline calls it. */
 export interface ApiRoute extends ControllerRoute {
+  /** The operation a request of this route is counted under (usage history): its operationId, read once. */
+  readonly operation: string;
   invoke(sources: ArgumentSources): Promise<unknown>;
 }
 
@@ -18,6 +20,11 @@ export type RouteMatch =
   /** The path is a route's, but a parameter is not valid percent-encoding (400, as Express's router answers it). */
   | { kind: 'undecodable'; template: string; segment: string }
   | { kind: 'not-found' };
+
+/** A route's operationId, or (a route the OpenAPI document does not name) its method and template. */
+function operationOf(route: ControllerRoute): string {
+  return operationIdOf(route.handler) ?? `${route.method} ${route.path}`;
+}
 
 /** A request under /v1 that no route takes (a 404 or 405): no route's own metadata applies to it. */
 export class UnroutedRequest {
@@ -45,6 +52,7 @@ export class RouteTable implements OnModuleInit {
         .filter((route) => !UNPREFIXED_PATHS.some((path) => route.path === `${API_PREFIX}/${path}`))
         .map((route) => ({
           ...route,
+          operation: operationOf(route),
           invoke: handlerInvoker(controller, route.methodName, wrapper.instance as object, resolveExchange),
         }));
     });
@@ -54,6 +62,7 @@ export class RouteTable implements OnModuleInit {
   serveOnly(controller: Type, instance: object): void {
     this.routes = controllerRoutes(controller, API_PREFIX).map((route) => ({
       ...route,
+      operation: operationOf(route),
       invoke: handlerInvoker(controller, route.methodName, instance, resolveExchange),
     }));
   }

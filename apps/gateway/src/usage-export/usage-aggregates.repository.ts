@@ -29,6 +29,28 @@ const OUTCOME_COLUMNS: ReadonlyArray<[UsageOutcome, string]> = [
   ['server_error', 'server_errors'],
 ];
 
+/** Where the next page of minutes starts: after this (minute, consumer, operation), usage_minutely's key order. */
+export interface MinuteCursor {
+  minute: number;
+  consumer: string;
+  operation: string;
+}
+
+export interface MinuteAggregatesPage {
+  aggregates: UsageAggregate[];
+  /** The last row read (undefined: none), where the next page starts. */
+  last?: MinuteCursor;
+  /** Fewer rows than asked: nothing more before `until` now. */
+  done: boolean;
+}
+
+/** usage_minutely's count and credits columns of each outcome (a MinuteCell's order: usage-counts.ts). */
+const MINUTE_OUTCOMES: ReadonlyArray<[UsageOutcome, string, string]> = OUTCOME_COLUMNS.map(([outcome, column]) => [
+  outcome,
+  column,
+  `${column}_credits`,
+]);
+
 /**
  * The usage history read as aggregates to export: read-only, from usage_hourly (the history's finest grain),
  * each (hour, consumer)'s keys summed, one aggregate per outcome with answers. The anonymous, overflow and fleet
@@ -38,12 +60,69 @@ const OUTCOME_COLUMNS: ReadonlyArray<[UsageOutcome, string]> = [
 @Injectable()
 export class UsageAggregatesRepository {
   private readonly table: string;
+  private readonly minutely: string;
 
   constructor(
     @InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.table = `"${config.consumers.schema}"."usage_hourly"`;
+    this.minutely = `"${config.consumers.schema}"."usage_minutely"`;
+  }
+
+  /**
+   * The aggregates of usage_minutely's rows after `after` (in key order: minute, consumer, operation) whose minute
+   * starts before `until`, at most `rows` rows: one aggregate per outcome with answers, with the credits those
+   * answers spent. The exporter's source; `until` is its to bound (exportableUntil).
+   */
+  async minutePage(
+    after: MinuteCursor | undefined,
+    until: number,
+    rows = MAX_AGGREGATES_PAGE_ROWS,
+  ): Promise<MinuteAggregatesPage> {
+    const limit = Math.max(1, Math.min(rows, MAX_AGGREGATES_PAGE_ROWS));
+    const columns = MINUTE_OUTCOMES.flatMap(([, count, credits]) => [`"${count}"::text`, `"${credits}"::text`]).join(
+      ', ',
+    );
+    const found: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT "minute", "consumer", "operation", ${columns} FROM ${this.minutely} ` +
+        `WHERE ("minute", "consumer", "operation") > ($1::timestamptz, $2::text, $3::text) AND "minute" < $4::timestamptz ` +
+        `ORDER BY "minute", "consumer", "operation" LIMIT $5`,
+      [
+        new Date(after?.minute ?? 0).toISOString(),
+        after?.consumer ?? '',
+        after?.operation ?? '',
+        new Date(until).toISOString(),
+        limit,
+      ],
+    );
+    const aggregates: UsageAggregate[] = [];
+    for (const row of found) {
+      const start = new Date(row.minute as string | Date).getTime();
+      for (const [outcome, count, credits] of MINUTE_OUTCOMES) {
+        const answers = Number(row[count]);
+        if (answers > 0)
+          aggregates.push({
+            consumer: row.consumer as string,
+            operation: row.operation as string,
+            outcome,
+            bucket: 'minute',
+            start,
+            count: answers,
+            credits: Number(row[credits]),
+          });
+      }
+    }
+    const last = found[found.length - 1];
+    return {
+      aggregates,
+      last: last && {
+        minute: new Date(last.minute as string | Date).getTime(),
+        consumer: last.consumer as string,
+        operation: last.operation as string,
+      },
+      done: found.length < limit,
+    };
   }
 
   /**

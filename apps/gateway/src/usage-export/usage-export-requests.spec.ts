@@ -1,3 +1,4 @@
+import { OutboundAllowList } from '@app/outbound';
 import { STRIPE_OUTCOME_NAMES, UsageExportConfig } from '../config/usage-export.config';
 import { aggregateId, USAGE_OUTCOMES, UsageAggregate } from './usage-aggregate';
 import { usageExportRequests } from './usage-export-requests';
@@ -22,6 +23,9 @@ const config = (format: UsageExportConfig['format']): UsageExportConfig => ({
   stripeValue: 'count',
   stripeOutcomes: ['ok'],
   settleMs: 60_000,
+  allowList: OutboundAllowList.EMPTY,
+  intervalMs: 10_000,
+  retryMaxMs: 600_000,
 });
 
 describe('usageExportRequests', () => {

@@ -47,13 +47,30 @@ function latencyBucket(ms: number): number {
   return LATENCY_BOUNDS_MS.length;
 }
 
-/** Counts one answer: its status and how long it took. */
-export function countAnswer(counts: UsageCounts, status: number, ms: number): void {
+/** An answer's outcome, as an index: 0 ok (2xx, 3xx), 1 client error (4xx but 429), 2 rate limited (429), 3 server error. */
+export type OutcomeIndex = 0 | 1 | 2 | 3;
+
+/** The outcome columns, in OutcomeIndex order (usage_minutely's counts; its credits are `<outcome>_credits`). */
+export const OUTCOME_COLUMNS = ['ok', 'client_errors', 'rate_limited', 'server_errors'] as const;
+
+/** usage_minutely's value columns, in a MinuteCell's order: the outcome counts, then the credits they spent. */
+export const MINUTE_VALUE_COLUMNS: readonly string[] = [
+  ...OUTCOME_COLUMNS,
+  ...OUTCOME_COLUMNS.map((outcome) => `${outcome}_credits`),
+];
+
+/** Which outcome an answer's status counts in: the one rule of the history's outcomes. */
+export function outcomeOf(status: number): OutcomeIndex {
+  return status === 429 ? 2 : status >= 500 ? 3 : status >= 400 ? 1 : 0;
+}
+
+/** Counts one answer: its outcome (outcomeOf) and how long it took. */
+export function countAnswer(counts: UsageCounts, outcome: OutcomeIndex, ms: number): void {
   counts.requests += 1;
-  if (status === 429) counts.rateLimited += 1;
-  else if (status >= 500) counts.serverErrors += 1;
-  else if (status >= 400) counts.clientErrors += 1;
-  else counts.ok += 1;
+  if (outcome === 0) counts.ok += 1;
+  else if (outcome === 1) counts.clientErrors += 1;
+  else if (outcome === 2) counts.rateLimited += 1;
+  else counts.serverErrors += 1;
   counts.latencySumMs += ms;
   counts.latency[latencyBucket(ms)] += 1;
 }

@@ -1,5 +1,5 @@
 import { EntitySchema, EntitySchemaColumnOptions } from 'typeorm';
-import { COUNTER_COLUMNS, LATENCY_COLUMNS } from './usage-counts';
+import { COUNTER_COLUMNS, LATENCY_COLUMNS, MINUTE_VALUE_COLUMNS } from './usage-counts';
 
 /** A usage row as the tables hold it (the counters are bigint: the driver gives strings). */
 interface UsageRow {
@@ -46,4 +46,21 @@ const UsageDailyEntity = new EntitySchema<UsageRow>({
   indices: [{ name: 'IDX_usage_daily_consumer_day', columns: ['consumer', 'day'] }],
 });
 
-export const USAGE_ENTITIES = [UsageHourlyEntity, UsageDailyEntity];
+/**
+ * usage_minutely: one row per UTC minute, consumer and operation (every key of the consumer summed), the answers
+ * per outcome and the credits they spent, upserted in the same transaction as the hour and day rows. Only
+ * consumers' answers (nobody is billed for the anonymous and overflow rows). The usage export's source
+ * (docs/usage-export.md); kept USAGE_MINUTE_RETENTION_DAYS.
+ */
+const UsageMinutelyEntity = new EntitySchema<UsageRow>({
+  name: 'UsageMinutely',
+  tableName: 'usage_minutely',
+  columns: {
+    minute: { type: 'timestamptz', primary: true, primaryKeyConstraintName: 'PK_usage_minutely' },
+    consumer: { type: 'varchar', length: 64, primary: true, primaryKeyConstraintName: 'PK_usage_minutely' },
+    operation: { type: 'varchar', length: 128, primary: true, primaryKeyConstraintName: 'PK_usage_minutely' },
+    ...Object.fromEntries(MINUTE_VALUE_COLUMNS.map((name) => [name, BIGINT_ZERO])),
+  },
+});
+
+export const USAGE_ENTITIES = [UsageHourlyEntity, UsageDailyEntity, UsageMinutelyEntity];

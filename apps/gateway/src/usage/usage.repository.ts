@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { deleteInBatches } from '../database/delete-in-batches';
@@ -10,12 +10,13 @@ import {
   ADDITIVE_COLUMNS,
   COUNTER_COLUMNS,
   LATENCY_COLUMNS,
+  MINUTE_VALUE_COLUMNS,
   UsageCounts,
   addCounts,
   emptyCounts,
 } from './usage-counts';
 import type { Granularity } from './usage-range';
-import { FLEET, SPECIAL_ROWS, UsageBucket } from './usage-recorder';
+import { FLEET, SPECIAL_ROWS, UsageBucket, UsageMinuteRow } from './usage-recorder';
 
 export type TopBy = 'requests' | 'rateLimited' | 'serverErrors';
 
@@ -122,7 +123,7 @@ export class UsageRepository {
     return (this.dataSource.options as { url: string }).url;
   }
 
-  private table(name: 'usage_hourly' | 'usage_daily'): string {
+  private table(name: 'usage_hourly' | 'usage_daily' | 'usage_minutely'): string {
     return `"${this.schema}"."${name}"`;
   }
 
@@ -150,7 +151,7 @@ export class UsageRepository {
    * added in the same way: the fleet's history reads it, never every consumer's rows. Both statements go in key
    * order (see withFleetRows), the same on every instance.
    */
-  async write(batch: UsageBucket[]): Promise<void> {
+  async write(batch: UsageBucket[], minutes: readonly UsageMinuteRow[] = []): Promise<void> {
     if (batch.length === 0) return;
     const buckets = withFleetRows(batch);
     const columns = ADDITIVE_COLUMNS.map((c) => `"${c}"`).join(', ');
@@ -182,7 +183,30 @@ export class UsageRepository {
           `ON CONFLICT ("day", "consumer") DO UPDATE SET ${update('t')}`,
         arrays,
       );
+      if (minutes.length > 0) await this.writeMinutes(manager, minutes);
     });
+  }
+
+  /**
+   * The batch's minute rows (minuteRowsOf: one per minute, consumer and operation, in that order), added to
+   * usage_minutely in the flush's transaction: a batch counts in the three tables or in none.
+   */
+  private async writeMinutes(manager: EntityManager, minutes: readonly UsageMinuteRow[]): Promise<void> {
+    const columns = MINUTE_VALUE_COLUMNS.map((c) => `"${c}"`).join(', ');
+    const arrays: unknown[][] = [
+      minutes.map((row) => new Date(row.minute).toISOString()),
+      minutes.map((row) => row.consumer),
+      minutes.map((row) => row.operation),
+      ...MINUTE_VALUE_COLUMNS.map((_, i) => minutes.map((row) => row.cell[i])),
+    ];
+    const types = ['timestamptz', 'text', 'text', ...MINUTE_VALUE_COLUMNS.map(() => 'int8')];
+    const unnest = `unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS b("minute", "consumer", "operation", ${columns})`;
+    const update = MINUTE_VALUE_COLUMNS.map((c) => `"${c}" = t."${c}" + EXCLUDED."${c}"`).join(', ');
+    await manager.query(
+      `INSERT INTO ${this.table('usage_minutely')} AS t ("minute", "consumer", "operation", ${columns}) SELECT * FROM ${unnest} ` +
+        `ON CONFLICT ("minute", "consumer", "operation") DO UPDATE SET ${update}`,
+      arrays,
+    );
   }
 
   /**
@@ -288,7 +312,7 @@ export class UsageRepository {
    * between statements, while holding the retention advisory lock (another instance already pruning: nothing
    * to do). Returns the rows deleted, or null when another instance holds the lock.
    */
-  async prune(retentionDays: number, pauseMs = 50): Promise<number | null> {
+  async prune(retentionDays: number, minuteRetentionDays = retentionDays, pauseMs = 50): Promise<number | null> {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
@@ -313,7 +337,14 @@ export class UsageRepository {
           [retentionDays],
           pauseMs,
         );
-        return hourly + daily;
+        const minutely = await deleteInBatches(
+          runner,
+          this.table('usage_minutely'),
+          `"minute" < (now() - $1 * interval '1 day')`,
+          [minuteRetentionDays],
+          pauseMs,
+        );
+        return hourly + daily + minutely;
       } finally {
         await runner.query('SELECT pg_advisory_unlock($1)', [USAGE_RETENTION_LOCK]);
       }

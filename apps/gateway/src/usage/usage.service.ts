@@ -5,17 +5,23 @@ import { Counter, Gauge } from 'prom-client';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { UsageRepository } from './usage.repository';
-import { bucketsOf, UsageBatch, UsageRecorder } from './usage-recorder';
+import { bucketsOf, minuteRowsOf, UsageBatch, UsageMinuteRow, UsageRecorder } from './usage-recorder';
 
 /** The retention job runs this often, and once shortly after start (a fleet redeployed hourly still prunes). */
 const RETENTION_EVERY_MS = 3_600_000;
+const MINUTE_MS = 60_000;
 /** The first run waits a random delay up to this: instances started together do not all try at once. */
 const RETENTION_FIRST_WITHIN_MS = 60_000;
 
-/** What the recorder needs of a request (its ApiExchange): who it was, once authenticated (unset: the anonymous row). */
+/**
+ * What the recorder needs of a request (its ApiExchange): who it was, once authenticated (unset: the anonymous
+ * row), the operation and the credits its admission spent.
+ */
 interface UsageSubject {
   consumer?: { name: string };
   keyId?: string;
+  operation: string;
+  creditsSpent: number;
 }
 
 /**
@@ -33,6 +39,7 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
   private flushing?: Promise<void>;
   private readonly failures: Counter.Internal;
   private readonly written: Counter.Internal;
+  private readonly lateMinutes: Counter.Internal;
 
   constructor(
     private readonly repository: UsageRepository,
@@ -45,7 +52,22 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
       help: 'Answers counted in the hour\'s "(overflow)" usage row because USAGE_MAX_BUCKETS buckets were held.',
       registers: [metrics.registry],
     });
-    this.recorder = new UsageRecorder(config.usage.maxBuckets, () => folded.inc());
+    const minuteFolded = new Counter({
+      name: 'usage_minute_answers_folded_total',
+      help: 'Answers counted in their key\'s "(overflow)" operation of the hour because USAGE_MAX_MINUTE_CELLS minute cells were held.',
+      registers: [metrics.registry],
+    });
+    this.recorder = new UsageRecorder({
+      maxBuckets: config.usage.maxBuckets,
+      maxMinuteCells: config.usage.maxMinuteCells,
+      onFold: () => folded.inc(),
+      onMinuteFold: () => minuteFolded.inc(),
+    });
+    this.lateMinutes = new Counter({
+      name: 'usage_minute_rows_written_late_total',
+      help: 'Per-minute usage rows written after USAGE_EVENTS_SETTLE_MS past their minute: the usage export may have sent that minute already (docs/usage-export.md).',
+      registers: [metrics.registry],
+    }).labels();
     this.failures = new Counter({
       name: 'usage_flush_failures_total',
       help: 'Usage batches that could not be written (kept for the next flush).',
@@ -82,6 +104,8 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
         response.statusCode,
         this.clock.monotonic() - started,
         this.clock.now(),
+        request.operation,
+        request.creditsSpent,
       );
     });
   }
@@ -96,9 +120,11 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
     const batch: UsageBatch = this.recorder.drain();
     const buckets = bucketsOf(batch);
     if (buckets.length === 0) return;
+    const minutes = minuteRowsOf(buckets);
     try {
-      await this.repository.write(buckets);
+      await this.repository.write(buckets, minutes);
       this.written.inc(buckets.length);
+      this.countLate(minutes);
     } catch (error) {
       this.recorder.restore(batch);
       this.failures.inc();
@@ -108,9 +134,25 @@ export class UsageService implements OnApplicationBootstrap, OnApplicationShutdo
     }
   }
 
-  /** Deletes rows past USAGE_RETENTION_DAYS (one instance at a time); the rows deleted. */
+  /**
+   * Minute rows written once their minute was settled for the usage export (its end + USAGE_EVENTS_SETTLE_MS
+   * passed): what the export may not carry (docs/usage-export.md, "Late writes"). Counted only with the export on.
+   */
+  private countLate(minutes: readonly UsageMinuteRow[]): void {
+    const events = this.config.usage.events;
+    if (events.format === 'off' || minutes.length === 0) return;
+    const settledBefore = this.clock.now() - events.settleMs - MINUTE_MS;
+    let late = 0;
+    for (const row of minutes) if (row.minute < settledBefore) late += 1;
+    if (late > 0) {
+      this.lateMinutes.inc(late);
+      this.logger.warn(`${late} per-minute usage rows written after their minute settled for the usage export`);
+    }
+  }
+
+  /** Deletes rows past USAGE_RETENTION_DAYS (minute rows: USAGE_MINUTE_RETENTION_DAYS), one instance at a time; the rows deleted. */
   async prune(): Promise<number | null> {
-    return this.repository.prune(this.config.usage.retentionDays);
+    return this.repository.prune(this.config.usage.retentionDays, this.config.usage.minuteRetentionDays);
   }
 
   onApplicationBootstrap(): void {

@@ -568,8 +568,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Move a consumer's billing anchor, set its own monthly quota, credit refill or operation costs
-         * @description Audited (`consumer.billing`). Moving the anchor never resets a count nor grants a credit refill: the period in progress keeps its start and what it has used, and now ends at the new anchor's next reset (docs/billing.md); the audit row says so (`billingPeriod`). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Every instance applies the change at once.
+         * Move a consumer's billing anchor, set its own monthly quota, credit refill, operation costs or alert thresholds
+         * @description Audited (`consumer.billing`). Moving the anchor never resets a count nor grants a credit refill: the period in progress keeps its start and what it has used, and now ends at the new anchor's next reset (docs/billing.md); the audit row says so (`billingPeriod`). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Alert thresholds of its own replace its plan's for its next crossings (docs/alerts.md). Every instance applies the change at once.
          *
          *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
@@ -1604,6 +1604,22 @@ export interface components {
                 [key: string]: number;
             };
         };
+        AlertThresholdsBody: {
+            /**
+             * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+             * @example [
+             *       50,
+             *       90,
+             *       100
+             *     ]
+             */
+            thresholdsPercent?: number[];
+            /**
+             * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+             * @example 500
+             */
+            creditsLowBalance?: number;
+        };
         BillingResponse: {
             /** @example acme */
             consumer: string;
@@ -1650,6 +1666,23 @@ export interface components {
                     [key: string]: number;
                 };
             } | null;
+            /** @description Its own alert thresholds (a side absent: its plan's); null: its plan's (docs/alerts.md). */
+            alerts: {
+                /**
+                 * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+                 * @example [
+                 *       50,
+                 *       90,
+                 *       100
+                 *     ]
+                 */
+                thresholdsPercent?: number[];
+                /**
+                 * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+                 * @example 500
+                 */
+                creditsLowBalance?: number;
+            } | null;
         };
         UpdateBillingDto: {
             /**
@@ -1684,6 +1717,23 @@ export interface components {
              */
             costs?: {
                 [key: string]: number;
+            } | null;
+            /** @description The consumer's own alert thresholds (docs/alerts.md), replacing any it had: a side left out is its plan's. null (or {}): back to its plan's. */
+            alerts?: {
+                /**
+                 * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+                 * @example [
+                 *       50,
+                 *       90,
+                 *       100
+                 *     ]
+                 */
+                thresholdsPercent?: number[];
+                /**
+                 * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+                 * @example 500
+                 */
+                creditsLowBalance?: number;
             } | null;
         };
         TopUpDto: {

@@ -10,12 +10,25 @@ import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { AdminCall } from '../../access/admin-call.decorator';
 import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin-conventions/admin-responses';
-import { BillingResponse, toBillingResponse, UpdateBillingDto } from './dto/billing.dto';
+import { AlertThresholdsBody, BillingResponse, toBillingResponse, UpdateBillingDto } from './dto/billing.dto';
+import type { AlertSettings } from '../../plans/alert-thresholds';
 import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
-const NOTHING_TO_CHANGE = 'Give billingAnchor, perMonth, creditRefill or costs.';
+const NOTHING_TO_CHANGE = 'Give billingAnchor, perMonth, creditRefill, costs or alerts.';
+
+/**
+ * A consumer's own alert thresholds as stored: null when it states neither side; its keys in jsonb's order (equal
+ * lengths: bytewise), so that an unchanged value compares equal to the stored one (the audit's diff).
+ */
+function alertSettingsOf(body: AlertThresholdsBody | null): AlertSettings | null {
+  if (body === null || (body.thresholdsPercent == null && body.creditsLowBalance == null)) return null;
+  return {
+    ...(body.creditsLowBalance != null ? { creditsLowBalance: body.creditsLowBalance } : {}),
+    ...(body.thresholdsPercent != null ? { thresholdsPercent: body.thresholdsPercent } : {}),
+  };
+}
 
 /** A consumer's billing anchor and monthly quota (docs/billing.md). Thin: the rules are BillingService's. */
 @ApiTags(ADMIN_TAG)
@@ -50,9 +63,10 @@ export class BillingAdminController {
   @Patch('consumers/:name/billing')
   @AdminOperation({
     operationId: 'updateConsumerBilling',
-    summary: "Move a consumer's billing anchor, set its own monthly quota, credit refill or operation costs",
+    summary:
+      "Move a consumer's billing anchor, set its own monthly quota, credit refill, operation costs or alert thresholds",
     description:
-      "Audited (`consumer.billing`). Moving the anchor never resets a count nor grants a credit refill: the period in progress keeps its start and what it has used, and now ends at the new anchor's next reset (docs/billing.md); the audit row says so (`billingPeriod`). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Every instance applies the change at once.",
+      "Audited (`consumer.billing`). Moving the anchor never resets a count nor grants a credit refill: the period in progress keeps its start and what it has used, and now ends at the new anchor's next reset (docs/billing.md); the audit row says so (`billingPeriod`). A refill or costs of its own replace its plan's (null: back to the plan's); they change nothing of the balance. Alert thresholds of its own replace its plan's for its next crossings (docs/alerts.md). Every instance applies the change at once.",
   })
   @ApiOkResponse({ type: BillingResponse })
   @AdminErrors({
@@ -62,6 +76,7 @@ export class BillingAdminController {
       ['VALIDATION_FAILED', 'perMonth must be at least 1'],
       ['VALIDATION_FAILED', 'creditRefill: a refill must be {"amount": 1..1000000000, "every": "day" | "month"}'],
       ['VALIDATION_FAILED', 'costs: unknown operation "deletePet" (one of listPets, createPet, getPet)'],
+      ['VALIDATION_FAILED', 'alerts.thresholdsPercent must be in ascending order without repeats'],
       BAD_NAME,
       ...MALFORMED_BODY,
     ],
@@ -76,7 +91,8 @@ export class BillingAdminController {
       body.billingAnchor === undefined &&
       body.perMonth === undefined &&
       body.creditRefill === undefined &&
-      body.costs === undefined
+      body.costs === undefined &&
+      body.alerts === undefined
     )
       throw new ApiError('VALIDATION_FAILED', NOTHING_TO_CHANGE);
     const billingAnchor =
@@ -94,6 +110,7 @@ export class BillingAdminController {
       perMonth: body.perMonth,
       creditRefill,
       costs,
+      alerts: body.alerts === undefined ? undefined : alertSettingsOf(body.alerts),
     });
     // A quota set or changed mid-period counts what the period already used, never from now (docs/billing.md).
     if (body.perMonth !== undefined) await this.monthCount.countPeriodSoFar(state);

@@ -45,6 +45,7 @@ const state = (overrides: Partial<BillingState>): BillingState => ({
   perMonth: 1000,
   currentPeriod: { startMs: at('2026-11-05T09:30:00.000Z'), endMs: at('2026-12-05T09:30:00.000Z') },
   costs: { listPets: 1, createPet: 1, getPet: 1 },
+  alerts: null,
   ...overrides,
 });
 
