@@ -43,7 +43,7 @@ const PORTAL_LAYERS = [
   ['throttle'],
   ['admin-api'],
   ['accounts'],
-  ['dashboard'],
+  ['dashboard', 'webhooks'],
   ['database', 'reference'],
 ];
 
@@ -52,7 +52,7 @@ const CONSOLE_LAYERS = [
   ['config', 'auth', 'actions.ts', 'sections.ts'],
   ['console.views.ts'],
   ['audit'],
-  ['overview', 'consumers', 'plan-requests', 'tokens'],
+  ['overview', 'consumers', 'plan-requests', 'tokens', 'webhooks'],
 ];
 
 function layerRules(app, layers, sharedLayers = new Set()) {

@@ -12,6 +12,7 @@ import { ConsumersController } from './consumers/consumers.controller';
 import { OverviewController } from './overview/overview.controller';
 import { PlanRequestsController } from './plan-requests/plan-requests.controller';
 import { TokensController } from './tokens/tokens.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
 /** The operator console: pages over the admin API, each call made with the signed-in operator's own token. */
 @Module({})
@@ -27,6 +28,7 @@ export class ConsoleAppModule {
         PlanRequestsController,
         TokensController,
         AuditController,
+        WebhooksController,
       ],
       providers: [
         { provide: AdminApi, useValue: new AdminApi({ baseUrl: config.adminUrl, timeoutMs: 10_000 }) },

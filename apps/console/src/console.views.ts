@@ -12,6 +12,10 @@ import type {
   PlanStatement,
   PolicyCard,
   UsageTable,
+  EventTypeChoice,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+  WebhookFormState,
 } from '@app/web';
 import { typedRender, typedRenderer } from '@app/web';
 import type { Unavailable } from './sections';
@@ -60,6 +64,8 @@ export interface ConsumerView extends PageModel {
     error: Partial<Record<string, string>>;
     anchor: string;
     perMonth: string;
+    /** The consumer's own alert thresholds ("50, 90, 100"; '' for a side of its plan's). */
+    alerts: { thresholdsPercent: string; creditsLowBalance: string };
     topUp: { amount: string; reason: string };
     balance: { balance: string; reason: string };
     refill: { amount: string; every: string };
@@ -142,6 +148,29 @@ export interface AuditView extends PageModel {
   next: string | null;
 }
 
+/** A failing or disabled endpoint, with the last attempt's error of its newest delivery (null: none read). */
+export type FailingEndpointRow = WebhookEndpointRow & { lastError: string | null };
+
+export interface WebhooksView extends PageModel {
+  failing: Panel<{ items: FailingEndpointRow[]; total: number; shown: number }>;
+  fleet: Panel<{ items: WebhookEndpointRow[] }>;
+  /** The add form (webhooks:write on a fleet-wide token): what was typed and the sentences next to its fields. */
+  form: WebhookFormState;
+  choices: EventTypeChoice[];
+}
+
+export interface WebhookSecretView extends PageModel {
+  /** Absent on a reload: the page says the secret was shown once. */
+  secret?: string;
+  target?: string;
+}
+
+export interface WebhookDeliveriesView extends PageModel {
+  endpoint: WebhookEndpointRow;
+  deliveries: WebhookDeliveryRow[];
+  olderHref: string | null;
+}
+
 /** The console's pages (sign-in aside: auth/) and the model each takes: `@Page('consumer')` checks a handler. */
 export interface ConsoleViews {
   overview: OverviewView;
@@ -153,6 +182,9 @@ export interface ConsoleViews {
   tokens: TokensView;
   'new-token': NewTokenView;
   audit: AuditView;
+  webhooks: WebhooksView;
+  'webhook-secret': WebhookSecretView;
+  'webhook-deliveries': WebhookDeliveriesView;
 }
 
 export const Page = typedRender<ConsoleViews>();

@@ -21,8 +21,9 @@ import { ConsumerCap } from './throttle/consumer-cap';
 import { PostgresThrottlerStorage } from './throttle/postgres-throttler.storage';
 import { PORTAL_POOL, SignInAttempts } from './throttle/sign-in-attempts';
 import { accountTracker, addressTracker } from './throttle/sign-in-throttler.guard';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
-/** The developer portal: accounts, the dashboard over the admin API, the API reference. */
+/** The developer portal: accounts, the dashboard and webhooks over the admin API, the API reference. */
 @Module({})
 export class PortalAppModule {
   static forRoot(config: PortalConfig, database: PortalDatabase, mailer: Mailer, metrics: AppMetrics): DynamicModule {
@@ -51,7 +52,7 @@ export class PortalAppModule {
           setHeaders: false,
         }),
       ],
-      controllers: [AccountsController, DashboardController, ReferenceController, HealthController],
+      controllers: [AccountsController, DashboardController, WebhooksController, ReferenceController, HealthController],
       providers: [
         { provide: PORTAL_CONFIG, useValue: config },
         { provide: PLAN_CATALOGUE, useValue: config.plans },

@@ -38,3 +38,14 @@ export type AdminBilling = Schemas['BillingResponse'];
 export type AdminCredits = Schemas['CreditsResponse'];
 export type AdminLedgerEntry = Schemas['LedgerEntryResponse'];
 export type AdminCreditLedger = Schemas['LedgerResponse'];
+
+/** Webhook endpoints and their deliveries (docs/webhooks.md): secrets masked but in create's and rotate's answers. */
+export type AdminWebhookEndpoint = Schemas['WebhookEndpointResponse'];
+export type AdminCreatedWebhookEndpoint = Schemas['CreatedWebhookEndpointResponse'];
+export type AdminWebhookEndpointInput = Schemas['CreateWebhookEndpointDto'];
+export type AdminWebhookDelivery = Schemas['WebhookDeliveryResponse'];
+export type AdminWebhookDeliveryPage = Schemas['WebhookDeliveryPageResponse'];
+/** The event types an endpoint may filter on, as the admin API's document names them. */
+export type AdminWebhookEventType = NonNullable<AdminWebhookEndpoint['eventTypes']>[number];
+/** A consumer's own alert thresholds (PATCH billing `alerts`, docs/alerts.md). */
+export type AdminAlertThresholds = Schemas['AlertThresholdsBody'];

@@ -17,3 +17,4 @@ export * from './plan-statement';
 export * from './billing-views';
 export * from './sign-in-audit';
 export * from './form-text';
+export * from './webhook-views';

@@ -34,6 +34,10 @@ export interface Abilities {
   fleetUsageRead: boolean;
   planRequestsRead: boolean;
   planRequestsReview: boolean;
+  /** The failing endpoints across consumers and the fleet-wide ones: `webhooks:read` on a fleet-wide token. */
+  webhooksRead: boolean;
+  /** Fleet-wide endpoints added and deleted: `webhooks:write` on a fleet-wide token. */
+  webhooksWrite: boolean;
 }
 
 export function abilitiesOf(scopes: readonly string[], restriction: AdminTokenRestriction): Abilities {
@@ -50,6 +54,8 @@ export function abilitiesOf(scopes: readonly string[], restriction: AdminTokenRe
     fleetUsageRead: has('usage:read') && fleetWide,
     planRequestsRead: has('plan-requests:read'),
     planRequestsReview: has('plan-requests:review'),
+    webhooksRead: has('webhooks:read') && fleetWide,
+    webhooksWrite: has('webhooks:write') && fleetWide,
   };
 }
 

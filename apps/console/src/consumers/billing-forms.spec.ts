@@ -1,6 +1,8 @@
 import {
   BILLING_ERRORS,
+  alertsText,
   anchorText,
+  parseAlerts,
   parseAnchor,
   parseBalance,
   parseCosts,
@@ -71,5 +73,35 @@ describe('billing forms of the consumer page', () => {
     });
     expect(parseCosts({ reset: 'plan' }, ['listPets'])).toEqual({ body: { costs: null } });
     expect('error' in parseCosts({ 'cost-listPets': '-1' }, ['listPets'])).toBe(true);
+  });
+});
+
+describe('the alert thresholds form', () => {
+  it('reads percents and a low balance, a side left empty being the plan’s, both empty null', () => {
+    expect(parseAlerts({ thresholdsPercent: '50, 90,100', creditsLowBalance: '1,000' })).toEqual({
+      body: { alerts: { thresholdsPercent: [50, 90, 100], creditsLowBalance: 1000 } },
+    });
+    expect(parseAlerts({ thresholdsPercent: '80', creditsLowBalance: '' })).toEqual({
+      body: { alerts: { thresholdsPercent: [80] } },
+    });
+    expect(parseAlerts({ thresholdsPercent: '', creditsLowBalance: '0' })).toEqual({
+      body: { alerts: { creditsLowBalance: 0 } },
+    });
+    expect(parseAlerts({ thresholdsPercent: ' ', creditsLowBalance: '' })).toEqual({ body: { alerts: null } });
+  });
+
+  it('refuses what the admin API would, with the sentence for its field', () => {
+    for (const thresholdsPercent of ['90, 50', '50, 50', '0', '101', '10, 20, 30, 40, 50, 60', 'eighty', '80.5'])
+      expect(parseAlerts({ thresholdsPercent })).toEqual({ error: BILLING_ERRORS.thresholds });
+    for (const creditsLowBalance of ['-1', 'lots', '1.5'])
+      expect(parseAlerts({ creditsLowBalance })).toEqual({ error: BILLING_ERRORS.lowBalance });
+  });
+
+  it('shows the consumer’s own thresholds as typed, the plan’s as empty fields', () => {
+    expect(alertsText({ thresholdsPercent: [50, 90, 100], creditsLowBalance: 0 })).toEqual({
+      thresholdsPercent: '50, 90, 100',
+      creditsLowBalance: '0',
+    });
+    expect(alertsText(null)).toEqual({ thresholdsPercent: '', creditsLowBalance: '' });
   });
 });

@@ -1,10 +1,10 @@
 import { parseDateTime } from '@app/contract';
 import { formTextError } from '@app/web';
-import type { AdminBillingUpdate, RefusalSentences } from '@app/web';
+import type { AdminAlertThresholds, AdminBillingUpdate, RefusalSentences } from '@app/web';
 import { field } from '../actions';
 
 /** The billing and credit forms of the consumer page (each posts to `<consumer>/<action>`). */
-export type BillingFormName = 'anchor' | 'quota' | 'top-up' | 'balance' | 'refill' | 'costs';
+export type BillingFormName = 'anchor' | 'quota' | 'top-up' | 'balance' | 'refill' | 'costs' | 'alerts';
 
 /** A billing form shown again: what was typed, and why it was not saved (next to that form). */
 export interface BillingFormState {
@@ -31,6 +31,9 @@ export const BILLING_ERRORS = {
   reasonText: 'Say why in one line of ordinary text: no tabs, line breaks or invisible control characters.',
   refill: 'Give an amount of at least 1 and how often, or neither for the plan’s refill.',
   costs: 'Each cost is a whole number from 0 to 1,000,000.',
+  thresholds:
+    'Type up to 5 whole percents from 1 to 100, ascending, separated by commas (for example 50, 90, 100), or leave it empty for the plan’s.',
+  lowBalance: 'Type a whole number of credits (0 or more), or leave it empty for the plan’s.',
 } as const;
 
 /** A PATCH of a consumer's billing: anchor, monthly quota, and the credits' refill and costs. */
@@ -113,6 +116,47 @@ export function parseCosts(
     costs[operation] = cost;
   }
   return { body: { costs } };
+}
+
+/** The most thresholds a consumer may have (docs/alerts.md, "Per consumer"; the admin API's rule). */
+const MAX_THRESHOLDS = 5;
+
+/**
+ * The consumer's own alert thresholds: "50, 90, 100" and a low balance; a field left empty is its plan's (left out of
+ * the body), both empty: null (its plan's for both).
+ */
+export function parseAlerts(body: unknown): Parsed<{ alerts: AdminAlertThresholds | null }> {
+  const thresholdsText = field(body, 'thresholdsPercent');
+  const lowText = field(body, 'creditsLowBalance');
+  if (thresholdsText === '' && lowText === '') return { body: { alerts: null } };
+  const alerts: AdminAlertThresholds = {};
+  if (thresholdsText !== '') {
+    const percents = thresholdsText
+      .split(/[\s,;]+/)
+      .filter(Boolean)
+      .map(wholeNumber);
+    const ascending = percents.every((p, i) => i === 0 || p > percents[i - 1]);
+    if (percents.length > MAX_THRESHOLDS || !ascending || !percents.every((p) => p >= 1 && p <= 100))
+      return { error: BILLING_ERRORS.thresholds };
+    alerts.thresholdsPercent = percents;
+  }
+  if (lowText !== '') {
+    const low = wholeNumber(lowText);
+    if (!(low >= 0)) return { error: BILLING_ERRORS.lowBalance };
+    alerts.creditsLowBalance = low;
+  }
+  return { body: { alerts } };
+}
+
+/** The consumer's own thresholds as the form shows them ("50, 90, 100"); '' for a side of its plan's. */
+export function alertsText(alerts: AdminAlertThresholds | null): {
+  thresholdsPercent: string;
+  creditsLowBalance: string;
+} {
+  return {
+    thresholdsPercent: alerts?.thresholdsPercent?.join(', ') ?? '',
+    creditsLowBalance: alerts?.creditsLowBalance === undefined ? '' : String(alerts.creditsLowBalance),
+  };
 }
 
 /** The form's fields as typed (strings), to show again beside a refusal. */

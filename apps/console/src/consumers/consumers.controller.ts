@@ -26,12 +26,14 @@ import { abilitiesOfRequest, endUserOf, tokenOf } from '../auth/operator';
 import { ConfirmView, ConsumersView, ConsumerView, NewKeyView, Page, renderView } from '../console.views';
 import { daysAgo, isUnavailable, section } from '../sections';
 import {
+  alertsText,
   anchorText,
   BILLING_REFUSALS,
   BillingFormName,
   BillingChange,
   BillingFormState,
   Parsed,
+  parseAlerts,
   parseAnchor,
   parseBalance,
   parseCosts,
@@ -160,6 +162,7 @@ export class ConsumersController {
       credits === null
         ? null
         : await section(() => admin.GET('/consumers/{name}/credits/ledger', { params: { path, query: { days: 30 } } }));
+    const ownAlerts = alertsText(isUnavailable(billing) ? null : billing.alerts);
     const typed = (form: BillingFormName, name: string, current: string): string =>
       billingForm?.form === form ? (billingForm.typed[name] ?? '') : current;
     return {
@@ -183,6 +186,10 @@ export class ConsumersController {
           isUnavailable(billing) || !billing.anchorSet ? '' : anchorText(billing.billingAnchor),
         ),
         perMonth: typed('quota', 'perMonth', isUnavailable(billing) ? '' : String(billing.ownPerMonth ?? '')),
+        alerts: {
+          thresholdsPercent: typed('alerts', 'thresholdsPercent', ownAlerts.thresholdsPercent),
+          creditsLowBalance: typed('alerts', 'creditsLowBalance', ownAlerts.creditsLowBalance),
+        },
         topUp: { amount: typed('top-up', 'amount', ''), reason: typed('top-up', 'reason', '') },
         balance: { balance: typed('balance', 'balance', ''), reason: typed('balance', 'reason', '') },
         refill: {
@@ -301,6 +308,15 @@ export class ConsumersController {
         ? `Saved: ${name} has no monthly quota.`
         : `Saved: ${name} is held to ${b.perMonth.toLocaleString('en-US')} requests a billing month${b.ownPerMonth === null ? " (the plan's)" : ''}.`,
     );
+  }
+
+  @Post(':name/billing/alerts')
+  saveAlerts(@Req() request: Request, @Res() response: Response, @Param('name') name: string, @Body() body: unknown) {
+    return this.changeBilling(request, response, name, 'alerts', body, parseAlerts(body), (b) => {
+      if (b.alerts === null) return `Saved: ${name}'s alerts follow its plan's thresholds.`;
+      const { thresholdsPercent, creditsLowBalance } = alertsText(b.alerts);
+      return `Saved: ${name}'s alerts at ${thresholdsPercent ? `${thresholdsPercent} %` : "its plan's percents"}, credits low at ${creditsLowBalance || "its plan's balance"}.`;
+    });
   }
 
   @Post(':name/credits/refill')

@@ -14,6 +14,11 @@ import type {
   AdminPlanRequest,
   AdminRotatedKey,
   AdminUsageBucket,
+  AdminCreatedWebhookEndpoint,
+  AdminWebhookDelivery,
+  AdminWebhookDeliveryPage,
+  AdminWebhookEndpoint,
+  AdminWebhookEndpointInput,
 } from '@app/web';
 import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
 
@@ -195,5 +200,78 @@ export class PortalApi {
     return (await this.for(by)).POST('/plan-requests', {
       body: { consumer: name, requestedPlan, expectedVolume, message },
     });
+  }
+
+  // Webhook endpoints (docs/webhooks.md): every call names the session's consumer, so an endpoint id of another
+  // consumer is the admin API's 404.
+
+  async webhookEndpoints(by: Developer, name: string): Promise<AdminWebhookEndpoint[]> {
+    const list = await (await this.for(by)).GET('/consumers/{name}/webhook-endpoints', { params: { path: { name } } });
+    return list.items;
+  }
+
+  async webhookEndpoint(by: Developer, name: string, id: string): Promise<AdminWebhookEndpoint> {
+    return (await this.for(by)).GET('/consumers/{name}/webhook-endpoints/{id}', { params: { path: { name, id } } });
+  }
+
+  /** The endpoint with its secret in full: this answer only. */
+  async createWebhookEndpoint(
+    by: Developer,
+    name: string,
+    input: AdminWebhookEndpointInput,
+  ): Promise<AdminCreatedWebhookEndpoint> {
+    return (await this.for(by)).POST('/consumers/{name}/webhook-endpoints', {
+      params: { path: { name } },
+      body: input,
+    });
+  }
+
+  async setWebhookEndpointEnabled(
+    by: Developer,
+    name: string,
+    id: string,
+    enabled: boolean,
+  ): Promise<AdminWebhookEndpoint> {
+    return (await this.for(by)).PATCH('/consumers/{name}/webhook-endpoints/{id}', {
+      params: { path: { name, id } },
+      body: { enabled },
+    });
+  }
+
+  async deleteWebhookEndpoint(by: Developer, name: string, id: string): Promise<void> {
+    await (await this.for(by)).DELETE('/consumers/{name}/webhook-endpoints/{id}', { params: { path: { name, id } } });
+  }
+
+  /** The endpoint with its new secret in full: this answer only. */
+  async rotateWebhookSecret(by: Developer, name: string, id: string): Promise<AdminCreatedWebhookEndpoint> {
+    return (await this.for(by)).POST('/consumers/{name}/webhook-endpoints/{id}/rotate-secret', {
+      params: { path: { name, id } },
+    });
+  }
+
+  async testWebhookEndpoint(by: Developer, name: string, id: string): Promise<AdminWebhookDelivery> {
+    return (await this.for(by)).POST('/consumers/{name}/webhook-endpoints/{id}/test', {
+      params: { path: { name, id } },
+    });
+  }
+
+  /** One page of the endpoint's deliveries, newest first; `after`: the `next` of the page before. */
+  async webhookDeliveries(
+    by: Developer,
+    name: string,
+    id: string,
+    page: { after?: string; limit?: number } = {},
+  ): Promise<AdminWebhookDeliveryPage> {
+    return (await this.for(by)).GET('/consumers/{name}/webhook-endpoints/{id}/deliveries', {
+      params: { path: { name, id }, query: page },
+    });
+  }
+
+  /**
+   * A delivery sent again. The admin route names the delivery only (its token may reach every consumer the portal
+   * made): the caller must have found the delivery among its own consumer's endpoint's deliveries first.
+   */
+  async redeliverWebhook(by: Developer, deliveryId: string): Promise<AdminWebhookDelivery> {
+    return (await this.for(by)).POST('/webhook-deliveries/{id}/redeliver', { params: { path: { id: deliveryId } } });
   }
 }
