@@ -6,6 +6,7 @@ import { PLAN_REQUEST_ENTITIES } from '../../../apps/gateway/src/plan-requests/p
 import { USAGE_ENTITIES } from '../../../apps/gateway/src/usage/usage-entities';
 import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entities';
 import { ALERT_ENTITIES } from '../../../apps/gateway/src/alerts/alert-entities';
+import { CLIENT_BINDING_ENTITIES } from '../../../apps/gateway/src/client-bindings/client-binding-entities';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
@@ -20,6 +21,7 @@ const ENTITIES = [
   ...USAGE_ENTITIES,
   ...CREDIT_ENTITIES,
   ...ALERT_ENTITIES,
+  ...CLIENT_BINDING_ENTITIES,
 ];
 
 /** Every migration, in order, written out: a migration left out of MIGRATIONS fails here. */
@@ -38,6 +40,7 @@ const ALL_MIGRATIONS = [
   'AddCreditRebuildBarriers1796000000000',
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
+  'AddClientBindings1796600000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */

@@ -17,6 +17,7 @@ import {
 } from '@app/platform';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
+import { OAuthConfig, oauthConfigOf } from './oauth.config';
 import { USAGE_EXPORT_FORMATS, UsageExportConfig, UsageExportFormat, usageExportConfigOf } from './usage-export.config';
 
 /** A `host:port,host:port` list of Redis nodes (issue #14). */
@@ -196,6 +197,14 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('USAGE_EVENTS_SETTLE_MS', 1000, 86400000)
   USAGE_EVENTS_SETTLE_MS = 60000;
+
+  // OAuth 2.0 access tokens on /v1 (issue #50, docs/oauth.md): the issuers trusted, as JSON; unset: keys only.
+  @IsOptional()
+  @IsString()
+  OAUTH_ISSUERS?: string = undefined;
+
+  @EnvIntRange('OAUTH_TOKEN_CACHE_SIZE', 100, 10000000)
+  OAUTH_TOKEN_CACHE_SIZE = 100000;
 
   // --- end of the control plane ---
 
@@ -383,6 +392,8 @@ export interface GatewayConfig {
     flushMs: number;
     reconcileMs: number;
   };
+  /** The identity providers whose access tokens /v1 takes, and the bound of the verified tokens held (docs/oauth.md). */
+  oauth: OAuthConfig;
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -506,6 +517,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       flushMs: e.ALERT_FLUSH_MS,
       reconcileMs: e.ALERT_RECONCILE_MS,
     },
+    oauth: oauthConfigOf(e.OAUTH_ISSUERS, e.OAUTH_TOKEN_CACHE_SIZE, production),
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

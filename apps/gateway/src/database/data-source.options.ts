@@ -14,6 +14,7 @@ import { AddBillingPeriodRecut1795920798373 } from './migrations/1795920798373-A
 import { AddCreditRebuildBarriers1796000000000 } from './migrations/1796000000000-AddCreditRebuildBarriers';
 import { AddPlanRequestRequester1796100000000 } from './migrations/1796100000000-AddPlanRequestRequester';
 import { AddThresholdEvents1796200000000 } from './migrations/1796200000000-AddThresholdEvents';
+import { AddClientBindings1796600000000 } from './migrations/1796600000000-AddClientBindings';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   AddCreditRebuildBarriers1796000000000,
   AddPlanRequestRequester1796100000000,
   AddThresholdEvents1796200000000,
+  AddClientBindings1796600000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

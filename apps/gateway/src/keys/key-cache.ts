@@ -26,6 +26,23 @@ const UNKNOWN: Authentication = { outcome: 'invalid', reason: 'unknown' };
 /** A SHA-256 no key has (readiness looks it up to see that lookups get answers). */
 const PROBE_HASH = '0'.repeat(64);
 
+/**
+ * The consumer a credential's record names, as the rest of the gateway sees it (a key's, or a client binding's:
+ * tokens/); undefined when its plan has no limits any more (a plan gone from plans.json).
+ */
+export function consumerOfRecord(record: KeyRecord, planLimits: PlanLimits): Consumer | undefined {
+  const limits = planLimits.effective(record);
+  if (!limits) return undefined;
+  return {
+    name: record.name,
+    plan: record.plan,
+    limits,
+    billingAnchorMs: record.billingAnchor.getTime(),
+    recutPeriod: record.recutPeriod,
+    credits: planLimits.credits(record),
+  };
+}
+
 interface Entry<R extends KeyRecord | null = KeyRecord | null> {
   /** null: no such key (a negative entry). */
   record: R;
@@ -336,16 +353,8 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
     if (record.disabledAt !== null) return { outcome: 'invalid', reason: 'disabled' };
     if (record.expiresAt !== null && record.expiresAt.getTime() <= now)
       return { outcome: 'invalid', reason: 'expired' };
-    const limits = this.planLimits.effective(record);
-    if (!limits) return { outcome: 'invalid', reason: 'unknown' };
-    const consumer: Consumer = {
-      name: record.name,
-      plan: record.plan,
-      limits,
-      billingAnchorMs: record.billingAnchor.getTime(),
-      recutPeriod: record.recutPeriod,
-      credits: this.planLimits.credits(record),
-    };
+    const consumer = consumerOfRecord(record, this.planLimits);
+    if (!consumer) return { outcome: 'invalid', reason: 'unknown' };
     return { outcome: 'valid', consumer, keyId: record.keyId };
   }
 

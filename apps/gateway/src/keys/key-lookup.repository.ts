@@ -33,7 +33,7 @@ export interface KeyRecord {
 }
 
 /** A row of the lookup query. */
-interface KeyRow {
+export interface KeyRow {
   key_hash: string;
   key_id: string;
   consumer_id: string;
@@ -53,7 +53,7 @@ interface KeyRow {
   revoked_at: Date | null;
 }
 
-function keyRecordOf(row: KeyRow): KeyRecord {
+export function keyRecordOf(row: KeyRow): KeyRecord {
   return {
     keyId: row.key_id,
     consumerId: row.consumer_id,

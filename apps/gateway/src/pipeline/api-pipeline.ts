@@ -7,10 +7,10 @@ import { ApplicationConfig, Reflector } from '@nestjs/core';
 import cors from 'cors';
 import type { Express, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import { ApiKeyAuthenticator, insufficientScope } from '../auth/api-key-authenticator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Clock } from '../clock';
-import { executionContext } from '../nest-internals';
+import { executionContext, operationIdOf } from '../nest-internals';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { ApiExchange } from '../routing/api-exchange';
 import { apiPathOf, RouteMatch, RouteTable, UNROUTED } from '../routing/route-table';
@@ -57,6 +57,7 @@ export class ApiPipeline {
   private readonly logger = new Logger('ApiPipeline');
   private readonly sunsets = new WeakMap<object, SunsetPolicy | undefined>();
   private readonly headerWriters = new WeakMap<object, boolean>();
+  private readonly operations = new WeakMap<object, string | undefined>();
 
   constructor(
     private readonly routes: RouteTable,
@@ -153,11 +154,18 @@ export class ApiPipeline {
     // address, so that an outage does not spend, and then ban, the anonymous window of everyone behind one NAT
     // address. It tells a guesser nothing and costs no query (KeyCache refuses it on its budget, or on an error).
     if (authentication.outcome === 'unchecked') throw authentication.refusal;
-    const route = matched.kind === 'route' ? matched.route : UNROUTED;
+    // An access token whose scopes do not allow the operation is counted on its consumer as a request no route
+    // takes (its windows, not the operation's cost), then refused with 403.
+    const outOfScope =
+      authentication.outcome === 'valid' && authentication.grant && matched.kind === 'route'
+        ? insufficientScope(authentication.grant, this.operationOf(matched.route.handler))
+        : undefined;
+    const route = matched.kind === 'route' && !outOfScope ? matched.route : UNROUTED;
     await this.limits.decide(
       executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler),
     );
     if (authentication.outcome === 'refused') throw authentication.refusal;
+    if (outOfScope) throw outOfScope;
 
     if (matched.kind === 'not-found' || matched.kind === 'method-not-allowed') {
       throw unmatchedRoute(exchange.request.method, exchange.path, matched.kind === 'not-found' ? [] : matched.allow);
@@ -181,6 +189,12 @@ export class ApiPipeline {
   private sunsetOf(handler: object): SunsetPolicy | undefined {
     if (!this.sunsets.has(handler)) this.sunsets.set(handler, sunsetPolicyOf(this.reflector, handler));
     return this.sunsets.get(handler);
+  }
+
+  /** A route's operationId (what a token's scopes are mapped to), read once per handler. */
+  private operationOf(handler: object): string | undefined {
+    if (!this.operations.has(handler)) this.operations.set(handler, operationIdOf(handler));
+    return this.operations.get(handler);
   }
 
   /** Whether a route's handler writes ApiExchange.headers itself (@WritesExchangeHeaders), read once per handler. */
