@@ -119,11 +119,24 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   401: {
     name: 'Unauthorized',
     description:
-      "Missing, malformed, unknown, expired or revoked API key (`UNAUTHORIZED`), or a valid key of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.",
+      "Missing, malformed, unknown, expired or revoked API key, or an access token that is not valid here (bad signature, issuer, audience or dates; its client bound to no consumer) (`UNAUTHORIZED`), or a valid key or token of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.",
     examples: [
       ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
       ['UNAUTHORIZED', 'Invalid or revoked API key.'],
       ['CONSUMER_DISABLED', 'The account this API key belongs to is disabled: contact the API operators.'],
+      ['UNAUTHORIZED', 'Invalid or expired access token.'],
+    ],
+    headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
+  },
+  403: {
+    name: 'InsufficientScope',
+    description:
+      "An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error=\"insufficient_scope\", scope=\"...\"`). Counted on the token's consumer like a request no route takes. Never sent for an API key.",
+    examples: [
+      [
+        'INSUFFICIENT_SCOPE',
+        "The access token's scopes do not allow this operation: it needs one of: pets:write.",
+      ],
     ],
     headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },
@@ -272,7 +285,7 @@ const OPERATION_ERROR_RESPONSES: Record<string, Record<number, ErrorResponseSpec
 };
 
 /** Statuses any operation can be answered with, whatever it does. */
-export const EVERY_OPERATION_STATUSES = [400, 401, 402, 408, 429, 431, 500, 502, 503, 504] as const;
+export const EVERY_OPERATION_STATUSES = [400, 401, 402, 403, 408, 429, 431, 500, 502, 503, 504] as const;
 
 /** components.responses: one per error status, with an example per code. */
 export function errorResponseComponents(): Record<string, ResponseObject> {

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, type JSONWebKeySet, type JWSHeaderParameters, type FlattenedJWSInput } from 'jose';
 import type { OAuthIssuerConfig } from '../config/oauth.config';
+import { issuerJson } from './issuer-http';
 
 /** An issuer's discovery document or JWKS could not be fetched: a token signed with a key never seen cannot be checked. */
 export class IssuerUnreachable extends Error {
@@ -31,15 +32,6 @@ export function metadataUrls(issuer: string): string[] {
     `${url.origin}${path}/.well-known/openid-configuration`,
     `${url.origin}/.well-known/oauth-authorization-server${path}`,
   ];
-}
-
-async function fetchJson(url: string, timeoutMs: number, init: RequestInit = {}): Promise<unknown> {
-  const response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    throw new Error(`${url} answered ${response.status}`);
-  }
-  return response.json();
 }
 
 /**
@@ -99,7 +91,7 @@ export class IssuerKeys {
     this.attemptedAt = this.monotonic();
     try {
       this.metadata ??= await this.discover();
-      const jwks = (await fetchJson(this.metadata.jwksUri, this.config.timeoutMs)) as JSONWebKeySet;
+      const jwks = (await issuerJson(this.metadata.jwksUri, this.config.timeoutMs)) as JSONWebKeySet;
       if (!Array.isArray(jwks?.keys)) throw new Error(`${this.metadata.jwksUri} holds no JWKS`);
       this.resolver = createLocalJWKSet(jwks);
       this.kids = new Set(jwks.keys.map((key) => key.kid));
@@ -117,7 +109,7 @@ export class IssuerKeys {
     for (const url of metadataUrls(this.config.issuer)) {
       let document: Record<string, unknown>;
       try {
-        document = (await fetchJson(url, this.config.timeoutMs)) as Record<string, unknown>;
+        document = (await issuerJson(url, this.config.timeoutMs)) as Record<string, unknown>;
       } catch (error) {
         problems.push((error as Error).message);
         continue;

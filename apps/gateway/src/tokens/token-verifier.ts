@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { OAuthIssuerConfig } from '../config/oauth.config';
+import { issuerJson } from './issuer-http';
 import { IssuerKeys, IssuerUnreachable } from './issuer-keys';
 
 /** An access token the gateway verified: whose client it is, what it may call, until when it is good. */
@@ -117,22 +118,11 @@ export class TokenVerifier {
     const { clientId, clientSecret } = config.introspection!;
     // client_secret_basic (RFC 6749 section 2.3.1): each part form-encoded, then Basic.
     const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
-    const response = await fetch(endpoint, {
+    const claims = (await issuerJson(endpoint, config.timeoutMs, {
       method: 'POST',
-      redirect: 'error',
-      signal: AbortSignal.timeout(config.timeoutMs),
-      headers: {
-        authorization: `Basic ${basic}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-    });
-    if (response.status !== 200) {
-      await response.body?.cancel();
-      throw new Error(`introspection at ${endpoint} answered ${response.status}`);
-    }
-    const claims = (await response.json()) as Record<string, unknown>;
+    })) as Record<string, unknown>;
     if (claims.active !== true) return undefined;
     const now = this.now();
     const skewMs = config.clockSkewS * 1000;
