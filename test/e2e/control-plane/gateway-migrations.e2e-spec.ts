@@ -74,6 +74,7 @@ describe('gateway migrations', () => {
       'admin_tokens',
       'api_keys',
       'audit_log',
+      'client_bindings',
       'consumers',
       'credit_ledger',
       'credit_rebuild',

@@ -25,7 +25,7 @@ const expectInvalidToken = (reply: Reply) => {
  * revocation; scopes; the issuer taken away. With REDIS_URL the instances share their counters (the exact count
  * goes through both); without it each instance counts on its own, so the count goes through one.
  */
-describe('OAuth access tokens as a consumer\'s credentials', () => {
+describe("OAuth access tokens as a consumer's credentials", () => {
   let idp: IdentityProvider;
   const env: Record<string, string> = {};
   beforeAll(async () => {
@@ -49,10 +49,17 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
   const bindings = new Map<string, { consumer: string; id: string }>();
 
   /** A new consumer (and its key) with `client` bound to it, unbound from the consumer it had. */
-  async function bindToNewConsumer(client: IdentityProviderClient, plan = 'pro'): Promise<{ consumer: string; key: string }> {
+  async function bindToNewConsumer(
+    client: IdentityProviderClient,
+    plan = 'pro',
+  ): Promise<{ consumer: string; key: string }> {
     const earlier = bindings.get(client.clientId);
     if (earlier) {
-      const unbound = await adminCall(stack.a, 'DELETE', `/consumers/${earlier.consumer}/client-bindings/${earlier.id}`);
+      const unbound = await adminCall(
+        stack.a,
+        'DELETE',
+        `/consumers/${earlier.consumer}/client-bindings/${earlier.id}`,
+      );
       expect(unbound.status).toBe(200);
     }
     const consumer = unique('oauth');
@@ -79,7 +86,7 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
       .sign(await importJWK(key.privateJwk, 'ES256'));
   }
 
-  it('a token counts on its consumer\'s one counter with its key: 30 by key and 30 by token, the 61st refused', async () => {
+  it("a token counts on its consumer's one counter with its key: 30 by key and 30 by token, the 61st refused", async () => {
     if (!shared) console.log('access-tokens: REDIS_URL is not set: the count goes through one instance');
     const { key } = await bindToNewConsumer(idp.jwtClient, 'free');
     const token = await idp.token();
@@ -98,7 +105,7 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
     expectErrorBody(await get(first, key), 429, 'RATE_LIMITED');
   });
 
-  it('the usage history counts the token's requests and the key's on their one consumer', async () => {
+  it("the usage history counts the token's requests and the key's on their one consumer", async () => {
     const { consumer, key } = await bindToNewConsumer(idp.jwtClient);
     const token = await idp.token();
     expect((await get(stack.a, token)).status).toBe(200);
@@ -114,7 +121,10 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
       `/consumers/${consumer}/usage/history?granularity=day&from=${today}&to=${tomorrow}`,
     );
     expect(history.status).toBe(200);
-    const total = (history.body as { buckets: Array<{ requests: number }> }).buckets.reduce((s, b) => s + b.requests, 0);
+    const total = (history.body as { buckets: Array<{ requests: number }> }).buckets.reduce(
+      (s, b) => s + b.requests,
+      0,
+    );
     expect(total).toBe(3);
   });
 
@@ -136,7 +146,7 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
     expectInvalidToken(reply);
   });
 
-  it('a disabled consumer\'s token is refused as its keys are', async () => {
+  it("a disabled consumer's token is refused as its keys are", async () => {
     const { consumer } = await bindToNewConsumer(idp.jwtClient);
     const token = await idp.token();
     expect((await get(stack.a, token)).status).toBe(200);
@@ -156,6 +166,52 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
     expect((await get(stack.b, after)).status).toBe(200);
     expect((await get(stack.a, old)).status).toBe(200);
     expect((await get(stack.b, old)).status).toBe(200);
+  });
+
+  it('the admin routes: list, a configured issuer only (400), one consumer per client (409), audited', async () => {
+    const { consumer } = await bindToNewConsumer(idp.jwtClient);
+    const listed = await adminCall(stack.b, 'GET', `/consumers/${consumer}/client-bindings`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([
+      expect.objectContaining({
+        id: bindings.get(idp.jwtClient.clientId)!.id,
+        issuer: idp.issuer,
+        clientId: 'machine-jwt',
+      }),
+    ]);
+    const other = unique('other');
+    expect((await adminCall(stack.a, 'POST', '/consumers', { name: other, plan: 'free' })).status).toBe(201);
+    const taken = await adminCall(stack.a, 'POST', `/consumers/${other}/client-bindings`, {
+      issuer: idp.issuer,
+      clientId: idp.jwtClient.clientId,
+    });
+    expectErrorBody(taken, 409, 'CLIENT_ALREADY_BOUND');
+    const unknownIssuer = await adminCall(stack.a, 'POST', `/consumers/${other}/client-bindings`, {
+      issuer: 'https://not-configured.example',
+      clientId: 'x',
+    });
+    expectErrorBody(unknownIssuer, 400, 'VALIDATION_FAILED');
+    expectErrorBody(
+      await adminCall(stack.a, 'POST', `/consumers/${other}/client-bindings`, { issuer: idp.issuer }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectErrorBody(
+      await adminCall(
+        stack.a,
+        'DELETE',
+        `/consumers/${other}/client-bindings/${bindings.get(idp.jwtClient.clientId)!.id}`,
+      ),
+      404,
+      'NOT_FOUND',
+    );
+    const audit = await adminCall(stack.a, 'GET', `/audit?target=${consumer}&action=client-binding.create`);
+    expect(audit.status).toBe(200);
+    expect((audit.body as { items: Array<{ changes: unknown }> }).items).toEqual([
+      expect.objectContaining({
+        changes: expect.objectContaining({ clientId: { before: null, after: 'machine-jwt' } }) as unknown,
+      }),
+    ]);
   });
 
   it('forged or misaddressed tokens get 401 invalid_token, whichever check fails', async () => {
@@ -199,7 +255,7 @@ describe('OAuth access tokens as a consumer\'s credentials', () => {
     }
   });
 
-  it('a token without the operation\'s scope gets 403 insufficient_scope; its scope\'s operations answer', async () => {
+  it("a token without the operation's scope gets 403 insufficient_scope; its scope's operations answer", async () => {
     await bindToNewConsumer(idp.jwtClient);
     const readOnly = await idp.token(idp.jwtClient, 'pets:read');
     expect((await get(stack.a, readOnly)).status).toBe(200);

@@ -45,7 +45,12 @@ export class ClientBindingsService {
   }
 
   /** Binds `clientId` of `issuer` (one of OAUTH_ISSUERS) to the consumer; 409 when that client is bound already. */
-  async bind(context: AdminRequestContext, name: string, issuer: string, clientId: string): Promise<ClientBindingEntity> {
+  async bind(
+    context: AdminRequestContext,
+    name: string,
+    issuer: string,
+    clientId: string,
+  ): Promise<ClientBindingEntity> {
     if (!this.issuers.has(issuer))
       throw new ApiError(
         'VALIDATION_FAILED',

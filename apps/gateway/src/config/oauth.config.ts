@@ -141,7 +141,12 @@ function issuerOf(raw: unknown, index: number, production: boolean): OAuthIssuer
   let introspection: OAuthIssuerConfig['introspection'];
   if (entry.introspection !== undefined) {
     const given = entry.introspection as Record<string, unknown> | null;
-    if (typeof given !== 'object' || given === null || !nonEmptyString(given.clientId) || !nonEmptyString(given.clientSecret))
+    if (
+      typeof given !== 'object' ||
+      given === null ||
+      !nonEmptyString(given.clientId) ||
+      !nonEmptyString(given.clientSecret)
+    )
       invalid(`${where}.introspection must be {"clientId": "...", "clientSecret": "..."}`);
     introspection = { clientId: given.clientId, clientSecret: given.clientSecret };
   }
@@ -152,7 +157,8 @@ function issuerOf(raw: unknown, index: number, production: boolean): OAuthIssuer
     clientIdClaim,
     clockSkewS: integerIn(entry.clockSkewSeconds, 0, 300, 60, `${where}.clockSkewSeconds`),
     introspection,
-    introspectionCacheMs: integerIn(entry.introspectionCacheSeconds, 0, 3600, 30, `${where}.introspectionCacheSeconds`) * 1000,
+    introspectionCacheMs:
+      integerIn(entry.introspectionCacheSeconds, 0, 3600, 30, `${where}.introspectionCacheSeconds`) * 1000,
     scopes: scopesOf(entry.scopes, where),
     timeoutMs: integerIn(entry.timeoutMs, 100, 60_000, 5_000, `${where}.timeoutMs`),
     jwksCooldownMs: integerIn(entry.jwksCooldownMs, 0, 3_600_000, 30_000, `${where}.jwksCooldownMs`),
@@ -164,7 +170,11 @@ function issuerOf(raw: unknown, index: number, production: boolean): OAuthIssuer
  * OAUTH_ISSUERS (a JSON list of issuers, docs/oauth.md) parsed and checked once, at start-up; unset or `[]`: /v1
  * takes API keys only. Each problem is one line naming the entry and the field.
  */
-export function oauthConfigOf(issuersJson: string | undefined, tokenCacheSize: number, production: boolean): OAuthConfig {
+export function oauthConfigOf(
+  issuersJson: string | undefined,
+  tokenCacheSize: number,
+  production: boolean,
+): OAuthConfig {
   if (issuersJson === undefined || issuersJson.trim() === '') return { issuers: [], tokenCacheSize };
   let parsed: unknown;
   try {
@@ -172,7 +182,8 @@ export function oauthConfigOf(issuersJson: string | undefined, tokenCacheSize: n
   } catch (error) {
     invalid(`not valid JSON (${(error as Error).message})`);
   }
-  if (!Array.isArray(parsed)) invalid('must be a JSON list of issuers, e.g. [{"issuer": "https://…", "audience": "…"}]');
+  if (!Array.isArray(parsed))
+    invalid('must be a JSON list of issuers, e.g. [{"issuer": "https://…", "audience": "…"}]');
   const issuers = parsed.map((entry, index) => issuerOf(entry, index, production));
   const seen = new Set<string>();
   for (const { issuer } of issuers) {

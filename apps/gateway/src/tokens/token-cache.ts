@@ -81,7 +81,12 @@ export class TokenCache implements OnModuleInit {
     const { issuers, tokenCacheSize } = config.oauth;
     this.enabled = issuers.length > 0;
     const keys = issuers.map(
-      (issuer) => new IssuerKeys(issuer, () => clock.monotonic(), (error) => this.reportUnreachable(issuer.issuer, error)),
+      (issuer) =>
+        new IssuerKeys(
+          issuer,
+          () => clock.monotonic(),
+          (error) => this.reportUnreachable(issuer.issuer, error),
+        ),
     );
     this.verifier = new TokenVerifier(keys, () => clock.now());
     this.tokens = new LRUCache({ max: tokenCacheSize });
@@ -136,7 +141,8 @@ export class TokenCache implements OnModuleInit {
     this.changeSequence += 1;
     if (change.all) return this.expireAll();
     for (const hash of change.keyHashes) this.bindings.delete(hash);
-    for (const id of change.consumerIds) for (const hash of [...(this.byConsumer.get(id) ?? [])]) this.bindings.delete(hash);
+    for (const id of change.consumerIds)
+      for (const hash of [...(this.byConsumer.get(id) ?? [])]) this.bindings.delete(hash);
   }
 
   private expireAll(): void {

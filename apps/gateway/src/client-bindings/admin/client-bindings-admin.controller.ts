@@ -58,10 +58,7 @@ export class ClientBindingsAdminController {
   @ApiCreatedResponse({ type: ClientBindingResponse, description: 'The binding.' })
   @AdminErrors({
     400: [
-      [
-        'VALIDATION_FAILED',
-        `issuer must be one of the configured issuers (OAUTH_ISSUERS): ${EXAMPLE_ISSUER}`,
-      ],
+      ['VALIDATION_FAILED', `issuer must be one of the configured issuers (OAUTH_ISSUERS): ${EXAMPLE_ISSUER}`],
       ['VALIDATION_FAILED', 'clientId must be at most 255 characters long'],
       BAD_NAME,
       ...MALFORMED_BODY,
@@ -86,7 +83,7 @@ export class ClientBindingsAdminController {
   @HttpCode(200)
   @AdminOperation({
     operationId: 'deleteClientBinding',
-    summary: "Unbind an OAuth client from a consumer",
+    summary: 'Unbind an OAuth client from a consumer',
     description:
       "Its tokens are refused on every instance at once (within the key cache's TTL where the change channel is away).",
   })

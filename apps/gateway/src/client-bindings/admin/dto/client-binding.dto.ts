@@ -38,7 +38,11 @@ export class ClientBindingParams extends ConsumerParams {
 }
 
 export class ClientBindingResponse {
-  @ApiProperty({ format: 'uuid', example: EXAMPLE_BINDING_ID, description: "The usage history's credential id of its tokens." })
+  @ApiProperty({
+    format: 'uuid',
+    example: EXAMPLE_BINDING_ID,
+    description: "The usage history's credential id of its tokens.",
+  })
   id!: string;
   @ApiProperty({ example: EXAMPLE_ISSUER }) issuer!: string;
   @ApiProperty({ example: EXAMPLE_CLIENT_ID }) clientId!: string;
