@@ -30,8 +30,8 @@ const GATEWAY_LAYERS = [
   ['alerts', 'tokens'],
   ['rate-limit', 'usage'],
   ['billing', 'auth', 'usage-export'],
-  ['access/admin', 'consumers/admin', 'plan-requests/admin', 'client-bindings/admin'],
-  ['usage/admin', 'billing/admin'],
+  ['access/admin', 'consumers/admin', 'plan-requests/admin'],
+  ['usage/admin', 'billing/admin', 'client-bindings/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];

@@ -34,7 +34,10 @@ async function newSigningKey(): Promise<SigningKey> {
  * oidc-provider rotates: the first key of an algorithm signs); `stop` takes it away (its port refuses).
  */
 export class IdentityProvider {
-  readonly jwtClient: IdentityProviderClient = { clientId: 'machine-jwt', clientSecret: randomBytes(24).toString('hex') };
+  readonly jwtClient: IdentityProviderClient = {
+    clientId: 'machine-jwt',
+    clientSecret: randomBytes(24).toString('hex'),
+  };
   readonly opaqueClient: IdentityProviderClient = {
     clientId: 'machine-opaque',
     clientSecret: randomBytes(24).toString('hex'),

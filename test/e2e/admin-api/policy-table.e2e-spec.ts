@@ -72,7 +72,10 @@ describe('the admin policy, every route × token kind × object', () => {
     petsUrl: 'http://127.0.0.1:9',
     database: true,
     sharedKeyPrefix: 'policy',
-    gateway: { clock, env: { OAUTH_ISSUERS: JSON.stringify([{ issuer: ISSUER, audience: 'https://api.policy.test' }]) } },
+    gateway: {
+      clock,
+      env: { OAUTH_ISSUERS: JSON.stringify([{ issuer: ISSUER, audience: 'https://api.policy.test' }]) },
+    },
   });
 
   const tokens = {} as Record<Exclude<Kind, 'root' | 'lacking'>, { token: string; id: string }>;
@@ -163,7 +166,10 @@ describe('the admin policy, every route × token kind × object', () => {
     }),
     deleteClientBinding: async (k, w) => {
       const { name } = await consumerFor(k, w);
-      const bound = await root('POST', `/consumers/${name}/client-bindings`, { issuer: ISSUER, clientId: unique('client') });
+      const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+        issuer: ISSUER,
+        clientId: unique('client'),
+      });
       if (bound.status !== 201) throw new Error(`bind: ${bound.status} ${bound.text}`);
       return { method: 'DELETE', path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}` };
     },

@@ -250,7 +250,7 @@ describe("OAuth access tokens as a consumer's credentials", () => {
       try {
         expectInvalidToken(reply);
       } catch (error) {
-        throw new Error(`${name}: ${reply.status} ${reply.text}\n${(error as Error).message}`);
+        throw new Error(`${name}: ${reply.status} ${reply.text}`, { cause: error });
       }
     }
   });

@@ -34,9 +34,13 @@ export type Authentication =
 export function insufficientScope(grant: ScopeGrant | undefined, operation: string | undefined): ApiError | undefined {
   if (!grant || grant.allows(operation)) return undefined;
   const scopes = grant.scopesFor(operation).join(' ');
-  return new ApiError('INSUFFICIENT_SCOPE', `The access token's scopes do not allow this operation: it needs ${scopes ? `one of: ${scopes}` : 'a scope no token is given'}.`, {
-    'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scopes}"`,
-  });
+  return new ApiError(
+    'INSUFFICIENT_SCOPE',
+    `The access token's scopes do not allow this operation: it needs ${scopes ? `one of: ${scopes}` : 'a scope no token is given'}.`,
+    {
+      'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scopes}"`,
+    },
+  );
 }
 
 /**

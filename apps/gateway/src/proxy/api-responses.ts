@@ -131,12 +131,9 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   403: {
     name: 'InsufficientScope',
     description:
-      "An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error=\"insufficient_scope\", scope=\"...\"`). Counted on the token's consumer like a request no route takes. Never sent for an API key.",
+      'An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`). Counted on the token\'s consumer like a request no route takes. Never sent for an API key.',
     examples: [
-      [
-        'INSUFFICIENT_SCOPE',
-        "The access token's scopes do not allow this operation: it needs one of: pets:write.",
-      ],
+      ['INSUFFICIENT_SCOPE', "The access token's scopes do not allow this operation: it needs one of: pets:write."],
     ],
     headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },
