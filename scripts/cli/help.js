@@ -73,12 +73,21 @@ balance, refill, costs, the projected exhaustion, the spend per UTC day (--days,
 first ("credits show NAME" too, for a consumer named top-up, set or show). "top-up" adds to the balance (the first one puts credits in force), "set" sets it (none: credits no longer
 in force). Every change is audited.`;
 
+const CLIENT_BINDING_USAGE = `OAuth client bindings (docs/oauth.md; consumers:read to list, keys:write to bind or unbind):
+  npm run -s keys -- bindings NAME
+  npm run -s keys -- bind NAME --issuer URL --client CLIENT-ID
+  npm run -s keys -- unbind NAME BINDING-ID
+
+"bind" lets the access tokens of an issuer's client (one of the gateway's OAUTH_ISSUERS, exactly as configured)
+authenticate as the consumer, counted on the same limits as its keys; a client is bound to one consumer at most.
+"unbind" stops its tokens on every gateway. Every change is audited.`;
+
 /**
  * Every usage line of the CLI, and the paragraphs that explain them.
  * @param {NodeJS.ProcessEnv} env
  */
 const helpText = (env) =>
-  `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n${PLAN_REQUEST_USAGE}\n\n${BILLING_USAGE}`;
+  `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n${PLAN_REQUEST_USAGE}\n\n${BILLING_USAGE}\n\n${CLIENT_BINDING_USAGE}`;
 
 const VERB_PREFIX = '  npm run -s keys -- ';
 
