@@ -67,10 +67,12 @@ describe('OAUTH_ISSUERS in the gateway configuration', () => {
     expect(() => oauth(value)).toThrow(message);
   });
 
-  it('takes plain http outside production only', () => {
-    const local = [{ ...ISSUER, issuer: 'http://127.0.0.1:8080' }];
-    expect(oauth(local).issuers[0].issuer).toBe('http://127.0.0.1:8080');
+  it('takes plain http outside production, and in production on loopback only', () => {
+    const local = [{ ...ISSUER, issuer: 'http://idp.internal:8080' }];
+    expect(oauth(local).issuers[0].issuer).toBe('http://idp.internal:8080');
     const production = { NODE_ENV: 'production', ADMIN_TOKEN: 'x8Jq2vLr9TzW4pYc7NbK3mHs6FdG1aQe5RuV0oIi' };
     expect(() => oauth(local, production)).toThrow(/\[0\]\.issuer must be an https URL in production/);
+    const loopback = [{ ...ISSUER, issuer: 'http://127.0.0.1:8080' }];
+    expect(oauth(loopback, production).issuers[0].issuer).toBe('http://127.0.0.1:8080');
   });
 });

@@ -92,8 +92,10 @@ function issuerUrl(value: unknown, where: string, production: boolean): string {
   }
   if (!url || !['https:', 'http:'].includes(url.protocol) || url.search || url.hash)
     invalid(`${where}.issuer must be an http(s) URL without query or fragment`);
-  // Plain http lets anyone on the path swap the keys: only outside production (a local or test identity provider).
-  if (production && url.protocol !== 'https:') invalid(`${where}.issuer must be an https URL in production`);
+  // Plain http lets anyone on the path swap the keys: in production only on loopback (a provider on the same host).
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (production && url.protocol !== 'https:' && !loopback)
+    invalid(`${where}.issuer must be an https URL in production (http only on loopback)`);
   return value as string;
 }
 
