@@ -6,6 +6,10 @@ import {
   INVALID_TOKEN_MESSAGE,
   MISSING_TOKEN_MESSAGE,
 } from '../../../apps/gateway/src/admin-conventions/admin-responses';
+import {
+  EXAMPLE_CLIENT_ID,
+  EXAMPLE_ISSUER,
+} from '../../../apps/gateway/src/client-bindings/admin/dto/client-binding.dto';
 import { adminCall } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
 import { withStack } from '../../support/with-stack';
@@ -86,6 +90,12 @@ const TOKEN_OPERATIONS: readonly OperationId[] = [
   'getCurrentToken',
   'recordAuditEvent',
 ];
+/**
+ * The methods whose operations take a body, and so document 413 and 415: a GET or a DELETE takes none (the server
+ * would refuse a body on them all the same, but none is meant, so none is documented), a bodiless POST does take an
+ * optional one.
+ */
+const takesBody = (method: string) => method !== 'get' && method !== 'delete';
 
 /** Ids change from run to run: messages are compared with every UUID in them replaced. */
 const withoutIds = (message: string) =>
@@ -97,7 +107,11 @@ const withoutIds = (message: string) =>
  * what the server does: optional bodies, 415, the export's schema, null limits, an opaque token.
  */
 describe("the admin API's OpenAPI document", () => {
-  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: {} });
+  // The issuer of the client-binding examples: configured (never asked: no token is sent), so that binding it works.
+  const stack = withStack({
+    petsUrl: 'http://127.0.0.1:1',
+    gateway: { env: { OAUTH_ISSUERS: JSON.stringify([{ issuer: EXAMPLE_ISSUER, audience: 'https://api.example' }]) } },
+  });
 
   let doc: Document;
   const admin = (method: string, path: string, body?: unknown, token?: string | null) =>
@@ -172,7 +186,7 @@ describe("the admin API's OpenAPI document", () => {
     expect(rotated.status).toBe(201);
   });
 
-  it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body', () => {
+  it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body, not on a GET or DELETE', () => {
     for (const [method, , id] of OPERATIONS) {
       const statuses = Object.keys(op(id).responses);
       // Listing the tokens and reading one's own take no input: nothing of them can be a 400.
@@ -184,7 +198,8 @@ describe("the admin API's OpenAPI document", () => {
           '503',
         ]),
       );
-      if (method !== 'get') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
+      if (takesBody(method)) expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
+      else expect(statuses).not.toEqual(expect.arrayContaining(['413']));
       for (const status of statuses.filter((s) => s >= '400')) {
         for (const example of examples(id, Number(status))) expect(example.status).toBe(Number(status));
       }
@@ -239,7 +254,8 @@ describe("the admin API's OpenAPI document", () => {
     const url = path
       .replace('{id}', '00000000-0000-4000-8000-000000000000')
       .replace('{name}', 'acme')
-      .replace('{keyId}', '00000000-0000-4000-8000-000000000000');
+      .replace('{keyId}', '00000000-0000-4000-8000-000000000000')
+      .replace('{bindingId}', '00000000-0000-4000-8000-000000000000');
     // A string body would get fetch's own text/plain type: bytes get none.
     const payload = body !== undefined && contentType === null ? new TextEncoder().encode(body) : body;
     return call(`${stack.gateway.adminUrl}${url}`, { method: method.toUpperCase(), headers, body: payload });
@@ -247,7 +263,7 @@ describe("the admin API's OpenAPI document", () => {
 
   it('gives 401, 413 and 415 examples that are the answers of real requests', async () => {
     for (const [method, , id] of OPERATIONS) {
-      for (const status of method === 'get' ? [401] : [401, 413, 415]) {
+      for (const status of takesBody(method) ? [401, 413, 415] : [401]) {
         const documented = examples(id, status).map((e) => e.message);
         const produced = refusals[status](id);
         expect(documented.sort()).toEqual(produced.map(([message]) => message).sort());
@@ -298,6 +314,13 @@ describe("the admin API's OpenAPI document", () => {
       ['revokeKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
       ['rotateKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
       ['getConsumerUsage', noAcme, () => admin('GET', '/consumers/acme/usage')],
+      ['listClientBindings', noAcme, () => admin('GET', '/consumers/acme/client-bindings')],
+      [
+        'createClientBinding',
+        noAcme,
+        () => admin('POST', '/consumers/acme/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x' }),
+      ],
+      ['deleteClientBinding', noAcme, () => admin('DELETE', `/consumers/acme/client-bindings/${unknownKey}`)],
       ['getConsumerUsageHistory', noAcme, () => admin('GET', '/consumers/acme/usage/history')],
       ['unbanConsumer', noAcme, () => admin('POST', '/consumers/acme/unban')],
       ['getConsumerBilling', noAcme, () => admin('GET', '/consumers/acme/billing')],
@@ -349,6 +372,40 @@ describe("the admin API's OpenAPI document", () => {
     const badRequests: Array<[OperationId, number, string, () => Promise<Reply>]> = [
       ['revokeKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
       ['rotateKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
+      [
+        'deleteClientBinding',
+        404,
+        'Consumer "acme" has no client binding <id>.',
+        () => admin('DELETE', `/consumers/acme/client-bindings/${unknownKey}`),
+      ],
+      ['listClientBindings', 400, nameRule, badName('GET', '/client-bindings')],
+      [
+        'createClientBinding',
+        400,
+        `issuer must be one of the configured issuers (OAUTH_ISSUERS): ${EXAMPLE_ISSUER}`,
+        () => admin('POST', '/consumers/acme/client-bindings', { issuer: 'https://idp.other.example', clientId: 'x' }),
+      ],
+      [
+        'createClientBinding',
+        400,
+        'clientId must be at most 255 characters long',
+        () => admin('POST', '/consumers/acme/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x'.repeat(256) }),
+      ],
+      [
+        'createClientBinding',
+        400,
+        nameRule,
+        badName('POST', '/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x' }),
+      ],
+      ['createClientBinding', 400, json, malformed('POST', '/consumers/acme/client-bindings')],
+      ['createClientBinding', 400, object, notObject('POST', '/consumers/acme/client-bindings')],
+      [
+        'deleteClientBinding',
+        400,
+        'bindingId must be a UUID',
+        () => admin('DELETE', '/consumers/acme/client-bindings/not-a-uuid'),
+      ],
+      ['deleteClientBinding', 400, nameRule, badName('DELETE', `/client-bindings/${unknownKey}`)],
       ['listConsumers', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/consumers?limit=0')],
       [
         'listConsumers',
@@ -794,6 +851,20 @@ describe("the admin API's OpenAPI document", () => {
           admin('POST', '/import', {
             consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }],
           }),
+      ],
+      [
+        'createClientBinding',
+        'CLIENT_ALREADY_BOUND',
+        `Client "${EXAMPLE_CLIENT_ID}" of ${EXAMPLE_ISSUER} is bound to a consumer already: unbind it there first.`,
+        async () => {
+          const bind = (name: string) =>
+            admin('POST', `/consumers/${name}/client-bindings`, {
+              issuer: EXAMPLE_ISSUER,
+              clientId: EXAMPLE_CLIENT_ID,
+            });
+          expect((await bind('other')).status).toBe(201);
+          return bind('acme');
+        },
       ],
       [
         'createPlanRequest',

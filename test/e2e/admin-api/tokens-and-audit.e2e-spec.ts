@@ -27,7 +27,15 @@ describe('admin tokens and the audit log', () => {
   afterAll(async () => {
     await sql?.end();
   });
-  const stack = withStack({ pets: {}, database: true, sharedKeyPrefix: 'tokens', gateways: { a: {}, b: {} } });
+  // An issuer the client-binding routes accept (never asked: no access token is sent here).
+  const ISSUER = 'https://idp.tokens-and-audit.example';
+  const env = { OAUTH_ISSUERS: JSON.stringify([{ issuer: ISSUER, audience: 'https://api.example' }]) };
+  const stack = withStack({
+    pets: {},
+    database: true,
+    sharedKeyPrefix: 'tokens',
+    gateways: { a: { env }, b: { env } },
+  });
 
   /** Every API key and admin token a test saw: none may reach the audit log. */
   const secrets: string[] = [];
@@ -202,6 +210,35 @@ describe('admin tokens and the audit log', () => {
       },
       {
         method: 'GET',
+        path: '/consumers/{name}/client-bindings',
+        scope: 'consumers:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/client-bindings` }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/client-bindings',
+        scope: 'keys:write',
+        prepare: async () => ({
+          path: `/consumers/${(await createConsumer()).name}/client-bindings`,
+          body: { issuer: ISSUER, clientId: unique('client') },
+        }),
+      },
+      {
+        method: 'DELETE',
+        path: '/consumers/{name}/client-bindings/{bindingId}',
+        scope: 'keys:write',
+        prepare: async () => {
+          const { name } = await createConsumer();
+          const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+            issuer: ISSUER,
+            clientId: unique('client'),
+          });
+          expect(bound.status).toBe(201);
+          return { path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}` };
+        },
+      },
+      {
+        method: 'GET',
         path: '/consumers/{name}/usage',
         scope: 'usage:read',
         prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/usage` }),
@@ -355,7 +392,8 @@ describe('admin tokens and the audit log', () => {
         const { token } = await createToken({ name: unique(scope.replace(':', '-')), scopes: [scope] });
         for (const route of routes) {
           const { path, body } = await route.prepare();
-          const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
+          const bodiless = route.method === 'GET' || route.method === 'DELETE';
+          const reply = await as(token, route.method, path, body ?? (bodiless ? undefined : {}));
           if (route.actsForUsersOnly) {
             // None of these tokens acts for users: refused whatever its scope.
             expectErrorBody(reply, 403, 'FORBIDDEN');
