@@ -19,6 +19,7 @@ describe('OAUTH_ISSUERS in the gateway configuration', () => {
         clockSkewS: 60,
         introspection: undefined,
         introspectionCacheMs: 30_000,
+        introspectionConcurrency: 32,
         scopes: undefined,
         timeoutMs: 5_000,
         jwksCooldownMs: 30_000,
@@ -36,6 +37,7 @@ describe('OAUTH_ISSUERS in the gateway configuration', () => {
         clockSkewSeconds: 5,
         introspection: { clientId: 'gateway', clientSecret: 's3cret' },
         introspectionCacheSeconds: 10,
+        introspectionConcurrency: 4,
         scopes: { 'pets:read': ['listPets', 'getPet'] },
       },
     ]).issuers;
@@ -45,6 +47,7 @@ describe('OAUTH_ISSUERS in the gateway configuration', () => {
       clockSkewS: 5,
       introspection: { clientId: 'gateway', clientSecret: 's3cret' },
       introspectionCacheMs: 10_000,
+      introspectionConcurrency: 4,
     });
     expect([...issuer.scopes!]).toEqual([['pets:read', ['listPets', 'getPet']]]);
   });
@@ -59,6 +62,11 @@ describe('OAUTH_ISSUERS in the gateway configuration', () => {
     ['clientIdClaim', [{ ...ISSUER, clientIdClaim: 'azp' }], /\[0\]\.clientIdClaim must be client_id or sub/],
     ['skew', [{ ...ISSUER, clockSkewSeconds: 3600 }], /\[0\]\.clockSkewSeconds must be an integer from 0 to 300/],
     ['introspection', [{ ...ISSUER, introspection: { clientId: 'x' } }], /\[0\]\.introspection must be/],
+    [
+      'no introspection at all at once',
+      [{ ...ISSUER, introspectionConcurrency: 0 }],
+      /\[0\]\.introspectionConcurrency must be an integer from 1 to 1000/,
+    ],
     ['unknown operation', [{ ...ISSUER, scopes: { read: ['deletePet'] } }], /unknown operation "deletePet"/],
     ['unknown field', [{ ...ISSUER, audiences: ['x'] }], /\[0\]: unknown field "audiences"/],
     ['the same issuer twice', [ISSUER, ISSUER], /issuer https:\/\/idp\.example\.com\/realms\/acme is listed twice/],

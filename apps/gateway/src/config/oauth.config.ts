@@ -38,6 +38,11 @@ export interface OAuthIssuerConfig {
   /** How long an introspection's answer is kept (never past the token's `exp`): a revoked token is refused within it. */
   introspectionCacheMs: number;
   /**
+   * Most introspection requests in flight to this issuer from one instance: distinct opaque tokens beyond it get 503
+   * (counted nowhere) instead of queueing, so a flood of junk tokens costs the issuer and the gateway a bounded load.
+   */
+  introspectionConcurrency: number;
+  /**
    * Scope → the /v1 operations it allows. Absent: a token of this issuer may call every operation (the plan still
    * decides the limits); present: only the operations its scopes list.
    */
@@ -64,6 +69,7 @@ const ISSUER_FIELDS = new Set([
   'clockSkewSeconds',
   'introspection',
   'introspectionCacheSeconds',
+  'introspectionConcurrency',
   'scopes',
   'timeoutMs',
   'jwksCooldownMs',
@@ -161,6 +167,13 @@ function issuerOf(raw: unknown, index: number, production: boolean): OAuthIssuer
     introspection,
     introspectionCacheMs:
       integerIn(entry.introspectionCacheSeconds, 0, 3600, 30, `${where}.introspectionCacheSeconds`) * 1000,
+    introspectionConcurrency: integerIn(
+      entry.introspectionConcurrency,
+      1,
+      1000,
+      32,
+      `${where}.introspectionConcurrency`,
+    ),
     scopes: scopesOf(entry.scopes, where),
     timeoutMs: integerIn(entry.timeoutMs, 100, 60_000, 5_000, `${where}.timeoutMs`),
     jwksCooldownMs: integerIn(entry.jwksCooldownMs, 0, 3_600_000, 30_000, `${where}.jwksCooldownMs`),

@@ -43,6 +43,8 @@ const audiences = (aud: unknown): unknown[] => (Array.isArray(aud) ? aud : [aud]
 export class TokenVerifier {
   private readonly byIssuer = new Map<string, IssuerKeys>();
   private readonly introspecting: IssuerKeys[];
+  /** Introspection requests in flight, by issuer: at most its introspectionConcurrency. */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
     issuers: readonly IssuerKeys[],
@@ -110,8 +112,25 @@ export class TokenVerifier {
     return unavailable ?? INVALID;
   }
 
-  /** The verified token, or undefined when this issuer does not call it active (or it is not for this API). */
+  /**
+   * The verified token, or undefined when this issuer does not call it active (or it is not for this API). Beyond
+   * the issuer's introspectionConcurrency, IssuerUnreachable at once (503, Retry-After 1): distinct unknown opaque
+   * tokens, junk or not, never queue up more requests to the issuer than that.
+   */
   private async introspectAt(keys: IssuerKeys, token: string): Promise<Verification | undefined> {
+    const { config } = keys;
+    const busy = this.inFlight.get(config.issuer) ?? 0;
+    if (busy >= config.introspectionConcurrency)
+      throw new IssuerUnreachable(config.issuer, 1, `${busy} introspections in flight already`);
+    this.inFlight.set(config.issuer, busy + 1);
+    try {
+      return await this.askIssuer(keys, token);
+    } finally {
+      this.inFlight.set(config.issuer, (this.inFlight.get(config.issuer) ?? 1) - 1);
+    }
+  }
+
+  private async askIssuer(keys: IssuerKeys, token: string): Promise<Verification | undefined> {
     const { config } = keys;
     const endpoint = await keys.introspectionEndpoint();
     if (!endpoint) throw new IssuerUnreachable(config.issuer, 5, 'its metadata names no introspection_endpoint');
