@@ -97,7 +97,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
       if (uncheckable.has(hash)) return { outcome: 'unavailable', retryAfterS: 5 };
       const consumer = keys.get(hash);
       return consumer
-        ? { outcome: 'valid', consumer, keyId: `key-of-${consumer.name}` }
+        ? { outcome: 'valid', consumer, keyId: `key-of-${consumer.name}`, addresses: undefined }
         : { outcome: 'invalid', reason: 'unknown' };
     },
   };

@@ -20,6 +20,7 @@ export const REFUSALS: Record<AdminErrorCode, string> = {
   CONSUMER_DISABLED: 'This consumer is disabled: an operator must enable it first.',
   FORBIDDEN: 'You are not allowed to do this.',
   INSUFFICIENT_SCOPE: 'You are not allowed to do this.',
+  ADDRESS_NOT_ALLOWED: 'You are not allowed to do this from where you are.',
   NOT_FOUND: 'Not found: it does not exist, or no longer does.',
   CONSUMER_EXISTS: 'A consumer of that name exists already: choose another name.',
   KEY_ALREADY_ROTATED: 'This key was rotated already: rotate its successor instead.',

@@ -155,6 +155,27 @@ describe('the admin policy, every route × token kind × object', () => {
       const c = await consumerFor(k, w);
       return { method: 'POST', path: `/consumers/${c.name}/keys/${c.keyId}/rotate`, body: {} };
     },
+    updateKey: async (k, w) => {
+      const c = await consumerFor(k, w);
+      return {
+        method: 'PATCH',
+        path: `/consumers/${c.name}/keys/${c.keyId}`,
+        body: { allowedAddresses: ['10.1.0.0/16'] },
+      };
+    },
+    updateClientBinding: async (k, w) => {
+      const { name } = await consumerFor(k, w);
+      const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+        issuer: ISSUER,
+        clientId: unique('client'),
+      });
+      if (bound.status !== 201) throw new Error(`bind: ${bound.status} ${bound.text}`);
+      return {
+        method: 'PATCH',
+        path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}`,
+        body: { allowedAddresses: null },
+      };
+    },
     listClientBindings: async (k, w) => ({
       method: 'GET',
       path: `/consumers/${(await consumerFor(k, w)).name}/client-bindings`,

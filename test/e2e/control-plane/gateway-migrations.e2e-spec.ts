@@ -41,6 +41,7 @@ const ALL_MIGRATIONS = [
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
   'AddClientBindings1796600000000',
+  'AddAllowedAddresses1796700000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */

@@ -3,6 +3,7 @@ import { recordEdgeOutcome } from '@app/platform/tracing/edge-outcome';
 import { Injectable } from '@nestjs/common';
 import { hashApiKey, isWellFormedApiKey } from '../consumers/api-key';
 import { KeyCache } from '../keys/key-cache';
+import type { AddressRestriction } from '../consumers/allowed-addresses';
 import type { Consumer } from '../consumers/consumer';
 import type { ScopeGrant } from '../tokens/scope-grant';
 import { TokenCache } from '../tokens/token-cache';
@@ -23,9 +24,28 @@ const INVALID_TOKEN = 'Invalid or expired access token.';
  * (docs/decisions.md).
  */
 export type Authentication =
-  | { outcome: 'valid'; consumer: Consumer; keyId: string; grant?: ScopeGrant }
+  | {
+      outcome: 'valid';
+      consumer: Consumer;
+      keyId: string;
+      /** Where the credential may be used from (its consumer's and its own ranges); undefined: anywhere. */
+      addresses: AddressRestriction | undefined;
+      grant?: ScopeGrant;
+    }
   | { outcome: 'refused'; refusal: ApiError }
   | { outcome: 'unchecked'; refusal: ApiError };
+
+/**
+ * The 403 of a valid credential used from an address its consumer, key or client binding does not allow (issue #50,
+ * point 5). It names the address the gateway judged (by the trusted-proxy rule), so that a client behind a proxy the
+ * gateway does not trust can tell why.
+ */
+export function addressNotAllowed(address: string | undefined): ApiError {
+  return new ApiError('ADDRESS_NOT_ALLOWED', addressNotAllowedMessage(address ?? 'an unknown address'));
+}
+
+export const addressNotAllowedMessage = (address: string): string =>
+  `This API key or access token may not be used from ${address}: ask the API operators to allow it.`;
 
 /**
  * The 403 of a token whose scopes do not allow `operation` (RFC 6750 insufficient_scope, naming the scopes that
@@ -66,7 +86,7 @@ export class ApiKeyAuthenticator {
       const result = await this.keys.authenticate(hashApiKey(match[1]));
       if (result.outcome === 'valid') {
         recordEdgeOutcome({ consumer: result.consumer });
-        return { outcome: 'valid', consumer: result.consumer, keyId: result.keyId };
+        return { outcome: 'valid', consumer: result.consumer, keyId: result.keyId, addresses: result.addresses };
       }
       if (result.outcome === 'unavailable') {
         return {

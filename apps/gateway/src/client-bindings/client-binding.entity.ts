@@ -29,4 +29,8 @@ export class ClientBindingEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
+
+  /** Where its client's tokens may be used from: CIDR ranges, normalized (allowed-addresses.ts); null: anywhere. */
+  @Column({ name: 'allowed_addresses', type: 'text', array: true, nullable: true })
+  allowedAddresses!: string[] | null;
 }

@@ -11,6 +11,7 @@ import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerLocks } from '../consumers/consumer-locks';
 import { ConsumersService } from '../consumers/consumers.service';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { normalizedAddressList } from '../consumers/allowed-addresses';
 import { clientBindingHash } from './client-binding';
 import { ClientBindingEntity } from './client-binding.entity';
 
@@ -64,7 +65,13 @@ export class ClientBindingsService {
         const existing = await manager.findOne(ClientBindingEntity, { where: { issuer, clientId } });
         if (existing) throw this.taken(issuer, clientId);
         const created = await manager.save(
-          manager.create(ClientBindingEntity, { id: randomUUID(), consumerId: consumer.id, issuer, clientId }),
+          manager.create(ClientBindingEntity, {
+            id: randomUUID(),
+            consumerId: consumer.id,
+            issuer,
+            clientId,
+            allowedAddresses: null,
+          }),
         );
         await this.audit.record(context, manager, {
           action: 'client-binding.create',
@@ -100,6 +107,34 @@ export class ClientBindingsService {
       consumerIds: [removed.consumerId],
     });
     return removed;
+  }
+
+  /** Sets where the binding's tokens may be used from (null: anywhere its consumer allows), audited. */
+  async setAllowedAddresses(
+    context: AdminRequestContext,
+    name: string,
+    id: string,
+    allowedAddresses: string[] | null,
+  ): Promise<ClientBindingEntity> {
+    const ranges = allowedAddresses === null ? null : normalizedAddressList(allowedAddresses)!;
+    const binding = await this.locks.change(context.actor, name, async (manager, consumer) => {
+      const current = await manager.findOne(ClientBindingEntity, { where: { id, consumerId: consumer.id } });
+      if (!current) throw new ApiError('NOT_FOUND', `Consumer "${name}" has no client binding ${id}.`);
+      const changes = diff({ allowedAddresses: current.allowedAddresses }, { allowedAddresses: ranges });
+      if (Object.keys(changes).length === 0) return current;
+      await manager.update(ClientBindingEntity, { id }, { allowedAddresses: ranges });
+      await this.audit.record(context, manager, {
+        action: 'client-binding.update',
+        targetConsumer: name,
+        changes: { bindingId: { before: id, after: id }, ...changes },
+      });
+      return { ...current, allowedAddresses: ranges };
+    });
+    await this.changes.publish({
+      keyHashes: [clientBindingHash(binding.issuer, binding.clientId)],
+      consumerIds: [],
+    });
+    return binding;
   }
 
   private taken(issuer: string, clientId: string): ApiError {

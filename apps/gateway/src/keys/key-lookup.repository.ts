@@ -5,6 +5,7 @@ import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import type { CreditRefill, OperationCosts } from '@app/contract';
 import type { RecutPeriod } from '../periods/billing-period';
 import { Limits, PlanName } from '../plans/plans';
+import { AddressRestriction } from '../consumers/allowed-addresses';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
 const VALID_KEY = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
@@ -30,6 +31,8 @@ export interface KeyRecord {
   disabledAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** Where it may be used from (its consumer's ranges and its own), parsed once here; undefined: anywhere. */
+  addresses?: AddressRestriction;
 }
 
 /** A row of the lookup query. */
@@ -51,6 +54,8 @@ export interface KeyRow {
   disabled_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  consumer_allowed_addresses: string[] | null;
+  credential_allowed_addresses: string[] | null;
 }
 
 export function keyRecordOf(row: KeyRow): KeyRecord {
@@ -75,6 +80,7 @@ export function keyRecordOf(row: KeyRow): KeyRecord {
     disabledAt: row.disabled_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    addresses: AddressRestriction.of(row.consumer_allowed_addresses, row.credential_allowed_addresses),
   };
 }
 
@@ -95,7 +101,7 @@ export class KeyLookupRepository {
     if (keyHashes.length === 0) return found;
     const schema = schemaOf(this.dataSource);
     const rows: KeyRow[] = await this.dataSource.query(
-      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at ` +
+      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, k.expires_at, k.revoked_at, c.allowed_addresses AS consumer_allowed_addresses, k.allowed_addresses AS credential_allowed_addresses ` +
         `FROM "${schema}"."api_keys" k JOIN "${schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = ANY($1)`,
       [keyHashes],
     );

@@ -2,6 +2,7 @@ import { BODY_LIMIT_BYTES, ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { HeaderObject, HeadersObject, ReferenceObject, ResponseObject } from '@nestjs/swagger';
+import { addressNotAllowedMessage } from '../auth/api-key-authenticator';
 import { API_CACHE_CONTROL } from '../routing/api-cache-control';
 
 /**
@@ -129,11 +130,12 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
     headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },
   403: {
-    name: 'InsufficientScope',
+    name: 'Forbidden',
     description:
-      'An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`). Counted on the token\'s consumer like a request no route takes. Never sent for an API key.',
+      'An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`); counted on the token\'s consumer like a request no route takes, never sent for an API key. Or a valid key or token used from an address its consumer (or the key or client binding itself) is not allowed to be used from (`ADDRESS_NOT_ALLOWED`): counted nowhere.',
     examples: [
       ['INSUFFICIENT_SCOPE', "The access token's scopes do not allow this operation: it needs one of: pets:write."],
+      ['ADDRESS_NOT_ALLOWED', addressNotAllowedMessage('203.0.113.9')],
     ],
     headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },

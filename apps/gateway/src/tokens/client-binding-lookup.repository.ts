@@ -15,7 +15,7 @@ export class ClientBindingLookupRepository {
 
   async find(issuer: string, clientId: string): Promise<KeyRecord | null> {
     const rows: KeyRow[] = await this.dataSource.query(
-      `SELECT '' AS key_hash, b.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, NULL::timestamptz AS expires_at, NULL::timestamptz AS revoked_at ` +
+      `SELECT '' AS key_hash, b.id AS key_id, c.id AS consumer_id, c.name, c.plan, c.limit_per_minute, c.limit_per_day, c.limit_per_month, COALESCE(c.billing_anchor, c.created_at) AS billing_anchor, c.recut_period_start, c.recut_period_end, c.credits_enabled, c.credit_refill, c.credit_costs, c.disabled_at, NULL::timestamptz AS expires_at, NULL::timestamptz AS revoked_at, c.allowed_addresses AS consumer_allowed_addresses, b.allowed_addresses AS credential_allowed_addresses ` +
         `FROM "${schemaOf(this.dataSource)}"."client_bindings" b JOIN "${schemaOf(this.dataSource)}"."consumers" c ON c.id = b.consumer_id WHERE b.issuer = $1 AND b.client_id = $2`,
       [issuer, clientId],
     );

@@ -6,6 +6,7 @@ import { Counter } from 'prom-client';
 import { Clock } from '../clock';
 import { clientBindingHash } from '../client-bindings/client-binding';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import type { AddressRestriction } from '../consumers/allowed-addresses';
 import type { Consumer } from '../consumers/consumer';
 import { ConsumerChange, ConsumerChanges } from '../consumers/consumer-changes';
 import { consumerOfRecord } from '../keys/key-cache';
@@ -18,7 +19,13 @@ import { TokenVerifier } from './token-verifier';
 
 export type TokenAuthentication =
   /** `keyId`: the client binding's id (the usage history's credential); `grant`: what its scopes allow, if mapped. */
-  | { outcome: 'valid'; consumer: Consumer; keyId: string; grant?: ScopeGrant }
+  | {
+      outcome: 'valid';
+      consumer: Consumer;
+      keyId: string;
+      addresses: AddressRestriction | undefined;
+      grant?: ScopeGrant;
+    }
   | { outcome: 'invalid'; reason: 'invalid' | 'disabled' }
   /** The issuer or the consumers database cannot be asked now, for a token or binding not held: 503. */
   | { outcome: 'unavailable'; retryAfterS: number };
@@ -204,7 +211,7 @@ export class TokenCache implements OnModuleInit {
     if (record.disabledAt !== null) return { outcome: 'invalid', reason: 'disabled' };
     const consumer = consumerOfRecord(record, this.planLimits);
     if (!consumer) return INVALID;
-    return { outcome: 'valid', consumer, keyId: record.keyId, grant: entry.grant };
+    return { outcome: 'valid', consumer, keyId: record.keyId, addresses: record.addresses, grant: entry.grant };
   }
 
   private load(entry: TokenEntry): Promise<KeyRecord | null> {

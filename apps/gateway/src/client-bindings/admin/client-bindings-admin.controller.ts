@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminCall } from '../../access/admin-call.decorator';
 import { AdminRequestContext } from '../../access/admin-context';
@@ -13,6 +13,8 @@ import {
 import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
+import { UpdateCredentialDto } from '../../consumers/admin/dto/allowed-addresses.dto';
+import { ALLOWED_ADDRESSES_RULE } from '../../consumers/allowed-addresses';
 import { ClientBindingsService } from '../client-bindings.service';
 import {
   ClientBindingParams,
@@ -25,6 +27,8 @@ import {
 } from './dto/client-binding.dto';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
+const BAD_BINDING_ID: AdminExample = ['VALIDATION_FAILED', 'bindingId must be a UUID'];
+const NO_SUCH_BINDING = `Consumer "${EXAMPLE_CONSUMER}" has no client binding ${EXAMPLE_BINDING_ID}.`;
 
 /** A consumer's OAuth client bindings (docs/oauth.md). Thin: validation by DTO, one service call, the mapping. */
 @ApiTags(ADMIN_TAG)
@@ -79,6 +83,28 @@ export class ClientBindingsAdminController {
     return toClientBindingResponse(await this.bindings.bind(call, name, body.issuer, body.clientId));
   }
 
+  @Patch('consumers/:name/client-bindings/:bindingId')
+  @AdminOperation({
+    operationId: 'updateClientBinding',
+    summary: "Restrict where a bound client's tokens may be used from",
+    description:
+      "`allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once.",
+  })
+  @ApiOkResponse({ type: ClientBindingResponse, description: 'The binding, as changed.' })
+  @AdminErrors({
+    400: [['VALIDATION_FAILED', ALLOWED_ADDRESSES_RULE], BAD_BINDING_ID, BAD_NAME, ...MALFORMED_BODY],
+    404: notFound(NO_SUCH_BINDING),
+  })
+  async update(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name, bindingId }: ClientBindingParams,
+    @Body() body: UpdateCredentialDto,
+  ): Promise<ClientBindingResponse> {
+    return toClientBindingResponse(
+      await this.bindings.setAllowedAddresses(call, name, bindingId, body.allowedAddresses),
+    );
+  }
+
   @Delete('consumers/:name/client-bindings/:bindingId')
   @HttpCode(200)
   @AdminOperation({
@@ -89,8 +115,8 @@ export class ClientBindingsAdminController {
   })
   @ApiOkResponse({ type: ClientBindingResponse, description: 'The binding removed.' })
   @AdminErrors({
-    400: [['VALIDATION_FAILED', 'bindingId must be a UUID'], BAD_NAME],
-    404: notFound(`Consumer "${EXAMPLE_CONSUMER}" has no client binding ${EXAMPLE_BINDING_ID}.`),
+    400: [BAD_BINDING_ID, BAD_NAME],
+    404: notFound(NO_SUCH_BINDING),
   })
   async delete(
     @AdminCall() call: AdminRequestContext,

@@ -46,6 +46,14 @@ export class ClientBindingResponse {
   id!: string;
   @ApiProperty({ example: EXAMPLE_ISSUER }) issuer!: string;
   @ApiProperty({ example: EXAMPLE_CLIENT_ID }) clientId!: string;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['10.1.5.0/24'],
+    description:
+      "Where its tokens may be used from, within its consumer's allowedAddresses (null: anywhere they allow).",
+  })
+  allowedAddresses!: string[] | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
 }
 
@@ -54,6 +62,7 @@ export function toClientBindingResponse(binding: ClientBindingEntity): ClientBin
     id: binding.id,
     issuer: binding.issuer,
     clientId: binding.clientId,
+    allowedAddresses: binding.allowedAddresses,
     createdAt: binding.createdAt.toISOString(),
   };
 }
