@@ -10,6 +10,7 @@ import {
   EXAMPLE_CLIENT_ID,
   EXAMPLE_ISSUER,
 } from '../../../apps/gateway/src/client-bindings/admin/dto/client-binding.dto';
+import { ALLOWED_ADDRESSES_RULE } from '../../../apps/gateway/src/consumers/allowed-addresses';
 import { adminCall } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
 import { withStack } from '../../support/with-stack';
@@ -54,9 +55,11 @@ const OPERATIONS = [
   ['post', '/consumers/{name}/revoke', 'revokeConsumerKeys'],
   ['post', '/consumers/{name}/keys/{keyId}/revoke', 'revokeKey'],
   ['post', '/consumers/{name}/keys/{keyId}/rotate', 'rotateKey'],
+  ['patch', '/consumers/{name}/keys/{keyId}', 'updateKey'],
   ['get', '/consumers/{name}/client-bindings', 'listClientBindings'],
   ['post', '/consumers/{name}/client-bindings', 'createClientBinding'],
   ['delete', '/consumers/{name}/client-bindings/{bindingId}', 'deleteClientBinding'],
+  ['patch', '/consumers/{name}/client-bindings/{bindingId}', 'updateClientBinding'],
   ['get', '/consumers/{name}/usage', 'getConsumerUsage'],
   ['post', '/consumers/{name}/unban', 'unbanConsumer'],
   ['get', '/consumers/{name}/billing', 'getConsumerBilling'],
@@ -321,6 +324,12 @@ describe("the admin API's OpenAPI document", () => {
         () => admin('POST', '/consumers/acme/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x' }),
       ],
       ['deleteClientBinding', noAcme, () => admin('DELETE', `/consumers/acme/client-bindings/${unknownKey}`)],
+      [
+        'updateClientBinding',
+        noAcme,
+        () => admin('PATCH', `/consumers/acme/client-bindings/${unknownKey}`, { allowedAddresses: null }),
+      ],
+      ['updateKey', noAcme, () => admin('PATCH', `/consumers/acme/keys/${unknownKey}`, { allowedAddresses: null })],
       ['getConsumerUsageHistory', noAcme, () => admin('GET', '/consumers/acme/usage/history')],
       ['unbanConsumer', noAcme, () => admin('POST', '/consumers/acme/unban')],
       ['getConsumerBilling', noAcme, () => admin('GET', '/consumers/acme/billing')],
@@ -377,6 +386,53 @@ describe("the admin API's OpenAPI document", () => {
         404,
         'Consumer "acme" has no client binding <id>.',
         () => admin('DELETE', `/consumers/acme/client-bindings/${unknownKey}`),
+      ],
+      [
+        'updateClientBinding',
+        404,
+        'Consumer "acme" has no client binding <id>.',
+        () => admin('PATCH', `/consumers/acme/client-bindings/${unknownKey}`, { allowedAddresses: null }),
+      ],
+      [
+        'updateClientBinding',
+        400,
+        ALLOWED_ADDRESSES_RULE,
+        () => admin('PATCH', `/consumers/acme/client-bindings/${unknownKey}`, { allowedAddresses: ['10.1'] }),
+      ],
+      [
+        'updateClientBinding',
+        400,
+        'bindingId must be a UUID',
+        () => admin('PATCH', '/consumers/acme/client-bindings/not-a-uuid', { allowedAddresses: null }),
+      ],
+      [
+        'updateClientBinding',
+        400,
+        nameRule,
+        badName('PATCH', `/client-bindings/${unknownKey}`, { allowedAddresses: null }),
+      ],
+      ['updateClientBinding', 400, json, malformed('PATCH', `/consumers/acme/client-bindings/${unknownKey}`)],
+      ['updateClientBinding', 400, object, notObject('PATCH', `/consumers/acme/client-bindings/${unknownKey}`)],
+      ['updateKey', 404, noKey, () => admin('PATCH', `/consumers/acme/keys/${unknownKey}`, { allowedAddresses: null })],
+      [
+        'updateKey',
+        400,
+        ALLOWED_ADDRESSES_RULE,
+        () => admin('PATCH', `/consumers/acme/keys/${unknownKey}`, { allowedAddresses: [] }),
+      ],
+      [
+        'updateKey',
+        400,
+        'keyId must be a UUID',
+        () => admin('PATCH', '/consumers/acme/keys/not-a-uuid', { allowedAddresses: null }),
+      ],
+      ['updateKey', 400, json, malformed('PATCH', `/consumers/acme/keys/${unknownKey}`)],
+      ['updateKey', 400, object, notObject('PATCH', `/consumers/acme/keys/${unknownKey}`)],
+      [
+        'updateConsumer',
+        400,
+        ALLOWED_ADDRESSES_RULE,
+        () => admin('PATCH', '/consumers/acme', { allowedAddresses: ['10.0.0.0/33'] }),
       ],
       ['listClientBindings', 400, nameRule, badName('GET', '/client-bindings')],
       [

@@ -238,6 +238,32 @@ describe('admin tokens and the audit log', () => {
         },
       },
       {
+        method: 'PATCH',
+        path: '/consumers/{name}/client-bindings/{bindingId}',
+        scope: 'keys:write',
+        prepare: async () => {
+          const { name } = await createConsumer();
+          const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+            issuer: ISSUER,
+            clientId: unique('client'),
+          });
+          expect(bound.status).toBe(201);
+          return {
+            path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}`,
+            body: { allowedAddresses: ['10.1.0.0/16'] },
+          };
+        },
+      },
+      {
+        method: 'PATCH',
+        path: '/consumers/{name}/keys/{keyId}',
+        scope: 'keys:write',
+        prepare: async () => {
+          const c = await createConsumer();
+          return { path: `/consumers/${c.name}/keys/${c.keyId}`, body: { allowedAddresses: null } };
+        },
+      },
+      {
         method: 'GET',
         path: '/consumers/{name}/usage',
         scope: 'usage:read',

@@ -146,6 +146,44 @@ describe("OAuth access tokens as a consumer's credentials", () => {
     expectInvalidToken(reply);
   });
 
+  it('a client binding restricted to other addresses: its tokens get 403 ADDRESS_NOT_ALLOWED on every instance, counted nowhere', async () => {
+    const { consumer } = await bindToNewConsumer(idp.jwtClient);
+    const token = await idp.token();
+    expect((await get(stack.a, token)).status).toBe(200);
+    expect((await get(stack.b, token)).status).toBe(200);
+    const { id } = bindings.get(idp.jwtClient.clientId)!;
+    const fenced = await adminCall(stack.a, 'PATCH', `/consumers/${consumer}/client-bindings/${id}`, {
+      allowedAddresses: ['10.1.0.0/16'],
+    });
+    expect(fenced.status).toBe(200);
+    expect(fenced.body).toMatchObject({ id, allowedAddresses: ['10.1.0.0/16'] });
+    const used = async () =>
+      (
+        (await adminCall(stack.a, 'GET', `/consumers/${consumer}/usage`)).body as {
+          windows: Array<{ name: string; used: number }>;
+        }
+      ).windows.find((w) => w.name === 'minute')!.used;
+    const before = await used();
+    expectErrorBody(await get(stack.a, token), 403, 'ADDRESS_NOT_ALLOWED');
+    // The other instance hears it on the change channel.
+    let reply = await get(stack.b, token);
+    for (let i = 0; i < 50 && reply.status === 200; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      reply = await get(stack.b, token);
+    }
+    expectErrorBody(reply, 403, 'ADDRESS_NOT_ALLOWED');
+    if (shared) expect(await used()).toBe(before);
+    // Loopback allowed (the test's own address): answered again.
+    expect(
+      (
+        await adminCall(stack.a, 'PATCH', `/consumers/${consumer}/client-bindings/${id}`, {
+          allowedAddresses: ['127.0.0.0/8', '::1'],
+        })
+      ).status,
+    ).toBe(200);
+    expect((await get(stack.a, token)).status).toBe(200);
+  });
+
   it("a disabled consumer's token is refused as its keys are", async () => {
     const { consumer } = await bindToNewConsumer(idp.jwtClient);
     const token = await idp.token();

@@ -123,8 +123,9 @@ describe('the OpenAPI document', () => {
     const codes = (status: string) => examples(status).map((e) => e.code);
     expect(codes('400')).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'MALFORMED_JSON', 'MALFORMED_REQUEST']));
     expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'CONSUMER_DISABLED', 'UNAUTHORIZED']);
-    // An access token whose scopes do not allow the operation (docs/oauth.md).
-    expect(codes('403')).toEqual(['INSUFFICIENT_SCOPE']);
+    // An access token whose scopes do not allow the operation (docs/oauth.md); a credential from an address its
+    // consumer, key or client binding is not allowed to be used from.
+    expect(codes('403')).toEqual(['INSUFFICIENT_SCOPE', 'ADDRESS_NOT_ALLOWED']);
     expect(codes('413')).toEqual(['PAYLOAD_TOO_LARGE']);
     // The window refusal, the monthly quota's, the credits' (waiting for their refill), and the ban.
     expect(codes('429')).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED']);

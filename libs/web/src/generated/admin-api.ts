@@ -52,8 +52,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a consumer's plan, limits or contact email
-         * @description `limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address. Every instance applies the change at once.
+         * Change a consumer's plan, limits, contact email or allowed addresses
+         * @description `limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address; `allowedAddresses` restricts where its keys and tokens may be used from (null: anywhere). Every instance applies the change at once.
          *
          *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -192,6 +192,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consumers/{name}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Restrict where one key may be used from
+         * @description `allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once; a rotation's successor keeps it.
+         *
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        patch: operations["updateKey"];
+        trace?: never;
+    };
     "/consumers/{name}/usage": {
         parameters: {
             query?: never;
@@ -327,7 +349,13 @@ export interface paths {
         delete: operations["deleteClientBinding"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Restrict where a bound client's tokens may be used from
+         * @description `allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once.
+         *
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        patch: operations["updateClientBinding"];
         trace?: never;
     };
     "/token": {
@@ -723,6 +751,13 @@ export interface components {
              * @description Set once the key is rotated: its successor (a key is rotated once).
              */
             replacedBy: string | null;
+            /**
+             * @description Where the key may be used from, within its consumer's allowedAddresses (null: anywhere they allow).
+             * @example [
+             *       "10.1.5.0/24"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
         };
         ConsumerResponse: {
             /** Format: uuid */
@@ -756,6 +791,14 @@ export interface components {
              * @description Its contact address, lower-cased.
              */
             email: string | null;
+            /**
+             * @description Where its keys and tokens may be used from (null: anywhere).
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
             keys: components["schemas"]["KeyResponse"][];
         };
         ConsumerPageResponse: {
@@ -766,11 +809,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `INSUFFICIENT_SCOPE` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `CLIENT_ALREADY_BOUND` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `INSUFFICIENT_SCOPE` (403), `ADDRESS_NOT_ALLOWED` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `CLIENT_ALREADY_BOUND` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "CLIENT_ALREADY_BOUND" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "ADDRESS_NOT_ALLOWED" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "CLIENT_ALREADY_BOUND" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example No consumer named "acme".
@@ -830,6 +873,13 @@ export interface components {
              */
             replacedBy: string | null;
             /**
+             * @description Where the key may be used from, within its consumer's allowedAddresses (null: anywhere they allow).
+             * @example [
+             *       "10.1.5.0/24"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
+            /**
              * @description The API key. Shown only in this answer: only its SHA-256 is stored.
              * @example petk_…
              */
@@ -854,6 +904,14 @@ export interface components {
              * @description A contact address, stored lower-cased; null clears it.
              */
             email?: string | null;
+            /**
+             * @description The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address; a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. null: anywhere. A key or client binding may be restricted further.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses?: string[] | null;
         };
         IssueKeyDto: {
             /**
@@ -873,6 +931,16 @@ export interface components {
             key: components["schemas"]["IssuedKeyResponse"];
             /** @description The old key, with the expiry the overlap gave it. */
             previous: components["schemas"]["KeyResponse"];
+        };
+        UpdateCredentialDto: {
+            /**
+             * @description The IPv4 and IPv6 addresses and CIDR ranges its requests may come from (as the rate limits judge the client address: TRUST_PROXY), stored on their network address; null: anywhere. Its consumer's own allowedAddresses apply as well: a request must come from inside both.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
         };
         WindowUsageResponse: {
             /**
@@ -998,6 +1066,13 @@ export interface components {
             issuer: string;
             /** @example acme-billing-service */
             clientId: string;
+            /**
+             * @description Where its tokens may be used from, within its consumer's allowedAddresses (null: anywhere they allow).
+             * @example [
+             *       "10.1.5.0/24"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -2284,6 +2359,65 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description The key, as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer, or no such key of it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getConsumerUsage: {
         parameters: {
             query?: never;
@@ -2721,6 +2855,65 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateClientBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                bindingId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description The binding, as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientBindingResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer, or no such key of it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
