@@ -73,14 +73,18 @@ balance, refill, costs, the projected exhaustion, the spend per UTC day (--days,
 first ("credits show NAME" too, for a consumer named top-up, set or show). "top-up" adds to the balance (the first one puts credits in force), "set" sets it (none: credits no longer
 in force). Every change is audited.`;
 
-const CLIENT_BINDING_USAGE = `OAuth client bindings (docs/oauth.md; consumers:read to list, keys:write to bind or unbind):
+const CLIENT_BINDING_USAGE = `OAuth client bindings and allowed addresses (docs/oauth.md; consumers:read to list, keys:write to bind, unbind
+or allow a key or binding, consumers:write to allow a consumer):
   npm run -s keys -- bindings NAME
   npm run -s keys -- bind NAME --issuer URL --client CLIENT-ID
   npm run -s keys -- unbind NAME BINDING-ID
+  npm run -s keys -- allow NAME [--key KEY-ID|--binding BINDING-ID] RANGE... | --anywhere
 
 "bind" lets the access tokens of an issuer's client (one of the gateway's OAUTH_ISSUERS, exactly as configured)
 authenticate as the consumer, counted on the same limits as its keys; a client is bound to one consumer at most.
-"unbind" stops its tokens on every gateway. Every change is audited.`;
+"unbind" stops its tokens on every gateway. "allow" restricts where the consumer's keys and tokens (or one key's, or
+one binding's, within the consumer's) may be used from: IPv4 and IPv6 addresses and CIDR ranges, the client address
+judged as the rate limits judge it (TRUST_PROXY); --anywhere lifts it. Every change is audited.`;
 
 /**
  * Every usage line of the CLI, and the paragraphs that explain them.

@@ -1,9 +1,14 @@
-import { request } from 'node:http';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { adminCall } from '../../support/gateway';
 import { expectErrorBody, received, Reply } from '../../support/http';
 import { withStack } from '../../support/with-stack';
 
+const run = promisify(execFile);
+const KEYS_CLI = join(__dirname, '../../../scripts/keys.js');
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
 /** The balancer in front of the gateway: the one peer it believes (TRUST_PROXY), as the rate limits do. */
@@ -159,5 +164,27 @@ describe('allowed addresses of a consumer and of its keys', () => {
     expect(rows.filter((row) => row.action === 'key.update').map((row) => row.changes.allowedAddresses)).toEqual([
       { before: null, after: ['10.1.5.0/24'] },
     ]);
+  });
+
+  it('the CLI sets them: allow NAME RANGE..., --key, --anywhere', async () => {
+    const { name, key, keyId } = await restrictedConsumer();
+    const cli = async (...args: string[]) =>
+      (
+        await run(process.execPath, [KEYS_CLI, ...args], {
+          env: { ...process.env, ADMIN_URL: stack.gateway.adminUrl, ADMIN_TOKEN: stack.gateway.adminToken },
+        })
+      ).stdout.trim();
+    expect(await cli('allow', name, '10.3.0.0/16')).toBe(
+      `"${name}"'s keys and tokens may be used only from 10.3.0.0/16.`,
+    );
+    expect((await getFrom(stack.gateway.url, BALANCER, key, '10.3.1.1')).status).toBe(200);
+    expect(await cli('allow', name, '--key', keyId, '10.3.9.9/24')).toMatch(/may be used only from 10\.3\.9\.0\/24 /);
+    expectErrorBody(await getFrom(stack.gateway.url, BALANCER, key, '10.3.1.1'), 403, 'ADDRESS_NOT_ALLOWED');
+    await cli('allow', name, '--key', keyId, '--anywhere');
+    expect(await cli('allow', name, '--anywhere')).toBe(`"${name}"'s keys and tokens may be used from anywhere.`);
+    expect((await getFrom(stack.gateway.url, STRANGER, key)).status).toBe(200);
+    await expect(cli('allow', name, '10.1')).rejects.toMatchObject({
+      stderr: expect.stringContaining('allowedAddresses must be'),
+    });
   });
 });
