@@ -39,6 +39,7 @@ describe("OAuth access tokens as a consumer's credentials", () => {
         // Every unknown kid may refetch the JWKS at once: the rotation test needs no wait.
         jwksCooldownMs: 0,
         scopes: { 'pets:read': ['listPets', 'getPet'], 'pets:write': ['createPet'] },
+        tokenUrl: `${idp.issuer}/token`,
       },
     ]);
   });
@@ -85,6 +86,38 @@ describe("OAuth access tokens as a consumer's credentials", () => {
       .setExpirationTime(claims.exp ?? now + 300)
       .sign(await importJWK(key.privateJwk, 'ES256'));
   }
+
+  it('the served document declares the issuer as a client-credentials scheme beside the key, and its token works', async () => {
+    const doc = (await call(`${stack.a.url}/docs-json`)).body as {
+      components: { securitySchemes: Record<string, unknown> };
+      paths: Record<string, Record<string, { security: unknown[] }>>;
+    };
+    expect(doc.components.securitySchemes.oauth2).toEqual({
+      type: 'oauth2',
+      description: expect.stringContaining(idp.issuer),
+      flows: {
+        clientCredentials: {
+          tokenUrl: `${idp.issuer}/token`,
+          scopes: { 'pets:read': 'Allows listPets, getPet', 'pets:write': 'Allows createPet' },
+        },
+      },
+    });
+    expect(doc.paths['/pets'].get.security).toEqual([{ bearer: [] }, { oauth2: [] }]);
+    // What Swagger UI does with it: the client-credentials grant at tokenUrl, then the token as the bearer.
+    await bindToNewConsumer(idp.jwtClient);
+    const { clientId, clientSecret } = idp.jwtClient;
+    const granted = await call(`${idp.issuer}/token`, {
+      method: 'POST',
+      // Swagger UI sends the client's credentials as Basic (client_secret_basic).
+      headers: {
+        authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'pets:read' }).toString(),
+    });
+    expect(granted.status).toBe(200);
+    expect((await get(stack.a, (granted.body as { access_token: string }).access_token)).status).toBe(200);
+  });
 
   it("a token counts on its consumer's one counter with its key: 30 by key and 30 by token, the 61st refused", async () => {
     if (!shared) console.log('access-tokens: REDIS_URL is not set: the count goes through one instance');

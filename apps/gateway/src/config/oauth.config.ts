@@ -47,6 +47,11 @@ export interface OAuthIssuerConfig {
    * decides the limits); present: only the operations its scopes list.
    */
   scopes?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The issuer's token endpoint, for the public OpenAPI document's client-credentials scheme (Swagger UI asks it for
+   * a token); absent: the document declares no OAuth scheme for this issuer. Never used to verify anything.
+   */
+  tokenUrl?: string;
   /** Discovery, JWKS and introspection requests give up after this long. */
   timeoutMs: number;
   /** At most one refetch of the JWKS per this interval for a `kid` the gateway does not hold. */
@@ -71,6 +76,7 @@ const ISSUER_FIELDS = new Set([
   'introspectionCacheSeconds',
   'introspectionConcurrency',
   'scopes',
+  'tokenUrl',
   'timeoutMs',
   'jwksCooldownMs',
   'jwksMaxAgeMs',
@@ -103,6 +109,15 @@ function issuerUrl(value: unknown, where: string, production: boolean): string {
   if (production && url.protocol !== 'https:' && !loopback)
     invalid(`${where}.issuer must be an https URL in production (http only on loopback)`);
   return value as string;
+}
+
+function tokenUrlOf(value: unknown, where: string): string {
+  try {
+    if (nonEmptyString(value) && ['https:', 'http:'].includes(new URL(value).protocol)) return value;
+  } catch {
+    // refused below
+  }
+  return invalid(`${where}.tokenUrl must be an http(s) URL (the issuer's token endpoint)`);
 }
 
 function scopesOf(value: unknown, where: string): Map<string, readonly string[]> | undefined {
@@ -175,6 +190,7 @@ function issuerOf(raw: unknown, index: number, production: boolean): OAuthIssuer
       `${where}.introspectionConcurrency`,
     ),
     scopes: scopesOf(entry.scopes, where),
+    tokenUrl: entry.tokenUrl === undefined ? undefined : tokenUrlOf(entry.tokenUrl, where),
     timeoutMs: integerIn(entry.timeoutMs, 100, 60_000, 5_000, `${where}.timeoutMs`),
     jwksCooldownMs: integerIn(entry.jwksCooldownMs, 0, 3_600_000, 30_000, `${where}.jwksCooldownMs`),
     jwksMaxAgeMs: integerIn(entry.jwksMaxAgeMs, 1_000, 86_400_000, 600_000, `${where}.jwksMaxAgeMs`),
