@@ -9,7 +9,8 @@
 /**
  * The gateway (docs/architecture.md). The control plane's rooms: access (admin tokens, scopes, the admin context,
  * audit) below consumers (the aggregate and its change channel), below keys (the data plane's lookup and cache) and
- * plan-requests. The billing period's arithmetic (periods/: a consumer's periods, a monthly quota's window) stands
+ * plan-requests; client-bindings (OAuth clients bound to consumers) beside keys, and tokens (the data plane's
+ * access tokens) above both. The billing period's arithmetic (periods/: a consumer's periods, a monthly quota's window) stands
  * low: consumers, credits, the limits and billing all cut periods. The credit engine (credits/) stands below the
  * limits that spend it, and billing (the anchor, the quota, the credits' admin routes) above them; usage-export (the
  * history read as billing events) above usage. Threshold events (alerts/) stand between the credits and the limits,
@@ -25,12 +26,12 @@ const GATEWAY_LAYERS = [
   ['database'],
   ['access'],
   ['consumers'],
-  ['routing', 'keys', 'plan-requests', 'credits'],
-  ['alerts'],
+  ['routing', 'keys', 'plan-requests', 'credits', 'client-bindings'],
+  ['alerts', 'tokens'],
   ['rate-limit', 'usage'],
   ['billing', 'auth', 'usage-export', 'webhooks'],
   ['access/admin', 'consumers/admin', 'plan-requests/admin'],
-  ['usage/admin', 'billing/admin', 'webhooks/admin'],
+  ['usage/admin', 'billing/admin', 'webhooks/admin', 'client-bindings/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];

@@ -17,6 +17,9 @@
  *
  * Targets (--targets, comma-separated; default gateway,peer,nginx):
  *   gateway      GET /v1/pets?limit=20 through the gateway (Enterprise key, Redis-backed limits)
+ *   gateway-token   the same with an OAuth access token (a JWT, ES256) of the consumer's bound client instead of
+ *                the key (issue #50 point 6: target within 1.2 × gateway); the issuer is a static one the bench
+ *                serves on loopback (discovery and JWKS), the token verified once and then held by its hash
  *   peer         the same through bench/peer-gateway.js (fastify + reply-from + rate-limit on Redis)
  *   nginx        GET /pets?limit=20 through nginx (one process: master_process off) as a keep-alive proxy
  *   gateway-post, peer-post   POST /v1/pets through each
@@ -262,6 +265,39 @@ function spread(values) {
 
 const formatCount = (n) => n.toLocaleString('en-US');
 
+/**
+ * An OAuth issuer as small as a gateway needs (issue #50): its discovery document and JWKS on a loopback port, and
+ * `token(clientId, audience)`, an RFC 9068 access token (ES256, a day long: a run under callgrind is slow) it signs.
+ */
+async function startStaticIssuer() {
+  const { exportJWK, generateKeyPair, SignJWT } = require('jose');
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'ES256', use: 'sig' };
+  const server = require('node:http').createServer((request, response) => {
+    const body =
+      request.url === '/.well-known/openid-configuration'
+        ? { issuer: url, jwks_uri: `${url}/jwks` }
+        : request.url === '/jwks'
+          ? { keys: [jwk] }
+          : undefined;
+    response.writeHead(body ? 200 : 404, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body ?? {}));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const token = (clientId, audience) =>
+    new SignJWT({ client_id: clientId, scope: 'pets:read' })
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'bench' })
+      .setIssuer(url)
+      .setAudience(audience)
+      .setSubject(clientId)
+      .setIssuedAt()
+      .setExpirationTime('24h')
+      .sign(privateKey);
+  return { url, token };
+}
+
 module.exports = { callgrindMissing, underCallgrind, countInstructions, autocannonSender, spread, formatCount };
 
 // ---- the command ----
@@ -332,7 +368,10 @@ async function main() {
       USAGE_FLUSH_MS: '300000',
       KEY_CACHE_TTL_MS: '3600000',
       KEY_FILTER_REBUILD_MS: '86400000',
+      OAUTH_ISSUERS: JSON.stringify([{ issuer: issuer.url, audience: 'https://bench.petstore.test' }]),
     });
+    // A static issuer on loopback (its discovery document and JWKS) and a token of its client, bound to the consumer.
+    const issuer = await startStaticIssuer();
     const minting = support.startApp(children, 'gateway (key)', GATEWAY_MAIN, gatewayEnv(ports.gateway, ports.admin));
     await support
       .waitForHttp(`http://127.0.0.1:${ports.admin}/health/live`, 300_000)
@@ -341,8 +380,15 @@ async function main() {
       { url: `http://127.0.0.1:${ports.admin}`, token: adminToken },
       '--plan enterprise --name bench --rpm 1000000000 --rpd 1000000000',
     );
+    const bound = await fetch(`http://127.0.0.1:${ports.admin}/consumers/bench/client-bindings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ issuer: issuer.url, clientId: 'bench-client' }),
+    });
+    if (bound.status !== 201) throw new Error(`binding the bench client: ${bound.status} ${await bound.text()}`);
     await support.stopAndWait(minting);
     const auth = { authorization: `Bearer ${key}` };
+    const tokenAuth = { authorization: `Bearer ${await issuer.token('bench-client', 'https://bench.petstore.test')}` };
     const { rows } = await queryOnce(database.url, 'SELECT min(id) AS id FROM pets');
     const petId = rows[0].id;
     writeFileSync(
@@ -376,6 +422,11 @@ http { access_log off; client_body_temp_path ${work}; proxy_temp_path ${work};
         start: () => [process.execPath, [GATEWAY_MAIN], gatewayEnv(ports.gateway, ports.admin)],
         ready: `http://127.0.0.1:${ports.gateway}/health/live`,
         request: { url: `http://127.0.0.1:${ports.gateway}/v1/pets?limit=20`, headers: auth },
+      },
+      'gateway-token': {
+        start: () => [process.execPath, [GATEWAY_MAIN], gatewayEnv(ports.gateway, ports.admin)],
+        ready: `http://127.0.0.1:${ports.gateway}/health/live`,
+        request: { url: `http://127.0.0.1:${ports.gateway}/v1/pets?limit=20`, headers: tokenAuth },
       },
       'gateway-post': {
         start: () => [process.execPath, [GATEWAY_MAIN], gatewayEnv(ports.gateway, ports.admin)],

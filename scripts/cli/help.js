@@ -88,12 +88,25 @@ credits.exhausted; default: all). "deliveries" shows the newest first (default 2
 status, latency, error); "redeliver" sends the same message (the same webhook-id) to the same endpoint again.
 "failing" lists the endpoints failing now or disabled, across consumers.`;
 
+const CLIENT_BINDING_USAGE = `OAuth client bindings and allowed addresses (docs/oauth.md; consumers:read to list, keys:write to bind, unbind
+or allow a key or binding, consumers:write to allow a consumer):
+  npm run -s keys -- bindings NAME
+  npm run -s keys -- bind NAME --issuer URL --client CLIENT-ID
+  npm run -s keys -- unbind NAME BINDING-ID
+  npm run -s keys -- allow NAME [--key KEY-ID|--binding BINDING-ID] RANGE... | --anywhere
+
+"bind" lets the access tokens of an issuer's client (one of the gateway's OAUTH_ISSUERS, exactly as configured)
+authenticate as the consumer, counted on the same limits as its keys; a client is bound to one consumer at most.
+"unbind" stops its tokens on every gateway. "allow" restricts where the consumer's keys and tokens (or one key's, or
+one binding's, within the consumer's) may be used from: IPv4 and IPv6 addresses and CIDR ranges, the client address
+judged as the rate limits judge it (TRUST_PROXY); --anywhere lifts it. Every change is audited.`;
+
 /**
  * Every usage line of the CLI, and the paragraphs that explain them.
  * @param {NodeJS.ProcessEnv} env
  */
 const helpText = (env) =>
-  `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n${PLAN_REQUEST_USAGE}\n\n${BILLING_USAGE}\n\n${WEBHOOKS_USAGE}`;
+  `${usage(readPlans(env))}\n\n${tokenAuditUsage()}\n\n${PLAN_REQUEST_USAGE}\n\n${BILLING_USAGE}\n\n${WEBHOOKS_USAGE}\n\n${CLIENT_BINDING_USAGE}`;
 
 const VERB_PREFIX = '  npm run -s keys -- ';
 

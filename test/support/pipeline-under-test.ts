@@ -20,6 +20,7 @@ import { loadPlans, PLAN_TABLE } from '../../apps/gateway/src/plans/plans';
 import { PetsProxyController } from '../../apps/gateway/src/proxy/pets-proxy.controller';
 import { UpstreamService } from '../../apps/gateway/src/proxy/upstream.service';
 import { ClientAddressResolver } from '../../apps/gateway/src/rate-limit/client-address';
+import { TokenCache } from '../../apps/gateway/src/tokens/token-cache';
 import { MemoryRateLimitStore } from '../../apps/gateway/src/rate-limit/memory-rate-limit.store';
 import { PlanThrottlerGuard } from '../../apps/gateway/src/rate-limit/plan-throttler.guard';
 import { planThrottlerOptions } from '../../apps/gateway/src/rate-limit/plan-throttlers';
@@ -97,7 +98,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
       if (uncheckable.has(hash)) return { outcome: 'unavailable', retryAfterS: 5 };
       const consumer = keys.get(hash);
       return consumer
-        ? { outcome: 'valid', consumer, keyId: `key-of-${consumer.name}` }
+        ? { outcome: 'valid', consumer, keyId: `key-of-${consumer.name}`, addresses: undefined }
         : { outcome: 'invalid', reason: 'unknown' };
     },
   };
@@ -144,6 +145,8 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
       { provide: RateLimitStore, useValue: store },
       { provide: ClientAddressResolver, useValue: addresses },
       { provide: KeyCache, useValue: keyCache },
+      // No issuer configured: every bearer is judged as a key.
+      { provide: TokenCache, useValue: { enabled: false } },
       { provide: UpstreamService, useValue: upstream },
       { provide: UsageService, useValue: usage },
       { provide: CreditsService, useValue: credits },

@@ -5,6 +5,7 @@ import { PLAN_TABLE, PlanTable } from './plans/plans';
 import { Clock, SystemClock } from './clock';
 import { GATEWAY_CONFIG, GatewayConfig } from './config/gateway.config';
 import { AccessModule } from './access/access.module';
+import { ClientBindingsModule } from './client-bindings/client-bindings.module';
 import { HealthModule } from './health/health.module';
 import { PipelineModule } from './pipeline/pipeline.module';
 import { PlanRequestsModule } from './plan-requests/plan-requests.module';
@@ -55,6 +56,7 @@ export class GatewayAppModule {
         // The control plane's rooms the public app does not reach itself: built here once, lent to the admin app.
         AccessModule,
         PlanRequestsModule,
+        ClientBindingsModule,
         // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
         UsageExportModule,
         // Webhooks: the endpoints the admin API keeps, and the worker that delivers the outbox (docs/webhooks.md).

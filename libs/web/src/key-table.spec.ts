@@ -9,6 +9,7 @@ const key = (id: string, extra: Partial<AdminKey> = {}): AdminKey => ({
   expiresAt: null,
   revokedAt: null,
   replacedBy: null,
+  allowedAddresses: null,
   ...extra,
 });
 

@@ -6,6 +6,11 @@ import {
   INVALID_TOKEN_MESSAGE,
   MISSING_TOKEN_MESSAGE,
 } from '../../../apps/gateway/src/admin-conventions/admin-responses';
+import {
+  EXAMPLE_CLIENT_ID,
+  EXAMPLE_ISSUER,
+} from '../../../apps/gateway/src/client-bindings/admin/dto/client-binding.dto';
+import { ALLOWED_ADDRESSES_RULE } from '../../../apps/gateway/src/consumers/allowed-addresses';
 import { adminCall } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
 import { withStack } from '../../support/with-stack';
@@ -50,6 +55,11 @@ const OPERATIONS = [
   ['post', '/consumers/{name}/revoke', 'revokeConsumerKeys'],
   ['post', '/consumers/{name}/keys/{keyId}/revoke', 'revokeKey'],
   ['post', '/consumers/{name}/keys/{keyId}/rotate', 'rotateKey'],
+  ['patch', '/consumers/{name}/keys/{keyId}', 'updateKey'],
+  ['get', '/consumers/{name}/client-bindings', 'listClientBindings'],
+  ['post', '/consumers/{name}/client-bindings', 'createClientBinding'],
+  ['delete', '/consumers/{name}/client-bindings/{bindingId}', 'deleteClientBinding'],
+  ['patch', '/consumers/{name}/client-bindings/{bindingId}', 'updateClientBinding'],
   ['get', '/consumers/{name}/usage', 'getConsumerUsage'],
   ['post', '/consumers/{name}/unban', 'unbanConsumer'],
   ['get', '/consumers/{name}/billing', 'getConsumerBilling'],
@@ -102,6 +112,12 @@ const TOKEN_OPERATIONS: readonly OperationId[] = [
   'getCurrentToken',
   'recordAuditEvent',
 ];
+/**
+ * The methods whose operations take a body, and so document 413 and 415: a GET or a DELETE takes none (the server
+ * would refuse a body on them all the same, but none is meant, so none is documented), a bodiless POST does take an
+ * optional one.
+ */
+const takesBody = (method: string) => method !== 'get' && method !== 'delete';
 
 /** Ids change from run to run: messages are compared with every UUID in them replaced. */
 const withoutIds = (message: string) =>
@@ -113,7 +129,16 @@ const withoutIds = (message: string) =>
  * what the server does: optional bodies, 415, the export's schema, null limits, an opaque token.
  */
 describe("the admin API's OpenAPI document", () => {
-  const stack = withStack({ petsUrl: 'http://127.0.0.1:1', gateway: { env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32' } } });
+  // The issuer of the client-binding examples: configured (never asked: no token is sent), so that binding it works.
+  const stack = withStack({
+    petsUrl: 'http://127.0.0.1:1',
+    gateway: {
+      env: {
+        OAUTH_ISSUERS: JSON.stringify([{ issuer: EXAMPLE_ISSUER, audience: 'https://api.example' }]),
+        OUTBOUND_ALLOW_LIST: '127.0.0.1/32',
+      },
+    },
+  });
 
   let doc: Document;
   const admin = (method: string, path: string, body?: unknown, token?: string | null) =>
@@ -188,7 +213,7 @@ describe("the admin API's OpenAPI document", () => {
     expect(rotated.status).toBe(201);
   });
 
-  it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body', () => {
+  it('documents 401, 500 and 503 on every operation, 413 and 415 on every one that takes a body, not on a GET or DELETE', () => {
     for (const [method, , id] of OPERATIONS) {
       const statuses = Object.keys(op(id).responses);
       // Listing the tokens and reading one's own take no input: nothing of them can be a 400.
@@ -200,8 +225,8 @@ describe("the admin API's OpenAPI document", () => {
           '503',
         ]),
       );
-      // DELETE takes no body (nor do the GETs).
-      if (method !== 'get' && method !== 'delete') expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
+      if (takesBody(method)) expect(statuses).toEqual(expect.arrayContaining(['413', '415']));
+      else expect(statuses).not.toEqual(expect.arrayContaining(['413']));
       for (const status of statuses.filter((s) => s >= '400')) {
         for (const example of examples(id, Number(status))) expect(example.status).toBe(Number(status));
       }
@@ -256,7 +281,8 @@ describe("the admin API's OpenAPI document", () => {
     const url = path
       .replace('{id}', '00000000-0000-4000-8000-000000000000')
       .replace('{name}', 'acme')
-      .replace('{keyId}', '00000000-0000-4000-8000-000000000000');
+      .replace('{keyId}', '00000000-0000-4000-8000-000000000000')
+      .replace('{bindingId}', '00000000-0000-4000-8000-000000000000');
     // A string body would get fetch's own text/plain type: bytes get none.
     const payload = body !== undefined && contentType === null ? new TextEncoder().encode(body) : body;
     return call(`${stack.gateway.adminUrl}${url}`, { method: method.toUpperCase(), headers, body: payload });
@@ -264,7 +290,7 @@ describe("the admin API's OpenAPI document", () => {
 
   it('gives 401, 413 and 415 examples that are the answers of real requests', async () => {
     for (const [method, , id] of OPERATIONS) {
-      for (const status of method === 'get' || method === 'delete' ? [401] : [401, 413, 415]) {
+      for (const status of takesBody(method) ? [401, 413, 415] : [401]) {
         const documented = examples(id, status).map((e) => e.message);
         const produced = refusals[status](id);
         expect(documented.sort()).toEqual(produced.map(([message]) => message).sort());
@@ -394,6 +420,19 @@ describe("the admin API's OpenAPI document", () => {
       ['revokeKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
       ['rotateKey', noAcme, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
       ['getConsumerUsage', noAcme, () => admin('GET', '/consumers/acme/usage')],
+      ['listClientBindings', noAcme, () => admin('GET', '/consumers/acme/client-bindings')],
+      [
+        'createClientBinding',
+        noAcme,
+        () => admin('POST', '/consumers/acme/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x' }),
+      ],
+      ['deleteClientBinding', noAcme, () => admin('DELETE', `/consumers/acme/client-bindings/${unknownKey}`)],
+      [
+        'updateClientBinding',
+        noAcme,
+        () => admin('PATCH', `/consumers/acme/client-bindings/${unknownKey}`, { allowedAddresses: null }),
+      ],
+      ['updateKey', noAcme, () => admin('PATCH', `/consumers/acme/keys/${unknownKey}`, { allowedAddresses: null })],
       ['getConsumerUsageHistory', noAcme, () => admin('GET', '/consumers/acme/usage/history')],
       ['unbanConsumer', noAcme, () => admin('POST', '/consumers/acme/unban')],
       ['getConsumerBilling', noAcme, () => admin('GET', '/consumers/acme/billing')],
@@ -463,6 +502,87 @@ describe("the admin API's OpenAPI document", () => {
     const badRequests: Array<[OperationId, number, string, () => Promise<Reply>]> = [
       ['revokeKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/revoke`)],
       ['rotateKey', 404, noKey, () => admin('POST', `/consumers/acme/keys/${unknownKey}/rotate`, {})],
+      [
+        'deleteClientBinding',
+        404,
+        'Consumer "acme" has no client binding <id>.',
+        () => admin('DELETE', `/consumers/acme/client-bindings/${unknownKey}`),
+      ],
+      [
+        'updateClientBinding',
+        404,
+        'Consumer "acme" has no client binding <id>.',
+        () => admin('PATCH', `/consumers/acme/client-bindings/${unknownKey}`, { allowedAddresses: null }),
+      ],
+      [
+        'updateClientBinding',
+        400,
+        ALLOWED_ADDRESSES_RULE,
+        () => admin('PATCH', `/consumers/acme/client-bindings/${unknownKey}`, { allowedAddresses: ['10.1'] }),
+      ],
+      [
+        'updateClientBinding',
+        400,
+        'bindingId must be a UUID',
+        () => admin('PATCH', '/consumers/acme/client-bindings/not-a-uuid', { allowedAddresses: null }),
+      ],
+      [
+        'updateClientBinding',
+        400,
+        nameRule,
+        badName('PATCH', `/client-bindings/${unknownKey}`, { allowedAddresses: null }),
+      ],
+      ['updateClientBinding', 400, json, malformed('PATCH', `/consumers/acme/client-bindings/${unknownKey}`)],
+      ['updateClientBinding', 400, object, notObject('PATCH', `/consumers/acme/client-bindings/${unknownKey}`)],
+      ['updateKey', 404, noKey, () => admin('PATCH', `/consumers/acme/keys/${unknownKey}`, { allowedAddresses: null })],
+      [
+        'updateKey',
+        400,
+        ALLOWED_ADDRESSES_RULE,
+        () => admin('PATCH', `/consumers/acme/keys/${unknownKey}`, { allowedAddresses: [] }),
+      ],
+      [
+        'updateKey',
+        400,
+        'keyId must be a UUID',
+        () => admin('PATCH', '/consumers/acme/keys/not-a-uuid', { allowedAddresses: null }),
+      ],
+      ['updateKey', 400, json, malformed('PATCH', `/consumers/acme/keys/${unknownKey}`)],
+      ['updateKey', 400, object, notObject('PATCH', `/consumers/acme/keys/${unknownKey}`)],
+      [
+        'updateConsumer',
+        400,
+        ALLOWED_ADDRESSES_RULE,
+        () => admin('PATCH', '/consumers/acme', { allowedAddresses: ['10.0.0.0/33'] }),
+      ],
+      ['listClientBindings', 400, nameRule, badName('GET', '/client-bindings')],
+      [
+        'createClientBinding',
+        400,
+        `issuer must be one of the configured issuers (OAUTH_ISSUERS): ${EXAMPLE_ISSUER}`,
+        () => admin('POST', '/consumers/acme/client-bindings', { issuer: 'https://idp.other.example', clientId: 'x' }),
+      ],
+      [
+        'createClientBinding',
+        400,
+        'clientId must be at most 255 characters long',
+        () => admin('POST', '/consumers/acme/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x'.repeat(256) }),
+      ],
+      [
+        'createClientBinding',
+        400,
+        nameRule,
+        badName('POST', '/client-bindings', { issuer: EXAMPLE_ISSUER, clientId: 'x' }),
+      ],
+      ['createClientBinding', 400, json, malformed('POST', '/consumers/acme/client-bindings')],
+      ['createClientBinding', 400, object, notObject('POST', '/consumers/acme/client-bindings')],
+      [
+        'deleteClientBinding',
+        400,
+        'bindingId must be a UUID',
+        () => admin('DELETE', '/consumers/acme/client-bindings/not-a-uuid'),
+      ],
+      ['deleteClientBinding', 400, nameRule, badName('DELETE', `/client-bindings/${unknownKey}`)],
       ['listConsumers', 400, 'limit must be an integer from 1 to 1000', () => admin('GET', '/consumers?limit=0')],
       [
         'listConsumers',
@@ -915,6 +1035,20 @@ describe("the admin API's OpenAPI document", () => {
           admin('POST', '/import', {
             consumers: [{ name: 'acme', plan: 'free', keys: [{ keyHash: hashElsewhere, keyHint: 'petk_AbCd…' }] }],
           }),
+      ],
+      [
+        'createClientBinding',
+        'CLIENT_ALREADY_BOUND',
+        `Client "${EXAMPLE_CLIENT_ID}" of ${EXAMPLE_ISSUER} is bound to a consumer already: unbind it there first.`,
+        async () => {
+          const bind = (name: string) =>
+            admin('POST', `/consumers/${name}/client-bindings`, {
+              issuer: EXAMPLE_ISSUER,
+              clientId: EXAMPLE_CLIENT_ID,
+            });
+          expect((await bind('other')).status).toBe(201);
+          return bind('acme');
+        },
       ],
       [
         'createPlanRequest',

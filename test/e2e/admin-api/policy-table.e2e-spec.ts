@@ -14,6 +14,8 @@ type Kind = (typeof KINDS)[number];
 /** The object a call names: one the kind may reach ('own'), or one outside it ('other'). */
 type Which = 'own' | 'other';
 const OWN_PLANS = ['free'];
+/** An issuer configured for the client bindings' routes (never fetched: no /v1 request is sent). */
+const ISSUER = 'https://idp.policy.test';
 const PLANS_PLANS = ['free', 'pro'];
 
 /** What a cell must answer: a 2xx (or the status), and for a list whether the object shows in it. */
@@ -71,7 +73,14 @@ describe('the admin policy, every route × token kind × object', () => {
     database: true,
     sharedKeyPrefix: 'policy',
     // Webhook endpoints on loopback's discard port (nothing listens: the worker's attempts fail); no cap on them.
-    gateway: { clock, env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOK_MAX_ENDPOINTS: '1000' } },
+    gateway: {
+      clock,
+      env: {
+        OUTBOUND_ALLOW_LIST: '127.0.0.1/32',
+        WEBHOOK_MAX_ENDPOINTS: '1000',
+        OAUTH_ISSUERS: JSON.stringify([{ issuer: ISSUER, audience: 'https://api.policy.test' }]),
+      },
+    },
   });
 
   const tokens = {} as Record<Exclude<Kind, 'root' | 'lacking'>, { token: string; id: string }>;
@@ -163,6 +172,45 @@ describe('the admin policy, every route × token kind × object', () => {
     rotateKey: async (k, w) => {
       const c = await consumerFor(k, w);
       return { method: 'POST', path: `/consumers/${c.name}/keys/${c.keyId}/rotate`, body: {} };
+    },
+    updateKey: async (k, w) => {
+      const c = await consumerFor(k, w);
+      return {
+        method: 'PATCH',
+        path: `/consumers/${c.name}/keys/${c.keyId}`,
+        body: { allowedAddresses: ['10.1.0.0/16'] },
+      };
+    },
+    updateClientBinding: async (k, w) => {
+      const { name } = await consumerFor(k, w);
+      const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+        issuer: ISSUER,
+        clientId: unique('client'),
+      });
+      if (bound.status !== 201) throw new Error(`bind: ${bound.status} ${bound.text}`);
+      return {
+        method: 'PATCH',
+        path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}`,
+        body: { allowedAddresses: null },
+      };
+    },
+    listClientBindings: async (k, w) => ({
+      method: 'GET',
+      path: `/consumers/${(await consumerFor(k, w)).name}/client-bindings`,
+    }),
+    createClientBinding: async (k, w) => ({
+      method: 'POST',
+      path: `/consumers/${(await consumerFor(k, w)).name}/client-bindings`,
+      body: { issuer: ISSUER, clientId: unique('client') },
+    }),
+    deleteClientBinding: async (k, w) => {
+      const { name } = await consumerFor(k, w);
+      const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+        issuer: ISSUER,
+        clientId: unique('client'),
+      });
+      if (bound.status !== 201) throw new Error(`bind: ${bound.status} ${bound.text}`);
+      return { method: 'DELETE', path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}` };
     },
     getConsumerUsage: async (k, w) => ({ method: 'GET', path: `/consumers/${(await consumerFor(k, w)).name}/usage` }),
     getConsumerUsageHistory: async (k, w) => ({

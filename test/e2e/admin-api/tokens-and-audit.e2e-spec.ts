@@ -30,11 +30,14 @@ describe('admin tokens and the audit log', () => {
   afterAll(async () => {
     await sql?.end();
   });
+  // An issuer the client-binding routes accept (never asked: no access token is sent here).
+  const ISSUER = 'https://idp.tokens-and-audit.example';
+  const env = { ...HOOKS_ENV, OAUTH_ISSUERS: JSON.stringify([{ issuer: ISSUER, audience: 'https://api.example' }]) };
   const stack = withStack({
     pets: {},
     database: true,
     sharedKeyPrefix: 'tokens',
-    gateways: { a: { env: HOOKS_ENV }, b: { env: HOOKS_ENV } },
+    gateways: { a: { env }, b: { env } },
   });
 
   /** Every API key and admin token a test saw: none may reach the audit log. */
@@ -214,6 +217,61 @@ describe('admin tokens and the audit log', () => {
         prepare: async () => {
           const c = await createConsumer();
           return { path: `/consumers/${c.name}/keys/${c.keyId}/rotate`, body: {} };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/consumers/{name}/client-bindings',
+        scope: 'consumers:read',
+        prepare: async () => ({ path: `/consumers/${(await createConsumer()).name}/client-bindings` }),
+      },
+      {
+        method: 'POST',
+        path: '/consumers/{name}/client-bindings',
+        scope: 'keys:write',
+        prepare: async () => ({
+          path: `/consumers/${(await createConsumer()).name}/client-bindings`,
+          body: { issuer: ISSUER, clientId: unique('client') },
+        }),
+      },
+      {
+        method: 'DELETE',
+        path: '/consumers/{name}/client-bindings/{bindingId}',
+        scope: 'keys:write',
+        prepare: async () => {
+          const { name } = await createConsumer();
+          const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+            issuer: ISSUER,
+            clientId: unique('client'),
+          });
+          expect(bound.status).toBe(201);
+          return { path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}` };
+        },
+      },
+      {
+        method: 'PATCH',
+        path: '/consumers/{name}/client-bindings/{bindingId}',
+        scope: 'keys:write',
+        prepare: async () => {
+          const { name } = await createConsumer();
+          const bound = await root('POST', `/consumers/${name}/client-bindings`, {
+            issuer: ISSUER,
+            clientId: unique('client'),
+          });
+          expect(bound.status).toBe(201);
+          return {
+            path: `/consumers/${name}/client-bindings/${(bound.body as { id: string }).id}`,
+            body: { allowedAddresses: ['10.1.0.0/16'] },
+          };
+        },
+      },
+      {
+        method: 'PATCH',
+        path: '/consumers/{name}/keys/{keyId}',
+        scope: 'keys:write',
+        prepare: async () => {
+          const c = await createConsumer();
+          return { path: `/consumers/${c.name}/keys/${c.keyId}`, body: { allowedAddresses: null } };
         },
       },
       {
@@ -462,7 +520,8 @@ describe('admin tokens and the audit log', () => {
         const { token } = await createToken({ name: unique(scope.replace(':', '-')), scopes: [scope] });
         for (const route of routes) {
           const { path, body } = await route.prepare();
-          const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
+          const bodiless = route.method === 'GET' || route.method === 'DELETE';
+          const reply = await as(token, route.method, path, body ?? (bodiless ? undefined : {}));
           if (route.actsForUsersOnly) {
             // None of these tokens acts for users: refused whatever its scope.
             expectErrorBody(reply, 403, 'FORBIDDEN');

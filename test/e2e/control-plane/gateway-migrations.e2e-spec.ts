@@ -8,6 +8,7 @@ import { CREDIT_ENTITIES } from '../../../apps/gateway/src/credits/credit-entiti
 import { ALERT_ENTITIES } from '../../../apps/gateway/src/alerts/alert-entities';
 import { USAGE_EXPORT_ENTITIES } from '../../../apps/gateway/src/usage-export/usage-export-entities';
 import { WEBHOOK_ENTITIES } from '../../../apps/gateway/src/webhooks/webhook-tables';
+import { CLIENT_BINDING_ENTITIES } from '../../../apps/gateway/src/client-bindings/client-binding-entities';
 import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { DatabaseEndpoint } from '@app/database';
 import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
@@ -24,6 +25,7 @@ const ENTITIES = [
   ...ALERT_ENTITIES,
   ...USAGE_EXPORT_ENTITIES,
   ...WEBHOOK_ENTITIES,
+  ...CLIENT_BINDING_ENTITIES,
 ];
 
 /** Every migration, in order, written out: a migration left out of MIGRATIONS fails here. */
@@ -45,6 +47,8 @@ const ALL_MIGRATIONS = [
   'AddWebhooks1796300000000',
   'AddUsageMinutelyAndExport1796400000000',
   'AddAlertThresholdsAndLeases1796500000000',
+  'AddClientBindings1796600000000',
+  'AddAllowedAddresses1796700000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -78,6 +82,7 @@ describe('gateway migrations', () => {
       'admin_tokens',
       'api_keys',
       'audit_log',
+      'client_bindings',
       'consumers',
       'credit_ledger',
       'credit_rebuild',

@@ -88,7 +88,7 @@ describe('the OpenAPI document', () => {
 
   it('documents every status the gateway can answer, and 429 with Retry-After and rate-limit headers on every counted answer', () => {
     // 402: prepaid credits spent with no refill scheduled (docs/billing.md), on every counted operation.
-    const everywhere = ['400', '401', '402', '408', '429', '431', '500', '502', '503', '504'];
+    const everywhere = ['400', '401', '402', '403', '408', '429', '431', '500', '502', '503', '504'];
     expect(Object.keys(op('/pets', 'get').responses).sort()).toEqual(['200', ...everywhere].sort());
     expect(Object.keys(op('/pets', 'post').responses).sort()).toEqual(['201', '413', '415', ...everywhere].sort());
     expect(Object.keys(op('/pets/{petId}', 'get').responses).sort()).toEqual(
@@ -122,7 +122,10 @@ describe('the OpenAPI document', () => {
     };
     const codes = (status: string) => examples(status).map((e) => e.code);
     expect(codes('400')).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'MALFORMED_JSON', 'MALFORMED_REQUEST']));
-    expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'CONSUMER_DISABLED']);
+    expect(codes('401')).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'CONSUMER_DISABLED', 'UNAUTHORIZED']);
+    // An access token whose scopes do not allow the operation (docs/oauth.md); a credential from an address its
+    // consumer, key or client binding is not allowed to be used from.
+    expect(codes('403')).toEqual(['INSUFFICIENT_SCOPE', 'ADDRESS_NOT_ALLOWED']);
     expect(codes('413')).toEqual(['PAYLOAD_TOO_LARGE']);
     // The window refusal, the monthly quota's, the credits' (waiting for their refill), and the ban.
     expect(codes('429')).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'KEY_BANNED']);

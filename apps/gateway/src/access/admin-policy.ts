@@ -74,6 +74,15 @@ export const ADMIN_POLICY = {
   revokeConsumerKeys: { scopes: ['keys:write'], objects: 'consumer' },
   revokeKey: { scopes: ['keys:write'], objects: 'consumer' },
   rotateKey: { scopes: ['keys:write'], objects: 'consumer' },
+  // Restricting where a key may be used from only narrows what it can do: open to its consumer's own tokens.
+  updateKey: { scopes: ['keys:write'], objects: 'consumer' },
+  listClientBindings: { scopes: ['consumers:read'], objects: 'consumer' },
+  // A client id is an identity the customer's IdP asserts, which no developer can prove is theirs: binding one is an
+  // operator's decision (a restricted token binding a stranger's client would take over its tokens). Unbinding its
+  // own consumer's client is a revocation, open like revoking its keys.
+  createClientBinding: { scopes: ['keys:write'], objects: 'fleet' },
+  deleteClientBinding: { scopes: ['keys:write'], objects: 'consumer' },
+  updateClientBinding: { scopes: ['keys:write'], objects: 'consumer' },
   getConsumerUsage: { scopes: ['usage:read'], objects: 'consumer' },
   getConsumerUsageHistory: { scopes: ['usage:read'], objects: 'consumer' },
   getConsumerBilling: { scopes: ['consumers:read'], objects: 'consumer' },

@@ -2,6 +2,7 @@ import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { AccessAdminModule } from '../access/admin/access-admin.module';
 import { BillingAdminModule } from '../billing/admin/billing-admin.module';
+import { ClientBindingsAdminModule } from '../client-bindings/admin/client-bindings-admin.module';
 import { ConsumersAdminModule } from '../consumers/admin/consumers-admin.module';
 import { PlanRequestsAdminModule } from '../plan-requests/admin/plan-requests-admin.module';
 import { UsageAdminModule } from '../usage/admin/usage-admin.module';
@@ -31,6 +32,7 @@ export class AdminModule {
       imports: [
         GatewayProvidersModule.lentBy(gateway),
         ConsumersAdminModule,
+        ClientBindingsAdminModule,
         AccessAdminModule,
         UsageAdminModule,
         PlanRequestsAdminModule,

@@ -4,6 +4,7 @@ import { Clock } from '../clock';
 import { GATEWAY_CONFIG } from '../config/gateway.config';
 import { AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
+import { ClientBindingsService } from '../client-bindings/client-bindings.service';
 import { ConsumerChanges } from '../consumers/consumer-changes';
 import { ConsumerKeysService } from '../consumers/consumer-keys.service';
 import { ConsumersService } from '../consumers/consumers.service';
@@ -26,6 +27,7 @@ export const GATEWAY_PROVIDERS = [
   ConsumersService,
   ConsumerKeysService,
   ConsumersFileService,
+  ClientBindingsService,
   ConsumerChanges,
   AdminTokensService,
   AuditLog,

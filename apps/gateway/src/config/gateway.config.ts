@@ -18,6 +18,7 @@ import {
 import { OutboundAllowList } from '@app/outbound';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
+import { OAuthConfig, oauthConfigOf } from './oauth.config';
 import { USAGE_EXPORT_FORMATS, UsageExportConfig, UsageExportFormat, usageExportConfigOf } from './usage-export.config';
 
 /** Why OUTBOUND_ALLOW_LIST is wrong, or null (OutboundAllowList.parse names the entry). */
@@ -266,6 +267,13 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('USAGE_EVENTS_RETRY_MAX_MS', 100, 86400000)
   USAGE_EVENTS_RETRY_MAX_MS = 600000;
+  // OAuth 2.0 access tokens on /v1 (issue #50, docs/oauth.md): the issuers trusted, as JSON; unset: keys only.
+  @IsOptional()
+  @IsString()
+  OAUTH_ISSUERS?: string = undefined;
+
+  @EnvIntRange('OAUTH_TOKEN_CACHE_SIZE', 100, 10000000)
+  OAUTH_TOKEN_CACHE_SIZE = 100000;
 
   // --- end of the control plane ---
 
@@ -472,6 +480,8 @@ export interface GatewayConfig {
   };
   /** The gateway's mail: SMTP_URL (unset: written to the log) and the sender. */
   mail: { smtpUrl?: string; from: string };
+  /** The identity providers whose access tokens /v1 takes, and the bound of the verified tokens held (docs/oauth.md). */
+  oauth: OAuthConfig;
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -607,6 +617,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       allowList: e.OUTBOUND_ALLOW_LIST,
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    oauth: oauthConfigOf(e.OAUTH_ISSUERS, e.OAUTH_TOKEN_CACHE_SIZE, production),
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

@@ -36,4 +36,8 @@ export class ApiKeyEntity {
   /** Set by a rotation: the key that replaced this one (a key is rotated once; it works on until its overlap ends). */
   @Column({ name: 'replaced_by', type: 'uuid', nullable: true })
   replacedBy!: string | null;
+
+  /** Where its key may be used from: CIDR ranges, normalized (allowed-addresses.ts); null: anywhere. */
+  @Column({ name: 'allowed_addresses', type: 'text', array: true, nullable: true })
+  allowedAddresses!: string[] | null;
 }

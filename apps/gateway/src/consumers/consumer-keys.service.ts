@@ -6,6 +6,7 @@ import { AdminRequestContext } from '../access/admin-context';
 import { AuditLog, diff } from '../access/audit-log';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import { normalizedAddressList } from './allowed-addresses';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, keyHint } from './api-key';
 import { ConsumerChanges } from './consumer-changes';
@@ -102,7 +103,7 @@ export class ConsumerKeysService {
       await this.repository.shortenExpiry(manager, old.id, overlapMs);
       // Counted after the old key's new expiry: without an overlap it stops now, and the new key takes its place.
       await this.assertRoomForKeys(manager, consumer, 1);
-      const issued = await this.insertKey(manager, consumer.id, old.expiresAt);
+      const issued = await this.insertKey(manager, consumer.id, old.expiresAt, old.allowedAddresses);
       const previous = await this.repository.setSuccessor(manager, old.id, issued.record.id);
       await this.audit.record(context, manager, {
         action: 'key.rotate',
@@ -122,6 +123,36 @@ export class ConsumerKeysService {
   }
 
   /**
+   * Sets where one key may be used from (normalized ranges; null: anywhere its consumer allows), audited as
+   * `key.update`; a revoked or expired key may be changed too (nothing it does changes). Every instance forgets the
+   * key's record, so the next request judges the new ranges.
+   */
+  async setAllowedAddresses(
+    context: AdminRequestContext,
+    name: string,
+    keyId: string,
+    allowedAddresses: string[] | null,
+  ): Promise<ApiKeyEntity> {
+    const ranges = allowedAddresses === null ? null : normalizedAddressList(allowedAddresses)!;
+    const key = await this.locks.change(context.actor, name, async (manager, consumer) => {
+      const current = await this.keyOf(manager, consumer, keyId);
+      const changes = diff({ allowedAddresses: current.allowedAddresses }, { allowedAddresses: ranges });
+      if (Object.keys(changes).length === 0) return current;
+      const updated = await this.repository.setKeyAllowedAddresses(manager, current.id, ranges);
+      await this.audit.record(context, manager, {
+        action: 'key.update',
+        targetConsumer: name,
+        targetKey: current.id,
+        targetKeyHint: current.hint,
+        changes,
+      });
+      return updated;
+    });
+    await this.changes.publish({ keyHashes: [key.keyHash], consumerIds: [] });
+    return key;
+  }
+
+  /**
    * Refuses (409 `KEY_LIMIT_REACHED`) a change that would leave the consumer more than CONSUMER_MAX_KEYS active
    * keys (neither revoked nor expired) once `adding` more are added. Run under the consumer's lock, so that
    * concurrent issues cannot pass it.
@@ -137,8 +168,13 @@ export class ConsumerKeysService {
     }
   }
 
-  /** A new key (shown once: only its hash and hint are stored). */
-  async insertKey(manager: EntityManager, consumerId: string, expiresAt: Date | null): Promise<IssuedKey> {
+  /** A new key (shown once: only its hash and hint are stored); a successor keeps its predecessor's allowed addresses. */
+  async insertKey(
+    manager: EntityManager,
+    consumerId: string,
+    expiresAt: Date | null,
+    allowedAddresses: string[] | null = null,
+  ): Promise<IssuedKey> {
     const key = generateApiKey();
     const record = await this.repository.insertKey(manager, {
       id: randomUUID(),
@@ -148,6 +184,7 @@ export class ConsumerKeysService {
       expiresAt,
       revokedAt: null,
       replacedBy: null,
+      allowedAddresses,
     });
     return { key, record };
   }

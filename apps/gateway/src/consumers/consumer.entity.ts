@@ -79,4 +79,8 @@ export class ConsumerEntity {
   @Index('IDX_consumers_email')
   @Column({ type: 'varchar', length: 254, nullable: true })
   email!: string | null;
+
+  /** Where its keys and tokens (each also within its own ranges, if any) may be used from: CIDR ranges, normalized (allowed-addresses.ts); null: anywhere. */
+  @Column({ name: 'allowed_addresses', type: 'text', array: true, nullable: true })
+  allowedAddresses!: string[] | null;
 }

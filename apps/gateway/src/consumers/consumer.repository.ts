@@ -116,6 +116,7 @@ export class ConsumerRepository {
         | 'recutPeriodEnd'
         | 'limitPerMonth'
         | 'email'
+        | 'allowedAddresses'
         | 'creditsEnabled'
         | 'creditRefill'
         | 'creditCosts'
@@ -134,6 +135,15 @@ export class ConsumerRepository {
   async insertKey(manager: EntityManager, fields: Omit<ApiKeyEntity, 'createdAt' | 'consumer'>): Promise<ApiKeyEntity> {
     await manager.insert(ApiKeyEntity, manager.create(ApiKeyEntity, fields));
     return manager.findOneByOrFail(ApiKeyEntity, { id: fields.id });
+  }
+
+  async setKeyAllowedAddresses(
+    manager: EntityManager,
+    id: string,
+    allowedAddresses: string[] | null,
+  ): Promise<ApiKeyEntity> {
+    await manager.update(ApiKeyEntity, { id }, { allowedAddresses });
+    return manager.findOneByOrFail(ApiKeyEntity, { id });
   }
 
   findKey(manager: EntityManager, consumerId: string, keyId: string): Promise<ApiKeyEntity | null> {

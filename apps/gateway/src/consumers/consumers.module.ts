@@ -66,6 +66,6 @@ class ConsumerChangesLifecycle implements OnApplicationBootstrap, OnApplicationS
     ConsumersFileService,
     ConsumerChangesLifecycle,
   ],
-  exports: [PlanLimits, ConsumersService, ConsumerKeysService, ConsumersFileService, ConsumerChanges],
+  exports: [PlanLimits, ConsumersService, ConsumerLocks, ConsumerKeysService, ConsumersFileService, ConsumerChanges],
 })
 export class ConsumersModule {}

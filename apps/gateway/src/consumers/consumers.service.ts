@@ -13,6 +13,7 @@ import { Limits, PlanName } from '../plans/plans';
 import { ConsumerKeysService, IssuedKey } from './consumer-keys.service';
 import { ConsumerChanges } from './consumer-changes';
 import { anchorMoveOf, limitsOf } from './consumer';
+import { normalizedAddressList } from './allowed-addresses';
 import { ConsumerEntity } from './consumer.entity';
 import { ConsumerRepository, ConsumerWithKeys } from './consumer.repository';
 import { ConsumerLocks } from './consumer-locks';
@@ -65,6 +66,7 @@ export class ConsumersService {
           limitPerMinute: input.limits?.perMinute ?? null,
           limitPerDay: input.limits?.perDay ?? null,
           limitPerMonth: null,
+          allowedAddresses: null,
           billingAnchor: null,
           recutPeriodStart: null,
           recutPeriodEnd: null,
@@ -128,14 +130,14 @@ export class ConsumersService {
   }
 
   /**
-   * Changes the plan, the consumer's own limits (`null` clears them: back to the plan's) and/or its contact email
-   * (`null` clears it). `alongside` runs
+   * Changes the plan, the consumer's own limits (`null` clears them: back to the plan's), its contact email
+   * (`null` clears it) and/or where its credentials may be used from (`null`: anywhere). `alongside` runs
    * first in the same transaction, under the consumer's lock (a plan request's approval: both commit or neither).
    */
   async update(
     context: AdminRequestContext,
     name: string,
-    patch: { plan?: PlanName; limits?: Limits | null; email?: string | null },
+    patch: { plan?: PlanName; limits?: Limits | null; email?: string | null; allowedAddresses?: string[] | null },
     alongside?: (manager: EntityManager, consumer: ConsumerEntity) => Promise<void>,
   ): Promise<ConsumerWithKeys> {
     const consumer = await this.locks.change(context.actor, name, async (manager, current) => {
@@ -143,6 +145,10 @@ export class ConsumersService {
       const plan = patch.plan ?? current.plan;
       const limits = patch.limits === undefined ? limitsOf(current) : patch.limits;
       const email = patch.email === undefined ? current.email : patch.email;
+      const allowedAddresses =
+        patch.allowedAddresses === undefined
+          ? current.allowedAddresses
+          : normalizedAddressList(patch.allowedAddresses)!;
       this.planLimits.check(plan, limits);
       // A token's plans bound the plans and limits it sets; its own consumer's contact email it may always set
       // (the portal records a developer's email on a consumer an operator has since moved to Pro).
@@ -152,10 +158,16 @@ export class ConsumersService {
         limitPerMinute: limits?.perMinute ?? null,
         limitPerDay: limits?.perDay ?? null,
         email,
+        allowedAddresses,
       });
       const changes = diff(
-        { plan: current.plan, limits: limitsOf(current), email: current.email },
-        { plan, limits, email },
+        {
+          plan: current.plan,
+          limits: limitsOf(current),
+          email: current.email,
+          allowedAddresses: current.allowedAddresses,
+        },
+        { plan, limits, email, allowedAddresses },
       );
       if (Object.keys(changes).length > 0)
         await this.audit.record(context, manager, { action: 'consumer.update', targetConsumer: name, changes });

@@ -17,6 +17,8 @@ import { AddThresholdEvents1796200000000 } from './migrations/1796200000000-AddT
 import { AddWebhooks1796300000000 } from './migrations/1796300000000-AddWebhooks';
 import { AddUsageMinutelyAndExport1796400000000 } from './migrations/1796400000000-AddUsageMinutelyAndExport';
 import { AddAlertThresholdsAndLeases1796500000000 } from './migrations/1796500000000-AddAlertThresholdsAndLeases';
+import { AddClientBindings1796600000000 } from './migrations/1796600000000-AddClientBindings';
+import { AddAllowedAddresses1796700000000 } from './migrations/1796700000000-AddAllowedAddresses';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -39,6 +41,8 @@ export const MIGRATIONS = [
   AddWebhooks1796300000000,
   AddUsageMinutelyAndExport1796400000000,
   AddAlertThresholdsAndLeases1796500000000,
+  AddClientBindings1796600000000,
+  AddAllowedAddresses1796700000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -71,7 +71,43 @@ export function buildOpenApiDocument(
     items: { $ref: '#/components/schemas/Pet' },
   };
   tellGeneratorsTheTruth(document);
+  declareOAuthIssuers(document, config);
   return document;
+}
+
+/**
+ * Each configured issuer with a `tokenUrl` (docs/oauth.md) as an OAuth 2.0 client-credentials scheme beside the
+ * bearer key, and every operation taking either: Swagger UI can then fetch a token from the issuer and send it. The
+ * exported gateway/openapi.json is built without issuers, so it declares the key alone (its OAuth schemes are the
+ * deployment's, not the API's).
+ */
+function declareOAuthIssuers(document: OpenAPIObject, config: GatewayConfig): void {
+  const issuers = config.oauth.issuers.filter((issuer) => issuer.tokenUrl !== undefined);
+  if (issuers.length === 0) return;
+  const names = issuers.map((_, i) => (i === 0 ? 'oauth2' : `oauth2_${i + 1}`));
+  const schemes = (document.components!.securitySchemes ??= {});
+  issuers.forEach((issuer, i) => {
+    schemes[names[i]] = {
+      type: 'oauth2',
+      description: `An access token of ${issuer.issuer} for audience \`${issuer.audience}\`, by the client-credentials grant, sent as \`Authorization: Bearer <token>\`: its client must be bound to a consumer (docs/oauth.md).`,
+      flows: {
+        clientCredentials: {
+          tokenUrl: issuer.tokenUrl!,
+          scopes: Object.fromEntries(
+            [...(issuer.scopes ?? new Map<string, readonly string[]>())].map(([scope, operations]) => [
+              scope,
+              `Allows ${operations.join(', ')}`,
+            ]),
+          ),
+        },
+      },
+    };
+  });
+  for (const item of Object.values(document.paths))
+    for (const operation of Object.values(item) as Array<{ security?: Array<Record<string, string[]>> }>)
+      if (operation.security?.some((requirement) => 'bearer' in requirement))
+        // A new list each: the decorators' lists are shared between the controller's operations.
+        operation.security = [...operation.security, ...names.map((name) => ({ [name]: [] }))];
 }
 
 /**

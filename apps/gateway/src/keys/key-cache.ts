@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
+import type { AddressRestriction } from '../consumers/allowed-addresses';
 import { Consumer } from '../consumers/consumer';
 import { consumerOf } from '../consumers/consumer-record';
 import { ConsumerChange, ConsumerChanges } from '../consumers/consumer-changes';
@@ -15,7 +16,7 @@ import { TokenBucket } from './token-bucket';
 
 export type Authentication =
   /** `keyId`: which of the consumer's keys (its id, never the key), for the usage history. */
-  | { outcome: 'valid'; consumer: Consumer; keyId: string }
+  | { outcome: 'valid'; consumer: Consumer; keyId: string; addresses: AddressRestriction | undefined }
   | { outcome: 'invalid'; reason: 'unknown' | 'revoked' | 'expired' | 'disabled' }
   /** Not in the cache and the database cannot be asked (down, or the lookup budget is spent): neither yes nor no. */
   | { outcome: 'unavailable'; retryAfterS: number };
@@ -339,7 +340,7 @@ export class KeyCache implements OnModuleInit, OnApplicationBootstrap, OnModuleD
       return { outcome: 'invalid', reason: 'expired' };
     const consumer = consumerOf(record, this.planLimits);
     if (!consumer) return { outcome: 'invalid', reason: 'unknown' };
-    return { outcome: 'valid', consumer, keyId: record.keyId };
+    return { outcome: 'valid', consumer, keyId: record.keyId, addresses: record.addresses };
   }
 
   /**

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { ConsumerRecord, consumerColumns, consumerRecordOf, ConsumerRow } from '../consumers/consumer-record';
+import { AddressRestriction } from '../consumers/allowed-addresses';
 
 /** A key that may authenticate: not revoked, not expired (a disabled consumer's keys still count). */
 const VALID_KEY = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
@@ -16,19 +17,23 @@ export interface KeyRecord extends ConsumerRecord {
   disabledAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** Where it may be used from (its consumer's ranges and its own), parsed once here; undefined: anywhere. */
+  addresses?: AddressRestriction;
 }
 
 /** A row of the lookup query. */
-interface KeyRow extends ConsumerRow {
+export interface KeyRow extends ConsumerRow {
   key_hash: string;
   key_id: string;
   consumer_id: string;
   disabled_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  consumer_allowed_addresses: string[] | null;
+  credential_allowed_addresses: string[] | null;
 }
 
-function keyRecordOf(row: KeyRow): KeyRecord {
+export function keyRecordOf(row: KeyRow): KeyRecord {
   return {
     ...consumerRecordOf(row),
     keyId: row.key_id,
@@ -36,6 +41,7 @@ function keyRecordOf(row: KeyRow): KeyRecord {
     disabledAt: row.disabled_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    addresses: AddressRestriction.of(row.consumer_allowed_addresses, row.credential_allowed_addresses),
   };
 }
 
@@ -56,7 +62,7 @@ export class KeyLookupRepository {
     if (keyHashes.length === 0) return found;
     const schema = schemaOf(this.dataSource);
     const rows: KeyRow[] = await this.dataSource.query(
-      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, ${consumerColumns('c')}, c.disabled_at, k.expires_at, k.revoked_at ` +
+      `SELECT k.key_hash, k.id AS key_id, c.id AS consumer_id, ${consumerColumns('c')}, c.disabled_at, k.expires_at, k.revoked_at, c.allowed_addresses AS consumer_allowed_addresses, k.allowed_addresses AS credential_allowed_addresses ` +
         `FROM "${schema}"."api_keys" k JOIN "${schema}"."consumers" c ON c.id = k.consumer_id WHERE k.key_hash = ANY($1)`,
       [keyHashes],
     );

@@ -7,10 +7,11 @@ import { ApplicationConfig, Reflector } from '@nestjs/core';
 import cors from 'cors';
 import type { Express, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import { addressNotAllowed, ApiKeyAuthenticator, insufficientScope } from '../auth/api-key-authenticator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Clock } from '../clock';
-import { executionContext } from '../nest-internals';
+import { executionContext, operationIdOf } from '../nest-internals';
+import { ClientAddressResolver } from '../rate-limit/client-address';
 import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { ApiExchange } from '../routing/api-exchange';
 import { apiPathOf, RouteMatch, RouteTable, UNROUTED } from '../routing/route-table';
@@ -39,7 +40,8 @@ const isPreflight = (request: IncomingMessage): boolean =>
  *   0. the steps every request of the app takes (request id, metrics, request log, security headers), the /v1
  *      Cache-Control, and CORS: a preflight is answered here (204), before authentication, and counts nothing;
  *   1. identify the route (RouteTable: the controllers' own routes, as Express's router would match them);
- *   2. authenticate the API key (ApiKeyAuthenticator);
+ *   2. authenticate the API key or access token (ApiKeyAuthenticator); a valid one used from an address its
+ *      consumer (or itself) is not allowed to be used from gets its 403 here, counted nowhere;
  *   3. decide the limits, exactly once (PlanThrottlerGuard.decide: the consumer's plan windows, or the address's
  *      anonymous window for a request without a valid key), and set the rate-limit headers;
  *   4. answer: the refusal (401; a key that cannot be checked now has had its 503 before step 3, counted
@@ -57,11 +59,13 @@ export class ApiPipeline {
   private readonly logger = new Logger('ApiPipeline');
   private readonly sunsets = new WeakMap<object, SunsetPolicy | undefined>();
   private readonly headerWriters = new WeakMap<object, boolean>();
+  private readonly operations = new WeakMap<object, string | undefined>();
 
   constructor(
     private readonly routes: RouteTable,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly limits: PlanThrottlerGuard,
+    private readonly addresses: ClientAddressResolver,
     private readonly usage: UsageService,
     private readonly clock: Clock,
     private readonly reflector: Reflector,
@@ -146,6 +150,14 @@ export class ApiPipeline {
   /** Steps 2 to 4. */
   private async serve(exchange: ApiExchange, matched: RouteMatch): Promise<void> {
     const authentication = await this.authenticator.authenticate(exchange.request.headers.authorization);
+    // A valid credential from an address its consumer (or the key or binding) does not allow: refused before the
+    // consumer is named on the exchange and before the limits, so nothing is counted (no window, quota, credits or
+    // usage as the consumer; nor the address's anonymous window: the credential is the operator's to restrict, not
+    // a guess). The address by the rate limits' trusted-proxy rule; resolved only for a restricted credential.
+    if (authentication.outcome === 'valid' && authentication.addresses) {
+      const address = this.addresses.address(exchange.request);
+      if (!authentication.addresses.allows(address)) throw addressNotAllowed(address?.split('%')[0]);
+    }
     if (authentication.outcome === 'valid') {
       exchange.consumer = authentication.consumer;
       exchange.keyId = authentication.keyId;
@@ -154,11 +166,18 @@ export class ApiPipeline {
     // address, so that an outage does not spend, and then ban, the anonymous window of everyone behind one NAT
     // address. It tells a guesser nothing and costs no query (KeyCache refuses it on its budget, or on an error).
     if (authentication.outcome === 'unchecked') throw authentication.refusal;
-    const route = matched.kind === 'route' ? matched.route : UNROUTED;
+    // An access token whose scopes do not allow the operation is counted on its consumer as a request no route
+    // takes (its windows, not the operation's cost), then refused with 403.
+    const outOfScope =
+      authentication.outcome === 'valid' && authentication.grant && matched.kind === 'route'
+        ? insufficientScope(authentication.grant, this.operationOf(matched.route.handler))
+        : undefined;
+    const route = matched.kind === 'route' && !outOfScope ? matched.route : UNROUTED;
     await this.limits.decide(
       executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler),
     );
     if (authentication.outcome === 'refused') throw authentication.refusal;
+    if (outOfScope) throw outOfScope;
 
     if (matched.kind === 'not-found' || matched.kind === 'method-not-allowed') {
       throw unmatchedRoute(exchange.request.method, exchange.path, matched.kind === 'not-found' ? [] : matched.allow);
@@ -182,6 +201,12 @@ export class ApiPipeline {
   private sunsetOf(handler: object): SunsetPolicy | undefined {
     if (!this.sunsets.has(handler)) this.sunsets.set(handler, sunsetPolicyOf(this.reflector, handler));
     return this.sunsets.get(handler);
+  }
+
+  /** A route's operationId (what a token's scopes are mapped to), read once per handler. */
+  private operationOf(handler: object): string | undefined {
+    if (!this.operations.has(handler)) this.operations.set(handler, operationIdOf(handler));
+    return this.operations.get(handler);
   }
 
   /** Whether a route's handler writes ApiExchange.headers itself (@WritesExchangeHeaders), read once per handler. */

@@ -2,6 +2,7 @@ import { BODY_LIMIT_BYTES, ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { HeaderObject, HeadersObject, ReferenceObject, ResponseObject } from '@nestjs/swagger';
+import { addressNotAllowedMessage } from '../auth/api-key-authenticator';
 import { API_CACHE_CONTROL } from '../routing/api-cache-control';
 
 /**
@@ -119,11 +120,22 @@ const ERROR_RESPONSES: Record<number, ErrorResponseSpec> = {
   401: {
     name: 'Unauthorized',
     description:
-      "Missing, malformed, unknown, expired or revoked API key (`UNAUTHORIZED`), or a valid key of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.",
+      "Missing, malformed, unknown, expired or revoked API key, or an access token that is not valid here (bad signature, issuer, audience or dates; its client bound to no consumer) (`UNAUTHORIZED`), or a valid key or token of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401.",
     examples: [
       ['UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <API key>.'],
       ['UNAUTHORIZED', 'Invalid or revoked API key.'],
       ['CONSUMER_DISABLED', 'The account this API key belongs to is disabled: contact the API operators.'],
+      ['UNAUTHORIZED', 'Invalid or expired access token.'],
+    ],
+    headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
+  },
+  403: {
+    name: 'Forbidden',
+    description:
+      'An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`); counted on the token\'s consumer like a request no route takes, never sent for an API key. Or a valid key or token used from an address its consumer (or the key or client binding itself) is not allowed to be used from (`ADDRESS_NOT_ALLOWED`): counted nowhere.',
+    examples: [
+      ['INSUFFICIENT_SCOPE', "The access token's scopes do not allow this operation: it needs one of: pets:write."],
+      ['ADDRESS_NOT_ALLOWED', addressNotAllowedMessage('203.0.113.9')],
     ],
     headers: { ...ERROR_HEADERS, ...refs('WWW-Authenticate') },
   },
@@ -272,7 +284,7 @@ const OPERATION_ERROR_RESPONSES: Record<string, Record<number, ErrorResponseSpec
 };
 
 /** Statuses any operation can be answered with, whatever it does. */
-export const EVERY_OPERATION_STATUSES = [400, 401, 402, 408, 429, 431, 500, 502, 503, 504] as const;
+export const EVERY_OPERATION_STATUSES = [400, 401, 402, 403, 408, 429, 431, 500, 502, 503, 504] as const;
 
 /** components.responses: one per error status, with an example per code. */
 export function errorResponseComponents(): Record<string, ResponseObject> {

@@ -32,30 +32,38 @@ export class ClientAddressResolver {
     return new ClientAddressResolver(parsed);
   }
 
+  /** The tracker the anonymous window counts the request under (an IPv6 client by its /64). */
   resolve(request: Pick<IncomingMessage, 'headers' | 'socket'>): string {
-    const socket = request.socket.remoteAddress ?? '';
-    const socketTracker = addressTracker(socket) ?? 'unknown';
-    if (this.trusted.kind === 'none') return socketTracker;
+    return addressTracker(this.address(request)) ?? 'unknown';
+  }
+
+  /**
+   * The client's own address by the same rule, whole (an IPv6 one too, not its /64): what a consumer's allowed
+   * addresses are judged on. The socket's address when no trusted hop says otherwise; undefined without one.
+   */
+  address(request: Pick<IncomingMessage, 'headers' | 'socket'>): string | undefined {
+    const socket = request.socket.remoteAddress;
+    if (this.trusted.kind === 'none') return socket;
     const header = request.headers['x-forwarded-for'];
     const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
       .split(',')
       .map((entry) => entry.trim())
       .filter((entry) => entry !== '');
-    if (forwarded.length === 0) return socketTracker;
+    if (forwarded.length === 0) return socket;
 
     if (this.trusted.kind === 'hops') {
       const entry = forwarded[Math.max(0, forwarded.length - this.trusted.hops)];
-      return addressTracker(entry) ?? socketTracker;
+      return isIP(entry.split('%')[0]) === 0 ? socket : entry;
     }
     const list = this.trusted.list;
-    let hop = socket.split('%')[0];
-    if (isIP(hop) === 0 || !list.check(hop, familyOf(hop))) return socketTracker;
+    let hop = (socket ?? '').split('%')[0];
+    if (isIP(hop) === 0 || !list.check(hop, familyOf(hop))) return socket;
     for (let i = forwarded.length - 1; i >= 0; i -= 1) {
       hop = forwarded[i].split('%')[0];
-      if (isIP(hop) === 0) return socketTracker;
-      if (!list.check(hop, familyOf(hop))) return addressTracker(hop)!;
+      if (isIP(hop) === 0) return socket;
+      if (!list.check(hop, familyOf(hop))) return hop;
     }
     // Every hop is a trusted proxy: the furthest one is the best we know.
-    return addressTracker(hop)!;
+    return hop;
   }
 }

@@ -97,11 +97,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `INSUFFICIENT_SCOPE` (403), `ADDRESS_NOT_ALLOWED` (403), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "INSUFFICIENT_SCOPE" | "ADDRESS_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example limit must be an integer from 1 to 100
@@ -130,7 +130,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing, malformed, unknown, expired or revoked API key (`UNAUTHORIZED`), or a valid key of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401. */
+        /** @description Missing, malformed, unknown, expired or revoked API key, or an access token that is not valid here (bad signature, issuer, audience or dates; its client bound to no consumer) (`UNAUTHORIZED`), or a valid key or token of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401. */
         Unauthorized: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -160,6 +160,19 @@ export interface components {
                  *       "status": 402
                  *     }
                  */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`); counted on the token's consumer like a request no route takes, never sent for an API key. Or a valid key or token used from an address its consumer (or the key or client binding itself) is not allowed to be used from (`ADDRESS_NOT_ALLOWED`): counted nowhere. */
+        Forbidden: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -445,6 +458,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["CreditsExhausted"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
@@ -488,6 +502,7 @@ export interface operations {
             400: components["responses"]["BadRequestBody"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["CreditsExhausted"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -533,6 +548,7 @@ export interface operations {
             400: components["responses"]["BadRequestPetId"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["CreditsExhausted"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];

@@ -52,8 +52,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a consumer's plan, limits or contact email
-         * @description `limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address. Every instance applies the change at once.
+         * Change a consumer's plan, limits, contact email or allowed addresses
+         * @description `limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address; `allowedAddresses` restricts where its keys and tokens may be used from (null: anywhere). Every instance applies the change at once.
          *
          *     Required scope: `consumers:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -192,6 +192,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consumers/{name}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Restrict where one key may be used from
+         * @description `allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once; a rotation's successor keeps it.
+         *
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        patch: operations["updateKey"];
+        trace?: never;
+    };
     "/consumers/{name}/usage": {
         parameters: {
             query?: never;
@@ -278,6 +300,62 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/consumers/{name}/client-bindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a consumer's OAuth client bindings
+         * @description The clients whose access tokens authenticate as this consumer, beside its keys, oldest first.
+         *
+         *     Required scope: `consumers:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        get: operations["listClientBindings"];
+        put?: never;
+        /**
+         * Bind an issuer's OAuth client to a consumer
+         * @description The client's access tokens then authenticate as the consumer on every instance, counted on the same windows, quota, credits and bans as its keys. The issuer must be configured (OAUTH_ISSUERS); a client is bound to one consumer at most.
+         *
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
+         */
+        post: operations["createClientBinding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumers/{name}/client-bindings/{bindingId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unbind an OAuth client from a consumer
+         * @description Its tokens are refused on every instance at once (within the key cache's TTL where the change channel is away).
+         *
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        delete: operations["deleteClientBinding"];
+        options?: never;
+        head?: never;
+        /**
+         * Restrict where a bound client's tokens may be used from
+         * @description `allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once.
+         *
+         *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        patch: operations["updateClientBinding"];
         trace?: never;
     };
     "/token": {
@@ -937,6 +1015,13 @@ export interface components {
              * @description Set once the key is rotated: its successor (a key is rotated once).
              */
             replacedBy: string | null;
+            /**
+             * @description Where the key may be used from, within its consumer's allowedAddresses (null: anywhere they allow).
+             * @example [
+             *       "10.1.5.0/24"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
         };
         ConsumerResponse: {
             /** Format: uuid */
@@ -970,6 +1055,14 @@ export interface components {
              * @description Its contact address, lower-cased.
              */
             email: string | null;
+            /**
+             * @description Where its keys and tokens may be used from (null: anywhere).
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
             keys: components["schemas"]["KeyResponse"][];
         };
         ConsumerPageResponse: {
@@ -980,11 +1073,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `WEBHOOK_ENDPOINT_LIMIT` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `INSUFFICIENT_SCOPE` (403), `ADDRESS_NOT_ALLOWED` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `CLIENT_ALREADY_BOUND` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `WEBHOOK_ENDPOINT_LIMIT` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "WEBHOOK_ENDPOINT_LIMIT" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "ADDRESS_NOT_ALLOWED" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "CLIENT_ALREADY_BOUND" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "WEBHOOK_ENDPOINT_LIMIT" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example No consumer named "acme".
@@ -1044,6 +1137,13 @@ export interface components {
              */
             replacedBy: string | null;
             /**
+             * @description Where the key may be used from, within its consumer's allowedAddresses (null: anywhere they allow).
+             * @example [
+             *       "10.1.5.0/24"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
+            /**
              * @description The API key. Shown only in this answer: only its SHA-256 is stored.
              * @example petk_…
              */
@@ -1068,6 +1168,14 @@ export interface components {
              * @description A contact address, stored lower-cased; null clears it.
              */
             email?: string | null;
+            /**
+             * @description The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address; a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. null: anywhere. A key or client binding may be restricted further.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses?: string[] | null;
         };
         IssueKeyDto: {
             /**
@@ -1087,6 +1195,16 @@ export interface components {
             key: components["schemas"]["IssuedKeyResponse"];
             /** @description The old key, with the expiry the overlap gave it. */
             previous: components["schemas"]["KeyResponse"];
+        };
+        UpdateCredentialDto: {
+            /**
+             * @description The IPv4 and IPv6 addresses and CIDR ranges its requests may come from (as the rate limits judge the client address: TRUST_PROXY), stored on their network address; null: anywhere. Its consumer's own allowedAddresses apply as well: a request must come from inside both.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
         };
         WindowUsageResponse: {
             /**
@@ -1200,6 +1318,39 @@ export interface components {
             consumers: components["schemas"]["FileConsumerDto"][];
             /** @description Pass as `after` for the next page; null on the last page. */
             next: string | null;
+        };
+        ClientBindingResponse: {
+            /**
+             * Format: uuid
+             * @description The usage history's credential id of its tokens.
+             * @example 5c2d8e1a-7f3b-4a9c-b6d0-e4f1a2b3c4d5
+             */
+            id: string;
+            /** @example https://idp.acme.example/realms/machines */
+            issuer: string;
+            /** @example acme-billing-service */
+            clientId: string;
+            /**
+             * @description Where its tokens may be used from, within its consumer's allowedAddresses (null: anywhere they allow).
+             * @example [
+             *       "10.1.5.0/24"
+             *     ]
+             */
+            allowedAddresses: string[] | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CreateClientBindingDto: {
+            /**
+             * @description One of the gateway's configured issuers (OAUTH_ISSUERS), exactly as configured: a token's `iss`.
+             * @example https://idp.acme.example/realms/machines
+             */
+            issuer: string;
+            /**
+             * @description The client's id at the issuer: its tokens' `client_id` claim (or `sub`, as the issuer's entry says).
+             * @example acme-billing-service
+             */
+            clientId: string;
         };
         CurrentTokenResponse: {
             /**
@@ -2781,6 +2932,65 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description The key, as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer, or no such key of it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getConsumerUsage: {
         parameters: {
             query?: never;
@@ -3019,6 +3229,264 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listClientBindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientBindingResponse"][];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "message": "name must be 1-64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit",
+                     *       "status": 400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `consumers:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createClientBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateClientBindingDto"];
+            };
+        };
+        responses: {
+            /** @description The binding. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientBindingResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The state of what the request names refuses it (`CLIENT_ALREADY_BOUND`): nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "CLIENT_ALREADY_BOUND",
+                     *       "message": "Client \"acme-billing-service\" of https://idp.acme.example/realms/machines is bound to a consumer already: unbind it there first.",
+                     *       "status": 409
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteClientBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                bindingId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The binding removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientBindingResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer, or no such key of it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateClientBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                bindingId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCredentialDto"];
+            };
+        };
+        responses: {
+            /** @description The binding, as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientBindingResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `keys:write`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer, or no such key of it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

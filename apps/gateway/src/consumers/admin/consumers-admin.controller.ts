@@ -47,6 +47,8 @@ import { DEFAULT_OVERLAP_SECONDS, IssueKeyDto, MAX_OVERLAP_SECONDS, RotateKeyDto
 import { PAGE_SIZE } from '../../admin-conventions/page-size';
 import { ListConsumersQueryDto } from './dto/list-consumers.query.dto';
 import { UpdateConsumerDto } from './dto/update-consumer.dto';
+import { UpdateCredentialDto } from './dto/allowed-addresses.dto';
+import { ALLOWED_ADDRESSES_RULE } from '../allowed-addresses';
 
 /** The 400s the routes share: a path name that cannot be a consumer's, a page query out of range, a bad body. */
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
@@ -162,9 +164,9 @@ export class ConsumersAdminController {
   @Patch('consumers/:name')
   @AdminOperation({
     operationId: 'updateConsumer',
-    summary: "Change a consumer's plan, limits or contact email",
+    summary: "Change a consumer's plan, limits, contact email or allowed addresses",
     description:
-      "`limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address. Every instance applies the change at once.",
+      "`limits: null` clears its own limits: back to the plan's; `email: null` clears the contact address; `allowedAddresses` restricts where its keys and tokens may be used from (null: anywhere). Every instance applies the change at once.",
   })
   @ApiOkResponse({ type: ConsumerResponse })
   @AdminErrors({
@@ -173,6 +175,7 @@ export class ConsumersAdminController {
       NEEDS_LIMITS,
       ['VALIDATION_FAILED', 'limits.perMinute must be at least 1'],
       BAD_EMAIL,
+      ['VALIDATION_FAILED', ALLOWED_ADDRESSES_RULE],
       BAD_NAME,
       ...MALFORMED_BODY,
     ],
@@ -184,7 +187,12 @@ export class ConsumersAdminController {
     @Body() body: UpdateConsumerDto,
   ): Promise<ConsumerResponse> {
     return this.present(
-      await this.consumers.update(call, name, { plan: body.plan, limits: body.limits, email: body.email }),
+      await this.consumers.update(call, name, {
+        plan: body.plan,
+        limits: body.limits,
+        email: body.email,
+        allowedAddresses: body.allowedAddresses,
+      }),
     );
   }
 
@@ -319,6 +327,27 @@ export class ConsumersAdminController {
       key: toIssuedKeyResponse(issued.key, issued.record, this.clock.now()),
       previous: toKeyResponse(previous, this.clock.now()),
     };
+  }
+
+  @Patch('consumers/:name/keys/:keyId')
+  @AdminOperation({
+    operationId: 'updateKey',
+    summary: 'Restrict where one key may be used from',
+    description:
+      "`allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once; a rotation's successor keeps it.",
+  })
+  @ApiOkResponse({ type: KeyResponse, description: 'The key, as changed.' })
+  @AdminErrors({
+    400: [['VALIDATION_FAILED', ALLOWED_ADDRESSES_RULE], BAD_KEY_ID, ...MALFORMED_BODY],
+    404: notFound(NO_SUCH_KEY),
+  })
+  async updateKey(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name, keyId }: ConsumerKeyParams,
+    @Body() body: UpdateCredentialDto,
+  ): Promise<KeyResponse> {
+    const key = await this.keys.setAllowedAddresses(call, name, keyId, body.allowedAddresses);
+    return toKeyResponse(key, this.clock.now());
   }
 
   @Get('consumers/:name/usage')

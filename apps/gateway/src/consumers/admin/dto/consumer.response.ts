@@ -24,6 +24,13 @@ export class KeyResponse {
     description: 'Set once the key is rotated: its successor (a key is rotated once).',
   })
   replacedBy!: string | null;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['10.1.5.0/24'],
+    description: "Where the key may be used from, within its consumer's allowedAddresses (null: anywhere they allow).",
+  })
+  allowedAddresses!: string[] | null;
 }
 
 /** A key as issued: the only answer that ever carries the key itself. */
@@ -48,6 +55,13 @@ export class ConsumerResponse {
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) disabledAt!: string | null;
   @ApiProperty({ format: 'email', nullable: true, type: String, description: 'Its contact address, lower-cased.' })
   email!: string | null;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['10.1.0.0/16', '2001:db8::/32'],
+    description: 'Where its keys and tokens may be used from (null: anywhere).',
+  })
+  allowedAddresses!: string[] | null;
   @ApiProperty({ type: [KeyResponse] }) keys!: KeyResponse[];
 }
 
@@ -124,6 +138,7 @@ export function toKeyResponse(key: ApiKeyEntity, now: number): KeyResponse {
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
     replacedBy: key.replacedBy,
+    allowedAddresses: key.allowedAddresses,
   };
 }
 
@@ -146,6 +161,7 @@ export function toConsumerResponse(
     updatedAt: consumer.updatedAt.toISOString(),
     disabledAt: consumer.disabledAt?.toISOString() ?? null,
     email: consumer.email,
+    allowedAddresses: consumer.allowedAddresses,
     keys: keys.map((k) => toKeyResponse(k, now)),
   };
 }

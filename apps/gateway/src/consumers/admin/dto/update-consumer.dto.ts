@@ -4,6 +4,7 @@ import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
 import { EMAIL_ADDRESS_MAX_LENGTH } from '@app/contract';
 import { IsConsumerEmail } from '../../consumer-email';
+import { ALLOWED_ADDRESSES_PROPERTY, IsAllowedAddresses } from './allowed-addresses.dto';
 import { LimitsDto } from './limits.dto';
 
 export class UpdateConsumerDto {
@@ -29,4 +30,13 @@ export class UpdateConsumerDto {
   @IsOptional()
   @IsConsumerEmail()
   email?: string | null;
+
+  @ApiPropertyOptional({
+    ...ALLOWED_ADDRESSES_PROPERTY,
+    description:
+      'The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address; a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. null: anywhere. A key or client binding may be restricted further.',
+  })
+  @IsOptional()
+  @IsAllowedAddresses()
+  allowedAddresses?: string[] | null;
 }
