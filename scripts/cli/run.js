@@ -26,6 +26,8 @@ async function runKeysCommand(argv, env, out) {
   if (argv[0] === 'requests') return require('./commands/plan-requests').runPlanRequestCommand(argv.slice(1), env, out);
   if (argv[0] === 'billing') return require('./commands/billing').runBillingCommand(argv.slice(1), env, out);
   if (argv[0] === 'webhooks') return require('./commands/webhooks').runWebhooksCommand(argv.slice(1), env, out);
+  if (argv[0] === 'events')
+    return require('./commands/threshold-events').runThresholdEventsCommand(argv.slice(1), env, out);
   if (argv[0] === 'credits') return require('./commands/credits').runCreditsCommand(argv.slice(1), env, out);
   return require('./commands/consumers').runConsumerCommand(argv, env, out);
 }
