@@ -1154,6 +1154,22 @@ export interface components {
             /** @description Seconds left of a ban. */
             banSecondsLeft: number | null;
         };
+        AlertThresholdsBody: {
+            /**
+             * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+             * @example [
+             *       50,
+             *       90,
+             *       100
+             *     ]
+             */
+            thresholdsPercent?: number[];
+            /**
+             * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+             * @example 500
+             */
+            creditsLowBalance?: number;
+        };
         FileKeyDto: {
             /** @description SHA-256 of the key, lower-case hex. */
             keyHash: string;
@@ -1214,6 +1230,23 @@ export interface components {
             costs?: {
                 [key: string]: number;
             };
+            /** @description Its own alert thresholds (docs/alerts.md), as PATCH /consumers/{name}/billing takes them; null (or {}): its plan's; absent: left as it is. */
+            alerts?: {
+                /**
+                 * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+                 * @example [
+                 *       50,
+                 *       90,
+                 *       100
+                 *     ]
+                 */
+                thresholdsPercent?: number[];
+                /**
+                 * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+                 * @example 500
+                 */
+                creditsLowBalance?: number;
+            } | null;
             /** @description Every key of the consumer, matched by hash (added, or revoked when the file says so). */
             keys?: components["schemas"]["FileKeyDto"][];
             /** @description One-key form (earlier files): the key's SHA-256. Ignored when `keys` is given. */
@@ -1647,22 +1680,6 @@ export interface components {
             costs: {
                 [key: string]: number;
             };
-        };
-        AlertThresholdsBody: {
-            /**
-             * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
-             * @example [
-             *       50,
-             *       90,
-             *       100
-             *     ]
-             */
-            thresholdsPercent?: number[];
-            /**
-             * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
-             * @example 500
-             */
-            creditsLowBalance?: number;
         };
         BillingResponse: {
             /** @example acme */
