@@ -296,6 +296,25 @@ export class ThresholdEventsRepository {
   }
 
   /**
+   * Deletes up to `batch` events no write can ever need again (docs/alerts.md, "Retention"), answering how many: a
+   * window's whose period ended before `cutoffMs` (a candidate of an ended period writes nothing: `period-over`),
+   * and a credit level's crossed before `cutoffMs` that a later ledger row has re-armed since (a candidate of that
+   * generation is `undone`). An event whose period is current, or whose level is still armed by its generation,
+   * is kept whatever its age: it is what makes "exactly once" hold.
+   */
+  async pruneEvents(cutoffMs: number, batch: number): Promise<number> {
+    const s = this.schema;
+    const [, deleted]: [unknown, number] = await this.dataSource.query(
+      `DELETE FROM "${s}"."threshold_events" WHERE id IN (SELECT e.id FROM "${s}"."threshold_events" e WHERE ` +
+        `(e.policy <> 'credits' AND e.period_end < $1) OR (e.policy = 'credits' AND e.crossed_at < $1 AND EXISTS (` +
+        `SELECT 1 FROM "${s}"."credit_ledger" l WHERE l.consumer = e.consumer AND l.balance_after > e.threshold AND l.at > e.crossed_at)) ` +
+        `LIMIT $2)`,
+      [new Date(cutoffMs), batch],
+    );
+    return deleted;
+  }
+
+  /**
    * Who may have crossed a threshold lately: consumers with answers in the usage history since `sinceMs` (its hours),
    * or with credit spend recorded since the UTC day `sinceDay`.
    */

@@ -10,6 +10,7 @@ import { GatewayDatabaseModule } from '../database/gateway-database.module';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
+import { WebhookRetention } from './webhook-retention';
 import { WEBHOOK_ENTITIES } from './webhook-tables';
 
 /**
@@ -39,7 +40,8 @@ import { WEBHOOK_ENTITIES } from './webhook-tables';
     WebhookEndpointsService,
     WebhookDeliveriesRepository,
     WebhookDeliveryWorker,
+    WebhookRetention,
   ],
-  exports: [WebhookEndpointsService, WebhookDeliveryWorker],
+  exports: [WebhookEndpointsService, WebhookDeliveryWorker, WebhookRetention],
 })
 export class WebhooksModule {}
