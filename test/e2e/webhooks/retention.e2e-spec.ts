@@ -15,8 +15,14 @@ import { withStack } from '../../support/with-stack';
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 const DAY_MS = 86_400_000;
 const HOOK_URL = 'http://127.0.0.1:9/hook';
-/** No worker (the test records the attempts itself), no periodic reconciliation. */
-const ENV = { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOKS_ENABLED: 'false', ALERT_RECONCILE_MS: '3600000' };
+/** No worker (the test records the attempts itself), no periodic reconciliation, no Redis. */
+const ENV = {
+  OUTBOUND_ALLOW_LIST: '127.0.0.1/32',
+  WEBHOOKS_ENABLED: 'false',
+  ALERT_RECONCILE_MS: '3600000',
+  // Counters of their own: nothing here counts requests, and a credit top-up needs no shared store.
+  REDIS_URL: '',
+};
 
 /**
  * Retention (docs/webhooks.md and docs/alerts.md, "Retention"), by direct calls on the gateway's real database with
