@@ -86,7 +86,12 @@ operators' endpoints, which get every consumer's events, for a token of the whol
 shown only this once. --events limits it to some event types (quota.threshold_crossed, credits.low_balance,
 credits.exhausted; default: all). "deliveries" shows the newest first (default 20), each with its attempts (time,
 status, latency, error); "redeliver" sends the same message (the same webhook-id) to the same endpoint again.
-"failing" lists the endpoints failing now or disabled, across consumers.`;
+"failing" lists the endpoints failing now or disabled, across consumers.
+
+A consumer's threshold events (docs/alerts.md; webhooks:read), what its webhooks were sent:
+  npm run -s keys -- events NAME [--policy day|month|credits] [--type TYPE] [--limit N]
+
+Newest first (default 20): when, the type, the policy and threshold, the counts (or the balance), the period, the id.`;
 
 const CLIENT_BINDING_USAGE = `OAuth client bindings and allowed addresses (docs/oauth.md; consumers:read to list, keys:write to bind, unbind
 or allow a key or binding, consumers:write to allow a consumer):

@@ -29,6 +29,8 @@ async function runKeysCommand(argv, env, out) {
   if (['bind', 'unbind', 'bindings'].includes(argv[0]))
     return require('./commands/client-bindings').runClientBindingCommand(argv[0], argv.slice(1), env, out);
   if (argv[0] === 'allow') return require('./commands/allowed-addresses').runAllowCommand(argv.slice(1), env, out);
+  if (argv[0] === 'events')
+    return require('./commands/threshold-events').runThresholdEventsCommand(argv.slice(1), env, out);
   if (argv[0] === 'credits') return require('./commands/credits').runCreditsCommand(argv.slice(1), env, out);
   return require('./commands/consumers').runConsumerCommand(argv, env, out);
 }

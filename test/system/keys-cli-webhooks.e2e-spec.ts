@@ -10,6 +10,7 @@ import {
   mintKey,
   startGateway,
 } from '../support/gateway';
+import { ThresholdEventsRepository } from '../../apps/gateway/src/alerts/threshold-events.repository';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 const run = promisify(execFile);
@@ -118,6 +119,50 @@ describe('keys CLI: webhooks', () => {
     expect(await cli('webhooks', 'remove', '--fleet', id)).toEqual([
       `Removed webhook endpoint ${id} and its deliveries (audited).`,
     ]);
+  });
+
+  it("lists a consumer's threshold events, newest first, filtered by policy", async () => {
+    const name = unique('ev');
+    await mintKey(gateway, 'free', name);
+    expect(await cli('events', name)).toEqual(['No threshold events.']);
+    const repository = gateway.app.get(ThresholdEventsRepository);
+    const at = Date.parse('2026-11-28T14:03:11.482Z');
+    const write = async (policy: 'day' | 'month', threshold: number, offset: number) => {
+      const event = await repository.record(
+        {
+          consumer: name,
+          policy,
+          threshold,
+          periodStartMs: Date.parse('2026-11-28T00:00:00.000Z'),
+          periodEndMs: Date.parse('2026-11-29T00:00:00.000Z'),
+          limit: 1000,
+          used: threshold * 10,
+          balance: null,
+          crossedAtMs: at + offset,
+          source: 'request',
+        },
+        at + offset,
+      );
+      if (typeof event === 'string') throw new Error(event);
+      return event.id;
+    };
+    const day = await write('day', 80, 0);
+    const month = await write('month', 100, 1000);
+    expect(await cli('events', name)).toEqual([
+      `2026-11-28T14:03:12.482Z\tquota.threshold_crossed\tmonth 100 %\tused 1000 of 1000\t2026-11-28T00:00:00.000Z – 2026-11-29T00:00:00.000Z\t${month}`,
+      `2026-11-28T14:03:11.482Z\tquota.threshold_crossed\tday 80 %\tused 800 of 1000\t2026-11-28T00:00:00.000Z – 2026-11-29T00:00:00.000Z\t${day}`,
+    ]);
+    expect((await cli('events', name, '--policy', 'day', '--limit', '5')).map((l) => l.split('\t').pop())).toEqual([
+      day,
+    ]);
+    expect(await refused('events')).toEqual({
+      code: 2,
+      stderr: ['keys: events needs the consumer name', 'See: npm run -s keys -- events --help'],
+    });
+    expect(await refused('events', name, '--policy', 'week')).toEqual({
+      code: 1,
+      stderr: ['keys: policy must be one of day, month, credits'],
+    });
   });
 
   it('says a mistake in one line with its hint (exit 2), and the admin API’s refusal with its message (exit 1)', async () => {

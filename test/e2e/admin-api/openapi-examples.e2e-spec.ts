@@ -100,6 +100,8 @@ const OPERATIONS = [
   ['delete', '/webhook-endpoints/{id}', 'deleteFleetWebhookEndpoint'],
   ['post', '/webhook-endpoints/{id}/rotate-secret', 'rotateFleetWebhookEndpointSecret'],
   ['get', '/webhook-endpoints/{id}/deliveries', 'listFleetWebhookDeliveries'],
+  ['post', '/webhook-endpoints/{id}/test', 'testFleetWebhookEndpoint'],
+  ['get', '/consumers/{name}/threshold-events', 'listThresholdEvents'],
 ] as const;
 /** Webhook endpoints on loopback's discard port (nothing listens there). */
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -406,6 +408,21 @@ describe("the admin API's OpenAPI document", () => {
         ['rotateFleetWebhookEndpointSecret', 400, idRule, () => admin('POST', '/webhook-endpoints/x/rotate-secret')],
         ['listFleetWebhookDeliveries', 400, idRule, () => admin('GET', '/webhook-endpoints/x/deliveries')],
         ...pageRules('listFleetWebhookDeliveries', `${fleetHook}/deliveries`),
+        ['testFleetWebhookEndpoint', 400, idRule, () => admin('POST', '/webhook-endpoints/x/test')],
+        ['listThresholdEvents', 400, nameRule, badName('GET', '/threshold-events')],
+        ...pageRules('listThresholdEvents', '/consumers/acme/threshold-events'),
+        [
+          'listThresholdEvents',
+          400,
+          'policy must be one of day, month, credits',
+          () => admin('GET', '/consumers/acme/threshold-events?policy=week'),
+        ],
+        [
+          'listThresholdEvents',
+          400,
+          'type must be one of quota.threshold_crossed, credits.low_balance, credits.exhausted',
+          () => admin('GET', '/consumers/acme/threshold-events?type=pet.created'),
+        ],
       ];
     };
 
@@ -474,6 +491,8 @@ describe("the admin API's OpenAPI document", () => {
       ['deleteFleetWebhookEndpoint', noFleetHook, () => admin('DELETE', fleetHook)],
       ['rotateFleetWebhookEndpointSecret', noFleetHook, () => admin('POST', `${fleetHook}/rotate-secret`)],
       ['listFleetWebhookDeliveries', noFleetHook, () => admin('GET', `${fleetHook}/deliveries`)],
+      ['testFleetWebhookEndpoint', noFleetHook, () => admin('POST', `${fleetHook}/test`)],
+      ['listThresholdEvents', noAcme, () => admin('GET', '/consumers/acme/threshold-events')],
     ];
     expect((await admin('POST', '/consumers', { name: 'other', plan: 'free' })).status).toBe(201);
     expect(

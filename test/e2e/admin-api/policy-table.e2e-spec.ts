@@ -320,6 +320,11 @@ describe('the admin policy, every route × token kind × object', () => {
     rotateFleetWebhookEndpointSecret: async () => ({ method: 'POST', path: `${await fleetEndpoint()}/rotate-secret` }),
     listFleetWebhookDeliveries: async () => ({ method: 'GET', path: `${await fleetEndpoint()}/deliveries` }),
     listFailingWebhookEndpoints: async () => ({ method: 'GET', path: '/webhook-endpoints/failing' }),
+    testFleetWebhookEndpoint: async () => ({ method: 'POST', path: `${await fleetEndpoint()}/test` }),
+    listThresholdEvents: async (k, w) => ({
+      method: 'GET',
+      path: `/consumers/${(await consumerFor(k, w)).name}/threshold-events`,
+    }),
     recordAuditEvent: async (_k, w) => ({
       method: 'POST',
       path: '/audit/events',

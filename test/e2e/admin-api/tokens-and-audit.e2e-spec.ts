@@ -485,6 +485,18 @@ describe('admin tokens and the audit log', () => {
             'webhooks:read',
             async () => ({ path: `${await endpoint(true)}/deliveries` }),
           ],
+          [
+            'POST',
+            '/webhook-endpoints/{id}/test',
+            'webhooks:write',
+            async () => ({ path: `${await endpoint(true)}/test` }),
+          ],
+          [
+            'GET',
+            '/consumers/{name}/threshold-events',
+            'webhooks:read',
+            async () => ({ path: `/consumers/${(await createConsumer()).name}/threshold-events` }),
+          ],
         ] as const
       ).map(([method, path, scope, prepare]): Route => ({ method, path, scope, prepare })),
       // The policy's `any`: every valid token, whatever its scopes (issue #26).

@@ -152,6 +152,77 @@ describe('consumers file (import / export)', () => {
     expect((reply.body as { message: string }).message).toContain(field);
   });
 
+  it("carries a consumer's own alert thresholds both ways: exported, imported, cleared by null, checked like the billing route's", async () => {
+    const alerts = { thresholdsPercent: [50, 90, 100], creditsLowBalance: 500 };
+    await mintKey(stack.source, 'pro', 'with-alerts');
+    expect((await adminCall(stack.source, 'PATCH', '/consumers/with-alerts/billing', { alerts })).status).toBe(200);
+    const exported = (await adminCall(stack.source, 'GET', '/export?limit=1000')).body as {
+      consumers: Array<Record<string, unknown>>;
+    };
+    const exportedFile = exported.consumers.find((c) => c.name === 'with-alerts')!;
+    expect(exportedFile.alerts).toEqual(alerts);
+    // Imported under another name, without the keys (their hashes are the original's): into the same database, so
+    // that the round trip below still finds the target empty (and carries these thresholds across too).
+    const file = { ...exportedFile, name: 'alerts-copy', keys: [] };
+    // A consumer with none of its own writes no field (its plan's apply).
+    await mintKey(stack.source, 'pro', 'without-alerts');
+    const plain = ((await adminCall(stack.source, 'GET', '/export?limit=1000')).body as typeof exported).consumers.find(
+      (c) => c.name === 'without-alerts',
+    )!;
+    expect(plain).not.toHaveProperty('alerts');
+
+    const billingOf = async (name: string) =>
+      ((await adminCall(stack.source, 'GET', `/consumers/${name}/billing`)).body as { alerts: unknown }).alerts;
+    expect((await adminCall(stack.source, 'POST', '/import', { consumers: [file] })).body).toEqual({
+      created: 1,
+      updated: 0,
+      unchanged: 0,
+    });
+    expect(await billingOf('alerts-copy')).toEqual(alerts);
+    // The same file again changes nothing (the stored form compares equal, whatever the file's key order).
+    const reordered = { ...file, alerts: { creditsLowBalance: 500, thresholdsPercent: [50, 90, 100] } };
+    expect((await adminCall(stack.source, 'POST', '/import', { consumers: [reordered] })).body).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 1,
+    });
+    // One side replaces both (as the billing route does); absent leaves them; null clears them; each change audited.
+    const oneSide = { ...file, alerts: { thresholdsPercent: [75] } };
+    expect((await adminCall(stack.source, 'POST', '/import', { consumers: [oneSide] })).body).toMatchObject({
+      updated: 1,
+    });
+    expect(await billingOf('alerts-copy')).toEqual({ thresholdsPercent: [75] });
+    const { alerts: _left, ...absent } = file as Record<string, unknown>;
+    expect((await adminCall(stack.source, 'POST', '/import', { consumers: [absent] })).body).toMatchObject({
+      unchanged: 1,
+    });
+    expect(await billingOf('alerts-copy')).toEqual({ thresholdsPercent: [75] });
+    expect(
+      (await adminCall(stack.source, 'POST', '/import', { consumers: [{ ...file, alerts: null }] })).body,
+    ).toMatchObject({ updated: 1 });
+    expect(await billingOf('alerts-copy')).toBeNull();
+    const audit = (await adminCall(stack.source, 'GET', '/audit?target=alerts-copy&action=import.update&order=desc'))
+      .body as { items: Array<{ changes: Record<string, { before: unknown; after: unknown }> }> };
+    expect(audit.items[0].changes.alerts).toEqual({ before: { thresholdsPercent: [75] }, after: null });
+
+    // Validated like the billing route's, the whole batch refused: nothing of it is kept.
+    const refusals: Array<[unknown, string]> = [
+      [{ thresholdsPercent: [90, 50] }, 'alerts.thresholdsPercent must be in ascending order without repeats'],
+      [{ thresholdsPercent: [0] }, 'alerts.thresholdsPercent must hold percents from 1 to 100'],
+      [{ thresholdsPercent: [10, 20, 30, 40, 50, 60] }, 'alerts.thresholdsPercent takes at most 5 thresholds'],
+      [{ creditsLowBalance: -1 }, 'alerts.creditsLowBalance must be at least 0'],
+      ['high', 'alerts must be {"thresholdsPercent": [...], "creditsLowBalance": n} or null'],
+    ];
+    for (const [bad, message] of refusals) {
+      const reply = await adminCall(stack.source, 'POST', '/import', {
+        consumers: [{ name: 'bad-alerts', plan: 'pro', alerts: bad }],
+      });
+      expectErrorBody(reply, 400, 'VALIDATION_FAILED');
+      expect([bad, (reply.body as { message: string }).message]).toEqual([bad, expect.stringContaining(message)]);
+    }
+    expectErrorBody(await adminCall(stack.source, 'GET', '/consumers/bad-alerts'), 404, 'NOT_FOUND');
+  });
+
   it('round-trips every consumer through export and import: disabled, keyless, revoked and rotated keys included', async () => {
     const disabledKey = await mintKey(stack.source, 'pro', 'was-disabled');
     expect((await adminCall(stack.source, 'POST', '/consumers/was-disabled/disable')).status).toBe(200);

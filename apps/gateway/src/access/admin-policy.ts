@@ -125,6 +125,9 @@ export const ADMIN_POLICY = {
   rotateFleetWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'fleet' },
   listFleetWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'fleet' },
   listFailingWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
+  testFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
+  // A consumer's threshold events: the bodies its webhooks were sent, so the webhooks' scope (the portal's token holds it).
+  listThresholdEvents: { scopes: ['webhooks:read'], objects: 'consumer' },
   // A sign-in, a failed one or a lockout in the portal or the console: it names a person, like X-On-Behalf-Of.
   recordAuditEvent: { scopes: 'any', objects: 'end-user' },
 } as const satisfies Record<string, RoutePolicy>;

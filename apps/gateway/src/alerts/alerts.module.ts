@@ -26,6 +26,6 @@ import { ThresholdReconciler } from './threshold-reconciler';
     ThresholdReconciler,
     FleetLeases,
   ],
-  exports: [ThresholdEvents, ThresholdReconciler, ThresholdEventsRepository],
+  exports: [ThresholdEvents, ThresholdReconciler, ThresholdEventsRepository, FleetLeases],
 })
 export class AlertsModule {}

@@ -40,7 +40,6 @@ export interface ThresholdEvent {
   crossedAt: string;
 }
 
-/** Why a candidate wrote nothing. */
 /**
  * Why a candidate wrote nothing: its event exists; its period is over; a top-up after the crossing lifted the balance
  * above the level again; or no ledger row ever put the balance above the level (nothing armed it).
@@ -53,6 +52,45 @@ export const typeOf = (candidate: Pick<ThresholdCandidate, 'policy' | 'threshold
     : candidate.threshold > 0
       ? 'credits.low_balance'
       : 'credits.exhausted';
+
+/** A threshold_events row as a query reads it (bigints and dates as the driver gives them). */
+interface ThresholdEventRecord {
+  id: string;
+  type: ThresholdEventType;
+  consumer: string;
+  policy: ThresholdPolicyName;
+  period_start: Date | string;
+  period_end: Date | string | null;
+  threshold: string;
+  arming: string;
+  quota: string | null;
+  used: string | null;
+  balance: string | null;
+  crossed_at: Date | string;
+  source: 'request' | 'reconciler';
+}
+
+const EVENT_COLUMNS =
+  'id, type, consumer, policy, period_start, period_end, threshold, arming, quota, used, balance, crossed_at, source';
+
+/** The event as its outbox message carries it, from its row: the one mapping (the admin list's and the tests'). */
+function eventOf(r: ThresholdEventRecord): ThresholdEvent {
+  const num = (value: string | null) => (value === null ? null : Number(value));
+  return {
+    id: r.id,
+    type: r.type,
+    consumer: r.consumer,
+    policy: r.policy,
+    periodStart: new Date(r.period_start).toISOString(),
+    periodEnd: r.period_end === null ? null : new Date(r.period_end).toISOString(),
+    threshold: Number(r.threshold),
+    arming: r.arming || null,
+    limit: num(r.quota),
+    used: num(r.used),
+    balance: num(r.balance),
+    crossedAt: new Date(r.crossed_at).toISOString(),
+  };
+}
 
 /**
  * threshold_events and outbox_messages (docs/alerts.md): one event per consumer × policy × period × threshold ×
@@ -207,30 +245,44 @@ export class ThresholdEventsRepository {
     return found;
   }
 
-  /** The events of a consumer, oldest first (tests, and the admin API to come). */
+  /** The events of a consumer, oldest first (tests). */
   async eventsOf(consumer: string): Promise<Array<ThresholdEvent & { source: string }>> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT id, type, consumer, policy, period_start, period_end, threshold, arming, quota, used, balance, crossed_at, source ` +
-        `FROM "${this.schema}"."threshold_events" WHERE consumer = $1 ORDER BY crossed_at, threshold, policy`,
+    const rows: ThresholdEventRecord[] = await this.dataSource.query(
+      `SELECT ${EVENT_COLUMNS} FROM "${this.schema}"."threshold_events" WHERE consumer = $1 ORDER BY crossed_at, threshold, policy`,
       [consumer],
     );
-    const num = (value: unknown) => (value === null ? null : Number(value));
-    const iso = (value: unknown) => (value === null ? null : new Date(value as Date).toISOString());
-    return rows.map((r) => ({
-      id: r.id as string,
-      type: r.type as ThresholdEventType,
-      consumer: r.consumer as string,
-      policy: r.policy as ThresholdPolicyName,
-      periodStart: iso(r.period_start)!,
-      periodEnd: iso(r.period_end),
-      threshold: Number(r.threshold),
-      arming: (r.arming as string) || null,
-      limit: num(r.quota),
-      used: num(r.used),
-      balance: num(r.balance),
-      crossedAt: iso(r.crossed_at)!,
-      source: r.source as string,
-    }));
+    return rows.map((r) => ({ ...eventOf(r), source: r.source }));
+  }
+
+  /**
+   * One page of a consumer's events, newest first (the order they were written in), keyset-paged on (created_at, id):
+   * `after` is the last event of the previous page (undefined: no such event of the consumer).
+   */
+  async page(
+    consumer: string,
+    page: { limit: number; after?: string; policy?: ThresholdPolicyName; type?: ThresholdEventType },
+  ): Promise<{ items: ThresholdEvent[]; next: string | null } | undefined> {
+    const table = `"${this.schema}"."threshold_events"`;
+    const where = ['consumer = $1'];
+    const params: unknown[] = [consumer];
+    if (page.after !== undefined) {
+      const [last]: unknown[] = await this.dataSource.query(`SELECT 1 FROM ${table} WHERE id = $1 AND consumer = $2`, [
+        page.after,
+        consumer,
+      ]);
+      if (last === undefined) return undefined;
+      params.push(page.after);
+      where.push(`(created_at, id) < (SELECT p.created_at, p.id FROM ${table} p WHERE p.id = $${params.length})`);
+    }
+    if (page.policy !== undefined) where.push(`policy = $${params.push(page.policy)}`);
+    if (page.type !== undefined) where.push(`type = $${params.push(page.type)}`);
+    params.push(page.limit + 1);
+    const rows: ThresholdEventRecord[] = await this.dataSource.query(
+      `SELECT ${EVENT_COLUMNS} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const items = rows.slice(0, page.limit).map(eventOf);
+    return { items, next: rows.length > page.limit ? items[items.length - 1].id : null };
   }
 
   /** The outbox messages of a consumer, oldest first (tests, and the delivery worker to come). */
@@ -241,6 +293,25 @@ export class ThresholdEventsRepository {
       `SELECT id, kind, state, payload FROM "${this.schema}"."outbox_messages" WHERE consumer = $1 ORDER BY created_at, id`,
       [consumer],
     );
+  }
+
+  /**
+   * Deletes up to `batch` events no write can ever need again (docs/alerts.md, "Retention"), answering how many: a
+   * window's whose period ended before `cutoffMs` (a candidate of an ended period writes nothing: `period-over`),
+   * and a credit level's crossed before `cutoffMs` that a later ledger row has re-armed since (a candidate of that
+   * generation is `undone`). An event whose period is current, or whose level is still armed by its generation,
+   * is kept whatever its age: it is what makes "exactly once" hold.
+   */
+  async pruneEvents(cutoffMs: number, batch: number): Promise<number> {
+    const s = this.schema;
+    const [, deleted]: [unknown, number] = await this.dataSource.query(
+      `DELETE FROM "${s}"."threshold_events" WHERE id IN (SELECT e.id FROM "${s}"."threshold_events" e WHERE ` +
+        `(e.policy <> 'credits' AND e.period_end < $1) OR (e.policy = 'credits' AND e.crossed_at < $1 AND EXISTS (` +
+        `SELECT 1 FROM "${s}"."credit_ledger" l WHERE l.consumer = e.consumer AND l.balance_after > e.threshold AND l.at > e.crossed_at)) ` +
+        `LIMIT $2)`,
+      [new Date(cutoffMs), batch],
+    );
+    return deleted;
   }
 
   /**

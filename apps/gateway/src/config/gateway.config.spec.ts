@@ -80,6 +80,7 @@ describe('loadGatewayConfig', () => {
       creditsLowBalance: 100,
       flushMs: 1_000,
       reconcileMs: 30_000,
+      eventRetentionDays: 400,
     });
     // Sorted, each once.
     expect(loadGatewayConfig({ ALERT_THRESHOLDS_PERCENT: '100,50,90,50' }).alerts.windowThresholds).toEqual([

@@ -181,6 +181,10 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('ALERT_RECONCILE_MS', 1000, 3600000)
   ALERT_RECONCILE_MS = 30000;
 
+  /** Days a threshold event is kept after its period ended (a credit level's: after a later top-up re-armed it). */
+  @EnvIntRange('ALERT_EVENT_RETENTION_DAYS', 1, 36500)
+  ALERT_EVENT_RETENTION_DAYS = 400;
+
   // Webhooks (issue #49, docs/webhooks.md): the delivery worker's pace and bounds, and where requests may go.
   @EnvBoolean()
   @IsBoolean({ message: 'WEBHOOKS_ENABLED must be true or false' })
@@ -200,6 +204,10 @@ export class GatewayEnvironment extends CommonEnvironment {
 
   @EnvIntRange('WEBHOOK_DISABLE_AFTER_MS', 1000, 31536000000)
   WEBHOOK_DISABLE_AFTER_MS = 5 * 86_400_000;
+
+  /** Days finished deliveries (with their attempts) and fanned-out outbox messages are kept. */
+  @EnvIntRange('WEBHOOK_RETENTION_DAYS', 1, 36500)
+  WEBHOOK_RETENTION_DAYS = 30;
 
   /** Targets the outbound policy would refuse that the operator permits (libs/outbound: blocks and host names). */
   @ValidateBy(
@@ -463,6 +471,8 @@ export interface GatewayConfig {
     creditsLowBalance: number;
     flushMs: number;
     reconcileMs: number;
+    /** A threshold event is deleted this long after its period ended (ALERT_EVENT_RETENTION_DAYS). */
+    eventRetentionDays: number;
   };
   /**
    * Webhooks (docs/webhooks.md): whether this instance runs the delivery worker, how often it looks for due
@@ -477,6 +487,8 @@ export interface GatewayConfig {
     maxEndpoints: number;
     disableAfterMs: number;
     allowList: string;
+    /** Finished deliveries, their attempts and fanned-out outbox messages older than this are deleted. */
+    retentionDays: number;
   };
   /** The gateway's mail: SMTP_URL (unset: written to the log) and the sender. */
   mail: { smtpUrl?: string; from: string };
@@ -606,6 +618,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       creditsLowBalance: e.ALERT_CREDITS_LOW_BALANCE,
       flushMs: e.ALERT_FLUSH_MS,
       reconcileMs: e.ALERT_RECONCILE_MS,
+      eventRetentionDays: e.ALERT_EVENT_RETENTION_DAYS,
     },
     webhooks: {
       enabled: e.WEBHOOKS_ENABLED,
@@ -615,6 +628,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
       maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
       disableAfterMs: e.WEBHOOK_DISABLE_AFTER_MS,
       allowList: e.OUTBOUND_ALLOW_LIST,
+      retentionDays: e.WEBHOOK_RETENTION_DAYS,
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: oauthConfigOf(e.OAUTH_ISSUERS, e.OAUTH_TOKEN_CACHE_SIZE, production),

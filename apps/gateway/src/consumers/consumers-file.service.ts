@@ -11,6 +11,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
+import { AlertSettings, alertSettingsOf } from '../plans/alert-thresholds';
 import { PlanLimits } from '../plans/plan-limits';
 import { Limits, PlanName } from '../plans/plans';
 import { AdminActor, AdminRequestContext } from '../access/admin-context';
@@ -54,6 +55,8 @@ export interface FileConsumer {
   creditsEnabled?: boolean;
   creditRefill?: CreditRefill;
   costs?: OperationCosts;
+  /** Its own alert thresholds (docs/alerts.md); null or {}: its plan's; absent: left as it is. */
+  alerts?: AlertSettings | null;
   keyHash?: string;
   keyHint?: string;
   expiresAt?: string;
@@ -169,6 +172,7 @@ export class ConsumersFileService {
           creditsEnabled: consumer.creditsEnabled,
           creditRefill: consumer.creditRefill,
           costs: consumer.creditCosts,
+          alerts: consumer.alertThresholds,
         };
         const billingChanges = diff(
           billingBefore,
@@ -282,6 +286,7 @@ export class ConsumersFileService {
         ...(consumer.creditsEnabled !== null ? { creditsEnabled: consumer.creditsEnabled } : {}),
         ...(consumer.creditRefill ? { creditRefill: consumer.creditRefill } : {}),
         ...(consumer.creditCosts ? { costs: consumer.creditCosts } : {}),
+        ...(consumer.alertThresholds ? { alerts: consumer.alertThresholds } : {}),
         // The one-key form too, for the importers of earlier versions (ignored where `keys` is read).
         ...(current
           ? {
@@ -310,6 +315,7 @@ function billingOf(input: FileConsumer): {
   creditsEnabled?: boolean;
   creditRefill?: CreditRefill;
   costs?: OperationCosts;
+  alerts?: AlertSettings | null;
 } {
   return {
     ...(input.billingAnchor !== undefined ? { billingAnchor: dateTimeOf(input.billingAnchor) } : {}),
@@ -317,6 +323,8 @@ function billingOf(input: FileConsumer): {
     ...(input.creditsEnabled !== undefined ? { creditsEnabled: input.creditsEnabled } : {}),
     ...(input.creditRefill !== undefined ? { creditRefill: input.creditRefill } : {}),
     ...(input.costs !== undefined ? { costs: input.costs } : {}),
+    // As the billing route stores them: {} is null, the keys in jsonb's order (an unchanged value diffs as unchanged).
+    ...(input.alerts !== undefined ? { alerts: alertSettingsOf(input.alerts) } : {}),
   };
 }
 
@@ -327,6 +335,7 @@ function billingColumns(billing: ReturnType<typeof billingOf>): Partial<Consumer
     ...(billing.creditsEnabled !== undefined ? { creditsEnabled: billing.creditsEnabled } : {}),
     ...(billing.creditRefill !== undefined ? { creditRefill: billing.creditRefill } : {}),
     ...(billing.costs !== undefined ? { creditCosts: billing.costs } : {}),
+    ...(billing.alerts !== undefined ? { alertThresholds: billing.alerts } : {}),
   };
 }
 

@@ -36,3 +36,16 @@ export function alertThresholdsOf(settings: AlertSettings | null | undefined): A
     ...(low != null ? { levels: levelsOf(low) } : {}),
   };
 }
+
+/**
+ * A consumer's own alert thresholds as stored: null when it states neither side ({} or null: back to its plan's);
+ * its keys in jsonb's order (equal lengths: bytewise), so that an unchanged value compares equal to the stored one
+ * (the audit's diff). The billing route's and the consumers file's.
+ */
+export function alertSettingsOf(body: AlertSettings | null): AlertSettings | null {
+  if (body === null || (body.thresholdsPercent == null && body.creditsLowBalance == null)) return null;
+  return {
+    ...(body.creditsLowBalance != null ? { creditsLowBalance: body.creditsLowBalance } : {}),
+    ...(body.thresholdsPercent != null ? { thresholdsPercent: body.thresholdsPercent } : {}),
+  };
+}

@@ -221,6 +221,39 @@ export class WebhookDeliveriesRepository {
     });
   }
 
+  /**
+   * Deletes up to `batch` finished deliveries (delivered or given up) created before `cutoffMs`, with their
+   * attempts, in one transaction: answers how many deliveries. A pending one is kept whatever its age.
+   */
+  async pruneDeliveries(cutoffMs: number, batch: number): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: Array<{ id: string }> = await manager.query(
+        `SELECT id FROM "${this.s}"."webhook_deliveries" WHERE state <> 'pending' AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [new Date(cutoffMs), batch],
+      );
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.id);
+      await manager.query(`DELETE FROM "${this.s}"."webhook_attempts" WHERE delivery_id = ANY($1::uuid[])`, [ids]);
+      await manager.query(`DELETE FROM "${this.s}"."webhook_deliveries" WHERE id = ANY($1::uuid[])`, [ids]);
+      return ids.length;
+    });
+  }
+
+  /**
+   * Deletes up to `batch` outbox messages fanned out (dispatched) before `cutoffMs` that no delivery refers to any
+   * longer (a pending or recent delivery still reads its message's payload; a redelivery, its message): answers how
+   * many. A message never fanned out (pending) is kept whatever its age.
+   */
+  async pruneMessages(cutoffMs: number, batch: number): Promise<number> {
+    const [, deleted]: [unknown, number] = await this.dataSource.query(
+      `DELETE FROM "${this.s}"."outbox_messages" WHERE id IN (SELECT m.id FROM "${this.s}"."outbox_messages" m ` +
+        `WHERE m.state = 'dispatched' AND m.created_at < $1 AND NOT EXISTS (` +
+        `SELECT 1 FROM "${this.s}"."webhook_deliveries" d WHERE d.message_id = m.id) LIMIT $2)`,
+      [new Date(cutoffMs), batch],
+    );
+    return deleted;
+  }
+
   private async recovered(manager: EntityManager, endpointId: string): Promise<void> {
     await manager.query(
       `UPDATE "${this.s}"."webhook_endpoints" SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`,

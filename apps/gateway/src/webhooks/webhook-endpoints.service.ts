@@ -12,7 +12,9 @@ import { Clock } from '../clock';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { ConsumerEntity } from '../consumers/consumer.entity';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
-import { ENDPOINT_SECRET_BYTES, TEST_EVENT_TYPE } from './webhook-events';
+import { ThresholdEvent, ThresholdEventsRepository } from '../alerts/threshold-events.repository';
+import type { ThresholdEventType, ThresholdPolicyName } from '../alerts/threshold-event-table';
+import { ENDPOINT_SECRET_BYTES, FLEET_TEST_CONSUMER, TEST_EVENT_TYPE } from './webhook-events';
 import {
   WebhookAttemptEntity,
   WebhookAttemptRow,
@@ -61,6 +63,7 @@ export class WebhookEndpointsService {
     private readonly outbound: OutboundClient,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly thresholdEventLog: ThresholdEventsRepository,
   ) {}
 
   async list(actor: AdminActor, owner: EndpointOwner): Promise<WebhookEndpointRow[]> {
@@ -204,9 +207,13 @@ export class WebhookEndpointsService {
     });
   }
 
-  /** A `webhook.test` message for this endpoint only: its delivery, pending (the worker sends it within a poll). */
-  async sendTest(context: AdminRequestContext, owner: string, id: string): Promise<DeliveryWithAttempts> {
+  /**
+   * A `webhook.test` message for this endpoint only: its delivery, pending (the worker sends it within a poll). A
+   * fleet-wide endpoint's test names no consumer: `*` (as the usage history names the fleet).
+   */
+  async sendTest(context: AdminRequestContext, owner: EndpointOwner, id: string): Promise<DeliveryWithAttempts> {
     await this.ownerChecked(this.dataSource.manager, context.actor, owner);
+    const consumer = owner ?? FLEET_TEST_CONSUMER;
     return this.dataSource.transaction(async (manager) => {
       const endpoint = await this.endpoint(manager, owner, id, false);
       const now = new Date(this.clock.now());
@@ -214,7 +221,7 @@ export class WebhookEndpointsService {
       const payload = {
         id: randomUUID(),
         type: TEST_EVENT_TYPE,
-        consumer: owner,
+        consumer,
         endpoint: endpoint.id,
         createdAt: now.toISOString(),
       };
@@ -223,9 +230,9 @@ export class WebhookEndpointsService {
       await manager.query(
         `INSERT INTO "${s}"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
           `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0)`,
-        [messageId, TEST_EVENT_TYPE, owner, JSON.stringify(payload), now],
+        [messageId, TEST_EVENT_TYPE, consumer, JSON.stringify(payload), now],
       );
-      const delivery = newDelivery({ messageId, kind: TEST_EVENT_TYPE, consumer: owner, messageCreatedAt: now }, now, {
+      const delivery = newDelivery({ messageId, kind: TEST_EVENT_TYPE, consumer, messageCreatedAt: now }, now, {
         endpointId: endpoint.id,
       });
       await manager.insert(WebhookDeliveryEntity, delivery);
@@ -236,6 +243,21 @@ export class WebhookEndpointsService {
       });
       return { ...delivery, attemptRows: [] };
     });
+  }
+
+  /**
+   * A consumer's threshold events (docs/alerts.md), newest first, keyset-paged: what its endpoints were sent, read
+   * here because the owner rule is this room's (the alerts room may not read consumers).
+   */
+  async thresholdEvents(
+    actor: AdminActor,
+    owner: string,
+    page: { limit: number; after?: string; policy?: ThresholdPolicyName; type?: ThresholdEventType },
+  ): Promise<{ items: ThresholdEvent[]; next: string | null }> {
+    await this.ownerChecked(this.dataSource.manager, actor, owner);
+    const found = await this.thresholdEventLog.page(owner, page);
+    if (!found) throw new ApiError('VALIDATION_FAILED', 'after must be the next of a previous page');
+    return found;
   }
 
   /** Newest first, keyset-paged on (created_at, id), each with its attempts. */

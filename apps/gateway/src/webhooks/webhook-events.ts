@@ -6,6 +6,8 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** Sent by `POST …/webhook-endpoints/{id}/test` to that endpoint only, whatever its filter. */
 export const TEST_EVENT_TYPE = 'webhook.test';
+/** The consumer a fleet-wide endpoint's test names (no consumer's name can be it): the fleet, as in the usage history. */
+export const FLEET_TEST_CONSUMER = '*';
 /** Mailed to the consumer's contact email when one of its endpoints was disabled (never sent to an endpoint). */
 export const ENDPOINT_DISABLED_TYPE = 'webhook.endpoint_disabled';
 

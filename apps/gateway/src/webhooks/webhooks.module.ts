@@ -3,12 +3,14 @@ import { OutboundClient } from '@app/outbound';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from '../access/access.module';
+import { AlertsModule } from '../alerts/alerts.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway.config';
 import { GATEWAY_DATA_SOURCE } from '../database/data-source.options';
 import { GatewayDatabaseModule } from '../database/gateway-database.module';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
+import { WebhookRetention } from './webhook-retention';
 import { WEBHOOK_ENTITIES } from './webhook-tables';
 
 /**
@@ -17,7 +19,12 @@ import { WEBHOOK_ENTITIES } from './webhook-tables';
  * that module closes the pool. HTTPS is required in production unless OUTBOUND_ALLOW_LIST names the target.
  */
 @Module({
-  imports: [GatewayDatabaseModule, AccessModule, TypeOrmModule.forFeature(WEBHOOK_ENTITIES, GATEWAY_DATA_SOURCE)],
+  imports: [
+    GatewayDatabaseModule,
+    AccessModule,
+    AlertsModule,
+    TypeOrmModule.forFeature(WEBHOOK_ENTITIES, GATEWAY_DATA_SOURCE),
+  ],
   providers: [
     {
       provide: OutboundClient,
@@ -33,7 +40,8 @@ import { WEBHOOK_ENTITIES } from './webhook-tables';
     WebhookEndpointsService,
     WebhookDeliveriesRepository,
     WebhookDeliveryWorker,
+    WebhookRetention,
   ],
-  exports: [WebhookEndpointsService, WebhookDeliveryWorker],
+  exports: [WebhookEndpointsService, WebhookDeliveryWorker, WebhookRetention],
 })
 export class WebhooksModule {}

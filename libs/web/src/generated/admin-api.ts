@@ -842,6 +842,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consumers/{name}/threshold-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a consumer's threshold events (what its webhooks were sent)
+         * @description Newest first (the order they were written in). Each item is the body its webhooks were sent (`ThresholdEventPayload`, docs/alerts.md). Pass `next` as `after`, with the same filters, for the next page. Events are kept `ALERT_EVENT_RETENTION_DAYS` after their period ended (docs/alerts.md, "Retention").
+         *
+         *     Required scope: `webhooks:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
+         */
+        get: operations["listThresholdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-deliveries/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -956,6 +978,28 @@ export interface paths {
          *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
         post: operations["rotateFleetWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a fleet-wide webhook endpoint
+         * @description A `webhook.test` event for this endpoint only, whatever its filter, naming the consumer `*` (the fleet): the answer is its delivery, pending; the worker sends it within a poll (`WEBHOOK_POLL_MS`).
+         *
+         *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
+         */
+        post: operations["testFleetWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1228,6 +1272,22 @@ export interface components {
             /** @description Seconds left of a ban. */
             banSecondsLeft: number | null;
         };
+        AlertThresholdsBody: {
+            /**
+             * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+             * @example [
+             *       50,
+             *       90,
+             *       100
+             *     ]
+             */
+            thresholdsPercent?: number[];
+            /**
+             * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+             * @example 500
+             */
+            creditsLowBalance?: number;
+        };
         FileKeyDto: {
             /** @description SHA-256 of the key, lower-case hex. */
             keyHash: string;
@@ -1288,6 +1348,23 @@ export interface components {
             costs?: {
                 [key: string]: number;
             };
+            /** @description Its own alert thresholds (docs/alerts.md), as PATCH /consumers/{name}/billing takes them; null (or {}): its plan's; absent: left as it is. */
+            alerts?: {
+                /**
+                 * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
+                 * @example [
+                 *       50,
+                 *       90,
+                 *       100
+                 *     ]
+                 */
+                thresholdsPercent?: number[];
+                /**
+                 * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
+                 * @example 500
+                 */
+                creditsLowBalance?: number;
+            } | null;
             /** @description Every key of the consumer, matched by hash (added, or revoked when the file says so). */
             keys?: components["schemas"]["FileKeyDto"][];
             /** @description One-key form (earlier files): the key's SHA-256. Ignored when `keys` is given. */
@@ -1755,22 +1832,6 @@ export interface components {
                 [key: string]: number;
             };
         };
-        AlertThresholdsBody: {
-            /**
-             * @description Whole percents of the day window and the monthly quota that raise a `quota.threshold_crossed` event, ascending, at most 5. Absent: its plan's.
-             * @example [
-             *       50,
-             *       90,
-             *       100
-             *     ]
-             */
-            thresholdsPercent?: number[];
-            /**
-             * @description The credit balance called low (a `credits.low_balance` event when the balance falls to it; 0: only `credits.exhausted`). Absent: its plan's.
-             * @example 500
-             */
-            creditsLowBalance?: number;
-        };
         BillingResponse: {
             /** @example acme */
             consumer: string;
@@ -2200,6 +2261,46 @@ export interface components {
              * @example 2026-11-28T14:03:11.482Z
              */
             crossedAt: string;
+        };
+        ThresholdEventPageResponse: {
+            /**
+             * @example [
+             *       {
+             *         "id": "8a2d4f6b-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+             *         "type": "credits.low_balance",
+             *         "consumer": "acme",
+             *         "policy": "credits",
+             *         "periodStart": "2026-11-01T00:00:00.000Z",
+             *         "periodEnd": null,
+             *         "threshold": 100,
+             *         "arming": "42",
+             *         "limit": null,
+             *         "used": null,
+             *         "balance": 95,
+             *         "crossedAt": "2026-11-29T08:41:52.017Z"
+             *       },
+             *       {
+             *         "id": "6f1c7c9e-2b4d-4e8a-9c1f-3a5b7d9e1f20",
+             *         "type": "quota.threshold_crossed",
+             *         "consumer": "acme",
+             *         "policy": "month",
+             *         "periodStart": "2026-11-10T09:00:00.000Z",
+             *         "periodEnd": "2026-12-10T09:00:00.000Z",
+             *         "threshold": 80,
+             *         "arming": null,
+             *         "limit": 1000000,
+             *         "used": 800000,
+             *         "balance": null,
+             *         "crossedAt": "2026-11-28T14:03:11.482Z"
+             *       }
+             *     ]
+             */
+            items: components["schemas"]["ThresholdEventPayload"][];
+            /**
+             * Format: uuid
+             * @description Pass as `after` for the next page; null on the last page.
+             */
+            next: string | null;
         };
         WebhookTestEventPayload: {
             /**
@@ -5034,6 +5135,72 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listThresholdEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page (with the same filters). */
+                after?: string;
+                /** @description Only the events of this policy. */
+                policy?: "day" | "month" | "credits";
+                /** @description Only the events of this type. */
+                type?: "quota.threshold_crossed" | "credits.low_balance" | "credits.exhausted";
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThresholdEventPageResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `webhooks:read`, or the target is outside what it may reach (restricted token: own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such consumer (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No consumer named \"acme\".",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     redeliverWebhookDelivery: {
         parameters: {
             query?: never;
@@ -5457,6 +5624,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedWebhookEndpointResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "VALIDATION_FAILED",
+                     *       "message": "id must be a UUID",
+                     *       "status": 400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `webhooks:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such fleet-wide endpoint (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No fleet-wide webhook endpoint 5d2b7c1e-8f3a-4b6d-9e0c-1a2b3c4d5e6f.",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testFleetWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
             /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */

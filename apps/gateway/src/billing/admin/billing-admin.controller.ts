@@ -10,25 +10,13 @@ import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { AdminCall } from '../../access/admin-call.decorator';
 import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import { AdminErrors, AdminExample, MALFORMED_BODY, notFound } from '../../admin-conventions/admin-responses';
-import { AlertThresholdsBody, BillingResponse, toBillingResponse, UpdateBillingDto } from './dto/billing.dto';
-import type { AlertSettings } from '../../plans/alert-thresholds';
+import { BillingResponse, toBillingResponse, UpdateBillingDto } from './dto/billing.dto';
+import { alertSettingsOf } from '../../plans/alert-thresholds';
 import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
 const NOTHING_TO_CHANGE = 'Give billingAnchor, perMonth, creditRefill, costs or alerts.';
-
-/**
- * A consumer's own alert thresholds as stored: null when it states neither side; its keys in jsonb's order (equal
- * lengths: bytewise), so that an unchanged value compares equal to the stored one (the audit's diff).
- */
-function alertSettingsOf(body: AlertThresholdsBody | null): AlertSettings | null {
-  if (body === null || (body.thresholdsPercent == null && body.creditsLowBalance == null)) return null;
-  return {
-    ...(body.creditsLowBalance != null ? { creditsLowBalance: body.creditsLowBalance } : {}),
-    ...(body.thresholdsPercent != null ? { thresholdsPercent: body.thresholdsPercent } : {}),
-  };
-}
 
 /** A consumer's billing anchor and monthly quota (docs/billing.md). Thin: the rules are BillingService's. */
 @ApiTags(ADMIN_TAG)

@@ -67,7 +67,8 @@ const HEADERS = [
 
 const SCHEDULE = `immediately, then ${RETRY_DELAYS_MS.map((ms) => (ms < 60_000 ? `${ms / 1000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`)).join(', ')} after each failure (±10 %), ${MAX_ATTEMPTS} attempts in all`;
 
-const EXAMPLE_THRESHOLD: ThresholdEventPayload = {
+/** A month's 80 % event: the x-webhooks example and the events list's. */
+export const EXAMPLE_THRESHOLD: ThresholdEventPayload = {
   id: '6f1c7c9e-2b4d-4e8a-9c1f-3a5b7d9e1f20',
   type: 'quota.threshold_crossed',
   consumer: 'acme',
@@ -80,6 +81,22 @@ const EXAMPLE_THRESHOLD: ThresholdEventPayload = {
   used: 800000,
   balance: null,
   crossedAt: '2026-11-28T14:03:11.482Z',
+};
+
+/** A low-balance event: the x-webhooks example and the events list's. */
+export const EXAMPLE_LOW_BALANCE: ThresholdEventPayload = {
+  ...EXAMPLE_THRESHOLD,
+  id: '8a2d4f6b-1c3e-4a5b-9d7f-0e2c4a6b8d1f',
+  type: 'credits.low_balance',
+  policy: 'credits',
+  periodStart: '2026-11-01T00:00:00.000Z',
+  periodEnd: null,
+  threshold: 100,
+  arming: '42',
+  limit: null,
+  used: null,
+  balance: 95,
+  crossedAt: '2026-11-29T08:41:52.017Z',
 };
 
 function webhook(type: string, summary: string, schema: string, example: object): Record<string, unknown> {
@@ -120,18 +137,7 @@ export function webhooksSection(): Record<string, unknown> {
       'credits.low_balance',
       "A consumer's credit balance fell to its low level",
       'ThresholdEventPayload',
-      {
-        ...EXAMPLE_THRESHOLD,
-        type: 'credits.low_balance',
-        policy: 'credits',
-        periodStart: '2026-11-01T00:00:00.000Z',
-        periodEnd: null,
-        threshold: 100,
-        arming: '42',
-        limit: null,
-        used: null,
-        balance: 95,
-      },
+      EXAMPLE_LOW_BALANCE,
     ),
     'credits.exhausted': webhook(
       'credits.exhausted',

@@ -42,6 +42,12 @@ import {
   WebhookEndpointResponse,
   WebhookIdParams,
 } from './dto/webhook-endpoint.dto';
+import {
+  ListThresholdEventsQueryDto,
+  POLICY_RULE,
+  ThresholdEventPageResponse,
+  TYPE_RULE,
+} from './dto/threshold-event.dto';
 
 const BAD_NAME: AdminExample = ['VALIDATION_FAILED', `name must be ${CONSUMER_NAME_RULE}`];
 const BAD_ID: AdminExample = ['VALIDATION_FAILED', 'id must be a UUID'];
@@ -199,6 +205,31 @@ export class WebhooksAdminController {
     return { items: page.items.map(toDeliveryResponse), next: page.next };
   }
 
+  @Get('consumers/:name/threshold-events')
+  @AdminOperation({
+    operationId: 'listThresholdEvents',
+    summary: "List a consumer's threshold events (what its webhooks were sent)",
+    description:
+      'Newest first (the order they were written in). Each item is the body its webhooks were sent (`ThresholdEventPayload`, docs/alerts.md). Pass `next` as `after`, with the same filters, for the next page. Events are kept `ALERT_EVENT_RETENTION_DAYS` after their period ended (docs/alerts.md, "Retention").',
+  })
+  @ApiOkResponse({ type: ThresholdEventPageResponse })
+  @AdminErrors({
+    400: [BAD_NAME, ...BAD_PAGE, ['VALIDATION_FAILED', POLICY_RULE], ['VALIDATION_FAILED', TYPE_RULE]],
+    404: notFound(),
+  })
+  async thresholdEvents(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { name }: ConsumerParams,
+    @Query() query: ListThresholdEventsQueryDto,
+  ): Promise<ThresholdEventPageResponse> {
+    return this.endpoints.thresholdEvents(call.actor, name, {
+      limit: query.limit ?? PAGE_SIZE.default,
+      after: query.after,
+      policy: query.policy,
+      type: query.type,
+    });
+  }
+
   @Post('webhook-deliveries/:id/redeliver')
   @HttpCode(202)
   @AdminOperation({
@@ -321,6 +352,26 @@ export class WebhooksAdminController {
     @Param() { id }: WebhookIdParams,
   ): Promise<CreatedWebhookEndpointResponse> {
     return toEndpointResponse(await this.endpoints.rotateSecret(call, null, id), true);
+  }
+
+  @Post('webhook-endpoints/:id/test')
+  @HttpCode(202)
+  @AdminOperation({
+    operationId: 'testFleetWebhookEndpoint',
+    summary: 'Send a test event to a fleet-wide webhook endpoint',
+    description:
+      'A `webhook.test` event for this endpoint only, whatever its filter, naming the consumer `*` (the fleet): the answer is its delivery, pending; the worker sends it within a poll (`WEBHOOK_POLL_MS`).',
+  })
+  @ApiAcceptedResponse({ type: WebhookDeliveryResponse, description: 'The delivery, pending.' })
+  @AdminErrors({
+    400: [BAD_ID],
+    404: { description: 'No such fleet-wide endpoint (`NOT_FOUND`).', messages: [NO_FLEET_ENDPOINT] },
+  })
+  async testFleet(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { id }: WebhookIdParams,
+  ): Promise<WebhookDeliveryResponse> {
+    return toDeliveryResponse(await this.endpoints.sendTest(call, null, id));
   }
 
   @Get('webhook-endpoints/:id/deliveries')

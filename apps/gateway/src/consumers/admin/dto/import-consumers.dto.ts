@@ -19,6 +19,7 @@ import {
 } from 'class-validator';
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
+import { AlertThresholdsBody } from './alert-thresholds.dto';
 import { LimitsDto } from './limits.dto';
 
 export const IMPORT_BATCH_MAX = 500;
@@ -157,6 +158,18 @@ export class FileConsumerDto {
   @IsOptional()
   @IsObject({ message: 'costs must be an object' })
   costs?: Record<string, number>;
+
+  @ApiPropertyOptional({
+    type: AlertThresholdsBody,
+    nullable: true,
+    description:
+      "Its own alert thresholds (docs/alerts.md), as PATCH /consumers/{name}/billing takes them; null (or {}): its plan's; absent: left as it is.",
+  })
+  @IsOptional()
+  @IsObject({ message: 'alerts must be {"thresholdsPercent": [...], "creditsLowBalance": n} or null' })
+  @ValidateNested()
+  @Type(() => AlertThresholdsBody)
+  alerts?: AlertThresholdsBody | null;
 
   @ApiPropertyOptional({
     type: [FileKeyDto],
