@@ -10,6 +10,7 @@ import { HealthModule } from './health/health.module';
 import { PipelineModule } from './pipeline/pipeline.module';
 import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
+import { SsoModule } from './sso/sso.module';
 import { UnbanPropagationModule } from './unban-propagation.module';
 import { UsageExportModule } from './usage-export/usage-export.module';
 
@@ -54,6 +55,8 @@ export class GatewayAppModule {
         AccessModule,
         PlanRequestsModule,
         ClientBindingsModule,
+        // Operators' sign-in with their identity provider (docs/sso.md).
+        SsoModule,
         // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
         UsageExportModule,
       ],

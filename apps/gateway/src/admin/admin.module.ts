@@ -5,6 +5,7 @@ import { BillingAdminModule } from '../billing/admin/billing-admin.module';
 import { ClientBindingsAdminModule } from '../client-bindings/admin/client-bindings-admin.module';
 import { ConsumersAdminModule } from '../consumers/admin/consumers-admin.module';
 import { PlanRequestsAdminModule } from '../plan-requests/admin/plan-requests-admin.module';
+import { SsoAdminModule } from '../sso/admin/sso-admin.module';
 import { UsageAdminModule } from '../usage/admin/usage-admin.module';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
 import { DatabaseUnavailableInterceptor } from './database-unavailable.interceptor';
@@ -33,6 +34,7 @@ export class AdminModule {
         ConsumersAdminModule,
         ClientBindingsAdminModule,
         AccessAdminModule,
+        SsoAdminModule,
         UsageAdminModule,
         PlanRequestsAdminModule,
         BillingAdminModule,

@@ -15,6 +15,7 @@ import { AddCreditRebuildBarriers1796000000000 } from './migrations/179600000000
 import { AddPlanRequestRequester1796100000000 } from './migrations/1796100000000-AddPlanRequestRequester';
 import { AddThresholdEvents1796200000000 } from './migrations/1796200000000-AddThresholdEvents';
 import { AddClientBindings1796600000000 } from './migrations/1796600000000-AddClientBindings';
+import { AddPersonSessions1796800000000 } from './migrations/1796800000000-AddPersonSessions';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   AddPlanRequestRequester1796100000000,
   AddThresholdEvents1796200000000,
   AddClientBindings1796600000000,
+  AddPersonSessions1796800000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class
