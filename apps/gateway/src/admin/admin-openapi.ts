@@ -136,6 +136,8 @@ function describeScopes(document: OpenAPIObject): void {
             ? `Required scope: ${scopes.map((scope) => `\`${String(scope)}\``).join(' and ')} (or ADMIN_TOKEN).`
             : 'No entry in the admin policy: refused to every token.';
       const restricted = restriction ? ` A restricted token (ownConsumersOnly, plans): ${restriction.restricted}.` : '';
+      // No admin token (a person's sign-in): the document says so, the route's own credential is in its body.
+      if (scopes[0] === NO_TOKEN) operation.security = [];
       operation.description = `${operation.description ? `${operation.description}\n\n` : ''}${line}${restricted}`;
     }
   }
