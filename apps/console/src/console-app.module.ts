@@ -41,7 +41,9 @@ export class ConsoleAppModule {
         { provide: APP_GUARD, useClass: OperatorGuard },
         { provide: TOKEN_SIGN_IN, useValue: config.tokenSignIn },
         // Sign-in with the operators' identity provider (docs/sso.md), when configured.
-        ...(config.oidc ? [{ provide: ConsoleIdentityProvider, useValue: new ConsoleIdentityProvider(config.oidc) }] : []),
+        ...(config.oidc
+          ? [{ provide: ConsoleIdentityProvider, useValue: new ConsoleIdentityProvider(config.oidc) }]
+          : []),
       ],
     };
   }

@@ -166,7 +166,9 @@ export class AuthController {
     const signedOut = href(String(response.locals.base), '/sign-in?out=1');
     // And at the provider (RP-initiated logout), which sends them back here.
     const atProvider =
-      person && this.provider ? await this.provider.endSessionUrl(idToken, `${consoleOrigin(request)}${signedOut}`) : undefined;
+      person && this.provider
+        ? await this.provider.endSessionUrl(idToken, `${consoleOrigin(request)}${signedOut}`)
+        : undefined;
     response.redirect(303, atProvider ?? signedOut);
   }
 }

@@ -31,7 +31,11 @@ const isLoopback = (url: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(ur
 /** A failure to reach the provider, told apart from an answer of its own (an error body, a token that fails a check). */
 function isUnreachable(error: unknown): boolean {
   if (error instanceof oidc.ResponseBodyError || error instanceof oidc.AuthorizationResponseError) return false;
-  if (error instanceof TypeError || (error as Error)?.name === 'AbortError' || (error as Error)?.name === 'TimeoutError')
+  if (
+    error instanceof TypeError ||
+    (error as Error)?.name === 'AbortError' ||
+    (error as Error)?.name === 'TimeoutError'
+  )
     return true;
   const cause = (error as { cause?: { code?: string } })?.cause;
   return typeof cause?.code === 'string' && /^(E[A-Z]+|UND_ERR)/.test(cause.code);
@@ -41,8 +45,8 @@ function isUnreachable(error: unknown): boolean {
  * The console's client of the operators' identity provider (openid-client 6): the authorization code flow with
  * PKCE (S256), `state` and `nonce`, each generated per sign-in and kept in the visitor's session; the callback's
  * exchange checks state, the code (once, by the provider), the ID token's signature, issuer, audience and nonce.
- * The provider's metadata is discovered on first use and again after a failure (a provider away at start-up does
- * not stop the console). RP-initiated logout through its end_session_endpoint.
+ * The provider's metadata is discovered at each sign-in's start (a provider away at start-up does not stop the
+ * console). RP-initiated logout through its end_session_endpoint.
  */
 export class ConsoleIdentityProvider {
   private configuration?: Promise<oidc.Configuration>;
@@ -55,6 +59,9 @@ export class ConsoleIdentityProvider {
 
   /** Where to send the person, and what to keep until they come back. */
   async start(redirectUri: string): Promise<{ url: string; pending: PendingSignIn }> {
+    // Discovered again at each sign-in: fresh metadata, and a provider that is away is a page here, not the
+    // browser's own error at its address.
+    this.configuration = undefined;
     const configuration = await this.discovered();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const pending: PendingSignIn = {

@@ -1,7 +1,13 @@
 import { AdminApi, AdminApiError, href, regenerateSession, redirectAfterSave, saveSession } from '@app/web';
 import { Controller, Get, Logger, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ConsoleIdentityProvider, PendingSignIn, ProviderUnreachable, SIGN_IN_WAIT_MS, SignInRefused } from './identity-provider';
+import {
+  ConsoleIdentityProvider,
+  PendingSignIn,
+  ProviderUnreachable,
+  SIGN_IN_WAIT_MS,
+  SignInRefused,
+} from './identity-provider';
 import { PublicPage } from './public-page.decorator';
 import { TokenVault } from './token-vault';
 
@@ -17,12 +23,14 @@ const PAGES = {
   unreachable: {
     status: 503,
     title: 'Identity provider unreachable',
-    message: 'The identity provider could not be reached, so nobody can sign in with it right now. Try again in a minute; if it stays away, an administrator can use the break-glass sign-in with an admin token.',
+    message:
+      'The identity provider could not be reached, so nobody can sign in with it right now. Try again in a minute; if it stays away, an administrator can use the break-glass sign-in with an admin token.',
   },
   noRole: {
     status: 403,
     title: 'No console role',
-    message: 'Your identity provider signed you in, but you hold no role that the gateway maps to console rights. Ask an administrator to add you to an operators\' group. Nothing was stored.',
+    message:
+      "Your identity provider signed you in, but you hold no role that the gateway maps to console rights. Ask an administrator to add you to an operators' group. Nothing was stored.",
   },
   notInProgress: {
     status: 400,
@@ -32,7 +40,8 @@ const PAGES = {
   refused: {
     status: 401,
     title: 'Sign-in not accepted',
-    message: 'The answer from the identity provider did not pass the console\'s checks (its state, nonce, code or ID token), so nobody was signed in. Start again with the sign-in button.',
+    message:
+      "The answer from the identity provider did not pass the console's checks (its state, nonce, code or ID token), so nobody was signed in. Start again with the sign-in button.",
   },
   providerError: {
     status: 401,
@@ -104,7 +113,16 @@ export class OidcSignInController {
       }
       throw error;
     }
-    let session: { token: string; id: string; name: string; email: string; person: string; scopes: string[]; plans: string[] | null; expiresAt: string };
+    let session: {
+      token: string;
+      id: string;
+      name: string;
+      email: string;
+      person: string;
+      scopes: string[];
+      plans: string[] | null;
+      expiresAt: string;
+    };
     try {
       session = await this.admin.withoutToken().POST('/sessions/oidc', {
         body: { idToken, ...(request.ip ? { address: request.ip } : {}) },

@@ -133,8 +133,8 @@ function describeScopes(document: OpenAPIObject): void {
           : scopes[0] === NO_TOKEN
             ? 'No admin token: the body carries the credential.'
             : typeof scopes[0] === 'string'
-            ? `Required scope: ${scopes.map((scope) => `\`${String(scope)}\``).join(' and ')} (or ADMIN_TOKEN).`
-            : 'No entry in the admin policy: refused to every token.';
+              ? `Required scope: ${scopes.map((scope) => `\`${String(scope)}\``).join(' and ')} (or ADMIN_TOKEN).`
+              : 'No entry in the admin policy: refused to every token.';
       const restricted = restriction ? ` A restricted token (ownConsumersOnly, plans): ${restriction.restricted}.` : '';
       // No admin token (a person's sign-in): the document says so, the route's own credential is in its body.
       if (scopes[0] === NO_TOKEN) operation.security = [];

@@ -54,7 +54,8 @@ export class EndUserInterceptor implements NestInterceptor {
     try {
       const endUser = endUserOf(request.headers, call.actor);
       // A person's session credential names them on every row it writes (docs/sso.md): no header needed, none taken.
-      if (call.actor.person) request.adminContext = { ...call, endUser: { onBehalfOf: call.actor.person, address: null } };
+      if (call.actor.person)
+        request.adminContext = { ...call, endUser: { onBehalfOf: call.actor.person, address: null } };
       else if (endUser) request.adminContext = { ...call, endUser };
     } catch (error) {
       if (error instanceof ApiError && error.code === 'FORBIDDEN') {

@@ -96,7 +96,10 @@ export function adminOidcConfigOf(
   );
   if (given.length === 0) return undefined;
   if (given.length !== 3)
-    invalid('ADMIN_OIDC_ISSUER', 'ADMIN_OIDC_ISSUER, ADMIN_OIDC_AUDIENCE and ADMIN_OIDC_ROLES go together (docs/sso.md)');
+    invalid(
+      'ADMIN_OIDC_ISSUER',
+      'ADMIN_OIDC_ISSUER, ADMIN_OIDC_AUDIENCE and ADMIN_OIDC_ROLES go together (docs/sso.md)',
+    );
   let url: URL | undefined;
   try {
     url = new URL(e.ADMIN_OIDC_ISSUER!);

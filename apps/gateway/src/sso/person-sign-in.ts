@@ -141,20 +141,22 @@ export class PersonSignIn {
     const { scopes, plans } = grantOf(roles);
     const now = this.clock.now();
     const expiresAt = new Date(now + config.sessionMs);
-    const { token, record } = await this.tokens.issueForPerson(origin, {
-      person,
-      name: `sso:${email ?? claims.sub}`.slice(0, 64),
-      scopes,
-      plans,
-      expiresAt,
-      idTokenHash: createHash('sha256').update(idToken).digest('hex'),
-      // Past this, the ID token is refused as too old: its hash need not be kept longer.
-      idTokenUsableUntil: new Date(claims.iat! * 1000 + config.maxIdTokenAgeMs + config.clockSkewS * 1000),
-      address,
-    }).catch(async (error: unknown) => {
-      if (error instanceof ApiError && error.code === 'UNAUTHORIZED') await refuse('ID_TOKEN_REPLAYED', person);
-      throw error;
-    });
+    const { token, record } = await this.tokens
+      .issueForPerson(origin, {
+        person,
+        name: `sso:${email ?? claims.sub}`.slice(0, 64),
+        scopes,
+        plans,
+        expiresAt,
+        idTokenHash: createHash('sha256').update(idToken).digest('hex'),
+        // Past this, the ID token is refused as too old: its hash need not be kept longer.
+        idTokenUsableUntil: new Date(claims.iat! * 1000 + config.maxIdTokenAgeMs + config.clockSkewS * 1000),
+        address,
+      })
+      .catch(async (error: unknown) => {
+        if (error instanceof ApiError && error.code === 'UNAUTHORIZED') await refuse('ID_TOKEN_REPLAYED', person);
+        throw error;
+      });
     return {
       token,
       id: record.id,

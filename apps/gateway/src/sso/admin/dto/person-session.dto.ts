@@ -52,6 +52,9 @@ export class PersonSessionResponse {
   @ApiProperty({ type: [String], nullable: true, description: 'Only consumers on these plans; null: every plan.' })
   plans!: string[] | null;
 
-  @ApiProperty({ format: 'date-time', description: 'When it stops working (ADMIN_OIDC_SESSION_MINUTES): sign in again.' })
+  @ApiProperty({
+    format: 'date-time',
+    description: 'When it stops working (ADMIN_OIDC_SESSION_MINUTES): sign in again.',
+  })
   expiresAt!: string;
 }
