@@ -132,10 +132,12 @@ describe('admin tokens and the audit log', () => {
     type Route = {
       method: string;
       path: string;
-      scope: AdminScope | 'any';
+      scope: AdminScope | 'any' | 'none';
       alsoNeeds?: AdminScope[];
       /** Only root and the web apps' tokens (created with actsForUsers) may call it, whatever their scopes. */
       actsForUsersOnly?: true;
+      /** Only a signed-in person's session token (docs/sso.md): refused to these, whatever their scopes. */
+      personOnly?: true;
       prepare: () => Promise<{ path: string; body?: unknown }>;
     };
     const routes: Route[] = [
@@ -257,6 +259,20 @@ describe('admin tokens and the audit log', () => {
       },
       {
         method: 'POST',
+        path: '/sessions/oidc',
+        // No admin token taken: whatever the caller's, this gateway trusts no identity provider (404).
+        scope: 'none',
+        prepare: async () => ({ path: '/sessions/oidc', body: { idToken: 'a.b.c' } }),
+      },
+      {
+        method: 'DELETE',
+        path: '/sessions/current',
+        scope: 'any',
+        personOnly: true,
+        prepare: async () => ({ path: '/sessions/current' }),
+      },
+      {
+        method: 'POST',
         path: '/import',
         scope: 'import',
         // It creates and changes consumers and adds keys: it needs those routes' scopes too (issue #36).
@@ -344,7 +360,11 @@ describe('admin tokens and the audit log', () => {
         const route = routes.find((r) => key(r) === key(op))!;
         expect(op.scope).toBe(route.scope);
         expect(op.description).toContain(
-          route.scope === 'any' ? 'Any valid token' : `Required scope: \`${route.scope}\``,
+          route.scope === 'any'
+            ? 'Any valid token'
+            : route.scope === 'none'
+              ? 'No admin token'
+              : `Required scope: \`${route.scope}\``,
         );
       }
     });
@@ -356,9 +376,11 @@ describe('admin tokens and the audit log', () => {
         for (const route of routes) {
           const { path, body } = await route.prepare();
           const reply = await as(token, route.method, path, body ?? (route.method === 'GET' ? undefined : {}));
-          if (route.actsForUsersOnly) {
-            // None of these tokens acts for users: refused whatever its scope.
+          if (route.actsForUsersOnly || route.personOnly) {
+            // None of these tokens acts for users, nor is a person's session: refused whatever its scope.
             expectErrorBody(reply, 403, 'FORBIDDEN');
+          } else if (route.scope === 'none') {
+            expectErrorBody(reply, 404, 'NOT_FOUND');
           } else if ((route.scope === scope && !route.alsoNeeds) || route.scope === 'any') {
             expect(
               reply.status >= 200 && reply.status < 300

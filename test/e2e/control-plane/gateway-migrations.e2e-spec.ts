@@ -41,6 +41,7 @@ const ALL_MIGRATIONS = [
   'AddPlanRequestRequester1796100000000',
   'AddThresholdEvents1796200000000',
   'AddClientBindings1796600000000',
+  'AddPersonSessions1796800000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -86,6 +87,7 @@ describe('gateway migrations', () => {
       'threshold_events',
       'usage_daily',
       'usage_hourly',
+      'used_id_tokens',
     ]);
   });
 

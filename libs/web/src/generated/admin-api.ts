@@ -3110,8 +3110,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
-            /** @description The person holds no role the gateway maps to admin scopes (`FORBIDDEN`). A 401 says the ID token is not valid here (issuer, audience, signature, age) or was already exchanged. */
+            /** @description The ID token is not valid here (issuer, audience, signature, at most 5 minutes old), or was already exchanged (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person holds no role the gateway maps to admin scopes (`FORBIDDEN`). */
             403: {
                 headers: {
                     [name: string]: unknown;

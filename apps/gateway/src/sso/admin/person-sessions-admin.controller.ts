@@ -6,6 +6,7 @@ import {
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiTags,
+  ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { AdminCall } from '../../access/admin-call.decorator';
 import { AdminRequestContext } from '../../access/admin-context';
@@ -39,10 +40,14 @@ export class PersonSessionsAdminController {
       messages: ['No identity provider is configured for operators (ADMIN_OIDC_ISSUER).'],
     },
   })
-  @ApiForbiddenResponse({
+  @ApiUnauthorizedResponse({
     type: ErrorDto,
     description:
-      'The person holds no role the gateway maps to admin scopes (`FORBIDDEN`). A 401 says the ID token is not valid here (issuer, audience, signature, age) or was already exchanged.',
+      'The ID token is not valid here (issuer, audience, signature, at most 5 minutes old), or was already exchanged (`UNAUTHORIZED`).',
+  })
+  @ApiForbiddenResponse({
+    type: ErrorDto,
+    description: 'The person holds no role the gateway maps to admin scopes (`FORBIDDEN`).',
   })
   @ApiCreatedResponse({ type: PersonSessionResponse, description: "The person's admin token (shown only here)." })
   async create(
