@@ -1,5 +1,15 @@
 import * as oidc from 'openid-client';
-import type { ConsoleOidcConfig } from '../config/console.config';
+
+/** The provider and the console's client at it (the configuration's CONSOLE_OIDC_*, docs/sso.md). */
+export interface IdentityProviderSettings {
+  issuer: string;
+  clientId: string;
+  /** Absent: a public client (PKCE only). */
+  clientSecret?: string;
+  /** What the button says: "Sign in with <name>". */
+  name: string;
+  scopes: string;
+}
 
 /** The provider could not be reached (discovery, its token endpoint): the sign-in page says so, never a 500. */
 export class ProviderUnreachable extends Error {}
@@ -51,7 +61,7 @@ function isUnreachable(error: unknown): boolean {
 export class ConsoleIdentityProvider {
   private configuration?: Promise<oidc.Configuration>;
 
-  constructor(readonly config: ConsoleOidcConfig) {}
+  constructor(readonly config: IdentityProviderSettings) {}
 
   get name(): string {
     return this.config.name;

@@ -223,7 +223,7 @@ export class GatewayEnvironment extends CommonEnvironment {
   @IsString()
   ADMIN_OIDC_ROLES?: string = undefined;
 
-  @Matches(/^[A-Za-z0-9_:.\/-]{1,100}$/, { message: 'ADMIN_OIDC_ROLES_CLAIM must be a claim name' })
+  @Matches(/^[A-Za-z0-9_:./-]{1,100}$/, { message: 'ADMIN_OIDC_ROLES_CLAIM must be a claim name' })
   ADMIN_OIDC_ROLES_CLAIM = 'groups';
 
   /** How long a signed-in person's admin token lives: the bound for a role removed at the provider. */
