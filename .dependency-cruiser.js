@@ -28,10 +28,10 @@ const GATEWAY_LAYERS = [
   ['consumers'],
   ['routing', 'keys', 'plan-requests', 'credits', 'client-bindings'],
   ['alerts', 'tokens'],
-  ['rate-limit', 'usage'],
+  ['rate-limit', 'usage', 'sso'],
   ['billing', 'auth', 'usage-export', 'webhooks'],
   ['access/admin', 'consumers/admin', 'plan-requests/admin'],
-  ['usage/admin', 'billing/admin', 'webhooks/admin', 'client-bindings/admin'],
+  ['usage/admin', 'billing/admin', 'webhooks/admin', 'client-bindings/admin', 'sso/admin'],
   ['pipeline', 'proxy', 'health', 'admin'],
   ['docs'],
 ];

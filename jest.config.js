@@ -30,7 +30,7 @@ const common = {
   // require, so Node 24's require(esm) does not reach it (without this transform, on Node 24.22, 43 of the 78 unit
   // files failed: "Cannot use import statement outside a module"): those packages are compiled to CommonJS as they load.
   transform: { '^.+\\.ts$': typescript, '^.+\\.[mc]?js$': esmToCommonJs },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql|jose|oidc-provider)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql|jose|oidc-provider|openid-client|oauth4webapi)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^@app/(contract|database|errors|mail|outbound|platform|web)(/.*)?$': '<rootDir>/libs/$1/src$2',

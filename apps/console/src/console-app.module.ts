@@ -2,7 +2,9 @@ import { AdminApi, PLAN_CATALOGUE, SignInAudit } from '@app/web';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuditController } from './audit/audit.controller';
-import { AuthController } from './auth/auth.controller';
+import { AuthController, TOKEN_SIGN_IN } from './auth/auth.controller';
+import { ConsoleIdentityProvider } from './auth/identity-provider';
+import { OidcSignInController } from './auth/oidc-sign-in.controller';
 import { HealthController } from './auth/health.controller';
 import { OperatorGuard } from './auth/operator.guard';
 import { ConsoleSignInThrottle } from './auth/sign-in-throttle';
@@ -23,6 +25,7 @@ export class ConsoleAppModule {
       controllers: [
         HealthController,
         AuthController,
+        ...(config.oidc ? [OidcSignInController] : []),
         OverviewController,
         ConsumersController,
         PlanRequestsController,
@@ -38,6 +41,11 @@ export class ConsoleAppModule {
         // Sign-ins in the admin audit: CONSOLE_AUDIT_TOKEN (optional) reports what no operator's token can.
         { provide: SignInAudit, useValue: new SignInAudit(config.adminUrl, config.auditToken) },
         { provide: APP_GUARD, useClass: OperatorGuard },
+        { provide: TOKEN_SIGN_IN, useValue: config.tokenSignIn },
+        // Sign-in with the operators' identity provider (docs/sso.md), when configured.
+        ...(config.oidc
+          ? [{ provide: ConsoleIdentityProvider, useValue: new ConsoleIdentityProvider(config.oidc) }]
+          : []),
       ],
     };
   }

@@ -23,13 +23,15 @@ export class ConsoleExceptionFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof AdminApiError && exception.status === 401) {
+      // A person's session credential lives ADMIN_OIDC_SESSION_MINUTES: past it, they sign in again (docs/sso.md).
+      const person = request.session?.operator?.person !== undefined;
       if (request.session?.operator) {
         this.logger.log(
           `session of token "${request.session.operator.name}" ended: the admin API no longer accepts the token`,
         );
         await endSession(request, response).catch(() => undefined);
       }
-      response.redirect(303, href(base, '/sign-in?ended=1'));
+      response.redirect(303, href(base, person ? '/sign-in?ended=sso' : '/sign-in?ended=1'));
       return;
     }
     this.pages.catch(exception, host);

@@ -44,6 +44,8 @@ export async function createConsoleApp(config: ConsoleConfig): Promise<NestExpre
     trustProxy: config.trustProxy,
     plans: config.plans,
     exceptionFilter: new ConsoleExceptionFilter(),
+    // The sign-out form ends at the provider (RP-initiated logout): its origin may take the form's redirect.
+    formActionOrigins: config.oidc ? [new URL(config.oidc.issuer).origin] : [],
     session: {
       pool,
       schema: config.schema,
@@ -52,6 +54,8 @@ export async function createConsoleApp(config: ConsoleConfig): Promise<NestExpre
       idleTimeoutMs: config.idleTimeoutMs,
     },
   });
+  // The callback address the provider sends people back to: CONSOLE_PUBLIC_URL's when set.
+  if (config.publicUrl) app.getHttpAdapter().getInstance().locals.publicOrigin = new URL(config.publicUrl).origin;
   // Only its own host names (CONSOLE_ALLOWED_HOSTS, CONSOLE_PUBLIC_URL's) and loopback ones, before anything else.
   restrictHosts(app.getHttpServer() as Server, new HostAllowList(config.allowedHosts), 'page');
   const close = app.close.bind(app);

@@ -11,6 +11,7 @@ import { PipelineModule } from './pipeline/pipeline.module';
 import { PlanRequestsModule } from './plan-requests/plan-requests.module';
 import { ProxyModule } from './proxy/proxy.module';
 import { ReconciledConsumersModule } from './reconciled-consumers.module';
+import { SsoModule } from './sso/sso.module';
 import { UnbanPropagationModule } from './unban-propagation.module';
 import { UsageExportModule } from './usage-export/usage-export.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -57,6 +58,8 @@ export class GatewayAppModule {
         AccessModule,
         PlanRequestsModule,
         ClientBindingsModule,
+        // Operators' sign-in with their identity provider (docs/sso.md).
+        SsoModule,
         // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
         UsageExportModule,
         // Webhooks: the endpoints the admin API keeps, and the worker that delivers the outbox (docs/webhooks.md).

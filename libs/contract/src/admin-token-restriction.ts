@@ -18,3 +18,27 @@ export interface AdminTokenRestriction {
 export function isFleetWide(restriction: AdminTokenRestriction): boolean {
   return !restriction.ownConsumersOnly && restriction.plans === null;
 }
+
+/** What an admin token may do (issue #24); root (ADMIN_TOKEN) holds every scope. Here so that the gateway's
+ * configuration (ADMIN_OIDC_ROLES, validated at start-up) checks the same names the admin policy grants. */
+export const ADMIN_SCOPES = [
+  'consumers:read',
+  'consumers:write',
+  'keys:write',
+  'usage:read',
+  'import',
+  'export',
+  'tokens:admin',
+  'audit:read',
+  'plan-requests:read',
+  'plan-requests:write',
+  'plan-requests:review',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+
+export type AdminScope = (typeof ADMIN_SCOPES)[number];
+
+export function isAdminScope(value: string): value is AdminScope {
+  return (ADMIN_SCOPES as readonly string[]).includes(value);
+}

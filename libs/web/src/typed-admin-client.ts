@@ -165,6 +165,15 @@ export class AdminApi {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (onBehalfOf !== undefined) headers['x-on-behalf-of'] = headerText(onBehalfOf);
     if (endUserAddress !== undefined) headers['x-end-user-address'] = headerText(endUserAddress);
+    return this.calls(headers);
+  }
+
+  /** The calls made with no admin token: the routes whose credential is in the body (a person's sign-in, docs/sso.md). */
+  withoutToken(): AdminCalls {
+    return this.calls({ accept: 'application/json' });
+  }
+
+  private calls(headers: Record<string, string>): AdminCalls {
     const call =
       (method: Verb) =>
       async (path: string, init?: object): Promise<unknown> => {

@@ -8,7 +8,7 @@ import hbs from 'hbs';
 import type { Store } from 'express-session';
 import type { Pool } from 'pg';
 import type { PlanCatalogue } from '@app/contract';
-import { securityHeadersMiddleware } from '@app/platform';
+import { HeaderField, securityHeaders, securityHeadersMiddleware } from '@app/platform';
 import { normalizeBasePath, stripBasePath } from './base-path';
 import { csrfProtection } from './csrf';
 import { registerWebHelpers } from './helpers';
@@ -29,6 +29,11 @@ export interface WebAppOptions {
   trustProxy?: string | boolean | number;
   /** The plan catalogue (PLANS_FILE) for the `planLimits` helper. */
   plans?: PlanCatalogue;
+  /**
+   * Origins a form of the app may end up at besides its own (CSP form-action, which Chromium applies to a form's
+   * redirects too): an identity provider the sign-in and sign-out forms redirect to (docs/sso.md).
+   */
+  formActionOrigins?: readonly string[];
   /** Replaces the library's WebExceptionFilter (an app that must also redirect, e.g. to its sign-in page). */
   exceptionFilter?: ExceptionFilter;
   /**
@@ -71,13 +76,23 @@ function registerPartialsFrom(dir: string): void {
  * under /assets, uPlot's dist under /assets/uplot), form bodies, cookies, sessions on PostgreSQL, CSRF on every POST,
  * the hbs engine with the shared layout and partials, and the HTML exception filter.
  */
+/** helmet's CSP with `origins` added to its form-action directive (computed once). */
+function withFormActions(fields: readonly HeaderField[], origins: readonly string[]): readonly HeaderField[] {
+  if (origins.length === 0) return fields;
+  return fields.map(([name, value]): HeaderField =>
+    name.toLowerCase() === 'content-security-policy'
+      ? [name, value.replace(/form-action 'self'/, `form-action 'self' ${origins.join(' ')}`)]
+      : [name, value],
+  );
+}
+
 export function configureWebApp(app: NestExpressApplication, options: WebAppOptions): WebAppSettings {
   const basePath = normalizeBasePath(options.basePath);
   const secure = (options.publicUrl ?? '').startsWith('https:');
   const server = app.getHttpAdapter().getInstance() as express.Express;
   server.disable('x-powered-by');
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
-  app.use(securityHeadersMiddleware());
+  app.use(securityHeadersMiddleware(withFormActions(securityHeaders(), options.formActionOrigins ?? [])));
   app.use(stripBasePath(basePath));
   app.use('/assets/uplot', express.static(UPLOT_DIST, { index: false, maxAge: '1h' }));
   app.use('/assets', express.static(WEB_ASSETS, { index: false, maxAge: '1h' }));

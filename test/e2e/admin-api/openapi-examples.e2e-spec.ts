@@ -102,6 +102,8 @@ const OPERATIONS = [
   ['get', '/webhook-endpoints/{id}/deliveries', 'listFleetWebhookDeliveries'],
   ['post', '/webhook-endpoints/{id}/test', 'testFleetWebhookEndpoint'],
   ['get', '/consumers/{name}/threshold-events', 'listThresholdEvents'],
+  ['post', '/sessions/oidc', 'createPersonSession'],
+  ['delete', '/sessions/current', 'endPersonSession'],
 ] as const;
 /** Webhook endpoints on loopback's discard port (nothing listens there). */
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -113,6 +115,8 @@ const TOKEN_OPERATIONS: readonly OperationId[] = [
   'listAuditEntries',
   'getCurrentToken',
   'recordAuditEvent',
+  'createPersonSession',
+  'endPersonSession',
 ];
 /**
  * The methods whose operations take a body, and so document 413 and 415: a GET or a DELETE takes none (the server
@@ -120,6 +124,8 @@ const TOKEN_OPERATIONS: readonly OperationId[] = [
  * optional one.
  */
 const takesBody = (method: string) => method !== 'get' && method !== 'delete';
+/** Takes no admin token (docs/sso.md): its 401 is the ID token's, tested in person-sessions.e2e-spec.ts. */
+const WITHOUT_ADMIN_TOKEN: readonly OperationId[] = ['createPersonSession'];
 
 /** Ids change from run to run: messages are compared with every UUID in them replaced. */
 const withoutIds = (message: string) =>
@@ -170,7 +176,7 @@ describe("the admin API's OpenAPI document", () => {
     for (const [, , id] of OPERATIONS) {
       expect(op(id).summary).toMatch(/^[A-Z].{10,}/);
       expect(op(id).tags).toEqual([TOKEN_OPERATIONS.includes(id) ? 'tokens' : 'consumers']);
-      expect(op(id).security).toEqual([{ bearer: [] }]);
+      expect(op(id).security).toEqual(WITHOUT_ADMIN_TOKEN.includes(id) ? [] : [{ bearer: [] }]);
     }
     expect(doc.tags).toEqual([
       { name: 'consumers', description: expect.stringMatching(/.{20,}/) },
@@ -221,7 +227,7 @@ describe("the admin API's OpenAPI document", () => {
       // Listing the tokens and reading one's own take no input: nothing of them can be a 400.
       expect(statuses).toEqual(
         expect.arrayContaining([
-          ...(id === 'listAdminTokens' || id === 'getCurrentToken' ? [] : ['400']),
+          ...(id === 'listAdminTokens' || id === 'getCurrentToken' || id === 'endPersonSession' ? [] : ['400']),
           '401',
           '500',
           '503',
@@ -237,7 +243,8 @@ describe("the admin API's OpenAPI document", () => {
 
   it('shows UNAUTHORIZED for 401 and NOT_FOUND naming the consumer for 404, never a VALIDATION_FAILED example', () => {
     for (const [, path, id] of OPERATIONS) {
-      expect(examples(id, 401).map((e) => e.code)).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED']);
+      if (!WITHOUT_ADMIN_TOKEN.includes(id))
+        expect(examples(id, 401).map((e) => e.code)).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED']);
       if (path.includes('{name}')) {
         expect(examples(id, 404).length).toBeGreaterThan(0);
         for (const example of examples(id, 404))
@@ -293,6 +300,7 @@ describe("the admin API's OpenAPI document", () => {
   it('gives 401, 413 and 415 examples that are the answers of real requests', async () => {
     for (const [method, , id] of OPERATIONS) {
       for (const status of takesBody(method) ? [401, 413, 415] : [401]) {
+        if (status === 401 && WITHOUT_ADMIN_TOKEN.includes(id)) continue;
         const documented = examples(id, status).map((e) => e.message);
         const produced = refusals[status](id);
         expect(documented.sort()).toEqual(produced.map(([message]) => message).sort());
@@ -816,7 +824,7 @@ describe("the admin API's OpenAPI document", () => {
       [
         'recordAuditEvent',
         400,
-        'kind must be one of sign-in, sign-in-failed, lockout',
+        'kind must be one of sign-in, sign-in-failed, lockout, sign-out',
         () => admin('POST', '/audit/events', { kind: 'login' }),
       ],
       [
@@ -826,6 +834,20 @@ describe("the admin API's OpenAPI document", () => {
         () => admin('POST', '/audit/events', { kind: 'sign-in', address: '10.0.0.0/8' }),
       ],
       ['recordAuditEvent', 400, json, malformed('POST', '/audit/events')],
+      [
+        'createPersonSession',
+        400,
+        'idToken must be a JWT (three base64url segments)',
+        () => admin('POST', '/sessions/oidc', { idToken: 'not a jwt' }, null),
+      ],
+      ['createPersonSession', 400, json, malformed('POST', '/sessions/oidc')],
+      ['createPersonSession', 400, object, notObject('POST', '/sessions/oidc')],
+      [
+        'createPersonSession',
+        404,
+        'No identity provider is configured for operators (ADMIN_OIDC_ISSUER).',
+        () => admin('POST', '/sessions/oidc', { idToken: 'a.b.c' }, null),
+      ],
       ['recordAuditEvent', 400, object, notObject('POST', '/audit/events')],
       [
         'listPlanRequests',

@@ -30,7 +30,11 @@ interface Expected {
  * request of such a consumer, a token broader than the caller or not its own.
  */
 function expected(policy: RoutePolicy, kind: Kind, which: Which): Expected {
+  // No admin token taken (a person's sign-in): whatever the caller's token, this stack configures no provider.
+  if (policy.objects === 'sign-in') return { status: 404 };
   if (kind === 'revoked' || kind === 'expired') return { status: 401 };
+  // A person's own sign-out: none of these tokens is a person's session (docs/sso.md; the console's tests sign in).
+  if (policy.objects === 'session') return { status: 403 };
   // Naming a person: root and a token created with actsForUsers (here the 'own' kind, the portal's) only.
   if (policy.objects === 'end-user') return { status: kind === 'root' || kind === 'own' ? '2xx' : 403 };
   if (kind === 'lacking') return { status: policy.scopes === 'any' ? '2xx' : 403 };
@@ -334,13 +338,19 @@ describe('the admin policy, every route × token kind × object', () => {
         address: '203.0.113.7',
       },
     }),
+    createPersonSession: async () => ({
+      method: 'POST',
+      path: '/sessions/oidc',
+      body: { idToken: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln' },
+    }),
+    endPersonSession: async () => ({ method: 'DELETE', path: '/sessions/current' }),
   };
 
   /** The token a kind calls with; `lacking` holds every scope but the route's. */
   async function tokenOf(kind: Kind, policy: RoutePolicy): Promise<string> {
     if (kind === 'root') return stack.gateway.adminToken;
     if (kind !== 'lacking') return tokens[kind].token;
-    const scopes = ADMIN_SCOPES.filter((s) => policy.scopes === 'any' || !policy.scopes.includes(s));
+    const scopes = ADMIN_SCOPES.filter((s) => typeof policy.scopes === 'string' || !policy.scopes.includes(s));
     const key = scopes.join(',');
     if (!lacking.has(key)) lacking.set(key, (await createToken({ name: unique('lacking'), scopes })).token);
     return lacking.get(key)!;

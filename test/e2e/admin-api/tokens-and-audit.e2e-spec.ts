@@ -151,10 +151,12 @@ describe('admin tokens and the audit log', () => {
     type Route = {
       method: string;
       path: string;
-      scope: AdminScope | 'any';
+      scope: AdminScope | 'any' | 'none';
       alsoNeeds?: AdminScope[];
       /** Only root and the web apps' tokens (created with actsForUsers) may call it, whatever their scopes. */
       actsForUsersOnly?: true;
+      /** Only a signed-in person's session token (docs/sso.md): refused to these, whatever their scopes. */
+      personOnly?: true;
       prepare: () => Promise<{ path: string; body?: unknown }>;
     };
     const routes: Route[] = [
@@ -328,6 +330,20 @@ describe('admin tokens and the audit log', () => {
         scope: 'any',
         actsForUsersOnly: true,
         prepare: async () => ({ path: '/audit/events', body: { kind: 'sign-in', subject: 'operator:matrix' } }),
+      },
+      {
+        method: 'POST',
+        path: '/sessions/oidc',
+        // No admin token taken: whatever the caller's, this gateway trusts no identity provider (404).
+        scope: 'none',
+        prepare: async () => ({ path: '/sessions/oidc', body: { idToken: 'a.b.c' } }),
+      },
+      {
+        method: 'DELETE',
+        path: '/sessions/current',
+        scope: 'any',
+        personOnly: true,
+        prepare: async () => ({ path: '/sessions/current' }),
       },
       {
         method: 'POST',
@@ -521,7 +537,11 @@ describe('admin tokens and the audit log', () => {
         const route = routes.find((r) => key(r) === key(op))!;
         expect(op.scope).toBe(route.scope);
         expect(op.description).toContain(
-          route.scope === 'any' ? 'Any valid token' : `Required scope: \`${route.scope}\``,
+          route.scope === 'any'
+            ? 'Any valid token'
+            : route.scope === 'none'
+              ? 'No admin token'
+              : `Required scope: \`${route.scope}\``,
         );
       }
     });
@@ -534,9 +554,11 @@ describe('admin tokens and the audit log', () => {
           const { path, body } = await route.prepare();
           const bodiless = route.method === 'GET' || route.method === 'DELETE';
           const reply = await as(token, route.method, path, body ?? (bodiless ? undefined : {}));
-          if (route.actsForUsersOnly) {
-            // None of these tokens acts for users: refused whatever its scope.
+          if (route.actsForUsersOnly || route.personOnly) {
+            // None of these tokens acts for users, nor is a person's session: refused whatever its scope.
             expectErrorBody(reply, 403, 'FORBIDDEN');
+          } else if (route.scope === 'none') {
+            expectErrorBody(reply, 404, 'NOT_FOUND');
           } else if ((route.scope === scope && !route.alsoNeeds) || route.scope === 'any') {
             expect(
               reply.status >= 200 && reply.status < 300

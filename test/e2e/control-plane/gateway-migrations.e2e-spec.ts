@@ -49,6 +49,7 @@ const ALL_MIGRATIONS = [
   'AddAlertThresholdsAndLeases1796500000000',
   'AddClientBindings1796600000000',
   'AddAllowedAddresses1796700000000',
+  'AddPersonSessions1796800000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */
@@ -101,6 +102,7 @@ describe('gateway migrations', () => {
       'webhook_attempts',
       'webhook_deliveries',
       'webhook_endpoints',
+      'used_id_tokens',
     ]);
   });
 

@@ -29,9 +29,10 @@ export class OperatorGuard implements CanActivate {
     if (!operator || token === undefined) throw new SignInRequired();
     // A 401 here (revoked, expired) propagates as an AdminApiError: the exception filter ends the session.
     const record = await this.admin.as(token).GET('/token');
-    request.session.operator = { ...record, sealedToken: operator.sealedToken };
+    request.session.operator = { ...operator, ...record, sealedToken: operator.sealedToken };
     setTokenOf(request, token);
-    response.locals.operator = { name: record.name };
+    // A person signed in with the identity provider is named by their email (their token's name says `sso:` too).
+    response.locals.operator = { name: operator.person?.email ?? record.name };
     // Computed once per request: the controllers (abilitiesOfRequest) and the views (can) read this one value.
     const can = abilitiesOf(record.scopes, record);
     setAbilitiesOf(request, can);

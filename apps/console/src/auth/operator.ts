@@ -6,6 +6,11 @@ import type { AdminCurrentToken, AdminEndUser } from '@app/web';
 /** What the session holds for a signed-in operator: the token, sealed (TokenVault), and who it is (GET /token). */
 export interface Operator extends AdminCurrentToken {
   sealedToken: string;
+  /**
+   * A person signed in with the identity provider (docs/sso.md): their email, who they are as the audit names them,
+   * and their ID token sealed (the provider's sign-out names the session with it). Absent: a pasted admin token.
+   */
+  person?: { email: string; label: string; sealedIdToken: string };
 }
 
 declare module 'express-session' {

@@ -71,4 +71,16 @@ describe('loadConsoleConfig', () => {
       /^Invalid configuration: CONSOLE_TRUST_PROXY=true believes any X-Forwarded-For/,
     );
   });
+
+  it('takes the identity provider with its client id, and refuses token sign-in off without one (docs/sso.md)', () => {
+    const env = { NODE_ENV: 'test', CONSOLE_SESSION_SECRET: 's'.repeat(32), CONSOLE_DATABASE_URL: 'postgres://x/y' };
+    expect(loadConsoleConfig(env)).toMatchObject({ oidc: undefined, tokenSignIn: true });
+    const sso = { ...env, CONSOLE_OIDC_ISSUER: 'http://127.0.0.1:9000', CONSOLE_OIDC_CLIENT_ID: 'console' };
+    expect(loadConsoleConfig({ ...sso, CONSOLE_TOKEN_SIGN_IN: 'false' })).toMatchObject({
+      oidc: { issuer: 'http://127.0.0.1:9000', clientId: 'console', scopes: 'openid email groups' },
+      tokenSignIn: false,
+    });
+    expect(() => loadConsoleConfig({ ...env, CONSOLE_TOKEN_SIGN_IN: 'false' })).toThrow(/needs CONSOLE_OIDC_ISSUER/);
+    expect(() => loadConsoleConfig({ ...env, CONSOLE_OIDC_ISSUER: 'https://idp.example.com' })).toThrow(/go together/);
+  });
 });

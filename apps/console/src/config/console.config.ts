@@ -88,6 +88,47 @@ export class ConsoleEnvironment {
    */
   @EnvHostList('CONSOLE_ALLOWED_HOSTS')
   CONSOLE_ALLOWED_HOSTS = '';
+
+  /**
+   * Sign-in with the operators' identity provider (OpenID Connect, docs/sso.md): its issuer and the console's client
+   * at it. The gateway must trust the same issuer for this client (ADMIN_OIDC_ISSUER, ADMIN_OIDC_AUDIENCE).
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/?#]+[^?#]*$/, { message: 'CONSOLE_OIDC_ISSUER must be an http(s) URL without query' })
+  CONSOLE_OIDC_ISSUER?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  CONSOLE_OIDC_CLIENT_ID?: string = undefined;
+
+  /** The client's secret (client_secret_basic); unset: a public client (PKCE only). */
+  @IsOptional()
+  @EnvSecret()
+  CONSOLE_OIDC_CLIENT_SECRET?: string = undefined;
+
+  /** What the button says: "Sign in with <name>". */
+  @IsString()
+  @Matches(/^[^<>&"]{1,60}$/, { message: 'CONSOLE_OIDC_NAME must be 1-60 characters, no markup' })
+  CONSOLE_OIDC_NAME = 'your identity provider';
+
+  /** The scopes asked for: the ID token must carry email and the roles claim the gateway maps. */
+  @Matches(/^openid( [\x21\x23-\x5B\x5D-\x7E]+)*$/, {
+    message: 'CONSOLE_OIDC_SCOPES must start with openid, scopes separated by single spaces',
+  })
+  CONSOLE_OIDC_SCOPES = 'openid email groups';
+
+  /** The break-glass sign-in with a pasted admin token: on unless switched off (docs/sso.md). */
+  @IsIn(['true', 'false'], { message: 'CONSOLE_TOKEN_SIGN_IN must be true or false' })
+  CONSOLE_TOKEN_SIGN_IN = 'true';
+}
+
+/** The operators' identity provider as the console uses it (docs/sso.md). */
+export interface ConsoleOidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  name: string;
+  scopes: string;
 }
 
 export interface ConsoleConfig {
@@ -112,6 +153,32 @@ export interface ConsoleConfig {
   plans: PlanCatalogue;
   /** The host names answered besides loopback names: CONSOLE_ALLOWED_HOSTS and CONSOLE_PUBLIC_URL's host. */
   allowedHosts: readonly string[];
+  /** Sign-in with the operators' identity provider; undefined: none (CONSOLE_OIDC_ISSUER unset). */
+  oidc?: ConsoleOidcConfig;
+  /** Whether the break-glass sign-in with an admin token is offered (CONSOLE_TOKEN_SIGN_IN). */
+  tokenSignIn: boolean;
+}
+
+/** CONSOLE_OIDC_*: issuer and client id together, or neither; token sign-in off needs a provider to sign in with. */
+function oidcConfigOf(e: ConsoleEnvironment, production: boolean): ConsoleOidcConfig | undefined {
+  if (!e.CONSOLE_OIDC_ISSUER && !e.CONSOLE_OIDC_CLIENT_ID) return undefined;
+  if (!e.CONSOLE_OIDC_ISSUER || !e.CONSOLE_OIDC_CLIENT_ID)
+    throw new ConfigurationError(
+      'Invalid configuration: CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID go together (docs/sso.md)',
+    );
+  const url = new URL(e.CONSOLE_OIDC_ISSUER);
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (production && url.protocol !== 'https:' && !loopback)
+    throw new ConfigurationError(
+      'Invalid configuration: CONSOLE_OIDC_ISSUER must be an https URL in production (http only on loopback)',
+    );
+  return {
+    issuer: e.CONSOLE_OIDC_ISSUER,
+    clientId: e.CONSOLE_OIDC_CLIENT_ID,
+    clientSecret: e.CONSOLE_OIDC_CLIENT_SECRET,
+    name: e.CONSOLE_OIDC_NAME,
+    scopes: e.CONSOLE_OIDC_SCOPES,
+  };
 }
 
 /** The development secret: random, made once, kept in a file only this user reads (sessions survive restarts). */
@@ -145,7 +212,15 @@ export function loadConsoleConfig(env: Record<string, string | undefined> = proc
       'Invalid configuration: CONSOLE_SESSION_SECRET must be set in production (32+ random characters: openssl rand -hex 32)',
     );
   }
+  const oidc = oidcConfigOf(e, production);
+  const tokenSignIn = e.CONSOLE_TOKEN_SIGN_IN === 'true';
+  if (!tokenSignIn && !oidc)
+    throw new ConfigurationError(
+      'Invalid configuration: CONSOLE_TOKEN_SIGN_IN=false needs CONSOLE_OIDC_ISSUER (nobody could sign in otherwise)',
+    );
   return {
+    oidc,
+    tokenSignIn,
     port: e.CONSOLE_PORT,
     host: e.CONSOLE_HOST,
     adminUrl: e.ADMIN_URL.replace(/\/+$/, ''),

@@ -14,6 +14,8 @@ export interface AdminActor extends AdminTokenRestriction {
   expiresAt?: Date | null;
   /** May name the end user behind its calls (X-On-Behalf-Of, X-End-User-Address): a web app's token, or root. */
   actsForUsers?: boolean;
+  /** A person's session credential: who signed in (`<email> (<subject> at <issuer>)`, docs/sso.md); else absent. */
+  person?: string | null;
 }
 
 export const ROOT_ACTOR: AdminActor = {

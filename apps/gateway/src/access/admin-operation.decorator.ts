@@ -8,6 +8,8 @@ import { ADMIN_POLICY, AdminOperationId, OBJECT_RULE_TEXT } from './admin-policy
 export const ADMIN_OPERATION = 'admin:operation';
 /** What the admin OpenAPI document shows as `x-required-scope` for a route any valid token may call. */
 export const ANY_SCOPE = 'any';
+/** What it shows for a route that takes no admin token (a person's sign-in: the ID token is the credential). */
+export const NO_TOKEN = 'none';
 
 /**
  * An admin route's OpenAPI operation and its entry in the policy (access/admin-policy.ts), by operationId: the
@@ -17,11 +19,11 @@ export const ANY_SCOPE = 'any';
  */
 export function AdminOperation(options: ApiOperationOptions & { operationId: AdminOperationId }): MethodDecorator {
   const policy = ADMIN_POLICY[options.operationId];
-  const scopes = policy.scopes === ANY_SCOPE ? [] : [...policy.scopes];
+  const scopes: string[] = policy.scopes === ANY_SCOPE || policy.scopes === NO_TOKEN ? [] : [...policy.scopes];
   return applyDecorators(
     ApiOperation(options),
     SetMetadata(ADMIN_OPERATION, options.operationId),
-    ApiExtension('x-required-scope', scopes[0] ?? ANY_SCOPE),
+    ApiExtension('x-required-scope', scopes[0] ?? (policy.scopes === NO_TOKEN ? NO_TOKEN : ANY_SCOPE)),
     ...(scopes.length > 1 ? [ApiExtension('x-required-scopes', scopes)] : []),
     ApiExtension('x-object-restriction', { rule: policy.objects, restricted: OBJECT_RULE_TEXT[policy.objects] }),
     ...(scopes.length === 0

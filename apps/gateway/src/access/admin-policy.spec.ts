@@ -18,7 +18,12 @@ function policyTable(): string {
       routes.set(operation.operationId, `${method.toUpperCase()} ${path}`);
   const lines = (Object.keys(ADMIN_POLICY) as AdminOperationId[]).map((id) => {
     const { scopes, objects } = ADMIN_POLICY[id];
-    const needs = scopes === 'any' ? 'any valid token' : scopes.map((s) => `\`${s}\``).join(' + ');
+    const needs =
+      scopes === 'any'
+        ? 'any valid token'
+        : scopes === 'none'
+          ? 'no admin token'
+          : scopes.map((s) => `\`${s}\``).join(' + ');
     return `| \`${routes.get(id) ?? '(no route)'}\` | \`${id}\` | ${needs} | \`${objects}\`: ${OBJECT_RULE_TEXT[objects]} |`;
   });
   return [

@@ -17,6 +17,8 @@ import type { AdminScope } from './admin-scopes';
  *   (404 for any other: existence does not leak); a revocation takes the token's descendants with it.
  * - `end-user`: names a person (an audit event: a sign-in): only root and a token created with `actsForUsers` (the
  *   web apps'), restricted or not; 403 for any other token, whatever its scopes.
+ * - `sign-in`: no admin token at all: the person's ID token in the body is the credential (docs/sso.md);
+ * - `session`: only a person's session credential, about itself (its sign-out); 403 for any other token.
  */
 export const OBJECT_RULES = [
   'self',
@@ -30,6 +32,8 @@ export const OBJECT_RULES = [
   'tokens',
   'token',
   'end-user',
+  'sign-in',
+  'session',
 ] as const;
 export type ObjectRule = (typeof OBJECT_RULES)[number];
 
@@ -46,11 +50,16 @@ export const OBJECT_RULE_TEXT: Record<ObjectRule, string> = {
   tokens: 'a restricted token lists only the tokens it created',
   token: 'only a token it could have created (403); a restricted token: only its own children (404 for others)',
   'end-user': "any token created with actsForUsers (a web app's) may; any other token is refused (403)",
+  'sign-in': "no admin token: the person's ID token is the credential (403 for a person with no mapped role)",
+  session: "only a person's session credential, about itself (403 for any other token)",
 };
 
 export interface RoutePolicy {
-  /** Every scope the route needs (root holds all); `any`: any valid token. */
-  scopes: readonly AdminScope[] | 'any';
+  /**
+   * Every scope the route needs (root holds all); `any`: any valid token; `none`: no admin token (the route checks a
+   * credential of its own: a person's ID token), reachable from the admin API's network only, like every route.
+   */
+  scopes: readonly AdminScope[] | 'any' | 'none';
   objects: ObjectRule;
 }
 
@@ -130,9 +139,18 @@ export const ADMIN_POLICY = {
   listThresholdEvents: { scopes: ['webhooks:read'], objects: 'consumer' },
   // A sign-in, a failed one or a lockout in the portal or the console: it names a person, like X-On-Behalf-Of.
   recordAuditEvent: { scopes: 'any', objects: 'end-user' },
+  // A person signs in to the console with their identity provider: the gateway, not the console, issues their
+  // short-lived admin token (the console holds none that could), and ends it at their sign-out (docs/sso.md).
+  createPersonSession: { scopes: 'none', objects: 'sign-in' },
+  endPersonSession: { scopes: 'any', objects: 'session' },
 } as const satisfies Record<string, RoutePolicy>;
 
 export type AdminOperationId = keyof typeof ADMIN_POLICY;
+
+/** Whether a route takes no admin token (`scopes: 'none'`): the guard lets it through, its handler checks the rest. */
+export function takesNoAdminToken(operationId: string | undefined): boolean {
+  return policyOf(operationId)?.scopes === 'none';
+}
 
 export function policyOf(operationId: string | undefined): RoutePolicy | undefined {
   return operationId !== undefined && Object.hasOwn(ADMIN_POLICY, operationId)
@@ -147,7 +165,7 @@ export function policyOf(operationId: string | undefined): RoutePolicy | undefin
 export function routeRefusal(actor: AdminActor, operationId: string | undefined, route: string): string | null {
   const policy = policyOf(operationId);
   if (!policy) return `${route} has no entry in the admin policy: refused to every token.`;
-  if (actor.scopes === 'all') return null;
+  if (policy.scopes === 'none' || actor.scopes === 'all') return null;
   if (policy.scopes !== 'any') {
     const held = actor.scopes;
     const missing = policy.scopes.filter((scope) => !held.includes(scope));
@@ -155,6 +173,8 @@ export function routeRefusal(actor: AdminActor, operationId: string | undefined,
   }
   if (policy.objects === 'end-user' && actor.actsForUsers !== true)
     return `Token "${actor.name}" may not record events about people: only tokens created with actsForUsers may (${route}).`;
+  if (policy.objects === 'session' && !actor.person)
+    return `Token "${actor.name}" is no person's session: ${route} ends a signed-in person's own session only.`;
   if (policy.objects === 'fleet' && !isFleetWide(actor))
     return `Token "${actor.name}" is limited to its own consumers or to some plans: ${route} is an operator's (every consumer, or a ban).`;
   return null;

@@ -1,22 +1,3 @@
-/** What an admin token may do (issue #24). Root (ADMIN_TOKEN) holds every scope. */
-export const ADMIN_SCOPES = [
-  'consumers:read',
-  'consumers:write',
-  'keys:write',
-  'usage:read',
-  'import',
-  'export',
-  'tokens:admin',
-  'audit:read',
-  'plan-requests:read',
-  'plan-requests:write',
-  'plan-requests:review',
-  'webhooks:read',
-  'webhooks:write',
-] as const;
-
-export type AdminScope = (typeof ADMIN_SCOPES)[number];
-
-export function isAdminScope(value: string): value is AdminScope {
-  return (ADMIN_SCOPES as readonly string[]).includes(value);
-}
+/** What an admin token may do (issue #24): the list lives in libs/contract, which the configuration reads too. */
+export { ADMIN_SCOPES, isAdminScope } from '@app/contract';
+export type { AdminScope } from '@app/contract';

@@ -54,4 +54,11 @@ export class AdminTokenEntity {
 
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt!: Date | null;
+
+  /**
+   * A person's short-lived session credential (docs/sso.md): who signed in, `<email> (<subject> at <issuer>)`; every
+   * audit row its calls write names them. Null: a token created with POST /tokens.
+   */
+  @Column({ type: 'varchar', length: 320, nullable: true })
+  person!: string | null;
 }

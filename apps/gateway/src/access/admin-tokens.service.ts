@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@app/errors';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull, LessThan } from 'typeorm';
 import { Clock } from '../clock';
 import { GATEWAY_DATA_SOURCE, schemaOf } from '../database/data-source.options';
 import { AdminActor, AdminRequestContext, ROOT_ACTOR } from './admin-context';
@@ -10,6 +10,7 @@ import { assertMayGrant, grantRefusal, seesOnlyOwnTokens } from './admin-policy'
 import { AdminScope } from './admin-scopes';
 import { AdminTokenEntity } from './admin-token.entity';
 import { AuditLog } from './audit-log';
+import { UsedIdTokenEntity } from './used-id-token.entity';
 
 export const ADMIN_TOKEN_PREFIX = 'adm_';
 
@@ -108,6 +109,100 @@ export class AdminTokensService {
     return { token, record };
   }
 
+  /**
+   * A person's session credential (docs/sso.md), issued for a verified ID token: the token's hash is kept so that the
+   * ID token is exchanged once (a replay: 401), the admin token is named for the person and expires with the session,
+   * and the `user.sign-in` row, written by the new token, names the person: all in one transaction.
+   */
+  async issueForPerson(
+    origin: Omit<AdminRequestContext, 'actor' | 'endUser'>,
+    input: {
+      person: string;
+      name: string;
+      scopes: AdminScope[];
+      plans: string[] | null;
+      expiresAt: Date;
+      idTokenHash: string;
+      idTokenUsableUntil: Date;
+      address: string | null;
+    },
+  ): Promise<{ token: string; record: AdminTokenEntity }> {
+    const token = ADMIN_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    return this.dataSource.transaction(async (manager) => {
+      const taken = await manager
+        .createQueryBuilder()
+        .insert()
+        .into(UsedIdTokenEntity)
+        .values({ tokenHash: input.idTokenHash, expiresAt: input.idTokenUsableUntil })
+        .orIgnore()
+        .returning(['tokenHash'])
+        .execute();
+      if ((taken.raw as unknown[]).length === 0)
+        throw new ApiError('UNAUTHORIZED', 'This ID token was already exchanged: sign in again at the provider.');
+      // Forgotten once they could not be taken anyway: the table holds at most a few minutes of sign-ins.
+      await manager.delete(UsedIdTokenEntity, { expiresAt: LessThan(new Date(this.clock.now())) });
+      const entity = manager.create(AdminTokenEntity, {
+        id: randomUUID(),
+        name: input.name,
+        tokenHash: hashAdminToken(token),
+        hint: `${token.slice(0, ADMIN_TOKEN_PREFIX.length + 4)}…`,
+        scopes: input.scopes,
+        ownConsumersOnly: false,
+        plans: input.plans,
+        actsForUsers: false,
+        createdBy: 'sign-in',
+        createdByToken: null,
+        expiresAt: input.expiresAt,
+        lastUsedAt: null,
+        revokedAt: null,
+        person: input.person,
+      });
+      await manager.insert(AdminTokenEntity, entity);
+      const record = await manager.findOneByOrFail(AdminTokenEntity, { id: entity.id });
+      const actor: AdminActor = {
+        id: record.id,
+        name: record.name,
+        scopes: input.scopes,
+        ownConsumersOnly: false,
+        plans: record.plans,
+        expiresAt: record.expiresAt,
+        person: record.person,
+      };
+      await this.audit.record(
+        { ...origin, actor, endUser: { onBehalfOf: input.person, address: input.address } },
+        manager,
+        {
+          action: 'user.sign-in',
+          targetToken: record.id,
+          changes: {
+            scopes: { before: null, after: record.scopes },
+            plans: { before: null, after: record.plans },
+            expiresAt: { before: null, after: record.expiresAt!.toISOString() },
+          },
+        },
+      );
+      return { token, record };
+    });
+  }
+
+  /**
+   * Ends the calling person's session (their sign-out): the token is revoked on every instance within a second and
+   * a `user.sign-out` row names them. 403 for a token that is no person's session (revoke it with its id instead).
+   */
+  async endPersonSession(context: AdminRequestContext, address: string | null): Promise<void> {
+    const { actor } = context;
+    if (!actor.person || actor.id === null)
+      throw new ApiError('FORBIDDEN', `Token "${actor.name}" is no person's session: revoke it by its id instead.`);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.update(AdminTokenEntity, { id: actor.id!, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+      await this.audit.record({ ...context, endUser: { onBehalfOf: actor.person!, address } }, manager, {
+        action: 'user.sign-out',
+        targetToken: actor.id,
+      });
+    });
+    this.cache.clear();
+  }
+
   /** Every token; a restricted token's list holds only the tokens it created. */
   list(actor: AdminActor): Promise<AdminTokenEntity[]> {
     return this.dataSource.getRepository(AdminTokenEntity).find({
@@ -181,6 +276,7 @@ export class AdminTokensService {
       plans: entity.plans,
       expiresAt: entity.expiresAt,
       actsForUsers: entity.actsForUsers,
+      person: entity.person,
     };
   }
 

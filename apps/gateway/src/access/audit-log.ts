@@ -39,6 +39,7 @@ export const SIGN_IN_EVENTS = {
   'sign-in': 'user.sign-in',
   'sign-in-failed': 'user.sign-in-failed',
   lockout: 'user.lockout',
+  'sign-out': 'user.sign-out',
 } as const;
 export type SignInEventKind = keyof typeof SIGN_IN_EVENTS;
 

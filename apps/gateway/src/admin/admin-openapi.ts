@@ -3,7 +3,7 @@ import { ERROR_CODE_VALUES, ERROR_CODES } from '@app/errors';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
-import { ANY_SCOPE } from '../access/admin-operation.decorator';
+import { ANY_SCOPE, NO_TOKEN } from '../access/admin-operation.decorator';
 import { ADMIN_POLICY } from '../access/admin-policy';
 import { ADMIN_TAG, TOKENS_TAG } from '../admin-conventions/admin-tags';
 import {
@@ -135,10 +135,14 @@ function describeScopes(document: OpenAPIObject): void {
       const line =
         scopes[0] === ANY_SCOPE
           ? 'Any valid token (no scope needed), ADMIN_TOKEN included.'
-          : typeof scopes[0] === 'string'
-            ? `Required scope: ${scopes.map((scope) => `\`${String(scope)}\``).join(' and ')} (or ADMIN_TOKEN).`
-            : 'No entry in the admin policy: refused to every token.';
+          : scopes[0] === NO_TOKEN
+            ? 'No admin token: the body carries the credential.'
+            : typeof scopes[0] === 'string'
+              ? `Required scope: ${scopes.map((scope) => `\`${String(scope)}\``).join(' and ')} (or ADMIN_TOKEN).`
+              : 'No entry in the admin policy: refused to every token.';
       const restricted = restriction ? ` A restricted token (ownConsumersOnly, plans): ${restriction.restricted}.` : '';
+      // No admin token (a person's sign-in): the document says so, the route's own credential is in its body.
+      if (scopes[0] === NO_TOKEN) operation.security = [];
       operation.description = `${operation.description ? `${operation.description}\n\n` : ''}${line}${restricted}`;
     }
   }

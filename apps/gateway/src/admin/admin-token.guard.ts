@@ -3,7 +3,7 @@ import { ApiError } from '@app/errors';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AdminActor, ANONYMOUS_ACTOR, ROOT_ACTOR } from '../access/admin-context';
-import { routeRefusal } from '../access/admin-policy';
+import { routeRefusal, takesNoAdminToken } from '../access/admin-policy';
 import { ADMIN_TOKEN_PREFIX, AdminTokensService } from '../access/admin-tokens.service';
 import { AuditLog } from '../access/audit-log';
 import { AdminRequest } from '../access/admin-request';
@@ -43,6 +43,12 @@ export class AdminTokenGuard implements CanActivate {
     const header = request.headers.authorization;
     const match = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header);
     const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
+    const operationId = this.reflector.get<string | undefined>(ADMIN_OPERATION, context.getHandler());
+    // A person's sign-in (docs/sso.md): no admin token; the handler verifies the ID token the body carries.
+    if (takesNoAdminToken(operationId)) {
+      request.adminContext = { ...request.adminOrigin, actor: ANONYMOUS_ACTOR };
+      return true;
+    }
     let actor: AdminActor | undefined;
     if (match && timingSafeEqual(digest(match[1]), this.expected)) actor = ROOT_ACTOR;
     else if (match && match[1].startsWith(ADMIN_TOKEN_PREFIX)) {
@@ -67,7 +73,6 @@ export class AdminTokenGuard implements CanActivate {
     }
     request.adminContext = { ...request.adminOrigin, actor };
     // The policy table decides (access/admin-policy.ts): scopes, and the routes a restricted token never reaches.
-    const operationId = this.reflector.get<string | undefined>(ADMIN_OPERATION, context.getHandler());
     const refusal = routeRefusal(actor, operationId, route);
     if (refusal === null) return true;
     void this.audit.recordDenied(request.adminContext, 403, {

@@ -5,6 +5,7 @@ import { BillingAdminModule } from '../billing/admin/billing-admin.module';
 import { ClientBindingsAdminModule } from '../client-bindings/admin/client-bindings-admin.module';
 import { ConsumersAdminModule } from '../consumers/admin/consumers-admin.module';
 import { PlanRequestsAdminModule } from '../plan-requests/admin/plan-requests-admin.module';
+import { SsoAdminModule } from '../sso/admin/sso-admin.module';
 import { UsageAdminModule } from '../usage/admin/usage-admin.module';
 import { WebhooksAdminModule } from '../webhooks/admin/webhooks-admin.module';
 import { ADMIN_TOKEN, AdminTokenGuard } from './admin-token.guard';
@@ -34,6 +35,7 @@ export class AdminModule {
         ConsumersAdminModule,
         ClientBindingsAdminModule,
         AccessAdminModule,
+        SsoAdminModule,
         UsageAdminModule,
         PlanRequestsAdminModule,
         BillingAdminModule,

@@ -53,7 +53,10 @@ export class EndUserInterceptor implements NestInterceptor {
     const call = adminContextOf(request);
     try {
       const endUser = endUserOf(request.headers, call.actor);
-      if (endUser) request.adminContext = { ...call, endUser };
+      // A person's session credential names them on every row it writes (docs/sso.md): no header needed, none taken.
+      if (call.actor.person)
+        request.adminContext = { ...call, endUser: { onBehalfOf: call.actor.person, address: null } };
+      else if (endUser) request.adminContext = { ...call, endUser };
     } catch (error) {
       if (error instanceof ApiError && error.code === 'FORBIDDEN') {
         const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;

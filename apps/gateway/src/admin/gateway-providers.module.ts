@@ -12,6 +12,7 @@ import { ConsumersFileService } from '../consumers/consumers-file.service';
 import { PlanRequestsService } from '../plan-requests/plan-requests.service';
 import { PlanLimits } from '../plans/plan-limits';
 import { RateLimitStore } from '../rate-limit/rate-limit-store';
+import { PersonSignIn } from '../sso/person-sign-in';
 import { UsageExports } from '../usage/usage-exports';
 import { UsageHistoryService } from '../usage/usage-history.service';
 import { UsageService } from '../usage/usage.service';
@@ -31,6 +32,7 @@ export const GATEWAY_PROVIDERS = [
   ConsumerChanges,
   AdminTokensService,
   AuditLog,
+  PersonSignIn,
   PlanRequestsService,
   UsageHistoryService,
   UsageExports,

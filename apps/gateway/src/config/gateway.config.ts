@@ -19,6 +19,7 @@ import { OutboundAllowList } from '@app/outbound';
 import { IsBoolean, IsIn, IsOptional, IsString, Matches, MinLength, ValidateBy } from 'class-validator';
 import { parseRedisNodes, RedisConnectionConfig, redisConnectionFromEnvironment } from './redis.config';
 import { OAuthConfig, oauthConfigOf } from './oauth.config';
+import { AdminOidcConfig, adminOidcConfigOf } from './admin-oidc.config';
 import { USAGE_EXPORT_FORMATS, UsageExportConfig, UsageExportFormat, usageExportConfigOf } from './usage-export.config';
 
 /** Why OUTBOUND_ALLOW_LIST is wrong, or null (OutboundAllowList.parse names the entry). */
@@ -283,6 +284,29 @@ export class GatewayEnvironment extends CommonEnvironment {
   @EnvIntRange('OAUTH_TOKEN_CACHE_SIZE', 100, 10000000)
   OAUTH_TOKEN_CACHE_SIZE = 100000;
 
+  // Operators' sign-in to the console with their company's identity provider (issue #51, docs/sso.md): all three
+  // or none.
+  @IsOptional()
+  @IsString()
+  ADMIN_OIDC_ISSUER?: string = undefined;
+
+  /** The console's client id at that provider: the `aud` of the ID tokens the gateway takes. */
+  @IsOptional()
+  @IsString()
+  ADMIN_OIDC_AUDIENCE?: string = undefined;
+
+  /** JSON: role (a value of the roles claim) → {"scopes": [...] or "all", "plans"?: [...]}. */
+  @IsOptional()
+  @IsString()
+  ADMIN_OIDC_ROLES?: string = undefined;
+
+  @Matches(/^[A-Za-z0-9_:./-]{1,100}$/, { message: 'ADMIN_OIDC_ROLES_CLAIM must be a claim name' })
+  ADMIN_OIDC_ROLES_CLAIM = 'groups';
+
+  /** How long a signed-in person's admin token lives: the bound for a role removed at the provider. */
+  @EnvIntRange('ADMIN_OIDC_SESSION_MINUTES', 1, 60)
+  ADMIN_OIDC_SESSION_MINUTES = 15;
+
   // --- end of the control plane ---
 
   @IsOptional()
@@ -494,6 +518,8 @@ export interface GatewayConfig {
   mail: { smtpUrl?: string; from: string };
   /** The identity providers whose access tokens /v1 takes, and the bound of the verified tokens held (docs/oauth.md). */
   oauth: OAuthConfig;
+  /** The identity provider operators sign in to the console with (docs/sso.md); undefined: none. */
+  adminOidc?: AdminOidcConfig;
   /** Shared counters: where Redis is (one server, a Cluster or Sentinel), with TLS and credentials. */
   redis?: { connection: RedisConnectionConfig; keyPrefix: string; commandTimeoutMs: number };
   rateLimit: {
@@ -632,6 +658,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: oauthConfigOf(e.OAUTH_ISSUERS, e.OAUTH_TOKEN_CACHE_SIZE, production),
+    adminOidc: adminOidcConfigOf(e, production),
     redis: redisConnection
       ? { connection: redisConnection, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
       : undefined,

@@ -19,6 +19,7 @@ import { AddUsageMinutelyAndExport1796400000000 } from './migrations/17964000000
 import { AddAlertThresholdsAndLeases1796500000000 } from './migrations/1796500000000-AddAlertThresholdsAndLeases';
 import { AddClientBindings1796600000000 } from './migrations/1796600000000-AddClientBindings';
 import { AddAllowedAddresses1796700000000 } from './migrations/1796700000000-AddAllowedAddresses';
+import { AddPersonSessions1796800000000 } from './migrations/1796800000000-AddPersonSessions';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   AddAlertThresholdsAndLeases1796500000000,
   AddClientBindings1796600000000,
   AddAllowedAddresses1796700000000,
+  AddPersonSessions1796800000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -454,13 +454,57 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Record a sign-in, a failed sign-in or a lockout of the portal or the console
+         * Record a sign-in, a failed sign-in, a lockout or a sign-out of the portal or the console
          * @description What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.
          *
          *     Any valid token (no scope needed), ADMIN_TOKEN included. A restricted token (ownConsumersOnly, plans): any token created with actsForUsers (a web app's) may; any other token is refused (403).
          */
         post: operations["recordAuditEvent"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a person's ID token for their short-lived admin token (sign-in)
+         * @description What the console calls after its authorization code exchange: the ID token is verified against ADMIN_OIDC_ISSUER (signature, `iss`, `aud` = ADMIN_OIDC_AUDIENCE, `exp`, issued at most 5 minutes ago) and taken once; the person's roles (ADMIN_OIDC_ROLES_CLAIM) map to admin scopes (ADMIN_OIDC_ROLES). The answer is an admin token named for the person that expires after ADMIN_OIDC_SESSION_MINUTES; its `user.sign-in` row, and every row its calls write, name the person. Refusals are `user.sign-in-failed` rows. At most 60 a minute per source address.
+         *
+         *     No admin token: the body carries the credential. A restricted token (ownConsumersOnly, plans): no admin token: the person's ID token is the credential (403 for a person with no mapped role).
+         */
+        post: operations["createPersonSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End the calling person's session (sign-out)
+         * @description Revokes the calling token, a person's session credential, on every instance within a second, and writes a `user.sign-out` row naming them. Any other token: 403.
+         *
+         *     Any valid token (no scope needed), ADMIN_TOKEN included. A restricted token (ownConsumersOnly, plans): only a person's session credential, about itself (403 for any other token).
+         */
+        delete: operations["endPersonSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1633,10 +1677,10 @@ export interface components {
         };
         RecordAuditEventDto: {
             /**
-             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token; `lockout`: an attempt refused by a sign-in throttle.
+             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out.
              * @enum {string}
              */
-            kind: "sign-in" | "sign-in-failed" | "lockout";
+            kind: "sign-in" | "sign-in-failed" | "lockout" | "sign-out";
             /**
              * @description The person: `account:<email>` (the portal: the email typed), `operator:<token name>` (the console). Absent: unknown (a refused console token).
              * @example account:dev@example.com
@@ -1652,6 +1696,54 @@ export interface components {
              * @example PAIR_LIMIT
              */
             reason?: string;
+        };
+        CreatePersonSessionDto: {
+            /**
+             * @description The person's ID token (a JWT the operators' identity provider signed for the console's client id, at most 5 minutes old): taken once.
+             * @example eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJvbGl2aWEifQ.c2ln
+             */
+            idToken: string;
+            /**
+             * @description The person's address as the console saw it.
+             * @example 203.0.113.7
+             */
+            address?: string;
+        };
+        PersonSessionResponse: {
+            /** @description The admin token (`adm_…`) the console acts with for the person: shown only here. */
+            token: string;
+            /**
+             * Format: uuid
+             * @description The token's id.
+             */
+            id: string;
+            /**
+             * @description The token's name: `sso:` and the email.
+             * @example sso:olivia.ops@example.com
+             */
+            name: string;
+            /**
+             * @description Who signed in (email, subject, issuer): every audit row of the session names them.
+             * @example olivia.ops@example.com (olivia at https://idp.example.com)
+             */
+            person: string;
+            /** @example olivia.ops@example.com */
+            email: string;
+            /**
+             * @description From the mapped roles.
+             * @example [
+             *       "consumers:read",
+             *       "usage:read"
+             *     ]
+             */
+            scopes: string[];
+            /** @description Only consumers on these plans; null: every plan. */
+            plans: string[] | null;
+            /**
+             * Format: date-time
+             * @description When it stops working (ADMIN_OIDC_SESSION_MINUTES): sign in again.
+             */
+            expiresAt: string;
         };
         UsageBucketResponse: {
             /** @description Every answer. */
@@ -3850,6 +3942,98 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPersonSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePersonSessionDto"];
+            };
+        };
+        responses: {
+            /** @description The person's admin token (shown only here). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonSessionResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The ID token is not valid here (issuer, audience, signature, at most 5 minutes old), or was already exchanged (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The person holds no role the gateway maps to admin scopes (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No identity provider is configured for operators (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "NOT_FOUND",
+                     *       "message": "No identity provider is configured for operators (ADMIN_OIDC_ISSUER).",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    endPersonSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended: the token is refused from now on. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -132,14 +132,14 @@ export class TokensAdminController {
   @Post('audit/events')
   @AdminOperation({
     operationId: 'recordAuditEvent',
-    summary: 'Record a sign-in, a failed sign-in or a lockout of the portal or the console',
+    summary: 'Record a sign-in, a failed sign-in, a lockout or a sign-out of the portal or the console',
     description:
       'What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.',
   })
   @HttpCode(204)
   @AdminErrors({
     400: [
-      ['VALIDATION_FAILED', 'kind must be one of sign-in, sign-in-failed, lockout'],
+      ['VALIDATION_FAILED', 'kind must be one of sign-in, sign-in-failed, lockout, sign-out'],
       ['VALIDATION_FAILED', 'address must be an IPv4 or IPv6 address, or an IPv6 /64 block'],
       ...MALFORMED_BODY,
     ],
