@@ -99,10 +99,10 @@ describe('gateway migrations', () => {
       'usage_export_cursor',
       'usage_hourly',
       'usage_minutely',
+      'used_id_tokens',
       'webhook_attempts',
       'webhook_deliveries',
       'webhook_endpoints',
-      'used_id_tokens',
     ]);
   });
 
