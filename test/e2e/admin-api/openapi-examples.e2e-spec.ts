@@ -81,7 +81,7 @@ const OPERATIONS = [
   ['post', '/consumers/{name}/webhook-endpoints/{id}/rotate-secret', 'rotateWebhookEndpointSecret'],
   ['post', '/consumers/{name}/webhook-endpoints/{id}/test', 'testWebhookEndpoint'],
   ['get', '/consumers/{name}/webhook-endpoints/{id}/deliveries', 'listWebhookDeliveries'],
-  ['post', '/webhook-deliveries/{id}/redeliver', 'redeliverWebhookDelivery'],
+  ['post', '/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', 'redeliverWebhookDelivery'],
   ['get', '/webhook-endpoints', 'listFleetWebhookEndpoints'],
   ['post', '/webhook-endpoints', 'createFleetWebhookEndpoint'],
   ['get', '/webhook-endpoints/failing', 'listFailingWebhookEndpoints'],
@@ -90,6 +90,7 @@ const OPERATIONS = [
   ['delete', '/webhook-endpoints/{id}', 'deleteFleetWebhookEndpoint'],
   ['post', '/webhook-endpoints/{id}/rotate-secret', 'rotateFleetWebhookEndpointSecret'],
   ['get', '/webhook-endpoints/{id}/deliveries', 'listFleetWebhookDeliveries'],
+  ['post', '/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', 'redeliverFleetWebhookDelivery'],
 ] as const;
 /** Webhook endpoints on loopback's discard port (nothing listens there). */
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -311,6 +312,14 @@ describe("the admin API's OpenAPI document", () => {
     /** The 400s of the webhook routes (acme exists by then, none of its endpoints does). */
     const webhookBadRequests = (): Array<[OperationId, number, string, () => Promise<Reply>]> => {
       const idRule = 'id must be a UUID';
+      const deliveryIdRule = 'deliveryId must be a UUID';
+      const noDelivery = 'Webhook endpoint <id> has no delivery <id>.';
+      /** A new endpoint of `base` (a consumer's, or the fleet's): its path. */
+      const newHook = async (base: string): Promise<string> => {
+        const reply = await admin('POST', base, { url: HOOK_URL });
+        expect(reply.status).toBe(201);
+        return `${base}/${(reply.body as { id: string }).id}`;
+      };
       const bodyRules = (
         id: OperationId,
         method: string,
@@ -371,7 +380,21 @@ describe("the admin API's OpenAPI document", () => {
         ['listWebhookDeliveries', 400, nameRule, badName('GET', `/webhook-endpoints/${unknownKey}/deliveries`)],
         ['listWebhookDeliveries', 400, idRule, () => admin('GET', `${hooks}/x/deliveries`)],
         ...pageRules('listWebhookDeliveries', `${oneHook}/deliveries`),
-        ['redeliverWebhookDelivery', 400, idRule, () => admin('POST', '/webhook-deliveries/x/redeliver')],
+        ['redeliverWebhookDelivery', 404, noHook, () => admin('POST', `${oneHook}/deliveries/${unknownKey}/redeliver`)],
+        [
+          'redeliverWebhookDelivery',
+          404,
+          noDelivery,
+          async () => admin('POST', `${await newHook(hooks)}/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverWebhookDelivery',
+          400,
+          nameRule,
+          badName('POST', `/webhook-endpoints/${unknownKey}/deliveries/${unknownKey}/redeliver`),
+        ],
+        ['redeliverWebhookDelivery', 400, idRule, () => admin('POST', `${hooks}/x/deliveries/${unknownKey}/redeliver`)],
+        ['redeliverWebhookDelivery', 400, deliveryIdRule, () => admin('POST', `${oneHook}/deliveries/x/redeliver`)],
         ...bodyRules('createFleetWebhookEndpoint', 'POST', '/webhook-endpoints'),
         ['getFleetWebhookEndpoint', 400, idRule, () => admin('GET', '/webhook-endpoints/x')],
         ['updateFleetWebhookEndpoint', 400, idRule, () => admin('PATCH', '/webhook-endpoints/x', {})],
@@ -380,6 +403,30 @@ describe("the admin API's OpenAPI document", () => {
         ['rotateFleetWebhookEndpointSecret', 400, idRule, () => admin('POST', '/webhook-endpoints/x/rotate-secret')],
         ['listFleetWebhookDeliveries', 400, idRule, () => admin('GET', '/webhook-endpoints/x/deliveries')],
         ...pageRules('listFleetWebhookDeliveries', `${fleetHook}/deliveries`),
+        [
+          'redeliverFleetWebhookDelivery',
+          404,
+          noFleetHook,
+          () => admin('POST', `${fleetHook}/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          404,
+          noDelivery,
+          async () => admin('POST', `${await newHook('/webhook-endpoints')}/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          400,
+          idRule,
+          () => admin('POST', `/webhook-endpoints/x/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          400,
+          deliveryIdRule,
+          () => admin('POST', `${fleetHook}/deliveries/x/redeliver`),
+        ],
       ];
     };
 
@@ -425,11 +472,7 @@ describe("the admin API's OpenAPI document", () => {
       ['rotateWebhookEndpointSecret', noAcme, () => admin('POST', `${oneHook}/rotate-secret`)],
       ['testWebhookEndpoint', noAcme, () => admin('POST', `${oneHook}/test`)],
       ['listWebhookDeliveries', noAcme, () => admin('GET', `${oneHook}/deliveries`)],
-      [
-        'redeliverWebhookDelivery',
-        'No webhook delivery <id>.',
-        () => admin('POST', `/webhook-deliveries/${unknownKey}/redeliver`),
-      ],
+      ['redeliverWebhookDelivery', noAcme, () => admin('POST', `${oneHook}/deliveries/${unknownKey}/redeliver`)],
       ['getFleetWebhookEndpoint', noFleetHook, () => admin('GET', fleetHook)],
       ['updateFleetWebhookEndpoint', noFleetHook, () => admin('PATCH', fleetHook, { description: 'x' })],
       ['deleteFleetWebhookEndpoint', noFleetHook, () => admin('DELETE', fleetHook)],

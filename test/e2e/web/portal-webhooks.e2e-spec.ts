@@ -174,13 +174,22 @@ describe('the portal’s webhook pages', () => {
       expect(page.status).toBe(404);
       expect(page.text).not.toContain(ownersUrl);
     }
-    for (const action of ['disable', 'delete', 'rotate-secret', 'test', `deliveries/${delivery.id}/redeliver`]) {
+    for (const action of ['disable', 'delete', 'rotate-secret', 'test']) {
       const posted = await other.visitor.submitAndFollow('/webhooks', {}, `/webhooks/${endpoint.id}/${action}`);
       expect(posted.posted.status).toBe(303);
       expect(posted.text).toContain('No such webhook endpoint.');
       expect(posted.text).not.toContain('data-testid="webhook-secret"');
     }
-    // The owner's delivery named under the other's own endpoint: not one of its deliveries, not sent again.
+    // The portal no longer looks for the delivery itself: the admin API's route names the session's consumer and
+    // the endpoint, and answers 404 for the owner's delivery under the owner's endpoint id...
+    const underOwners = await other.visitor.submitAndFollow(
+      '/webhooks',
+      {},
+      `/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`,
+    );
+    expect(underOwners.posted.status).toBe(303);
+    expect(underOwners.text).toContain('No such delivery to this endpoint.');
+    // ...and under the other's own endpoint: not one of its deliveries, not sent again.
     const crossed = await other.visitor.submitAndFollow(
       '/webhooks',
       {},

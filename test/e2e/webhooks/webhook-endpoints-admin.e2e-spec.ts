@@ -130,7 +130,8 @@ describe('webhook endpoints through the admin API', () => {
       ['GET', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}`],
       ['GET', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}/deliveries`],
       ['POST', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}/rotate-secret`],
-      ['POST', `/webhook-deliveries/${delivery}/redeliver`],
+      ['POST', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}/deliveries/${delivery}/redeliver`],
+      ['POST', `/webhook-endpoints/${theirEndpoint}/deliveries/${delivery}/redeliver`],
       ['GET', '/webhook-endpoints'],
       ['GET', '/webhook-endpoints/failing'],
       ['POST', '/webhook-endpoints'],
@@ -143,5 +144,61 @@ describe('webhook endpoints through the admin API', () => {
     // Its own endpoint is not reachable under another consumer's name either.
     const ownId = (own.body as { id: string }).id;
     expectErrorBody(await admin('GET', `/consumers/${theirs}/webhook-endpoints/${ownId}`), 404, 'NOT_FOUND');
+  });
+
+  it('redelivers only a delivery to the endpoint the path names, of the consumer it names: any other is 404', async () => {
+    // The portal's kind of token reaches every consumer it made: the path, not the token, keeps them apart.
+    const portal = (
+      (
+        await admin('POST', '/tokens', {
+          name: unique('portal'),
+          scopes: ['consumers:read', 'consumers:write', 'webhooks:read', 'webhooks:write'],
+          ownConsumersOnly: true,
+          plans: ['free'],
+        })
+      ).body as { token: string }
+    ).token;
+    const [a, b] = [await consumer(portal), await consumer(portal)];
+    const endpointOf = async (name: string) =>
+      ((await admin('POST', `/consumers/${name}/webhook-endpoints`, { url: HOOK_URL }, portal)).body as { id: string })
+        .id;
+    const [endpointA, endpointB] = [await endpointOf(a), await endpointOf(b)];
+    const sent = await admin('POST', `/consumers/${b}/webhook-endpoints/${endpointB}/test`, undefined, portal);
+    expect(sent.status).toBe(202);
+    const { id: deliveryB, webhookId } = sent.body as { id: string; webhookId: string };
+    const deliveriesOfB = async () =>
+      (
+        (await admin('GET', `/consumers/${b}/webhook-endpoints/${endpointB}/deliveries`)).body as {
+          items: Array<{ id: string; webhookId: string }>;
+        }
+      ).items;
+
+    for (const path of [
+      // B's delivery under A's name and A's endpoint,
+      `/consumers/${a}/webhook-endpoints/${endpointA}/deliveries/${deliveryB}/redeliver`,
+      // under A's name and B's endpoint,
+      `/consumers/${a}/webhook-endpoints/${endpointB}/deliveries/${deliveryB}/redeliver`,
+      // under B's name but A's endpoint.
+      `/consumers/${b}/webhook-endpoints/${endpointA}/deliveries/${deliveryB}/redeliver`,
+    ])
+      expectErrorBody(await admin('POST', path, undefined, portal), 404, 'NOT_FOUND');
+    // Nor under a fleet-wide endpoint's path, for a token of the whole fleet.
+    const fleet = (await admin('POST', '/webhook-endpoints', { url: HOOK_URL })).body as { id: string };
+    expectErrorBody(
+      await admin('POST', `/webhook-endpoints/${fleet.id}/deliveries/${deliveryB}/redeliver`),
+      404,
+      'NOT_FOUND',
+    );
+    expect((await deliveriesOfB()).map((d) => d.id)).toEqual([deliveryB]);
+
+    const again = await admin(
+      'POST',
+      `/consumers/${b}/webhook-endpoints/${endpointB}/deliveries/${deliveryB}/redeliver`,
+      undefined,
+      portal,
+    );
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ endpointId: endpointB, webhookId, state: 'pending' });
+    expect((await deliveriesOfB()).map((d) => d.webhookId)).toEqual([webhookId, webhookId]);
   });
 });

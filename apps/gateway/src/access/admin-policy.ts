@@ -106,7 +106,6 @@ export const ADMIN_POLICY = {
   rotateWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'consumer' },
   testWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'consumer' },
   listWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'consumer' },
-  // A delivery of a consumer's endpoint: its owner's; of a fleet-wide endpoint: a fleet-wide token's (403).
   redeliverWebhookDelivery: { scopes: ['webhooks:write'], objects: 'consumer' },
   listFleetWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
   createFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
@@ -115,6 +114,7 @@ export const ADMIN_POLICY = {
   deleteFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
   rotateFleetWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'fleet' },
   listFleetWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'fleet' },
+  redeliverFleetWebhookDelivery: { scopes: ['webhooks:write'], objects: 'fleet' },
   listFailingWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
   // A sign-in, a failed one or a lockout in the portal or the console: it names a person, like X-On-Behalf-Of.
   recordAuditEvent: { scopes: 'any', objects: 'end-user' },

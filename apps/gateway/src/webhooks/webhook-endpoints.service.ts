@@ -277,15 +277,22 @@ export class WebhookEndpointsService {
     };
   }
 
-  /** A new pending delivery of the same message to the same endpoint (the same `webhook-id`); enables nothing. */
-  async redeliver(context: AdminRequestContext, deliveryId: string): Promise<DeliveryWithAttempts> {
+  /**
+   * A new pending delivery of the same message to the same endpoint (the same `webhook-id`); enables nothing. The
+   * path names the owner and the endpoint: a delivery to any other endpoint is "no such delivery" (404), so a token
+   * that reaches several consumers (the portal's) is held to the one it names.
+   */
+  async redeliver(
+    context: AdminRequestContext,
+    owner: EndpointOwner,
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<DeliveryWithAttempts> {
+    await this.ownerChecked(this.dataSource.manager, context.actor, owner);
     return this.dataSource.transaction(async (manager) => {
-      const original = await manager.findOneBy(WebhookDeliveryEntity, { id: deliveryId });
-      const endpoint = original?.endpoint_id
-        ? await manager.findOneBy(WebhookEndpointEntity, { id: original.endpoint_id })
-        : null;
-      if (!original || !endpoint) throw new ApiError('NOT_FOUND', `No webhook delivery ${deliveryId}.`);
-      await this.ownerChecked(manager, context.actor, endpoint.consumer);
+      const endpoint = await this.endpoint(manager, owner, endpointId, false);
+      const original = await manager.findOneBy(WebhookDeliveryEntity, { id: deliveryId, endpoint_id: endpoint.id });
+      if (!original) throw new ApiError('NOT_FOUND', `Webhook endpoint ${endpoint.id} has no delivery ${deliveryId}.`);
       const now = new Date(this.clock.now());
       const delivery = newDelivery(
         {
@@ -300,7 +307,7 @@ export class WebhookEndpointsService {
       await manager.insert(WebhookDeliveryEntity, delivery);
       await this.audit.record(context, manager, {
         action: 'webhook-delivery.redeliver',
-        targetConsumer: endpoint.consumer,
+        targetConsumer: owner,
         changes: diff({}, { endpointId: endpoint.id, deliveryId: delivery.id, redelivers: original.id }),
       });
       return { ...delivery, attemptRows: [] };

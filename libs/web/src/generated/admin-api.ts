@@ -764,7 +764,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/webhook-deliveries/{id}/redeliver": {
+    "/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver": {
         parameters: {
             query?: never;
             header?: never;
@@ -774,8 +774,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deliver a message again to the same endpoint
-         * @description A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first).
+         * Deliver a message again to the same consumer's webhook endpoint
+         * @description A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first). The path names the endpoint: a delivery to any other endpoint is 404.
          *
          *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -900,6 +900,28 @@ export interface paths {
         get: operations["listFleetWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a message again to the same fleet-wide webhook endpoint
+         * @description A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first). The path names the endpoint: a delivery to any other endpoint is 404.
+         *
+         *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
+         */
+        post: operations["redeliverFleetWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4571,7 +4593,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                name: string;
                 id: string;
+                deliveryId: string;
             };
             cookie?: never;
         };
@@ -4592,13 +4616,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "VALIDATION_FAILED",
-                     *       "message": "id must be a UUID",
-                     *       "status": 400
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4612,19 +4629,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such delivery to an endpoint (`NOT_FOUND`). */
+            /** @description No such consumer, no such endpoint of it, or no such delivery to that endpoint (`NOT_FOUND`). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "NOT_FOUND",
-                     *       "message": "No webhook delivery 9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.",
-                     *       "status": 404
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5097,6 +5107,61 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverFleetWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `webhooks:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such fleet-wide endpoint, or no such delivery to it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

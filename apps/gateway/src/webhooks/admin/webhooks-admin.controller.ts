@@ -12,7 +12,6 @@ import { AdminRequestContext } from '../../access/admin-context';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import {
-  AdminErrorResponse,
   AdminErrors,
   AdminExample,
   EXAMPLE_CONSUMER,
@@ -30,12 +29,14 @@ import {
   EVENT_TYPES_RULE,
   EXAMPLE_DELIVERY_ID,
   EXAMPLE_ENDPOINT_ID,
+  FleetWebhookDeliveryParams,
   ListWebhookDeliveriesQueryDto,
   toDeliveryResponse,
   toEndpointResponse,
   UpdateWebhookEndpointDto,
   URL_RULE,
   WebhookDeliveryPageResponse,
+  WebhookDeliveryParams,
   WebhookDeliveryResponse,
   WebhookEndpointListResponse,
   WebhookEndpointParams,
@@ -62,6 +63,10 @@ const LIMIT_REACHED = (who: string): AdminExample => [
   'WEBHOOK_ENDPOINT_LIMIT',
   `${who} has 10 webhook endpoints, the most allowed (WEBHOOK_MAX_ENDPOINTS 10): remove one first.`,
 ];
+const BAD_DELIVERY_ID: AdminExample = ['VALIDATION_FAILED', 'deliveryId must be a UUID'];
+const NO_DELIVERY = `Webhook endpoint ${EXAMPLE_ENDPOINT_ID} has no delivery ${EXAMPLE_DELIVERY_ID}.`;
+const REDELIVER_TEXT =
+  'A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first). The path names the endpoint: a delivery to any other endpoint is 404.';
 const SECRET_ONCE = 'The secret is in full in this answer only: every other answer masks it.';
 
 /**
@@ -199,24 +204,26 @@ export class WebhooksAdminController {
     return { items: page.items.map(toDeliveryResponse), next: page.next };
   }
 
-  @Post('webhook-deliveries/:id/redeliver')
+  @Post('consumers/:name/webhook-endpoints/:id/deliveries/:deliveryId/redeliver')
   @HttpCode(202)
   @AdminOperation({
     operationId: 'redeliverWebhookDelivery',
-    summary: 'Deliver a message again to the same endpoint',
-    description:
-      'A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first).',
+    summary: "Deliver a message again to the same consumer's webhook endpoint",
+    description: REDELIVER_TEXT,
   })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse, description: 'The new delivery, pending.' })
-  @AdminErrors({ 400: [BAD_ID] })
-  @AdminErrorResponse(404, 'No such delivery to an endpoint (`NOT_FOUND`).', [
-    ['NOT_FOUND', `No webhook delivery ${EXAMPLE_DELIVERY_ID}.`],
-  ])
+  @AdminErrors({
+    400: [BAD_NAME, BAD_ID, BAD_DELIVERY_ID],
+    404: {
+      description: 'No such consumer, no such endpoint of it, or no such delivery to that endpoint (`NOT_FOUND`).',
+      messages: [...notFound(NO_ENDPOINT), NO_DELIVERY],
+    },
+  })
   async redeliver(
     @AdminCall() call: AdminRequestContext,
-    @Param() { id }: WebhookIdParams,
+    @Param() { name, id, deliveryId }: WebhookDeliveryParams,
   ): Promise<WebhookDeliveryResponse> {
-    return toDeliveryResponse(await this.endpoints.redeliver(call, id));
+    return toDeliveryResponse(await this.endpoints.redeliver(call, name, id, deliveryId));
   }
 
   @Get('webhook-endpoints')
@@ -344,5 +351,27 @@ export class WebhooksAdminController {
       after: query.after,
     });
     return { items: page.items.map(toDeliveryResponse), next: page.next };
+  }
+
+  @Post('webhook-endpoints/:id/deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  @AdminOperation({
+    operationId: 'redeliverFleetWebhookDelivery',
+    summary: 'Deliver a message again to the same fleet-wide webhook endpoint',
+    description: REDELIVER_TEXT,
+  })
+  @ApiAcceptedResponse({ type: WebhookDeliveryResponse, description: 'The new delivery, pending.' })
+  @AdminErrors({
+    400: [BAD_ID, BAD_DELIVERY_ID],
+    404: {
+      description: 'No such fleet-wide endpoint, or no such delivery to it (`NOT_FOUND`).',
+      messages: [NO_FLEET_ENDPOINT, NO_DELIVERY],
+    },
+  })
+  async redeliverFleet(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { id, deliveryId }: FleetWebhookDeliveryParams,
+  ): Promise<WebhookDeliveryResponse> {
+    return toDeliveryResponse(await this.endpoints.redeliver(call, null, id, deliveryId));
   }
 }

@@ -109,11 +109,27 @@ export class WebhookEndpointParams extends ConsumerParams {
   id!: string;
 }
 
-/** The path of a fleet-wide endpoint, or of a delivery. */
+/** The path of a fleet-wide endpoint. */
 export class WebhookIdParams {
   @ApiProperty({ format: 'uuid' })
   @IsUUID('all', { message: 'id must be a UUID' })
   id!: string;
+}
+
+const DELIVERY_ID_RULE = 'deliveryId must be a UUID';
+
+/** The path of a delivery to one of a consumer's endpoints. */
+export class WebhookDeliveryParams extends WebhookEndpointParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all', { message: DELIVERY_ID_RULE })
+  deliveryId!: string;
+}
+
+/** The path of a delivery to a fleet-wide endpoint. */
+export class FleetWebhookDeliveryParams extends WebhookIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all', { message: DELIVERY_ID_RULE })
+  deliveryId!: string;
 }
 
 export class ListWebhookDeliveriesQueryDto {
