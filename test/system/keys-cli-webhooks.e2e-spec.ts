@@ -123,7 +123,7 @@ describe('keys CLI: webhooks', () => {
     const none = randomUUID();
     expect(await refused('webhooks', 'redeliver', '--fleet', id, none)).toEqual({
       code: 1,
-      stderr: [`keys: Webhook endpoint ${id} has no delivery ${none}.`],
+      stderr: [`keys: Fleet-wide webhook endpoint ${id} has no delivery ${none}.`],
     });
     expect(await cli('webhooks', 'remove', '--fleet', id)).toEqual([
       `Removed webhook endpoint ${id} and its deliveries (audited).`,
@@ -144,7 +144,7 @@ describe('keys CLI: webhooks', () => {
     await mintKey(gateway, 'free', name);
     expect(await refused('webhooks', 'add', name, '--url', 'http://10.0.0.1/')).toEqual({
       code: 1,
-      stderr: ['keys: url is not a target webhooks may be sent to: 10.0.0.1: private address, refused'],
+      stderr: ['keys: url is not a target webhooks may be sent to (private): 10.0.0.1: private address, refused'],
     });
     expect(await refused('webhooks', 'list', 'nobody-here')).toEqual({
       code: 1,

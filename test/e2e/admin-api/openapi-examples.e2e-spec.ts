@@ -313,7 +313,8 @@ describe("the admin API's OpenAPI document", () => {
     const webhookBadRequests = (): Array<[OperationId, number, string, () => Promise<Reply>]> => {
       const idRule = 'id must be a UUID';
       const deliveryIdRule = 'deliveryId must be a UUID';
-      const noDelivery = 'Webhook endpoint <id> has no delivery <id>.';
+      const noDelivery = 'Webhook endpoint <id> of consumer "acme" has no delivery <id>.';
+      const noFleetDelivery = 'Fleet-wide webhook endpoint <id> has no delivery <id>.';
       /** A new endpoint of `base` (a consumer's, or the fleet's): its path. */
       const newHook = async (base: string): Promise<string> => {
         const reply = await admin('POST', base, { url: HOOK_URL });
@@ -329,8 +330,14 @@ describe("the admin API's OpenAPI document", () => {
         [
           id,
           400,
-          'url is not a target webhooks may be sent to: 169.254.169.254: metadata address, refused',
+          'url is not a target webhooks may be sent to (metadata): 169.254.169.254: metadata address, refused',
           () => admin(method, path, { url: 'http://169.254.169.254/latest' }),
+        ],
+        [
+          id,
+          400,
+          'url is not a target webhooks may be sent to (private): 10.1.2.3: private address, refused',
+          () => admin(method, path, { url: 'http://10.1.2.3/hook' }),
         ],
         [
           id,
@@ -412,7 +419,7 @@ describe("the admin API's OpenAPI document", () => {
         [
           'redeliverFleetWebhookDelivery',
           404,
-          noDelivery,
+          noFleetDelivery,
           async () => admin('POST', `${await newHook('/webhook-endpoints')}/deliveries/${unknownKey}/redeliver`),
         ],
         [
@@ -910,6 +917,13 @@ describe("the admin API's OpenAPI document", () => {
       expectErrorBody(reply, status);
       expect([id, withoutIds((reply.body as Example).message)]).toEqual([id, message]);
       sent.push([id, status, (reply.body as Example).code, message]);
+      // An answer with details (WEBHOOK_TARGET_REFUSED's reason) is documented with the same details.
+      const details = (reply.body as { details?: unknown }).details;
+      if (details !== undefined)
+        expect([id, examples(id, status).find((e) => e.message === message)]).toEqual([
+          id,
+          expect.objectContaining({ details }),
+        ]);
     }
 
     // The conflicts: 409, each with a code of its own (issue #35, point 4).

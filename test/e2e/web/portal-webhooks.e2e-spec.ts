@@ -1,5 +1,5 @@
 import { AfterAnswer } from '../../../apps/portal/src/accounts/after-answer';
-import { WEBHOOK_FORM_ERRORS } from '@app/web';
+import { targetRefusalText, WEBHOOK_FORM_ERRORS } from '@app/web';
 import { adminCall } from '../../support/gateway';
 import { PortalStack, startPortalStack } from '../../support/portal';
 import { linkIn, PortalVisitor } from '../../support/portal-visitor';
@@ -88,11 +88,16 @@ describe('the portal’s webhook pages', () => {
     expect(unknownType.text).toContain(`id="field-eventTypes-error">${WEBHOOK_FORM_ERRORS.eventTypes}`);
 
     // A private address (outside the allow-list) and the cloud metadata address (never allowed): the gateway's
-    // outbound policy refuses them, and the page says so next to the address, what was typed kept.
-    for (const url of ['http://10.0.0.5/hooks', 'http://169.254.169.254/latest/meta-data']) {
+    // outbound policy refuses them (WEBHOOK_TARGET_REFUSED), and the page says so next to the address, naming the
+    // reason the admin API's details give, what was typed kept.
+    for (const [url, reason] of [
+      ['http://10.0.0.5/hooks', 'private'],
+      ['http://169.254.169.254/latest/meta-data', 'metadata'],
+    ]) {
       const refused = await visitor.submit('/webhooks', { url, description: 'mine' });
       expect(refused.status).toBe(400);
-      expect(unescape(refused.text)).toContain(`id="field-url-error">${WEBHOOK_FORM_ERRORS.target}`);
+      expect(unescape(refused.text)).toContain(`id="field-url-error">${targetRefusalText(reason)}`);
+      expect(targetRefusalText(reason)).not.toBe(WEBHOOK_FORM_ERRORS.target);
       expect(unescape(refused.text)).toMatch(new RegExp(`id="field-url"[^>]*value="${url}"`));
     }
     expect(await endpointsOf(consumer)).toEqual([]);

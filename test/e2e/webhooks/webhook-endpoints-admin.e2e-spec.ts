@@ -33,15 +33,6 @@ describe('webhook endpoints through the admin API', () => {
       [{}, 'url is required'],
       [{ url: 'ftp://files.example' }, 'url must be an absolute http: or https: URL'],
       [{ url: 42 }, 'url must be an absolute http: or https: URL'],
-      [
-        { url: 'http://169.254.169.254/' },
-        'url is not a target webhooks may be sent to: 169.254.169.254: metadata address, refused',
-      ],
-      [{ url: 'http://10.1.2.3/' }, 'url is not a target webhooks may be sent to: 10.1.2.3: private address, refused'],
-      [
-        { url: 'http://user:pw@127.0.0.1:9/' },
-        'url is not a target webhooks may be sent to: credentials in the URL are not sent anywhere: remove them',
-      ],
       [{ url: HOOK_URL, eventTypes: [] }, 'eventTypes must name at least one type (null: every type)'],
       [
         { url: HOOK_URL, eventTypes: ['pet.created'] },
@@ -95,6 +86,51 @@ describe('webhook endpoints through the admin API', () => {
     });
     expect((await admin('DELETE', `${base}/${created.id}`)).status).toBe(204);
     expectErrorBody(await admin('GET', `${base}/${created.id}`), 404, 'NOT_FOUND');
+  });
+
+  it('refuses a target the outbound policy refuses with WEBHOOK_TARGET_REFUSED, its class in the message and details', async () => {
+    const name = await consumer();
+    const base = `/consumers/${name}/webhook-endpoints`;
+    const refused = 'url is not a target webhooks may be sent to';
+    const cases: Array<[string, string, string]> = [
+      ['http://169.254.169.254/', 'metadata', `${refused} (metadata): 169.254.169.254: metadata address, refused`],
+      ['http://10.1.2.3/', 'private', `${refused} (private): 10.1.2.3: private address, refused`],
+      ['http://[::1]:9/', 'loopback', `${refused} (loopback): ::1: loopback address, refused`],
+      [
+        'http://user:pw@127.0.0.1:9/',
+        'invalid_url',
+        `${refused} (invalid_url): credentials in the URL are not sent anywhere: remove them`,
+      ],
+      ['https://no-such-host.invalid/', 'unresolvable', expect.stringMatching(`^${refused} \\(unresolvable\\): `)],
+    ];
+    for (const [url, reason, message] of cases) {
+      for (const reply of [await admin('POST', base, { url }), await admin('POST', '/webhook-endpoints', { url })]) {
+        expectErrorBody(reply, 400, 'WEBHOOK_TARGET_REFUSED');
+        expect([url, reply.body]).toEqual([
+          url,
+          { code: 'WEBHOOK_TARGET_REFUSED', message, status: 400, details: { reason } },
+        ]);
+      }
+    }
+    // A change of URL is checked the same way, and changes nothing.
+    const created = (await admin('POST', base, { url: HOOK_URL })).body as { id: string };
+    const patched = await admin('PATCH', `${base}/${created.id}`, { url: 'http://10.1.2.3/' });
+    expectErrorBody(patched, 400, 'WEBHOOK_TARGET_REFUSED');
+    expect((patched.body as { details: unknown }).details).toEqual({ reason: 'private' });
+    expect((await admin('GET', base)).body).toEqual({ items: [expect.objectContaining({ url: HOOK_URL })] });
+  });
+
+  it('lists a disabled endpoint among the failing ones, with no last attempt before any was made', async () => {
+    const base = `/consumers/${await consumer()}/webhook-endpoints`;
+    const { id } = (await admin('POST', base, { url: HOOK_URL })).body as { id: string };
+    expect((await admin('PATCH', `${base}/${id}`, { enabled: false })).status).toBe(200);
+    const { items } = (await admin('GET', '/webhook-endpoints/failing')).body as { items: Array<{ id: string }> };
+    expect(items.find((e) => e.id === id)).toMatchObject({
+      enabled: false,
+      lastError: null,
+      lastStatus: null,
+      lastAttemptAt: null,
+    });
   });
 
   it('holds a consumer to WEBHOOK_MAX_ENDPOINTS', async () => {
