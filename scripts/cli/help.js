@@ -79,7 +79,7 @@ operators' endpoints, which get every consumer's events, for a token of the whol
   npm run -s keys -- webhooks add NAME|--fleet --url URL [--events TYPE,TYPE] [--description TEXT]
   npm run -s keys -- webhooks remove NAME|--fleet ENDPOINT-ID
   npm run -s keys -- webhooks deliveries NAME|--fleet ENDPOINT-ID [--limit N]
-  npm run -s keys -- webhooks redeliver DELIVERY-ID
+  npm run -s keys -- webhooks redeliver NAME|--fleet ENDPOINT-ID DELIVERY-ID
   npm run -s keys -- webhooks failing
 
 "add" checks the URL with the outbound policy and prints the endpoint's signing secret as the last line: it is

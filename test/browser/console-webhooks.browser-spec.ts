@@ -97,7 +97,7 @@ describe('the console’s Webhooks page (browser)', () => {
     await page.goto(`${consoleApp.url}/webhooks`);
     await page.getByLabel('Endpoint URL').fill('http://10.1.2.3/fleet');
     await page.getByRole('button', { name: 'Add fleet-wide endpoint' }).click();
-    await page.getByText('Webhooks are never sent to this address').waitFor();
+    await page.getByText('Webhooks are never sent to this address: it is a private network address.').waitFor();
     await page.getByLabel('Endpoint URL').fill(receiver.url('/fleet'));
     await page.getByLabel('Description (optional)').fill('Operations channel');
     await page.getByRole('button', { name: 'Add fleet-wide endpoint' }).click();

@@ -72,7 +72,7 @@ describe('the portal’s webhook pages (browser)', () => {
   it('refuses a private address next to the field, keeping what was typed', async () => {
     await page.getByLabel('Endpoint URL').fill('http://192.168.1.20/hooks');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
-    await page.getByText('Webhooks are never sent to this address').waitFor();
+    await page.getByText('Webhooks are never sent to this address: it is a private network address.').waitFor();
     expect(await page.getByLabel('Endpoint URL').inputValue()).toBe('http://192.168.1.20/hooks');
     expect(await page.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBe('true');
     await shot('portal-webhooks-refused-target');

@@ -31,12 +31,22 @@ export function postJson(url: string, payload: unknown, headers: Record<string, 
   });
 }
 
-/** The Error body contract: JSON, exactly {code, message, status}, status equal to the HTTP status. */
+/** The codes whose Error body carries `details` too (docs/errors.md): the admin API's WEBHOOK_TARGET_REFUSED. */
+const CODES_WITH_DETAILS = ['WEBHOOK_TARGET_REFUSED'];
+
+/**
+ * The Error body contract: JSON, exactly {code, message, status} (and `details`, an object, on the codes that have
+ * it), status equal to the HTTP status.
+ */
 export function expectErrorBody(reply: Reply, status: number, code?: string): void {
   expect(reply.status).toBe(status);
   expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
   const body = reply.body as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+  const withDetails = CODES_WITH_DETAILS.includes(body.code as string);
+  expect(Object.keys(body).sort()).toEqual(
+    withDetails ? ['code', 'details', 'message', 'status'] : ['code', 'message', 'status'],
+  );
+  if (withDetails) expect(typeof body.details).toBe('object');
   expect(body.status).toBe(status);
   expect(typeof body.message).toBe('string');
   expect((body.message as string).length).toBeGreaterThan(0);

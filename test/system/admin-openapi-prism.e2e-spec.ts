@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateApiKey, hashApiKey } from '../../apps/gateway/src/consumers/api-key';
 import { GatewayUnderTest, startGateway } from '../support/gateway';
+import { seedFleetDelivery } from '../support/webhook-deliveries';
 import { expectFromUpstream, prismInstalled, PrismProxy, responseViolations, send, startPrism } from '../support/prism';
 import { runIf } from '../support/skip';
 
@@ -175,13 +176,18 @@ ifPrism.describe("the admin API's OpenAPI document, checked by Stoplight Prism",
     expect(
       (page.body as { items: Array<{ attempts: Array<{ statusCode: null }> }> }).items[0].attempts[0].statusCode,
     ).toBeNull();
-    expectFromUpstream(await post(strict, `/webhook-deliveries/${(test.body as { id: string }).id}/redeliver`), 202);
+    expectFromUpstream(
+      await post(strict, `${base}/${id}/deliveries/${(test.body as { id: string }).id}/redeliver`),
+      202,
+    );
     expectFromUpstream(await send(`${strict.url}/webhook-endpoints/failing`, { headers: auth() }), 200);
     const fleet = await post(strict, '/webhook-endpoints', { url: 'http://127.0.0.1:9/fleet' });
     expectFromUpstream(fleet, 201);
     expectFromUpstream(await send(`${strict.url}/webhook-endpoints`, { headers: auth() }), 200);
     const fleetId = (fleet.body as { id: string }).id;
     expectFromUpstream(await send(`${strict.url}/webhook-endpoints/${fleetId}/deliveries`, { headers: auth() }), 200);
+    const fleetDelivery = await seedFleetDelivery(gateway, fleetId, 'prism-hooks');
+    expectFromUpstream(await post(strict, `/webhook-endpoints/${fleetId}/deliveries/${fleetDelivery}/redeliver`), 202);
     // No body: Prism lets a 204 through as it is.
     for (const path of [`/webhook-endpoints/${fleetId}`, `${base}/${id}`])
       expect((await send(`${strict.url}${path}`, { method: 'DELETE', headers: auth() })).status).toBe(204);

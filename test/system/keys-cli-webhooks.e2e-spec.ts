@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -91,7 +91,12 @@ describe('keys CLI: webhooks', () => {
       new RegExp(`^${test.id}\\t${test.webhookId}\\twebhook.test\\tdelivered\\tattempts 1\\t`),
     );
     expect(deliveries[1]).toMatch(/^ {2}#1\t\S+\t204\t\d+ ms$/);
-    const again = await cli('webhooks', 'redeliver', test.id);
+    // A delivery named under another endpoint is the admin API's 404: nothing is sent again.
+    expect(await refused('webhooks', 'redeliver', name, randomUUID(), test.id)).toEqual({
+      code: 1,
+      stderr: [expect.stringMatching(/^keys: Consumer "hook-[0-9a-f]+" has no webhook endpoint [0-9a-f-]{36}\.$/)],
+    });
+    const again = await cli('webhooks', 'redeliver', name, id, test.id);
     expect(again[0]).toMatch(
       new RegExp(
         `^Redelivering \\(audited\\), the same webhook-id: [0-9a-f-]{36}\\t${test.webhookId}\\twebhook.test\\tpending\\t`,
@@ -116,6 +121,11 @@ describe('keys CLI: webhooks', () => {
       `${id}\t(fleet)\t${receiver.url('/fleet')}\tenabled\tall events\tops`,
     ]);
     expect(await cli('webhooks', 'deliveries', '--fleet', id)).toEqual(['No deliveries yet.']);
+    const none = randomUUID();
+    expect(await refused('webhooks', 'redeliver', '--fleet', id, none)).toEqual({
+      code: 1,
+      stderr: [`keys: Fleet-wide webhook endpoint ${id} has no delivery ${none}.`],
+    });
     expect(await cli('webhooks', 'remove', '--fleet', id)).toEqual([
       `Removed webhook endpoint ${id} and its deliveries (audited).`,
     ]);
@@ -179,7 +189,7 @@ describe('keys CLI: webhooks', () => {
     await mintKey(gateway, 'free', name);
     expect(await refused('webhooks', 'add', name, '--url', 'http://10.0.0.1/')).toEqual({
       code: 1,
-      stderr: ['keys: url is not a target webhooks may be sent to: 10.0.0.1: private address, refused'],
+      stderr: ['keys: url is not a target webhooks may be sent to (private): 10.0.0.1: private address, refused'],
     });
     expect(await refused('webhooks', 'list', 'nobody-here')).toEqual({
       code: 1,
@@ -187,6 +197,13 @@ describe('keys CLI: webhooks', () => {
     });
     const help = await cli('webhooks', '--help');
     expect(help[0]).toBe('Usage:');
-    expect(help).toContain('  npm run -s keys -- webhooks redeliver DELIVERY-ID');
+    expect(help).toContain('  npm run -s keys -- webhooks redeliver NAME|--fleet ENDPOINT-ID DELIVERY-ID');
+    expect(await refused('webhooks', 'redeliver', name, randomUUID())).toEqual({
+      code: 2,
+      stderr: [
+        'keys: webhooks redeliver needs the delivery id (webhooks deliveries lists them)',
+        'See: npm run -s keys -- webhooks --help',
+      ],
+    });
   });
 });

@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   VALIDATION_FAILED: 400,
   MALFORMED_JSON: 400,
   MALFORMED_REQUEST: 400,
+  WEBHOOK_TARGET_REFUSED: 400,
   UNAUTHORIZED: 401,
   CREDITS_EXHAUSTED: 402,
   CONSUMER_DISABLED: 401,
@@ -63,10 +64,14 @@ export const CONFLICT_ERROR_CODES = [
 ] as const satisfies readonly ErrorCode[];
 
 /**
- * Codes only the gateway's admin API sends (a token without the route's scope; the conflicts): the public contract
- * never lists them.
+ * Codes only the gateway's admin API sends (a token without the route's scope; a webhook URL the outbound policy
+ * refuses; the conflicts): the public contract never lists them.
  */
-export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ['FORBIDDEN', ...CONFLICT_ERROR_CODES];
+export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = [
+  'FORBIDDEN',
+  'WEBHOOK_TARGET_REFUSED',
+  ...CONFLICT_ERROR_CODES,
+];
 
 /** The codes of the public contract (the committed gateway/openapi.json and the pets service). */
 export const PUBLIC_ERROR_CODE_VALUES = ERROR_CODE_VALUES.filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));

@@ -13,6 +13,17 @@ describe('toErrorResponse', () => {
     });
   });
 
+  it("puts an ApiError's details in the body, and no details key without them", () => {
+    const refused = new ApiError('WEBHOOK_TARGET_REFUSED', 'url is refused (private)', {}, { reason: 'private' });
+    expect(toErrorResponse(refused).body).toEqual({
+      code: 'WEBHOOK_TARGET_REFUSED',
+      message: 'url is refused (private)',
+      status: 400,
+      details: { reason: 'private' },
+    });
+    expect(Object.keys(toErrorResponse(new ApiError('NOT_FOUND', 'x')).body)).toEqual(['code', 'message', 'status']);
+  });
+
   it('gives every code the status it is declared with', () => {
     for (const [code, status] of Object.entries(ERROR_CODES)) {
       expect(new ApiError(code as keyof typeof ERROR_CODES, 'x').getStatus()).toBe(status);

@@ -14,19 +14,21 @@ import * as ipaddr from 'ipaddr.js';
  *   whatever IPv4 they carry: where they lead is decided by a relay or translator nobody here vouches for;
  * - `not_an_address`: not an IP address as Node's own parser reads one.
  */
-export type RefusalReason =
-  | 'loopback'
-  | 'private'
-  | 'link_local'
-  | 'metadata'
-  | 'cgnat'
-  | 'unspecified'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved'
-  | 'embedded_ipv4'
-  | 'transition'
-  | 'not_an_address';
+export const REFUSAL_REASONS = [
+  'loopback',
+  'private',
+  'link_local',
+  'metadata',
+  'cgnat',
+  'unspecified',
+  'multicast',
+  'broadcast',
+  'reserved',
+  'embedded_ipv4',
+  'transition',
+  'not_an_address',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 export type AddressVerdict =
   | { allowed: true; address: string }

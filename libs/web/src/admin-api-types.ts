@@ -45,6 +45,10 @@ export type AdminCreatedWebhookEndpoint = Schemas['CreatedWebhookEndpointRespons
 export type AdminWebhookEndpointInput = Schemas['CreateWebhookEndpointDto'];
 export type AdminWebhookDelivery = Schemas['WebhookDeliveryResponse'];
 export type AdminWebhookDeliveryPage = Schemas['WebhookDeliveryPageResponse'];
+/** An endpoint of the failing list, with its newest attempt's error, status and time. */
+export type AdminFailingWebhookEndpoint = Schemas['FailingWebhookEndpointResponse'];
+/** Why the admin API refused a webhook URL (`WEBHOOK_TARGET_REFUSED`'s `details.reason`), as its document names them. */
+export type AdminWebhookTargetRefusalReason = NonNullable<Schemas['Error']['details']>['reason'];
 /** The event types an endpoint may filter on, as the admin API's document names them. */
 export type AdminWebhookEventType = NonNullable<AdminWebhookEndpoint['eventTypes']>[number];
 /** A consumer's own alert thresholds (PATCH billing `alerts`, docs/alerts.md). */

@@ -13,6 +13,7 @@ export type RefusalSentences = Partial<Record<AdminErrorCode, string>>;
  */
 export const REFUSALS: Record<AdminErrorCode, string> = {
   VALIDATION_FAILED: 'Some of what was sent is not valid: check the form and try again.',
+  WEBHOOK_TARGET_REFUSED: 'Webhooks are never sent to this address: use a public https:// address of your receiver.',
   MALFORMED_JSON: 'The request could not be read: try again.',
   MALFORMED_REQUEST: 'The request could not be read: try again.',
   UNAUTHORIZED: 'Your sign-in is no longer accepted: sign in again.',

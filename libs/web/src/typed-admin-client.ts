@@ -7,7 +7,7 @@ import createClient, {
   type MaybeOptionalInit,
   type Middleware,
 } from 'openapi-fetch';
-import { AdminApiError, isErrorBody } from './admin-api-error';
+import { AdminApiError, errorDetailsOf, isErrorBody } from './admin-api-error';
 import type { paths } from './generated/admin-api';
 
 const adminApiLogger = new Logger('AdminApi');
@@ -113,7 +113,8 @@ export function adminApiRules(baseUrl: string, timeoutMs: number): Middleware {
       } catch {
         parsed = undefined;
       }
-      if (isErrorBody(parsed)) throw new AdminApiError(response.status, parsed.code, parsed.message);
+      if (isErrorBody(parsed))
+        throw new AdminApiError(response.status, parsed.code, parsed.message, errorDetailsOf(parsed));
       throw new AdminApiError(
         response.status,
         'ADMIN_ERROR',

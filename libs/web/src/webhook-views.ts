@@ -1,8 +1,10 @@
 import type {
+  AdminFailingWebhookEndpoint,
   AdminWebhookDelivery,
   AdminWebhookEndpoint,
   AdminWebhookEndpointInput,
   AdminWebhookEventType,
+  AdminWebhookTargetRefusalReason,
 } from './admin-api-types';
 import { AdminApiError } from './admin-api-error';
 import { formTextError } from './form-text';
@@ -34,11 +36,42 @@ export const WEBHOOK_FORM_ERRORS = {
   urlLength: `Use an address of at most ${WEBHOOK_URL_MAX} characters.`,
   description: `Use at most ${WEBHOOK_DESCRIPTION_MAX} characters.`,
   eventTypes: 'Choose among the event types listed.',
-  /** A target the gateway's outbound policy refuses (docs/webhooks.md, "Where a request may go"). */
+  /** A target the gateway's outbound policy refuses, for a reason this page does not know (docs/webhooks.md). */
   target:
     'Webhooks are never sent to this address: it must be a public host that resolves, not a loopback, private, ' +
     'link-local, shared (CGNAT), cloud metadata or other internal address, and use https:// in production.',
 } as const;
+
+/**
+ * Why the gateway refuses a target (`WEBHOOK_TARGET_REFUSED`'s `details.reason`), in words. `satisfies Record<…>`:
+ * a reason the admin document adds fails `npm run typecheck` until it is named here.
+ */
+const TARGET_REFUSAL_WORDS = {
+  loopback: 'it is a loopback address (the gateway’s own machine)',
+  private: 'it is a private network address',
+  link_local: 'it is a link-local address',
+  metadata: 'it is a cloud metadata address',
+  cgnat: 'it is a shared (CGNAT) address',
+  unspecified: 'it is an unspecified address (0.0.0.0 or ::)',
+  multicast: 'it is a multicast address',
+  broadcast: 'it is the broadcast address',
+  reserved: 'it is a reserved or documentation address',
+  embedded_ipv4: 'it is an IPv6 address that carries a refused IPv4 address',
+  transition: 'it is an IPv6 transition address (6to4, Teredo, NAT64)',
+  not_an_address: 'its host is not an address that can be reached',
+  https_required: 'plain http:// is refused here: use https://',
+  invalid_url: 'it carries a user name or password, or no host: remove them',
+  unresolvable: 'its host name does not resolve',
+} as const satisfies Record<AdminWebhookTargetRefusalReason, string>;
+
+/** The sentence next to the URL field for a target the gateway refused, naming its reason when the page knows it. */
+export function targetRefusalText(reason: string | undefined): string {
+  const words =
+    reason !== undefined && Object.hasOwn(TARGET_REFUSAL_WORDS, reason)
+      ? TARGET_REFUSAL_WORDS[reason as AdminWebhookTargetRefusalReason]
+      : undefined;
+  return words ? `Webhooks are never sent to this address: ${words}.` : WEBHOOK_FORM_ERRORS.target;
+}
 
 export type WebhookField = 'url' | 'description' | 'eventTypes';
 
@@ -118,17 +151,17 @@ export const WEBHOOK_REFUSALS: RefusalSentences = {
 };
 
 /**
- * An add-endpoint form the admin API refused, shown again. Its VALIDATION_FAILED comes after the page's own checks
- * of every field passed, so it is about the one thing only the gateway decides: whether the address may be reached
- * (the code, not the message, decides; the message names the API's rule, never shown). Other refusals go above
- * the form.
+ * An add-endpoint form the admin API refused, shown again. A target its outbound policy refuses
+ * (`WEBHOOK_TARGET_REFUSED`) goes next to the URL, naming the reason from the body's details (the code and details
+ * decide, never the message); every other refusal goes above the form.
  */
 export function webhookRefusal(
   error: AdminApiError,
   typed: WebhookFormState['typed'],
   own: RefusalSentences = {},
 ): WebhookFormState {
-  if (error.code === 'VALIDATION_FAILED') return { typed, errors: { url: WEBHOOK_FORM_ERRORS.target } };
+  if (error.code === 'WEBHOOK_TARGET_REFUSED')
+    return { typed, errors: { url: targetRefusalText(error.details.reason) } };
   return { typed, errors: {}, failed: refusalText(error, { ...WEBHOOK_REFUSALS, ...own }) };
 }
 
@@ -216,11 +249,8 @@ export function webhookDeliveryRows(
   }));
 }
 
-/** The last attempt's error of the newest delivery (the console's failing list); null without one. */
-export function lastWebhookError(deliveries: readonly AdminWebhookDelivery[]): string | null {
-  for (const delivery of deliveries) {
-    const last = delivery.attempts[delivery.attempts.length - 1];
-    if (last) return last.error ?? (last.statusCode === null ? 'no answer' : `HTTP ${last.statusCode}`);
-  }
-  return null;
+/** The failing list's newest attempt in words: its error, else its status; null before any attempt. */
+export function lastAttemptError(endpoint: AdminFailingWebhookEndpoint): string | null {
+  if (endpoint.lastAttemptAt === null) return null;
+  return endpoint.lastError ?? (endpoint.lastStatus === null ? 'no answer' : `HTTP ${endpoint.lastStatus}`);
 }

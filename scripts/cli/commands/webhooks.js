@@ -53,20 +53,13 @@ async function runWebhooksCommand(argv, env, out) {
     if (items.length === 0) out('No webhook endpoint is failing or disabled.');
     return;
   }
-  if (verb === 'redeliver') {
-    const [id] = rest;
-    if (!id) throw new UsageError('webhooks redeliver needs the delivery id (webhooks deliveries lists them)');
-    const delivery = await answer(api().POST('/webhook-deliveries/{id}/redeliver', { params: { path: { id } } }));
-    out(`Redelivering (audited), the same webhook-id: ${deliveryLines(delivery)[0]}`);
-    return;
-  }
-  if (!['list', 'add', 'remove', 'deliveries'].includes(verb ?? ''))
+  if (!['list', 'add', 'remove', 'deliveries', 'redeliver'].includes(verb ?? ''))
     throw new UsageError(
       `unknown webhooks command "${verb ?? ''}": list, add, remove, deliveries, redeliver or failing`,
     );
   // The owner: a consumer's name, or --fleet (the operators' endpoints, which get every consumer's events).
   const fleet = values.fleet === true;
-  const [consumer, endpointId] = fleet ? [undefined, rest[0]] : rest;
+  const [consumer, endpointId, deliveryId] = fleet ? [undefined, ...rest] : rest;
   if (!fleet && !consumer) throw new UsageError(`webhooks ${verb} needs the consumer name (or --fleet)`);
   const name = /** @type {string} */ (consumer);
   if (verb === 'list') {
@@ -106,6 +99,20 @@ async function runWebhooksCommand(argv, env, out) {
         : api().DELETE('/consumers/{name}/webhook-endpoints/{id}', { params: { path: { name, id } } }),
     );
     out(`Removed webhook endpoint ${id} and its deliveries (audited).`);
+    return;
+  }
+  if (verb === 'redeliver') {
+    // The path names the endpoint: a delivery to any other endpoint is the admin API's 404.
+    if (!deliveryId) throw new UsageError('webhooks redeliver needs the delivery id (webhooks deliveries lists them)');
+    const path = { id, deliveryId };
+    const delivery = await answer(
+      fleet
+        ? api().POST('/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', { params: { path } })
+        : api().POST('/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', {
+            params: { path: { name, ...path } },
+          }),
+    );
+    out(`Redelivering (audited), the same webhook-id: ${deliveryLines(delivery)[0]}`);
     return;
   }
   const limit = positiveInteger(values.limit, '--limit') ?? 20;

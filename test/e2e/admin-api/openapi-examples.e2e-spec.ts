@@ -91,7 +91,7 @@ const OPERATIONS = [
   ['post', '/consumers/{name}/webhook-endpoints/{id}/rotate-secret', 'rotateWebhookEndpointSecret'],
   ['post', '/consumers/{name}/webhook-endpoints/{id}/test', 'testWebhookEndpoint'],
   ['get', '/consumers/{name}/webhook-endpoints/{id}/deliveries', 'listWebhookDeliveries'],
-  ['post', '/webhook-deliveries/{id}/redeliver', 'redeliverWebhookDelivery'],
+  ['post', '/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', 'redeliverWebhookDelivery'],
   ['get', '/webhook-endpoints', 'listFleetWebhookEndpoints'],
   ['post', '/webhook-endpoints', 'createFleetWebhookEndpoint'],
   ['get', '/webhook-endpoints/failing', 'listFailingWebhookEndpoints'],
@@ -104,6 +104,7 @@ const OPERATIONS = [
   ['get', '/consumers/{name}/threshold-events', 'listThresholdEvents'],
   ['post', '/sessions/oidc', 'createPersonSession'],
   ['delete', '/sessions/current', 'endPersonSession'],
+  ['post', '/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', 'redeliverFleetWebhookDelivery'],
 ] as const;
 /** Webhook endpoints on loopback's discard port (nothing listens there). */
 const HOOK_URL = 'http://127.0.0.1:9/hook';
@@ -347,6 +348,15 @@ describe("the admin API's OpenAPI document", () => {
     /** The 400s of the webhook routes (acme exists by then, none of its endpoints does). */
     const webhookBadRequests = (): Array<[OperationId, number, string, () => Promise<Reply>]> => {
       const idRule = 'id must be a UUID';
+      const deliveryIdRule = 'deliveryId must be a UUID';
+      const noDelivery = 'Webhook endpoint <id> of consumer "acme" has no delivery <id>.';
+      const noFleetDelivery = 'Fleet-wide webhook endpoint <id> has no delivery <id>.';
+      /** A new endpoint of `base` (a consumer's, or the fleet's): its path. */
+      const newHook = async (base: string): Promise<string> => {
+        const reply = await admin('POST', base, { url: HOOK_URL });
+        expect(reply.status).toBe(201);
+        return `${base}/${(reply.body as { id: string }).id}`;
+      };
       const bodyRules = (
         id: OperationId,
         method: string,
@@ -356,8 +366,14 @@ describe("the admin API's OpenAPI document", () => {
         [
           id,
           400,
-          'url is not a target webhooks may be sent to: 169.254.169.254: metadata address, refused',
+          'url is not a target webhooks may be sent to (metadata): 169.254.169.254: metadata address, refused',
           () => admin(method, path, { url: 'http://169.254.169.254/latest' }),
+        ],
+        [
+          id,
+          400,
+          'url is not a target webhooks may be sent to (private): 10.1.2.3: private address, refused',
+          () => admin(method, path, { url: 'http://10.1.2.3/hook' }),
         ],
         [
           id,
@@ -407,7 +423,21 @@ describe("the admin API's OpenAPI document", () => {
         ['listWebhookDeliveries', 400, nameRule, badName('GET', `/webhook-endpoints/${unknownKey}/deliveries`)],
         ['listWebhookDeliveries', 400, idRule, () => admin('GET', `${hooks}/x/deliveries`)],
         ...pageRules('listWebhookDeliveries', `${oneHook}/deliveries`),
-        ['redeliverWebhookDelivery', 400, idRule, () => admin('POST', '/webhook-deliveries/x/redeliver')],
+        ['redeliverWebhookDelivery', 404, noHook, () => admin('POST', `${oneHook}/deliveries/${unknownKey}/redeliver`)],
+        [
+          'redeliverWebhookDelivery',
+          404,
+          noDelivery,
+          async () => admin('POST', `${await newHook(hooks)}/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverWebhookDelivery',
+          400,
+          nameRule,
+          badName('POST', `/webhook-endpoints/${unknownKey}/deliveries/${unknownKey}/redeliver`),
+        ],
+        ['redeliverWebhookDelivery', 400, idRule, () => admin('POST', `${hooks}/x/deliveries/${unknownKey}/redeliver`)],
+        ['redeliverWebhookDelivery', 400, deliveryIdRule, () => admin('POST', `${oneHook}/deliveries/x/redeliver`)],
         ...bodyRules('createFleetWebhookEndpoint', 'POST', '/webhook-endpoints'),
         ['getFleetWebhookEndpoint', 400, idRule, () => admin('GET', '/webhook-endpoints/x')],
         ['updateFleetWebhookEndpoint', 400, idRule, () => admin('PATCH', '/webhook-endpoints/x', {})],
@@ -430,6 +460,30 @@ describe("the admin API's OpenAPI document", () => {
           400,
           'type must be one of quota.threshold_crossed, credits.low_balance, credits.exhausted',
           () => admin('GET', '/consumers/acme/threshold-events?type=pet.created'),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          404,
+          noFleetHook,
+          () => admin('POST', `${fleetHook}/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          404,
+          noFleetDelivery,
+          async () => admin('POST', `${await newHook('/webhook-endpoints')}/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          400,
+          idRule,
+          () => admin('POST', `/webhook-endpoints/x/deliveries/${unknownKey}/redeliver`),
+        ],
+        [
+          'redeliverFleetWebhookDelivery',
+          400,
+          deliveryIdRule,
+          () => admin('POST', `${fleetHook}/deliveries/x/redeliver`),
         ],
       ];
     };
@@ -489,11 +543,7 @@ describe("the admin API's OpenAPI document", () => {
       ['rotateWebhookEndpointSecret', noAcme, () => admin('POST', `${oneHook}/rotate-secret`)],
       ['testWebhookEndpoint', noAcme, () => admin('POST', `${oneHook}/test`)],
       ['listWebhookDeliveries', noAcme, () => admin('GET', `${oneHook}/deliveries`)],
-      [
-        'redeliverWebhookDelivery',
-        'No webhook delivery <id>.',
-        () => admin('POST', `/webhook-deliveries/${unknownKey}/redeliver`),
-      ],
+      ['redeliverWebhookDelivery', noAcme, () => admin('POST', `${oneHook}/deliveries/${unknownKey}/redeliver`)],
       ['getFleetWebhookEndpoint', noFleetHook, () => admin('GET', fleetHook)],
       ['updateFleetWebhookEndpoint', noFleetHook, () => admin('PATCH', fleetHook, { description: 'x' })],
       ['deleteFleetWebhookEndpoint', noFleetHook, () => admin('DELETE', fleetHook)],
@@ -1028,6 +1078,13 @@ describe("the admin API's OpenAPI document", () => {
       expectErrorBody(reply, status);
       expect([id, withoutIds((reply.body as Example).message)]).toEqual([id, message]);
       sent.push([id, status, (reply.body as Example).code, message]);
+      // An answer with details (WEBHOOK_TARGET_REFUSED's reason) is documented with the same details.
+      const details = (reply.body as { details?: unknown }).details;
+      if (details !== undefined)
+        expect([id, examples(id, status).find((e) => e.message === message)]).toEqual([
+          id,
+          expect.objectContaining({ details }),
+        ]);
     }
 
     // The conflicts: 409, each with a code of its own (issue #35, point 4).

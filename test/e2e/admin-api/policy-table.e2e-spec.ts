@@ -3,6 +3,7 @@ import { ADMIN_SCOPES } from '../../../apps/gateway/src/access/admin-scopes';
 import { ADMIN_POLICY, AdminOperationId, RoutePolicy } from '../../../apps/gateway/src/access/admin-policy';
 import { adminCall, FakeClock } from '../../support/gateway';
 import { expectErrorBody, Reply } from '../../support/http';
+import { seedFleetDelivery } from '../../support/webhook-deliveries';
 import { withStack } from '../../support/with-stack';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -309,8 +310,9 @@ describe('the admin policy, every route × token kind × object', () => {
     testWebhookEndpoint: async (k, w) => ({ method: 'POST', path: `${await endpointFor(k, w)}/test` }),
     listWebhookDeliveries: async (k, w) => ({ method: 'GET', path: `${await endpointFor(k, w)}/deliveries` }),
     redeliverWebhookDelivery: async (k, w) => {
-      const delivery = await root('POST', `${await endpointFor(k, w)}/test`);
-      return { method: 'POST', path: `/webhook-deliveries/${(delivery.body as { id: string }).id}/redeliver` };
+      const endpoint = await endpointFor(k, w);
+      const delivery = await root('POST', `${endpoint}/test`);
+      return { method: 'POST', path: `${endpoint}/deliveries/${(delivery.body as { id: string }).id}/redeliver` };
     },
     listFleetWebhookEndpoints: async () => ({ method: 'GET', path: '/webhook-endpoints' }),
     createFleetWebhookEndpoint: async () => ({ method: 'POST', path: '/webhook-endpoints', body: { url: HOOK_URL } }),
@@ -323,6 +325,11 @@ describe('the admin policy, every route × token kind × object', () => {
     deleteFleetWebhookEndpoint: async () => ({ method: 'DELETE', path: await fleetEndpoint() }),
     rotateFleetWebhookEndpointSecret: async () => ({ method: 'POST', path: `${await fleetEndpoint()}/rotate-secret` }),
     listFleetWebhookDeliveries: async () => ({ method: 'GET', path: `${await fleetEndpoint()}/deliveries` }),
+    redeliverFleetWebhookDelivery: async () => {
+      const endpoint = await fleetEndpoint();
+      const delivery = await seedFleetDelivery(stack.gateway, endpoint.slice('/webhook-endpoints/'.length));
+      return { method: 'POST', path: `${endpoint}/deliveries/${delivery}/redeliver` };
+    },
     listFailingWebhookEndpoints: async () => ({ method: 'GET', path: '/webhook-endpoints/failing' }),
     testFleetWebhookEndpoint: async () => ({ method: 'POST', path: `${await fleetEndpoint()}/test` }),
     listThresholdEvents: async (k, w) => ({

@@ -10,6 +10,7 @@ import { hashAdminToken } from '../../../apps/gateway/src/access/admin-tokens.se
 import { AuditLog, DENIED_PER_MINUTE } from '../../../apps/gateway/src/access/audit-log';
 import { adminCall, GatewayUnderTest } from '../../support/gateway';
 import { call, expectErrorBody, Reply } from '../../support/http';
+import { seedFleetDelivery } from '../../support/webhook-deliveries';
 import { withStack } from '../../support/with-stack';
 
 const run = promisify(execFile);
@@ -467,11 +468,13 @@ describe('admin tokens and the audit log', () => {
           ],
           [
             'POST',
-            '/webhook-deliveries/{id}/redeliver',
+            '/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver',
             'webhooks:write',
-            async () => ({
-              path: `/webhook-deliveries/${((await root('POST', `${await endpoint()}/test`)).body as { id: string }).id}/redeliver`,
-            }),
+            async () => {
+              const path = await endpoint();
+              const delivery = ((await root('POST', `${path}/test`)).body as { id: string }).id;
+              return { path: `${path}/deliveries/${delivery}/redeliver` };
+            },
           ],
           ['GET', '/webhook-endpoints', 'webhooks:read', async () => ({ path: '/webhook-endpoints' })],
           [
@@ -512,6 +515,16 @@ describe('admin tokens and the audit log', () => {
             '/consumers/{name}/threshold-events',
             'webhooks:read',
             async () => ({ path: `/consumers/${(await createConsumer()).name}/threshold-events` }),
+          ],
+          [
+            'POST',
+            '/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver',
+            'webhooks:write',
+            async () => {
+              const path = await endpoint(true);
+              const delivery = await seedFleetDelivery(stack.a, path.slice('/webhook-endpoints/'.length));
+              return { path: `${path}/deliveries/${delivery}/redeliver` };
+            },
           ],
         ] as const
       ).map(([method, path, scope, prepare]): Route => ({ method, path, scope, prepare })),

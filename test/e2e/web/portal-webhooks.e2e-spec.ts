@@ -1,5 +1,5 @@
 import { AfterAnswer } from '../../../apps/portal/src/accounts/after-answer';
-import { WEBHOOK_FORM_ERRORS } from '@app/web';
+import { targetRefusalText, WEBHOOK_FORM_ERRORS } from '@app/web';
 import { adminCall } from '../../support/gateway';
 import { PortalStack, startPortalStack } from '../../support/portal';
 import { linkIn, PortalVisitor } from '../../support/portal-visitor';
@@ -88,11 +88,16 @@ describe('the portal’s webhook pages', () => {
     expect(unknownType.text).toContain(`id="field-eventTypes-error">${WEBHOOK_FORM_ERRORS.eventTypes}`);
 
     // A private address (outside the allow-list) and the cloud metadata address (never allowed): the gateway's
-    // outbound policy refuses them, and the page says so next to the address, what was typed kept.
-    for (const url of ['http://10.0.0.5/hooks', 'http://169.254.169.254/latest/meta-data']) {
+    // outbound policy refuses them (WEBHOOK_TARGET_REFUSED), and the page says so next to the address, naming the
+    // reason the admin API's details give, what was typed kept.
+    for (const [url, reason] of [
+      ['http://10.0.0.5/hooks', 'private'],
+      ['http://169.254.169.254/latest/meta-data', 'metadata'],
+    ]) {
       const refused = await visitor.submit('/webhooks', { url, description: 'mine' });
       expect(refused.status).toBe(400);
-      expect(unescape(refused.text)).toContain(`id="field-url-error">${WEBHOOK_FORM_ERRORS.target}`);
+      expect(unescape(refused.text)).toContain(`id="field-url-error">${targetRefusalText(reason)}`);
+      expect(targetRefusalText(reason)).not.toBe(WEBHOOK_FORM_ERRORS.target);
       expect(unescape(refused.text)).toMatch(new RegExp(`id="field-url"[^>]*value="${url}"`));
     }
     expect(await endpointsOf(consumer)).toEqual([]);
@@ -174,13 +179,22 @@ describe('the portal’s webhook pages', () => {
       expect(page.status).toBe(404);
       expect(page.text).not.toContain(ownersUrl);
     }
-    for (const action of ['disable', 'delete', 'rotate-secret', 'test', `deliveries/${delivery.id}/redeliver`]) {
+    for (const action of ['disable', 'delete', 'rotate-secret', 'test']) {
       const posted = await other.visitor.submitAndFollow('/webhooks', {}, `/webhooks/${endpoint.id}/${action}`);
       expect(posted.posted.status).toBe(303);
       expect(posted.text).toContain('No such webhook endpoint.');
       expect(posted.text).not.toContain('data-testid="webhook-secret"');
     }
-    // The owner's delivery named under the other's own endpoint: not one of its deliveries, not sent again.
+    // The portal no longer looks for the delivery itself: the admin API's route names the session's consumer and
+    // the endpoint, and answers 404 for the owner's delivery under the owner's endpoint id...
+    const underOwners = await other.visitor.submitAndFollow(
+      '/webhooks',
+      {},
+      `/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`,
+    );
+    expect(underOwners.posted.status).toBe(303);
+    expect(underOwners.text).toContain('No such delivery to this endpoint.');
+    // ...and under the other's own endpoint: not one of its deliveries, not sent again.
     const crossed = await other.visitor.submitAndFollow(
       '/webhooks',
       {},

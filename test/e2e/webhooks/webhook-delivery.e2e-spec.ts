@@ -230,10 +230,16 @@ describe('webhook delivery through two instances', () => {
     receiver.answer({ kind: 'fail', status: 503 }, '/broken');
     expect((await admin('POST', `/consumers/${c.name}/webhook-endpoints/${id}/test`)).status).toBe(202);
     await until('the first failure', async () => (await deliveriesOf(c.name, id))[0]?.attemptCount === 1);
-    const failing = (await admin('GET', '/webhook-endpoints/failing')).body as {
-      items: Array<{ id: string; failingSince: string | null }>;
-    };
-    expect(failing.items.find((e) => e.id === id)?.failingSince).toEqual(expect.any(String));
+    type Failing = { id: string; enabled: boolean; failingSince: string | null; lastAttemptAt: string | null };
+    const failing = (await admin('GET', '/webhook-endpoints/failing')).body as { items: Failing[] };
+    // Each row carries its newest attempt: the console reads no deliveries for it.
+    const [first] = (await deliveriesOf(c.name, id))[0].attempts as Array<{ at: string }>;
+    expect(failing.items.find((e) => e.id === id)).toMatchObject({
+      failingSince: expect.any(String),
+      lastError: 'HTTP 503',
+      lastStatus: 503,
+      lastAttemptAt: first.at,
+    });
     clock.advance(RETRY_DELAYS_MS[0] * 1.1 + 100);
     await until('the second failure', async () => (await deliveriesOf(c.name, id))[0]?.attemptCount === 2);
     expect((await admin('GET', `/consumers/${c.name}/webhook-endpoints/${id}`)).body).toMatchObject({ enabled: true });
@@ -250,10 +256,14 @@ describe('webhook delivery through two instances', () => {
     });
     const mail = await sink.next(c.email, /Webhook endpoint disabled/);
     expect(mail.text).toContain(receiver.url('/broken'));
-    const listed = (await admin('GET', '/webhook-endpoints/failing')).body as {
-      items: Array<{ id: string; enabled: boolean }>;
-    };
-    expect(listed.items.find((e) => e.id === id)).toMatchObject({ enabled: false });
+    const listed = (await admin('GET', '/webhook-endpoints/failing')).body as { items: Failing[] };
+    const attempts = (await deliveriesOf(c.name, id))[0].attempts as Array<{ at: string }>;
+    expect(listed.items.find((e) => e.id === id)).toMatchObject({
+      enabled: false,
+      lastStatus: 503,
+      lastAttemptAt: attempts[2].at,
+    });
+    expect(attempts[2].at).not.toBe(first.at);
     // Disabled: a later attempt is not made, whatever the time.
     clock.advance(60 * MINUTE);
     await sleep(500);

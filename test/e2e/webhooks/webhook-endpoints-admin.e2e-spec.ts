@@ -33,15 +33,6 @@ describe('webhook endpoints through the admin API', () => {
       [{}, 'url is required'],
       [{ url: 'ftp://files.example' }, 'url must be an absolute http: or https: URL'],
       [{ url: 42 }, 'url must be an absolute http: or https: URL'],
-      [
-        { url: 'http://169.254.169.254/' },
-        'url is not a target webhooks may be sent to: 169.254.169.254: metadata address, refused',
-      ],
-      [{ url: 'http://10.1.2.3/' }, 'url is not a target webhooks may be sent to: 10.1.2.3: private address, refused'],
-      [
-        { url: 'http://user:pw@127.0.0.1:9/' },
-        'url is not a target webhooks may be sent to: credentials in the URL are not sent anywhere: remove them',
-      ],
       [{ url: HOOK_URL, eventTypes: [] }, 'eventTypes must name at least one type (null: every type)'],
       [
         { url: HOOK_URL, eventTypes: ['pet.created'] },
@@ -97,6 +88,51 @@ describe('webhook endpoints through the admin API', () => {
     expectErrorBody(await admin('GET', `${base}/${created.id}`), 404, 'NOT_FOUND');
   });
 
+  it('refuses a target the outbound policy refuses with WEBHOOK_TARGET_REFUSED, its class in the message and details', async () => {
+    const name = await consumer();
+    const base = `/consumers/${name}/webhook-endpoints`;
+    const refused = 'url is not a target webhooks may be sent to';
+    const cases: Array<[string, string, string]> = [
+      ['http://169.254.169.254/', 'metadata', `${refused} (metadata): 169.254.169.254: metadata address, refused`],
+      ['http://10.1.2.3/', 'private', `${refused} (private): 10.1.2.3: private address, refused`],
+      ['http://[::1]:9/', 'loopback', `${refused} (loopback): ::1: loopback address, refused`],
+      [
+        'http://user:pw@127.0.0.1:9/',
+        'invalid_url',
+        `${refused} (invalid_url): credentials in the URL are not sent anywhere: remove them`,
+      ],
+      ['https://no-such-host.invalid/', 'unresolvable', expect.stringMatching(`^${refused} \\(unresolvable\\): `)],
+    ];
+    for (const [url, reason, message] of cases) {
+      for (const reply of [await admin('POST', base, { url }), await admin('POST', '/webhook-endpoints', { url })]) {
+        expectErrorBody(reply, 400, 'WEBHOOK_TARGET_REFUSED');
+        expect([url, reply.body]).toEqual([
+          url,
+          { code: 'WEBHOOK_TARGET_REFUSED', message, status: 400, details: { reason } },
+        ]);
+      }
+    }
+    // A change of URL is checked the same way, and changes nothing.
+    const created = (await admin('POST', base, { url: HOOK_URL })).body as { id: string };
+    const patched = await admin('PATCH', `${base}/${created.id}`, { url: 'http://10.1.2.3/' });
+    expectErrorBody(patched, 400, 'WEBHOOK_TARGET_REFUSED');
+    expect((patched.body as { details: unknown }).details).toEqual({ reason: 'private' });
+    expect((await admin('GET', base)).body).toEqual({ items: [expect.objectContaining({ url: HOOK_URL })] });
+  });
+
+  it('lists a disabled endpoint among the failing ones, with no last attempt before any was made', async () => {
+    const base = `/consumers/${await consumer()}/webhook-endpoints`;
+    const { id } = (await admin('POST', base, { url: HOOK_URL })).body as { id: string };
+    expect((await admin('PATCH', `${base}/${id}`, { enabled: false })).status).toBe(200);
+    const { items } = (await admin('GET', '/webhook-endpoints/failing')).body as { items: Array<{ id: string }> };
+    expect(items.find((e) => e.id === id)).toMatchObject({
+      enabled: false,
+      lastError: null,
+      lastStatus: null,
+      lastAttemptAt: null,
+    });
+  });
+
   it('holds a consumer to WEBHOOK_MAX_ENDPOINTS', async () => {
     const base = `/consumers/${await consumer()}/webhook-endpoints`;
     for (let i = 0; i < 2; i += 1) expect((await admin('POST', base, { url: HOOK_URL })).status).toBe(201);
@@ -130,7 +166,8 @@ describe('webhook endpoints through the admin API', () => {
       ['GET', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}`],
       ['GET', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}/deliveries`],
       ['POST', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}/rotate-secret`],
-      ['POST', `/webhook-deliveries/${delivery}/redeliver`],
+      ['POST', `/consumers/${theirs}/webhook-endpoints/${theirEndpoint}/deliveries/${delivery}/redeliver`],
+      ['POST', `/webhook-endpoints/${theirEndpoint}/deliveries/${delivery}/redeliver`],
       ['GET', '/webhook-endpoints'],
       ['GET', '/webhook-endpoints/failing'],
       ['POST', '/webhook-endpoints'],
@@ -143,5 +180,61 @@ describe('webhook endpoints through the admin API', () => {
     // Its own endpoint is not reachable under another consumer's name either.
     const ownId = (own.body as { id: string }).id;
     expectErrorBody(await admin('GET', `/consumers/${theirs}/webhook-endpoints/${ownId}`), 404, 'NOT_FOUND');
+  });
+
+  it('redelivers only a delivery to the endpoint the path names, of the consumer it names: any other is 404', async () => {
+    // The portal's kind of token reaches every consumer it made: the path, not the token, keeps them apart.
+    const portal = (
+      (
+        await admin('POST', '/tokens', {
+          name: unique('portal'),
+          scopes: ['consumers:read', 'consumers:write', 'webhooks:read', 'webhooks:write'],
+          ownConsumersOnly: true,
+          plans: ['free'],
+        })
+      ).body as { token: string }
+    ).token;
+    const [a, b] = [await consumer(portal), await consumer(portal)];
+    const endpointOf = async (name: string) =>
+      ((await admin('POST', `/consumers/${name}/webhook-endpoints`, { url: HOOK_URL }, portal)).body as { id: string })
+        .id;
+    const [endpointA, endpointB] = [await endpointOf(a), await endpointOf(b)];
+    const sent = await admin('POST', `/consumers/${b}/webhook-endpoints/${endpointB}/test`, undefined, portal);
+    expect(sent.status).toBe(202);
+    const { id: deliveryB, webhookId } = sent.body as { id: string; webhookId: string };
+    const deliveriesOfB = async () =>
+      (
+        (await admin('GET', `/consumers/${b}/webhook-endpoints/${endpointB}/deliveries`)).body as {
+          items: Array<{ id: string; webhookId: string }>;
+        }
+      ).items;
+
+    for (const path of [
+      // B's delivery under A's name and A's endpoint,
+      `/consumers/${a}/webhook-endpoints/${endpointA}/deliveries/${deliveryB}/redeliver`,
+      // under A's name and B's endpoint,
+      `/consumers/${a}/webhook-endpoints/${endpointB}/deliveries/${deliveryB}/redeliver`,
+      // under B's name but A's endpoint.
+      `/consumers/${b}/webhook-endpoints/${endpointA}/deliveries/${deliveryB}/redeliver`,
+    ])
+      expectErrorBody(await admin('POST', path, undefined, portal), 404, 'NOT_FOUND');
+    // Nor under a fleet-wide endpoint's path, for a token of the whole fleet.
+    const fleet = (await admin('POST', '/webhook-endpoints', { url: HOOK_URL })).body as { id: string };
+    expectErrorBody(
+      await admin('POST', `/webhook-endpoints/${fleet.id}/deliveries/${deliveryB}/redeliver`),
+      404,
+      'NOT_FOUND',
+    );
+    expect((await deliveriesOfB()).map((d) => d.id)).toEqual([deliveryB]);
+
+    const again = await admin(
+      'POST',
+      `/consumers/${b}/webhook-endpoints/${endpointB}/deliveries/${deliveryB}/redeliver`,
+      undefined,
+      portal,
+    );
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ endpointId: endpointB, webhookId, state: 'pending' });
+    expect((await deliveriesOfB()).map((d) => d.webhookId)).toEqual([webhookId, webhookId]);
   });
 });

@@ -3,7 +3,7 @@ import {
   AdminApiError,
   eventTypeChoices,
   holdShownOnce,
-  lastWebhookError,
+  lastAttemptError,
   readWebhookForm,
   redirectAfterSave,
   rethrowUnlessRefusal,
@@ -13,7 +13,7 @@ import {
   webhookEndpointRow,
   webhookRefusal,
 } from '@app/web';
-import type { AdminCalls, AdminWebhookEndpoint, RefusalSentences, WebhookFormState } from '@app/web';
+import type { AdminWebhookEndpoint, RefusalSentences, WebhookFormState } from '@app/web';
 import {
   Body,
   Controller,
@@ -42,7 +42,7 @@ import { section } from '../sections';
 
 /** The session's one-time secret of the fleet-wide endpoint's page. */
 const SHOWN_WEBHOOK_SECRET = 'console.webhook-secret';
-/** The failing endpoints shown, longest failing first; each costs one read of its newest delivery (its last error). */
+/** The failing endpoints shown, longest failing first (the admin API answers up to 1,000, each with its last error). */
 const FAILING_SHOWN = 100;
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -205,7 +205,10 @@ export class WebhooksController {
     const [failing, fleet] = await Promise.all([
       section(async () => {
         const { items } = await admin.GET('/webhook-endpoints/failing');
-        const shown = await Promise.all(items.slice(0, FAILING_SHOWN).map((e) => this.withLastError(admin, e)));
+        const shown = items.slice(0, FAILING_SHOWN).map((e): FailingEndpointRow => ({
+          ...webhookEndpointRow(e, endpointPath(e)),
+          lastError: lastAttemptError(e),
+        }));
         return { items: shown, total: items.length, shown: shown.length };
       }, can.webhooksRead),
       section(async () => {
@@ -214,23 +217,6 @@ export class WebhooksController {
       }, can.webhooksRead),
     ]);
     return { title: 'Webhooks', failing, fleet, form, choices: eventTypeChoices(form.typed.eventTypes) };
-  }
-
-  /** The row, with the last attempt's error of its newest delivery (the admin API's failing list has none). */
-  private async withLastError(admin: AdminCalls, endpoint: AdminWebhookEndpoint): Promise<FailingEndpointRow> {
-    const query = { limit: 1 };
-    const page = await (
-      endpoint.consumer === null
-        ? admin.GET('/webhook-endpoints/{id}/deliveries', { params: { path: { id: endpoint.id }, query } })
-        : admin.GET('/consumers/{name}/webhook-endpoints/{id}/deliveries', {
-            params: { path: { name: endpoint.consumer, id: endpoint.id }, query },
-          })
-    ).catch((error: unknown) => {
-      // Deleted since the list was read: the row shows without its error.
-      if (error instanceof AdminApiError && error.code === 'NOT_FOUND') return { items: [] };
-      throw error;
-    });
-    return { ...webhookEndpointRow(endpoint, endpointPath(endpoint)), lastError: lastWebhookError(page.items) };
   }
 
   private async found<T>(read: () => Promise<T>): Promise<T> {

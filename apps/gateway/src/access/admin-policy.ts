@@ -124,7 +124,6 @@ export const ADMIN_POLICY = {
   rotateWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'consumer' },
   testWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'consumer' },
   listWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'consumer' },
-  // A delivery of a consumer's endpoint: its owner's; of a fleet-wide endpoint: a fleet-wide token's (403).
   redeliverWebhookDelivery: { scopes: ['webhooks:write'], objects: 'consumer' },
   listFleetWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
   createFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
@@ -133,6 +132,7 @@ export const ADMIN_POLICY = {
   deleteFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
   rotateFleetWebhookEndpointSecret: { scopes: ['webhooks:write'], objects: 'fleet' },
   listFleetWebhookDeliveries: { scopes: ['webhooks:read'], objects: 'fleet' },
+  redeliverFleetWebhookDelivery: { scopes: ['webhooks:write'], objects: 'fleet' },
   listFailingWebhookEndpoints: { scopes: ['webhooks:read'], objects: 'fleet' },
   testFleetWebhookEndpoint: { scopes: ['webhooks:write'], objects: 'fleet' },
   // A consumer's threshold events: the bodies its webhooks were sent, so the webhooks' scope (the portal's token holds it).

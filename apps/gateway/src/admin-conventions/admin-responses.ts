@@ -1,4 +1,4 @@
-import { ErrorBody, ErrorCode, ERROR_CODES } from '@app/errors';
+import { ErrorBody, ErrorCode, ERROR_CODES, ErrorDetails } from '@app/errors';
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { ResponseObject } from '@nestjs/swagger';
@@ -15,16 +15,25 @@ export const EXAMPLE_CONSUMER = 'acme';
 export const EXAMPLE_KEY_ID = '3f0c2a9e-5b7d-4c1e-9a8f-2d6b4e1c7a05';
 export const EXAMPLE_SUCCESSOR_ID = '7b1e4d2c-9a3f-4e6b-8c5d-1f2a3b4c5d6e';
 
-export type AdminExample = [ErrorCode, string];
+/** An error answer's code and message, and its details where the code has some. */
+export type AdminExample = [ErrorCode, string, ErrorDetails?];
 
-const body = (code: ErrorCode, message: string): ErrorBody => ({ code, message, status: ERROR_CODES[code] });
+const body = (code: ErrorCode, message: string, details?: ErrorDetails): ErrorBody => ({
+  code,
+  message,
+  status: ERROR_CODES[code],
+  ...(details ? { details } : {}),
+});
 const ERROR_SCHEMA = { $ref: '#/components/schemas/Error' };
 
 /** One media type with its examples: one is shown as it is, several get Swagger UI's example selector. */
 function errorContent(examples: AdminExample[]): ResponseObject['content'] {
   if (examples.length === 1) return { 'application/json': { schema: ERROR_SCHEMA, example: body(...examples[0]) } };
   const named = Object.fromEntries(
-    examples.map(([code, message], i) => [`${code}_${i + 1}`, { summary: message, value: body(code, message) }]),
+    examples.map(([code, message, details], i) => [
+      `${code}_${i + 1}`,
+      { summary: message, value: body(code, message, details) },
+    ]),
   );
   return { 'application/json': { schema: ERROR_SCHEMA, examples: named } };
 }
@@ -141,7 +150,11 @@ export function AdminErrors(errors: {
   const decorators = [
     ApiResponse({
       status: 400,
-      description: 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken.',
+      description:
+        'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken.' +
+        (errors[400].some(([code]) => code === 'WEBHOOK_TARGET_REFUSED')
+          ? ' A URL the outbound policy refuses is `WEBHOOK_TARGET_REFUSED`, its class in `details.reason`.'
+          : ''),
       content: errorContent(errors[400]),
     }),
   ];

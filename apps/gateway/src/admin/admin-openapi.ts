@@ -14,6 +14,7 @@ import {
   sharedErrorResponses,
 } from '../admin-conventions/admin-responses';
 import { WEBHOOK_PAYLOAD_MODELS, webhooksSection } from '../webhooks/admin/webhook-openapi';
+import { TARGET_REFUSAL_REASONS } from '../webhooks/webhook-target';
 
 /** The admin API's version: semantic, date-free; bumped with its contract. */
 export const ADMIN_API_VERSION = '1.0.0';
@@ -108,6 +109,15 @@ function tellGeneratorsTheTruth(document: OpenAPIObject): void {
     errorCode.enum = [...ERROR_CODE_VALUES];
     errorCode.description = `Machine-readable error code, one of: ${ERROR_CODE_VALUES.map((code) => `\`${code}\` (${ERROR_CODES[code]})`).join(', ')}.`;
   }
+  // Only this API's WEBHOOK_TARGET_REFUSED carries details: the refused URL's class, which a page names.
+  if (schemas.Error?.properties)
+    schemas.Error.properties.details = {
+      type: 'object',
+      description:
+        'Machine-readable facts about the error, only on the codes that have some: `WEBHOOK_TARGET_REFUSED` names why the outbound policy refused the URL in `reason`.',
+      properties: { reason: { type: 'string', enum: [...TARGET_REFUSAL_REASONS], example: 'metadata' } },
+      required: ['reason'],
+    };
   for (const schema of Object.values(schemas)) {
     for (const [name, property] of Object.entries(schema.properties ?? {}) as Array<
       [string, SchemaObject & { allOf?: Array<{ $ref?: string }> }]

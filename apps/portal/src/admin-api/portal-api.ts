@@ -267,11 +267,15 @@ export class PortalApi {
     });
   }
 
-  /**
-   * A delivery sent again. The admin route names the delivery only (its token may reach every consumer the portal
-   * made): the caller must have found the delivery among its own consumer's endpoint's deliveries first.
-   */
-  async redeliverWebhook(by: Developer, deliveryId: string): Promise<AdminWebhookDelivery> {
-    return (await this.for(by)).POST('/webhook-deliveries/{id}/redeliver', { params: { path: { id: deliveryId } } });
+  /** A delivery to this consumer's endpoint sent again: the admin API's 404 for a delivery to any other endpoint. */
+  async redeliverWebhook(
+    by: Developer,
+    name: string,
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<AdminWebhookDelivery> {
+    return (await this.for(by)).POST('/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', {
+      params: { path: { name, id: endpointId, deliveryId } },
+    });
   }
 }

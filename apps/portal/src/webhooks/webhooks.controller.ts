@@ -31,9 +31,6 @@ import {
 /** The session's one-time secret of the webhook secret page (never the key page's). */
 const SHOWN_WEBHOOK_SECRET = 'portal.webhook-secret';
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** How many of an endpoint's deliveries a Redeliver looks through for the one it names (from the page shown). */
-const REDELIVER_SEARCH = { pages: 3, limit: 1000 };
-
 const NO_DELIVERY = 'No such delivery to this endpoint.';
 
 /**
@@ -108,7 +105,6 @@ export class WebhooksController {
       title: 'Webhook deliveries',
       endpoint: webhookEndpointRow(endpoint, path),
       deliveries: webhookDeliveryRows(page.items, (delivery) => `${path}/deliveries/${delivery}/redeliver`),
-      cursor: cursor ?? null,
       olderHref: page.next ? `${path}/deliveries?after=${encodeURIComponent(page.next)}` : null,
     };
   }
@@ -202,28 +198,23 @@ export class WebhooksController {
   }
 
   /**
-   * The admin route redelivers by the delivery's id alone, and the portal's token reaches every developer's
-   * consumer: so the delivery is first found among this consumer's endpoint's deliveries (from the page the form
-   * was on), and a delivery of anyone else's is "no such delivery".
+   * The admin route names the session's consumer and this endpoint: a delivery of anyone else's (or to another
+   * endpoint, or an endpoint not theirs) is its 404, said as "no such delivery" on the list.
    */
   @Post(':id/deliveries/:deliveryId/redeliver')
   async redeliver(
     @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
-    @Body() body: unknown,
     @Req() request: SignedInRequest,
     @Res() response: Response,
   ): Promise<void> {
     const { by, name } = this.caller(request);
-    if (!ID.test(id)) return this.back(request, response, '/webhooks', 'error', WEBHOOK_REFUSALS.NOT_FOUND!);
-    const typed = (body as Record<string, unknown> | undefined)?.after;
-    const after = typeof typed === 'string' && ID.test(typed) ? typed : undefined;
-    const back = `/webhooks/${encodeURIComponent(id)}/deliveries${after ? `?after=${after}` : ''}`;
+    if (!ID.test(id) || !ID.test(deliveryId)) return this.back(request, response, '/webhooks', 'error', NO_DELIVERY);
     try {
-      if (!ID.test(deliveryId) || !(await this.isDeliveryOf(by, name, id, deliveryId, after)))
-        return this.back(request, response, back, 'error', NO_DELIVERY);
-      await this.api.redeliverWebhook(by, deliveryId);
+      await this.api.redeliverWebhook(by, name, id, deliveryId);
     } catch (error) {
+      rethrowUnlessRefusal(error);
+      if (error.code === 'NOT_FOUND') return this.back(request, response, '/webhooks', 'error', NO_DELIVERY);
       return this.refused(request, response, error);
     }
     return this.back(
@@ -233,26 +224,6 @@ export class WebhooksController {
       'success',
       'Sent again: the new delivery (the same webhook-id) is at the top of the list.',
     );
-  }
-
-  private async isDeliveryOf(
-    by: Developer,
-    name: string,
-    endpointId: string,
-    deliveryId: string,
-    after: string | undefined,
-  ): Promise<boolean> {
-    let cursor = after;
-    for (let page = 0; page < REDELIVER_SEARCH.pages; page += 1) {
-      const found = await this.api.webhookDeliveries(by, name, endpointId, {
-        limit: REDELIVER_SEARCH.limit,
-        ...(cursor ? { after: cursor } : {}),
-      });
-      if (found.items.some((d) => d.id === deliveryId)) return true;
-      if (!found.next) return false;
-      cursor = found.next;
-    }
-    return false;
   }
 
   private async setEnabled(id: string, enabled: boolean, request: SignedInRequest, response: Response): Promise<void> {

@@ -20,8 +20,6 @@ export interface WebhookSecretView extends PageModel {
 export interface WebhookDeliveriesView extends PageModel {
   endpoint: WebhookEndpointRow;
   deliveries: WebhookDeliveryRow[];
-  /** The cursor of the page shown (its Redeliver forms send it back); null: the newest page. */
-  cursor: string | null;
   /** The next (older) page's link, when there is one. */
   olderHref: string | null;
 }

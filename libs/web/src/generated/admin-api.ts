@@ -908,7 +908,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/webhook-deliveries/{id}/redeliver": {
+    "/consumers/{name}/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver": {
         parameters: {
             query?: never;
             header?: never;
@@ -918,8 +918,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deliver a message again to the same endpoint
-         * @description A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first).
+         * Deliver a message again to the same consumer's webhook endpoint
+         * @description A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first). The path names the endpoint: a delivery to any other endpoint is 404.
          *
          *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -965,7 +965,7 @@ export interface paths {
         };
         /**
          * List the webhook endpoints failing or disabled, across consumers
-         * @description Longest failing first, then the disabled ones; at most 1000.
+         * @description Longest failing first, then the disabled ones; at most 1000. Each with its newest attempt's error, status and time.
          *
          *     Required scope: `webhooks:read` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
@@ -1072,6 +1072,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a message again to the same fleet-wide webhook endpoint
+         * @description A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first). The path names the endpoint: a delivery to any other endpoint is 404.
+         *
+         *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
+         */
+        post: operations["redeliverFleetWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1161,11 +1183,11 @@ export interface components {
         /** @description Sent with every error response; `status` equals the HTTP status. */
         Error: {
             /**
-             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `INSUFFICIENT_SCOPE` (403), `ADDRESS_NOT_ALLOWED` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `CLIENT_ALREADY_BOUND` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `WEBHOOK_ENDPOINT_LIMIT` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
+             * @description Machine-readable error code, one of: `VALIDATION_FAILED` (400), `MALFORMED_JSON` (400), `MALFORMED_REQUEST` (400), `WEBHOOK_TARGET_REFUSED` (400), `UNAUTHORIZED` (401), `CREDITS_EXHAUSTED` (402), `CONSUMER_DISABLED` (401), `FORBIDDEN` (403), `INSUFFICIENT_SCOPE` (403), `ADDRESS_NOT_ALLOWED` (403), `NOT_FOUND` (404), `CONSUMER_EXISTS` (409), `KEY_ALREADY_ROTATED` (409), `KEY_REVOKED` (409), `KEY_EXPIRED` (409), `KEY_LIMIT_REACHED` (409), `KEY_OF_ANOTHER_CONSUMER` (409), `CLIENT_ALREADY_BOUND` (409), `PLAN_UNCHANGED` (409), `PLAN_REQUEST_PENDING` (409), `PLAN_REQUEST_DECIDED` (409), `PLAN_REQUEST_STALE` (409), `WEBHOOK_ENDPOINT_LIMIT` (409), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT` (408), `GONE` (410), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `RATE_LIMITED` (429), `KEY_BANNED` (429), `HEADERS_TOO_LARGE` (431), `INTERNAL_ERROR` (500), `BAD_GATEWAY` (502), `SERVICE_UNAVAILABLE` (503), `GATEWAY_TIMEOUT` (504).
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "ADDRESS_NOT_ALLOWED" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "CLIENT_ALREADY_BOUND" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "WEBHOOK_ENDPOINT_LIMIT" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "WEBHOOK_TARGET_REFUSED" | "UNAUTHORIZED" | "CREDITS_EXHAUSTED" | "CONSUMER_DISABLED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "ADDRESS_NOT_ALLOWED" | "NOT_FOUND" | "CONSUMER_EXISTS" | "KEY_ALREADY_ROTATED" | "KEY_REVOKED" | "KEY_EXPIRED" | "KEY_LIMIT_REACHED" | "KEY_OF_ANOTHER_CONSUMER" | "CLIENT_ALREADY_BOUND" | "PLAN_UNCHANGED" | "PLAN_REQUEST_PENDING" | "PLAN_REQUEST_DECIDED" | "PLAN_REQUEST_STALE" | "WEBHOOK_ENDPOINT_LIMIT" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "KEY_BANNED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE" | "GATEWAY_TIMEOUT";
             /**
              * @description Human-readable description of the error.
              * @example No consumer named "acme".
@@ -1177,6 +1199,14 @@ export interface components {
              * @example 400
              */
             status: number;
+            /** @description Machine-readable facts about the error, only on the codes that have some: `WEBHOOK_TARGET_REFUSED` names why the outbound policy refused the URL in `reason`. */
+            details?: {
+                /**
+                 * @example metadata
+                 * @enum {string}
+                 */
+                reason: "loopback" | "private" | "link_local" | "metadata" | "cgnat" | "unspecified" | "multicast" | "broadcast" | "reserved" | "embedded_ipv4" | "transition" | "not_an_address" | "https_required" | "invalid_url" | "unresolvable";
+            };
         };
         CreateConsumerDto: {
             /**
@@ -2393,6 +2423,67 @@ export interface components {
              * @description Pass as `after` for the next page; null on the last page.
              */
             next: string | null;
+        };
+        FailingWebhookEndpointResponse: {
+            /**
+             * Format: uuid
+             * @example 5d2b7c1e-8f3a-4b6d-9e0c-1a2b3c4d5e6f
+             */
+            id: string;
+            /**
+             * @description The consumer whose events it gets; null: an operator's fleet-wide endpoint (every consumer's).
+             * @example acme
+             */
+            consumer: string | null;
+            /** @example https://hooks.example.com/petstore */
+            url: string;
+            /** @example Billing alerts */
+            description: string;
+            /** @example null */
+            eventTypes: ("quota.threshold_crossed" | "credits.low_balance" | "credits.exhausted")[] | null;
+            /**
+             * @description The signing secret (Standard Webhooks' `whsec_…`): in full only in the answers of create and rotate-secret; masked everywhere else.
+             * @example whsec_…aSw=
+             */
+            secret: string;
+            /** @example true */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            disabledAt: string | null;
+            /**
+             * @description Why it was disabled: by whom, or since when every delivery failed.
+             * @example null
+             */
+            disabledReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the last success; null: not failing.
+             * @example null
+             */
+            failingSince: string | null;
+            /**
+             * @description The newest attempt's error (any of its deliveries); null: none yet, or it had none.
+             * @example HTTP 503
+             */
+            lastError: string | null;
+            /**
+             * @description The newest attempt's status; null: no answer, or no attempt yet.
+             * @example 503
+             */
+            lastStatus: number | null;
+            /**
+             * Format: date-time
+             * @description The newest attempt; null: none yet.
+             */
+            lastAttemptAt: string | null;
+        };
+        FailingWebhookEndpointListResponse: {
+            items: components["schemas"]["FailingWebhookEndpointResponse"][];
         };
         WebhookTestEventPayload: {
             /**
@@ -4935,7 +5026,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookEndpointResponse"];
                 };
             };
-            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. A URL the outbound policy refuses is `WEBHOOK_TARGET_REFUSED`, its class in `details.reason`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5119,7 +5210,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
-            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. A URL the outbound policy refuses is `WEBHOOK_TARGET_REFUSED`, its class in `details.reason`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5390,7 +5481,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                name: string;
                 id: string;
+                deliveryId: string;
             };
             cookie?: never;
         };
@@ -5411,13 +5504,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "VALIDATION_FAILED",
-                     *       "message": "id must be a UUID",
-                     *       "status": 400
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5431,19 +5517,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such delivery to an endpoint (`NOT_FOUND`). */
+            /** @description No such consumer, no such endpoint of it, or no such delivery to that endpoint (`NOT_FOUND`). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "NOT_FOUND",
-                     *       "message": "No webhook delivery 9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.",
-                     *       "status": 404
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5516,7 +5595,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookEndpointResponse"];
                 };
             };
-            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. A URL the outbound policy refuses is `WEBHOOK_TARGET_REFUSED`, its class in `details.reason`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5571,7 +5650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookEndpointListResponse"];
+                    "application/json": components["schemas"]["FailingWebhookEndpointListResponse"];
                 };
             };
             /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
@@ -5749,7 +5828,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
-            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. A URL the outbound policy refuses is `WEBHOOK_TARGET_REFUSED`, its class in `details.reason`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5984,6 +6063,61 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverFleetWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`): the message names the rule broken. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope `webhooks:write`, or the target is outside what it may reach (restricted token: refused (403) to a restricted token: an operator's route (every consumer at once, or a ban)). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such fleet-wide endpoint, or no such delivery to it (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -12,7 +12,6 @@ import { AdminRequestContext } from '../../access/admin-context';
 import { AdminOperation } from '../../access/admin-operation.decorator';
 import { ADMIN_TAG } from '../../admin-conventions/admin-tags';
 import {
-  AdminErrorResponse,
   AdminErrors,
   AdminExample,
   EXAMPLE_CONSUMER,
@@ -22,7 +21,8 @@ import {
 import { PAGE_SIZE } from '../../admin-conventions/page-size';
 import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
-import { WebhookEndpointsService } from '../webhook-endpoints.service';
+import { FAILING_MAX, WebhookEndpointsService } from '../webhook-endpoints.service';
+import { TARGET_REFUSED_PREFIX } from '../webhook-target';
 import {
   CreatedWebhookEndpointResponse,
   CreateWebhookEndpointDto,
@@ -30,12 +30,16 @@ import {
   EVENT_TYPES_RULE,
   EXAMPLE_DELIVERY_ID,
   EXAMPLE_ENDPOINT_ID,
+  FailingWebhookEndpointListResponse,
+  FleetWebhookDeliveryParams,
   ListWebhookDeliveriesQueryDto,
   toDeliveryResponse,
   toEndpointResponse,
+  toFailingEndpointResponse,
   UpdateWebhookEndpointDto,
   URL_RULE,
   WebhookDeliveryPageResponse,
+  WebhookDeliveryParams,
   WebhookDeliveryResponse,
   WebhookEndpointListResponse,
   WebhookEndpointParams,
@@ -57,7 +61,16 @@ const BAD_PAGE: AdminExample[] = [
 ];
 const BODY_RULES: AdminExample[] = [
   ['VALIDATION_FAILED', URL_RULE],
-  ['VALIDATION_FAILED', 'url is not a target webhooks may be sent to: 169.254.169.254: metadata address, refused'],
+  [
+    'WEBHOOK_TARGET_REFUSED',
+    `${TARGET_REFUSED_PREFIX} (metadata): 169.254.169.254: metadata address, refused`,
+    { reason: 'metadata' },
+  ],
+  [
+    'WEBHOOK_TARGET_REFUSED',
+    `${TARGET_REFUSED_PREFIX} (private): 10.1.2.3: private address, refused`,
+    { reason: 'private' },
+  ],
   ['VALIDATION_FAILED', EVENT_TYPES_RULE],
   ['VALIDATION_FAILED', `description must be at most ${DESCRIPTION_MAX} characters`],
   ...MALFORMED_BODY,
@@ -68,6 +81,11 @@ const LIMIT_REACHED = (who: string): AdminExample => [
   'WEBHOOK_ENDPOINT_LIMIT',
   `${who} has 10 webhook endpoints, the most allowed (WEBHOOK_MAX_ENDPOINTS 10): remove one first.`,
 ];
+const BAD_DELIVERY_ID: AdminExample = ['VALIDATION_FAILED', 'deliveryId must be a UUID'];
+const NO_DELIVERY = `Webhook endpoint ${EXAMPLE_ENDPOINT_ID} of consumer "${EXAMPLE_CONSUMER}" has no delivery ${EXAMPLE_DELIVERY_ID}.`;
+const NO_FLEET_DELIVERY = `Fleet-wide webhook endpoint ${EXAMPLE_ENDPOINT_ID} has no delivery ${EXAMPLE_DELIVERY_ID}.`;
+const REDELIVER_TEXT =
+  'A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first). The path names the endpoint: a delivery to any other endpoint is 404.';
 const SECRET_ONCE = 'The secret is in full in this answer only: every other answer masks it.';
 
 /**
@@ -230,24 +248,26 @@ export class WebhooksAdminController {
     });
   }
 
-  @Post('webhook-deliveries/:id/redeliver')
+  @Post('consumers/:name/webhook-endpoints/:id/deliveries/:deliveryId/redeliver')
   @HttpCode(202)
   @AdminOperation({
     operationId: 'redeliverWebhookDelivery',
-    summary: 'Deliver a message again to the same endpoint',
-    description:
-      'A new pending delivery of the same message (the same `webhook-id`) to the same endpoint; a disabled endpoint stays disabled (enable it first).',
+    summary: "Deliver a message again to the same consumer's webhook endpoint",
+    description: REDELIVER_TEXT,
   })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse, description: 'The new delivery, pending.' })
-  @AdminErrors({ 400: [BAD_ID] })
-  @AdminErrorResponse(404, 'No such delivery to an endpoint (`NOT_FOUND`).', [
-    ['NOT_FOUND', `No webhook delivery ${EXAMPLE_DELIVERY_ID}.`],
-  ])
+  @AdminErrors({
+    400: [BAD_NAME, BAD_ID, BAD_DELIVERY_ID],
+    404: {
+      description: 'No such consumer, no such endpoint of it, or no such delivery to that endpoint (`NOT_FOUND`).',
+      messages: [...notFound(NO_ENDPOINT), NO_DELIVERY],
+    },
+  })
   async redeliver(
     @AdminCall() call: AdminRequestContext,
-    @Param() { id }: WebhookIdParams,
+    @Param() { name, id, deliveryId }: WebhookDeliveryParams,
   ): Promise<WebhookDeliveryResponse> {
-    return toDeliveryResponse(await this.endpoints.redeliver(call, id));
+    return toDeliveryResponse(await this.endpoints.redeliver(call, name, id, deliveryId));
   }
 
   @Get('webhook-endpoints')
@@ -280,12 +300,12 @@ export class WebhooksAdminController {
   @AdminOperation({
     operationId: 'listFailingWebhookEndpoints',
     summary: 'List the webhook endpoints failing or disabled, across consumers',
-    description: 'Longest failing first, then the disabled ones; at most 1000.',
+    description: `Longest failing first, then the disabled ones; at most ${FAILING_MAX}. Each with its newest attempt's error, status and time.`,
   })
-  @ApiOkResponse({ type: WebhookEndpointListResponse })
+  @ApiOkResponse({ type: FailingWebhookEndpointListResponse })
   @AdminErrors({ 400: [] })
-  async failing(): Promise<WebhookEndpointListResponse> {
-    return { items: (await this.endpoints.failing()).map((e) => toEndpointResponse(e)) };
+  async failing(): Promise<FailingWebhookEndpointListResponse> {
+    return { items: (await this.endpoints.failing()).map(toFailingEndpointResponse) };
   }
 
   @Get('webhook-endpoints/:id')
@@ -395,5 +415,27 @@ export class WebhooksAdminController {
       after: query.after,
     });
     return { items: page.items.map(toDeliveryResponse), next: page.next };
+  }
+
+  @Post('webhook-endpoints/:id/deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  @AdminOperation({
+    operationId: 'redeliverFleetWebhookDelivery',
+    summary: 'Deliver a message again to the same fleet-wide webhook endpoint',
+    description: REDELIVER_TEXT,
+  })
+  @ApiAcceptedResponse({ type: WebhookDeliveryResponse, description: 'The new delivery, pending.' })
+  @AdminErrors({
+    400: [BAD_ID, BAD_DELIVERY_ID],
+    404: {
+      description: 'No such fleet-wide endpoint, or no such delivery to it (`NOT_FOUND`).',
+      messages: [NO_FLEET_ENDPOINT, NO_FLEET_DELIVERY],
+    },
+  })
+  async redeliverFleet(
+    @AdminCall() call: AdminRequestContext,
+    @Param() { id, deliveryId }: FleetWebhookDeliveryParams,
+  ): Promise<WebhookDeliveryResponse> {
+    return toDeliveryResponse(await this.endpoints.redeliver(call, null, id, deliveryId));
   }
 }

@@ -17,7 +17,7 @@ import {
 } from 'class-validator';
 import { PAGE_SIZE } from '../../../admin-conventions/page-size';
 import { ConsumerParams } from '../../../consumers/admin/dto/consumer-params.dto';
-import { DeliveryWithAttempts } from '../../webhook-endpoints.service';
+import { DeliveryWithAttempts, FailingEndpoint } from '../../webhook-endpoints.service';
 import { maskSecret, WEBHOOK_EVENT_TYPES, webhookIdOf } from '../../webhook-events';
 import { DELIVERY_STATES, WebhookEndpointRow } from '../../webhook-tables';
 
@@ -109,11 +109,27 @@ export class WebhookEndpointParams extends ConsumerParams {
   id!: string;
 }
 
-/** The path of a fleet-wide endpoint, or of a delivery. */
+/** The path of a fleet-wide endpoint. */
 export class WebhookIdParams {
   @ApiProperty({ format: 'uuid' })
   @IsUUID('all', { message: 'id must be a UUID' })
   id!: string;
+}
+
+const DELIVERY_ID_RULE = 'deliveryId must be a UUID';
+
+/** The path of a delivery to one of a consumer's endpoints. */
+export class WebhookDeliveryParams extends WebhookEndpointParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all', { message: DELIVERY_ID_RULE })
+  deliveryId!: string;
+}
+
+/** The path of a delivery to a fleet-wide endpoint. */
+export class FleetWebhookDeliveryParams extends WebhookIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all', { message: DELIVERY_ID_RULE })
+  deliveryId!: string;
 }
 
 export class ListWebhookDeliveriesQueryDto {
@@ -175,6 +191,35 @@ export class CreatedWebhookEndpointResponse extends WebhookEndpointResponse {
 
 export class WebhookEndpointListResponse {
   @ApiProperty({ type: [WebhookEndpointResponse] }) items!: WebhookEndpointResponse[];
+}
+
+/** A failing or disabled endpoint, with its newest attempt (the console's list: no read of each one's deliveries). */
+export class FailingWebhookEndpointResponse extends WebhookEndpointResponse {
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'HTTP 503',
+    description: "The newest attempt's error (any of its deliveries); null: none yet, or it had none.",
+  })
+  lastError!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: 'integer',
+    example: 503,
+    description: "The newest attempt's status; null: no answer, or no attempt yet.",
+  })
+  lastStatus!: number | null;
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'The newest attempt; null: none yet.',
+  })
+  lastAttemptAt!: string | null;
+}
+
+export class FailingWebhookEndpointListResponse {
+  @ApiProperty({ type: [FailingWebhookEndpointResponse] }) items!: FailingWebhookEndpointResponse[];
 }
 
 export class WebhookAttemptResponse {
@@ -246,6 +291,15 @@ export function toEndpointResponse(row: WebhookEndpointRow, showSecret = false):
     disabledReason: row.disabled_reason,
     createdAt: row.created_at.toISOString(),
     failingSince: row.failing_since?.toISOString() ?? null,
+  };
+}
+
+export function toFailingEndpointResponse({ endpoint, last }: FailingEndpoint): FailingWebhookEndpointResponse {
+  return {
+    ...toEndpointResponse(endpoint),
+    lastError: last.last_error,
+    lastStatus: last.last_status,
+    lastAttemptAt: last.last_attempt_at ? new Date(last.last_attempt_at).toISOString() : null,
   };
 }
 
