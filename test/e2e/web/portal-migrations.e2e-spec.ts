@@ -6,7 +6,7 @@ import { openPortalDatabase, PortalDatabase } from '../../../apps/portal/src/dat
 import { createGatewayTestDatabase, GatewayTestDatabase } from '../../support/gateway';
 
 /** What the portal's tables must be after its migrations: the throttle table has no entity (raw SQL upserts). */
-const PORTAL_TABLES = ['account_tokens', 'accounts', 'migrations', 'throttle'];
+const PORTAL_TABLES = ['account_identities', 'account_tokens', 'accounts', 'migrations', 'throttle'];
 
 async function tablesOf(portal: PortalDatabase): Promise<string[]> {
   const rows: Array<{ table_name: string }> = await portal.dataSource.query(
