@@ -64,7 +64,10 @@ describe('portal migrations', () => {
         const applied: Array<{ name: string }> = await second.dataSource.query(
           `SELECT name FROM "portal"."migrations"`,
         );
-        expect(applied.map((row) => row.name)).toEqual(['CreateAccounts1795532000000']);
+        expect(applied.map((row) => row.name)).toEqual([
+          'CreateAccounts1795532000000',
+          'AccountIdentities1796900000000',
+        ]);
         const kept: Array<{ email: string }> = await second.dataSource.query(`SELECT email FROM "portal"."accounts"`);
         expect(kept.map((row) => row.email)).toEqual(['kept@example.com']);
       } finally {
