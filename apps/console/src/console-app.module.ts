@@ -3,7 +3,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuditController } from './audit/audit.controller';
 import { AuthController, TOKEN_SIGN_IN } from './auth/auth.controller';
-import { ConsoleIdentityProvider } from './auth/identity-provider';
+import { OidcIdentityProvider } from '@app/web';
 import { OidcSignInController } from './auth/oidc-sign-in.controller';
 import { HealthController } from './auth/health.controller';
 import { OperatorGuard } from './auth/operator.guard';
@@ -43,9 +43,7 @@ export class ConsoleAppModule {
         { provide: APP_GUARD, useClass: OperatorGuard },
         { provide: TOKEN_SIGN_IN, useValue: config.tokenSignIn },
         // Sign-in with the operators' identity provider (docs/sso.md), when configured.
-        ...(config.oidc
-          ? [{ provide: ConsoleIdentityProvider, useValue: new ConsoleIdentityProvider(config.oidc) }]
-          : []),
+        ...(config.oidc ? [{ provide: OidcIdentityProvider, useValue: new OidcIdentityProvider(config.oidc) }] : []),
       ],
     };
   }

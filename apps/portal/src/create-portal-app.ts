@@ -26,6 +26,7 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
   await ensureSessionTable(database.pool, config.schema);
   const mailer = new Mailer(config.smtpUrl, config.mailFrom);
   const metrics = new AppMetrics('portal');
+  const identityProviders = config.oidcProviders.map(({ id, name }) => ({ name, path: `/login/oidc/${id}` }));
   const app = await NestFactory.create<NestExpressApplication>(
     PortalAppModule.forRoot(config, database, mailer, metrics),
     {
@@ -49,8 +50,11 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
       cookieName: 'portal.sid',
       idleTimeoutMs: SESSION_IDLE_MS,
     },
-    // The menu of a signed-in session on every page, the CSRF refusal included.
-    pageLocals: (request, response) => (response.locals.signedIn = !!request.session?.accountId),
+    // The menu of a signed-in session on every page, the CSRF refusal included; the providers' buttons (docs/sso.md).
+    pageLocals: (request, response) => {
+      response.locals.signedIn = !!request.session?.accountId;
+      response.locals.identityProviders = identityProviders;
+    },
   });
   // Only its own host names (PORTAL_ALLOWED_HOSTS, PORTAL_PUBLIC_URL's) and loopback ones, before anything else.
   restrictHosts(app.getHttpServer() as Server, new HostAllowList(config.allowedHosts), 'page');

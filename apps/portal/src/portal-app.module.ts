@@ -4,6 +4,7 @@ import { AppMetrics } from '@app/platform';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { PLAN_CATALOGUE, SignInAudit } from '@app/web';
+import { AccountSignIn } from './accounts/account-sign-in';
 import { AccountsController } from './accounts/accounts.controller';
 import { AccountsService } from './accounts/accounts.service';
 import { AfterAnswer } from './accounts/after-answer';
@@ -22,6 +23,9 @@ import { PostgresThrottlerStorage } from './throttle/postgres-throttler.storage'
 import { PORTAL_POOL, SignInAttempts } from './throttle/sign-in-attempts';
 import { accountTracker, addressTracker } from './throttle/sign-in-throttler.guard';
 import { WebhooksController } from './webhooks/webhooks.controller';
+import { IdentityLinks } from './sso/identity-links';
+import { PortalIdentityProviders } from './sso/portal-identity-providers';
+import { ProviderSignInController } from './sso/provider-sign-in.controller';
 
 /** The developer portal: accounts, the dashboard and webhooks over the admin API, the API reference. */
 @Module({})
@@ -52,7 +56,14 @@ export class PortalAppModule {
           setHeaders: false,
         }),
       ],
-      controllers: [AccountsController, DashboardController, WebhooksController, ReferenceController, HealthController],
+      controllers: [
+        AccountsController,
+        ProviderSignInController,
+        DashboardController,
+        WebhooksController,
+        ReferenceController,
+        HealthController,
+      ],
       providers: [
         { provide: PORTAL_CONFIG, useValue: config },
         { provide: PLAN_CATALOGUE, useValue: config.plans },
@@ -62,6 +73,10 @@ export class PortalAppModule {
         { provide: AppMetrics, useValue: metrics },
         AfterAnswer,
         AccountsService,
+        AccountSignIn,
+        // Sign-in with the company's identity providers (PORTAL_OIDC_PROVIDERS, docs/sso.md).
+        { provide: PortalIdentityProviders, useValue: new PortalIdentityProviders(config) },
+        IdentityLinks,
         UnverifiedPurge,
         SignInAttempts,
         // Failed sign-ins and lockouts in the admin audit, with the portal's own token (docs/portal.md).

@@ -18,3 +18,4 @@ export * from './billing-views';
 export * from './sign-in-audit';
 export * from './form-text';
 export * from './webhook-views';
+export * from './identity-provider';

@@ -6,7 +6,7 @@ import { openPortalDatabase, PortalDatabase } from '../../../apps/portal/src/dat
 import { createGatewayTestDatabase, GatewayTestDatabase } from '../../support/gateway';
 
 /** What the portal's tables must be after its migrations: the throttle table has no entity (raw SQL upserts). */
-const PORTAL_TABLES = ['account_tokens', 'accounts', 'migrations', 'throttle'];
+const PORTAL_TABLES = ['account_identities', 'account_tokens', 'accounts', 'migrations', 'throttle'];
 
 async function tablesOf(portal: PortalDatabase): Promise<string[]> {
   const rows: Array<{ table_name: string }> = await portal.dataSource.query(
@@ -64,7 +64,10 @@ describe('portal migrations', () => {
         const applied: Array<{ name: string }> = await second.dataSource.query(
           `SELECT name FROM "portal"."migrations"`,
         );
-        expect(applied.map((row) => row.name)).toEqual(['CreateAccounts1795532000000']);
+        expect(applied.map((row) => row.name)).toEqual([
+          'CreateAccounts1795532000000',
+          'AccountIdentities1796900000000',
+        ]);
         const kept: Array<{ email: string }> = await second.dataSource.query(`SELECT email FROM "portal"."accounts"`);
         expect(kept.map((row) => row.email)).toEqual(['kept@example.com']);
       } finally {

@@ -25,7 +25,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AdminCurrentToken } from '@app/web';
-import { ConsoleIdentityProvider } from './identity-provider';
+import { OidcIdentityProvider } from '@app/web';
 import { consoleOrigin } from './oidc-sign-in.controller';
 import { PublicPage } from './public-page.decorator';
 import { ConsoleSignInThrottle, ConsoleSignInVerdict } from './sign-in-throttle';
@@ -71,7 +71,7 @@ export class AuthController {
     private readonly throttle: ConsoleSignInThrottle,
     private readonly audit: SignInAudit,
     @Inject(TOKEN_SIGN_IN) private readonly tokenSignIn: boolean,
-    @Optional() private readonly provider?: ConsoleIdentityProvider,
+    @Optional() private readonly provider?: OidcIdentityProvider,
   ) {}
 
   /** The sign-in page's parts: the provider's button, the token form (unless switched off). */

@@ -1,13 +1,18 @@
-import { AdminApi, AdminApiError, href, regenerateSession, redirectAfterSave, saveSession } from '@app/web';
-import { Controller, Get, Logger, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import {
-  ConsoleIdentityProvider,
+  AdminApi,
+  AdminApiError,
+  href,
+  OidcIdentityProvider,
   PendingSignIn,
   ProviderUnreachable,
+  regenerateSession,
+  redirectAfterSave,
+  saveSession,
   SIGN_IN_WAIT_MS,
   SignInRefused,
-} from './identity-provider';
+} from '@app/web';
+import { Controller, Get, Logger, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { PublicPage } from './public-page.decorator';
 import { TokenVault } from './token-vault';
 
@@ -64,14 +69,14 @@ export class OidcSignInController {
   constructor(
     private readonly admin: AdminApi,
     private readonly vault: TokenVault,
-    private readonly provider: ConsoleIdentityProvider,
+    private readonly provider: OidcIdentityProvider,
   ) {}
 
   /** A link, not a form: Chromium holds a form's redirects to CSP form-action, and this one leaves for the provider. */
   @PublicPage()
   @Get()
   async start(@Req() request: Request, @Res() response: Response): Promise<void> {
-    let started: Awaited<ReturnType<ConsoleIdentityProvider['start']>>;
+    let started: Awaited<ReturnType<OidcIdentityProvider['start']>>;
     try {
       started = await this.provider.start(callbackUri(request, response));
     } catch (error) {

@@ -1,7 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
 import { AccountEntity } from './account.entity';
 
-export type AccountTokenPurpose = 'verify' | 'reset';
+/** `link`: a mailed link that links a provider identity to the account (docs/sso.md). */
+export type AccountTokenPurpose = 'verify' | 'reset' | 'link';
 
 /** A single-use token of a link sent by mail (verification, password reset): only its SHA-256 is stored. */
 @Entity({ name: 'account_tokens' })

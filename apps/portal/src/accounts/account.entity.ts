@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique } from 'typeorm';
 
-/** A developer's account: an email (stored lower-cased, unique), an argon2id hash, and the consumer it owns. */
+/**
+ * A developer's account: an email (stored lower-cased, unique), an argon2id hash (none for an account a provider sign-in
+ * made: docs/sso.md), and the consumer it owns.
+ */
 @Entity({ name: 'accounts' })
 @Unique('UQ_accounts_email', ['email'])
 export class AccountEntity {
@@ -10,9 +13,9 @@ export class AccountEntity {
   @Column({ type: 'varchar', length: 254 })
   email!: string;
 
-  /** argon2id, PHC string (algorithm, parameters and salt included). */
-  @Column({ name: 'password_hash', type: 'varchar', length: 255 })
-  passwordHash!: string;
+  /** argon2id, PHC string (algorithm, parameters and salt included); null: made by a provider sign-in, no password. */
+  @Column({ name: 'password_hash', type: 'varchar', length: 255, nullable: true })
+  passwordHash!: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

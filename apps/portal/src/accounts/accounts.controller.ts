@@ -1,20 +1,13 @@
-import { Body, Controller, Get, HttpCode, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import {
-  AdminApiError,
-  destroySession,
-  holdShownOnce,
-  href,
-  redirectAfterSave,
-  regenerateSession,
-  setFlash,
-} from '@app/web';
+import { destroySession, href, redirectAfterSave, regenerateSession, setFlash, SignInAudit } from '@app/web';
+import { PORTAL_CONFIG, PortalConfig } from '../config/portal.config';
+import { PortalOidcProvider, providerRequiredFor } from '../config/portal-oidc.config';
 import { SkipThrottle } from '@nestjs/throttler';
 import { SignInRequired } from './sign-in-required';
-import { developerOf, PortalApi } from '../admin-api/portal-api';
 import { clientBlock } from '../throttle/client-address';
 import { ConsumerCap } from '../throttle/consumer-cap';
-import { SignInAttempts, SignInVerdict } from '../throttle/sign-in-attempts';
+import { auditedPerson, SignInAttempts, SignInVerdict } from '../throttle/sign-in-attempts';
 import { SignInThrottlerGuard } from '../throttle/sign-in-throttler.guard';
 import {
   NewPasswordForm,
@@ -29,7 +22,7 @@ import {
   VerifyFormPipe,
 } from './account-form.pipe';
 import { AccountEntity } from './account.entity';
-import { SHOWN_KEY } from './shown-key';
+import { AccountSignIn } from './account-sign-in';
 import { AccountsService } from './accounts.service';
 import {
   CheckEmailView,
@@ -47,6 +40,12 @@ import { ThrottledFormFilter } from './throttled-form.filter';
 const SIGN_IN_FAILED = 'Wrong email or password, or the email is not verified yet.';
 const WRONG_PASSWORD = 'Enter the password you chose when you signed up (this link stays valid until it is used).';
 
+/** The password forms' refusal of an address whose domain must sign in with its company's provider. */
+function mustUseProvider(email: string, provider: PortalOidcProvider): string {
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  return `Addresses at ${domain} sign in with ${provider.name}: use the "Sign in with ${provider.name}" button.`;
+}
+
 /** The sign-in page's refusal for each throttle code (the code chooses, never a message). */
 function throttledMessage(verdict: Exclude<SignInVerdict, { allowed: true }>): string {
   if (verdict.code === 'ACCOUNT_DELAY')
@@ -54,8 +53,6 @@ function throttledMessage(verdict: Exclude<SignInVerdict, { allowed: true }>): s
   const minutes = Math.max(1, Math.ceil(verdict.retryAfterSeconds / 60));
   return `Too many attempts. Wait ${minutes} minute${minutes === 1 ? '' : 's'} and try again, or reset your password.`;
 }
-
-type NewConsumer = { code: 'CREATED'; key: string } | { code: 'CAP_REACHED'; retryAt: Date };
 
 /**
  * Sign-up, verification, sign-in, sign-out and password reset: forms that work without script. Each page is a typed
@@ -66,10 +63,17 @@ type NewConsumer = { code: 'CREATED'; key: string } | { code: 'CAP_REACHED'; ret
 export class AccountsController {
   constructor(
     private readonly accounts: AccountsService,
-    private readonly api: PortalApi,
     private readonly attempts: SignInAttempts,
     private readonly consumerCap: ConsumerCap,
+    private readonly signIns: AccountSignIn,
+    private readonly audit: SignInAudit,
+    @Inject(PORTAL_CONFIG) private readonly config: PortalConfig,
   ) {}
+
+  /** The provider an email must use instead of a password (its domain is required by one: docs/sso.md). */
+  private requiredProvider(email: string): PortalOidcProvider | undefined {
+    return providerRequiredFor(email, this.config.oidcProviders);
+  }
 
   @Get()
   home(@Req() request: Request, @Res() response: Response): void {
@@ -87,11 +91,19 @@ export class AccountsController {
   @HttpCode(200)
   @UseGuards(SignInThrottlerGuard)
   @UseFilters(ThrottledFormFilter)
-  @Page('check-email')
-  signUp(@Body(SignUpFormPipe) form: SignUpForm): CheckEmailView {
+  signUp(@Body(SignUpFormPipe) form: SignUpForm, @Res() response: Response): void {
+    // A company's own developers use its provider: known by the domain alone, nothing told about any account.
+    const provider = this.requiredProvider(form.email);
+    if (provider)
+      return renderView(
+        response,
+        'signup',
+        { title: TITLES.signup, email: form.email, errors: { email: mustUseProvider(form.email, provider) } },
+        400,
+      );
     // Answered before any work that depends on the address (whether it has an account): see AccountsService.
     this.accounts.signUp(form.email, form.password);
-    return { title: TITLES['check-email'], email: form.email };
+    renderView(response, 'check-email', { title: TITLES['check-email'], email: form.email });
   }
 
   /** The form names the link's account in a read-only username field, so a password manager pairs the password. */
@@ -126,14 +138,14 @@ export class AccountsController {
     const account = outcome.account;
     // The block that proved the mailbox and the password is the owner's: the sign-in throttle never delays it.
     await this.attempts.remember(account.email, clientBlock(request));
-    const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
+    const consumer = account.consumerName ? undefined : await this.signIns.createConsumer(account, request);
     await regenerateSession(request);
     request.session.accountId = account.id;
     if (!consumer) {
       setFlash(request, 'success', 'Your email is verified.');
       return redirectAfterSave(request, response, '/dashboard');
     }
-    await this.showNewConsumer(request, response, consumer);
+    await this.signIns.showNewConsumer(request, response, consumer);
   }
 
   @Get('login')
@@ -154,6 +166,15 @@ export class AccountsController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
+    // Before any password check: the domain alone says it (no account is looked up, no failure counted).
+    const provider = this.requiredProvider(email);
+    if (provider)
+      return renderView(
+        response,
+        'login',
+        { title: TITLES.login, email: typedEmail, failed: mustUseProvider(email, provider) },
+        400,
+      );
     const block = clientBlock(request);
     const verdict = await this.attempts.admit(email, block);
     if (!verdict.allowed)
@@ -169,13 +190,8 @@ export class AccountsController {
       return renderView(response, 'login', { title: TITLES.login, email: typedEmail, failed: SIGN_IN_FAILED }, 401);
     }
     await this.attempts.succeeded(email, block);
-    // Never refused for want of a key: a consumer that cannot be made this hour is signed in and told when it comes.
-    const consumer = account.consumerName ? undefined : await this.createConsumer(account, request);
-    // A new session id at sign-in: an id planted before (session fixation) is worth nothing after.
-    await regenerateSession(request);
-    request.session.accountId = account.id;
-    if (!consumer) return redirectAfterSave(request, response, '/dashboard');
-    await this.showNewConsumer(request, response, consumer);
+    // Never refused for want of a key; a new session id (session fixation): AccountSignIn.
+    await this.signIns.signIn(account, request, response);
   }
 
   /** A signed-in account without a key yet (its block's hourly cap): when it comes, and a button to ask for it. */
@@ -196,12 +212,19 @@ export class AccountsController {
   async claimKey(@Req() request: Request, @Res() response: Response): Promise<void> {
     const account = await this.signedInAccount(request);
     if (account.consumerName) return response.redirect(303, href(String(response.locals.base), '/dashboard'));
-    await this.showNewConsumer(request, response, await this.createConsumer(account, request));
+    await this.signIns.showNewConsumer(request, response, await this.signIns.createConsumer(account, request));
   }
 
   @Post('logout')
   @HttpCode(200)
   async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const id = request.session?.accountId;
+    const account = id ? await this.accounts.find(id) : null;
+    if (account) {
+      const identity = request.session.identity;
+      const person = identity ? `${account.email} (${identity.subject} at ${identity.issuer})` : account.email;
+      this.audit.report({ kind: 'sign-out', ...auditedPerson(person, clientBlock(request)) });
+    }
     await destroySession(request);
     response.clearCookie('portal.sid', { path: String(response.locals.base) || '/' });
     response.redirect(303, href(String(response.locals.base), '/login?out=1'));
@@ -249,38 +272,6 @@ export class AccountsController {
     await this.attempts.remember(email, clientBlock(request));
     setFlash(request, 'success', 'Your password was changed. Sign in with it.');
     await redirectAfterSave(request, response, '/login');
-  }
-
-  /**
-   * The account's Free consumer, made through the admin API, and its first key, to be shown once; when the request's
-   * address block has had this hour's (PORTAL_CONSUMERS_PER_BLOCK_PER_HOUR, all instances), when the next comes.
-   */
-  private async createConsumer(account: AccountEntity, request: Request): Promise<NewConsumer> {
-    const claim = await this.consumerCap.claim(clientBlock(request));
-    if (!claim.granted) return { code: 'CAP_REACHED', retryAt: claim.retryAt };
-    const name = `portal-${account.id.replace(/-/g, '').slice(0, 16)}`;
-    const by = developerOf(account, request);
-    let key: string;
-    try {
-      key = (await this.api.createConsumer(by, name)).key.key;
-    } catch (error) {
-      // Made by an earlier attempt whose answer was lost: the portal created it, so it may issue a key of it.
-      if (!(error instanceof AdminApiError && error.code === 'CONSUMER_EXISTS')) throw error;
-      key = (await this.api.issueKey(by, name)).key;
-    }
-    await this.accounts.setConsumer(account.id, name);
-    return { code: 'CREATED', key };
-  }
-
-  /**
-   * Post/Redirect/Get, as every later key: the first key is held in the session for the one page the 303 leads to
-   * (/keys/new takes it as it shows it: a reload finds nothing and re-posts nothing), or the 303 leads to /key,
-   * which says when it will come. The key is never in the URL.
-   */
-  private async showNewConsumer(request: Request, response: Response, consumer: NewConsumer): Promise<void> {
-    if (consumer.code === 'CAP_REACHED') return redirectAfterSave(request, response, '/key');
-    holdShownOnce(request, SHOWN_KEY, { secret: consumer.key, details: { welcome: true } });
-    await redirectAfterSave(request, response, '/keys/new');
   }
 
   private keyPendingView(retryAt: Date | undefined): KeyPendingView {

@@ -11,6 +11,8 @@ import { hashPassword, verifyPassword } from '../credentials/passwords';
 
 const VERIFY_TTL_MS = 24 * 60 * 60 * 1000;
 const RESET_TTL_MS = 60 * 60 * 1000;
+/** A mailed link that links a provider identity to an existing account (docs/sso.md). */
+export const LINK_TTL_MS = 60 * 60 * 1000;
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -142,6 +144,70 @@ export class AccountsService {
     const account = await this.accounts.findOneBy({ email });
     const ok = await verifyPassword(account?.passwordHash, password);
     return ok ? (account ?? undefined) : undefined;
+  }
+
+  findByEmail(email: string): Promise<AccountEntity | null> {
+    return this.accounts.findOneBy({ email });
+  }
+
+  /** Whether `password` is the account's (one argon2 verify; false for an account without a password). */
+  passwordMatches(account: AccountEntity, password: string): Promise<boolean> {
+    return verifyPassword(account.passwordHash, password);
+  }
+
+  /**
+   * An account for an email the identity provider asserted verified (docs/sso.md), in `manager`'s transaction:
+   * - none has the email: a new verified account without a password;
+   * - an unverified one has it (a sign-up whose mailbox was never proved: maybe someone else's, pre-registering the
+   *   address): it is taken over as nobody's yet, its pending password dropped and its links killed, so whoever typed
+   *   that password gets nothing; verified now;
+   * - a verified one has it: undefined (its owner must prove it before a provider identity is linked to it).
+   * Answers the account and whether it was made here. A sign-up racing with it: the unique email makes one lose.
+   */
+  async takeForProvider(
+    manager: EntityManager,
+    email: string,
+  ): Promise<{ account: AccountEntity; created: boolean } | undefined> {
+    const existing = await manager.findOneBy(AccountEntity, { email });
+    if (existing?.verifiedAt) return undefined;
+    if (existing) {
+      const updated = await manager.update(
+        AccountEntity,
+        { id: existing.id, verifiedAt: IsNull() },
+        { passwordHash: null, verifiedAt: () => 'now()' },
+      );
+      if (!updated.affected) return undefined;
+      await this.killLinks(manager, existing.id);
+      return { account: (await manager.findOneBy(AccountEntity, { id: existing.id }))!, created: false };
+    }
+    const id = randomUUID();
+    await manager.insert(AccountEntity, {
+      id,
+      email,
+      passwordHash: null,
+      verifiedAt: () => 'now()',
+      consumerName: null,
+    });
+    return { account: (await manager.findOneBy(AccountEntity, { id }))!, created: true };
+  }
+
+  /** A single-use link (1 h) that proves the account's mailbox for a provider identity's link; answers the token. */
+  async issueLinkToken(accountId: string): Promise<string> {
+    return this.issueToken(accountId, 'link', LINK_TTL_MS);
+  }
+
+  /** Uses a link token of `accountId` (once: two uses racing, one wins); whether it was usable. */
+  async useLinkToken(token: string, accountId: string): Promise<boolean> {
+    return (await this.useToken(this.dataSource.manager, token, 'link')) === accountId;
+  }
+
+  /** Mails the account's owner a link that links a provider identity (it works only in the browser that asked). */
+  sendLinkMail(email: string, providerName: string, token: string): void {
+    this.mailer.sendLater({
+      to: email,
+      subject: `Link ${providerName} to your Pet store developer portal account`,
+      text: `Someone signed in with ${providerName} as ${email} and asked to link it to your portal account. If it was you, open this link in the same browser (valid 1 hour, once):\n\n${this.link(`/login/link/confirm?token=${token}`)}\n\nIf it was not you, ignore this mail: nothing is linked without it.`,
+    });
   }
 
   private async sendReset(email: string): Promise<void> {

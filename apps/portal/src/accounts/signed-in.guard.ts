@@ -8,6 +8,8 @@ declare module 'express-session' {
   interface SessionData {
     /** The signed-in account (set only after a successful sign-in or verification, on a regenerated session). */
     accountId?: string;
+    /** The provider identity the account signed in with (docs/sso.md): the sign-out's audit row names it. */
+    identity?: { issuer: string; subject: string };
   }
 }
 

@@ -16,6 +16,7 @@ import {
 } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 import { DEFAULT_PLANS_FILE, PlanCatalogue, readPlanCatalogue } from '@app/contract';
+import { PortalOidcProvider, portalOidcProvidersOf } from './portal-oidc.config';
 
 const URL_RULE = /^https?:\/\/[^\s]+$/;
 
@@ -132,6 +133,15 @@ export class PortalEnvironment {
 
   @EnvIntRange('SHUTDOWN_GRACE_MS', 0, 600000)
   SHUTDOWN_GRACE_MS = 10000;
+
+  /**
+   * The identity providers developers may sign in with (a JSON array; docs/sso.md): parsed and checked by
+   * portalOidcProvidersOf. A secret: it holds the clients' secrets.
+   */
+  @IsOptional()
+  @EnvSecret()
+  @IsString()
+  PORTAL_OIDC_PROVIDERS?: string = undefined;
 }
 
 export interface PortalConfig {
@@ -182,6 +192,8 @@ export interface PortalConfig {
   shutdownGraceMs: number;
   /** The host names answered besides loopback names: PORTAL_ALLOWED_HOSTS and PORTAL_PUBLIC_URL's host. */
   allowedHosts: readonly string[];
+  /** The identity providers developers may sign in with (PORTAL_OIDC_PROVIDERS); empty: none. */
+  oidcProviders: readonly PortalOidcProvider[];
 }
 
 export const PORTAL_CONFIG = Symbol('PORTAL_CONFIG');
@@ -224,7 +236,9 @@ export function loadPortalConfig(env: Record<string, string | undefined> = proce
   if (e.NODE_ENV === 'production' && !e.SMTP_URL)
     throw new ConfigurationError('SMTP_URL is required in production: verification and reset links go by mail');
   const basePath = e.PORTAL_BASE_PATH.replace(/\/+$/, '');
+  const oidcProviders = portalOidcProvidersOf(e.PORTAL_OIDC_PROVIDERS, e.NODE_ENV === 'production');
   return {
+    oidcProviders,
     production: e.NODE_ENV === 'production',
     port: e.PORTAL_PORT,
     host: e.PORTAL_HOST,

@@ -18,8 +18,9 @@ export function hashPassword(password: string): Promise<string> {
 /** A hash of nothing anyone knows: verified against when an email is unknown, so both cases take one argon2 time. */
 let dummy: Promise<string> | undefined;
 
-export async function verifyPassword(stored: string | undefined, password: string): Promise<boolean> {
-  if (stored === undefined) {
+/** `stored` absent (no account) or null (an account without a password: docs/sso.md): false, in one argon2 time. */
+export async function verifyPassword(stored: string | null | undefined, password: string): Promise<boolean> {
+  if (stored === undefined || stored === null) {
     dummy ??= hashPassword(`no account ${Math.random()}`);
     await verify(await dummy, password).catch(() => false);
     return false;

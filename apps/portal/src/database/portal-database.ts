@@ -15,9 +15,11 @@ import { AccountTokenEntity } from '../accounts/account-token.entity';
 import { AccountEntity } from '../accounts/account.entity';
 import { PortalConfig } from '../config/portal.config';
 import { CreateAccounts1795532000000 } from './migrations/1795532000000-CreateAccounts';
+import { AccountIdentities1796900000000 } from './migrations/1796900000000-AccountIdentities';
+import { AccountIdentityEntity } from '../sso/account-identity.entity';
 
-export const PORTAL_ENTITIES = [AccountEntity, AccountTokenEntity];
-export const PORTAL_MIGRATIONS = [CreateAccounts1795532000000];
+export const PORTAL_ENTITIES = [AccountEntity, AccountTokenEntity, AccountIdentityEntity];
+export const PORTAL_MIGRATIONS = [CreateAccounts1795532000000, AccountIdentities1796900000000];
 const PORTAL_MIGRATION_LOCK = { key: 7_340_021_025, applicationName: 'portal-migrations-lock' };
 
 async function servePgliteWire(db: PGlite): Promise<PgliteListener> {

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 
-/** The provider and the console's client at it (the configuration's CONSOLE_OIDC_*, docs/sso.md). */
+/** The provider and a web app's client at it (the console's CONSOLE_OIDC_*, the portal's PORTAL_OIDC_PROVIDERS: docs/sso.md). */
 export interface IdentityProviderSettings {
   issuer: string;
   clientId: string;
@@ -29,7 +29,7 @@ export interface PendingSignIn {
   state: string;
   nonce: string;
   codeVerifier: string;
-  /** Where the provider sends the person back: this console's callback, as the browser reached it. */
+  /** Where the provider sends the person back: the app's callback. */
   redirectUri: string;
 }
 
@@ -52,13 +52,13 @@ function isUnreachable(error: unknown): boolean {
 }
 
 /**
- * The console's client of the operators' identity provider (openid-client 6): the authorization code flow with
+ * A web app's client of an identity provider (openid-client 6; the console's and the portal's): the authorization code flow with
  * PKCE (S256), `state` and `nonce`, each generated per sign-in and kept in the visitor's session; the callback's
  * exchange checks state, the code (once, by the provider), the ID token's signature, issuer, audience and nonce.
  * The provider's metadata is discovered at each sign-in's start (a provider away at start-up does not stop the
- * console). RP-initiated logout through its end_session_endpoint.
+ * app). RP-initiated logout through its end_session_endpoint.
  */
-export class ConsoleIdentityProvider {
+export class OidcIdentityProvider {
   private configuration?: Promise<oidc.Configuration>;
 
   constructor(readonly config: IdentityProviderSettings) {}
@@ -91,8 +91,11 @@ export class ConsoleIdentityProvider {
     return { url: url.href, pending };
   }
 
-  /** The callback: the code exchanged, every check made; the ID token (for the gateway) and its claims. */
-  async finish(callbackUrl: URL, pending: PendingSignIn): Promise<{ idToken: string; subject: string }> {
+  /** The callback: the code exchanged, every check made; the ID token (the console hands it to the gateway) and its claims. */
+  async finish(
+    callbackUrl: URL,
+    pending: PendingSignIn,
+  ): Promise<{ idToken: string; subject: string; claims: oidc.IDToken }> {
     const configuration = await this.discovered();
     try {
       const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
@@ -103,7 +106,7 @@ export class ConsoleIdentityProvider {
       });
       const claims = tokens.claims();
       if (!tokens.id_token || !claims) throw new SignInRefused('NO_ID_TOKEN', 'The provider sent no ID token.');
-      return { idToken: tokens.id_token, subject: claims.sub };
+      return { idToken: tokens.id_token, subject: claims.sub, claims };
     } catch (error) {
       if (error instanceof SignInRefused) throw error;
       if (isUnreachable(error)) throw new ProviderUnreachable((error as Error).message);
