@@ -1251,6 +1251,14 @@ export interface components {
              * @description Set: the key is revoked (an import never un-revokes a key).
              */
             revokedAt?: string;
+            /**
+             * @description Where the key may be used from, within its consumer's allowedAddresses (docs/oauth.md), stored on their network address; null: anywhere its consumer allows; absent: left as it is.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses?: string[] | null;
         };
         FileConsumerDto: {
             /** @description Matched by name: created, or brought in line with the file. */
@@ -1288,7 +1296,15 @@ export interface components {
             costs?: {
                 [key: string]: number;
             };
-            /** @description Every key of the consumer, matched by hash (added, or revoked when the file says so). */
+            /**
+             * @description Where its keys and tokens may be used from (docs/oauth.md), stored on their network address; null: anywhere; absent: left as it is.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses?: string[] | null;
+            /** @description Every key of the consumer, matched by hash (added, or revoked or given other allowedAddresses when the file says so). */
             keys?: components["schemas"]["FileKeyDto"][];
             /** @description One-key form (earlier files): the key's SHA-256. Ignored when `keys` is given. */
             keyHash?: string;
