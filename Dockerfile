@@ -28,6 +28,26 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
  && mv "$node" /app/node && rm -rf node_modules/node-linux-* node_modules/node-darwin-* node_modules/.bin/node \
  && /app/node -v
 
+# The stand-in identity provider of docker compose's `idp` profile (docs/oauth.md): oidc-provider and the packages it
+# loads, taken out of the build stage's install (the lock file's versions; oidc-provider is a dev dependency, so the
+# apps' image has none of it), with its one script. docker build --target identity-provider -t petstore-idp .
+FROM build AS identity-provider-modules
+COPY docker/identity-provider-modules.js ./docker/identity-provider-modules.js
+RUN node docker/identity-provider-modules.js /idp/node_modules
+
+FROM node:24-bookworm-slim AS identity-provider
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=production-dependencies /app/node /usr/local/bin/node
+COPY --from=identity-provider-modules --chown=node:node /idp/node_modules ./node_modules
+COPY --chown=node:node scripts/identity-provider.js ./scripts/identity-provider.js
+USER node
+ENV IDP_HOST=0.0.0.0 IDP_PORT=3005
+HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=5 \
+  CMD node -e "fetch('http://127.0.0.1:'+process.env.IDP_PORT+'/.well-known/openid-configuration').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "scripts/identity-provider.js"]
+
+# The apps' image: last, so that a plain `docker build .` makes it.
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # Heap limits, as npm start sets them (scripts/app-node-options.js: old space, and Node 20's young generation in

@@ -15,17 +15,23 @@
  * Without DATABASE_URL and GATEWAY_DATABASE_URL, one embedded PGlite (PGLITE_DATA_DIR, .data/pglite), hosted here
  * and served over the wire protocol, holds both apps' tables (the gateway's in its own schema): one database
  * engine in memory, not one per app.
+ *
+ * START_IDENTITY_PROVIDER=1 also starts a stand-in identity provider (scripts/identity-provider.js, on IDP_PORT, 3005)
+ * before the gateway, gives the gateway its issuer (OAUTH_ISSUERS, with its tokenUrl for Swagger UI's Authorize),
+ * and binds its demo client to the "demo" consumer (made if missing): docs/oauth.md, "Try it with npm start".
  */
 // First: on a Node older than the supported one, one line and exit 1 (the apps' own check, before any build).
 require('./supported-node').exitOnUnsupportedNode();
 
 const { spawn } = require('node:child_process');
-const { existsSync, readFileSync, writeFileSync } = require('node:fs');
+const { randomBytes } = require('node:crypto');
+const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const { appNodeOptions } = require('./app-node-options');
 const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
 const { AppOutput, phase, readyBlock } = require('./start-output');
 const { addExampleAnimalIfEmpty } = require('./example-animal');
+const { DEFAULT_AUDIENCE, DEFAULT_PORT: DEFAULT_IDP_PORT } = require('./identity-provider');
 
 const ROOT = path.join(__dirname, '..');
 const ENTRY = {
@@ -60,6 +66,18 @@ function appEnvironment(databaseEnv, name) {
     env.RATE_LIMIT_STATE_FILE = '.data/rate-limits.json';
   if (name === 'gateway' && !process.env.CORS_ORIGINS && wantsPortal)
     env.CORS_ORIGINS = `http://localhost:${portalPort()},http://127.0.0.1:${portalPort()}`;
+  // The stand-in identity provider's issuer, beside any the developer configured.
+  if (name === 'gateway' && identityProvider) {
+    const configured = process.env.OAUTH_ISSUERS ? JSON.parse(process.env.OAUTH_ISSUERS) : [];
+    env.OAUTH_ISSUERS = JSON.stringify([
+      ...configured,
+      {
+        issuer: identityProvider.issuer,
+        audience: identityProvider.audience,
+        tokenUrl: `${identityProvider.issuer}/token`,
+      },
+    ]);
+  }
   // The operator console keeps its sessions in the same database (schema console) and calls the admin API.
   if (name === 'console') {
     env.CONSOLE_DATABASE_URL = process.env.CONSOLE_DATABASE_URL || env.GATEWAY_DATABASE_URL || env.DATABASE_URL;
@@ -69,6 +87,8 @@ function appEnvironment(databaseEnv, name) {
 }
 
 let wantsPortal = false;
+/** START_IDENTITY_PROVIDER's provider, once started: its issuer, audience, demo client and where its secret is kept. */
+let identityProvider;
 const portalPort = () => process.env.PORTAL_PORT || 3003;
 const adminUrl = () => process.env.ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || 3002}`;
 
@@ -147,6 +167,93 @@ async function consoleAuditToken() {
   const { token } = await reply.json();
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return token;
+}
+
+/** The demo client's secret: IDP_CLIENT_SECRET, else one made once and kept beside the admin token (.data/). */
+function identityProviderSecret() {
+  if (process.env.IDP_CLIENT_SECRET) return { secret: process.env.IDP_CLIENT_SECRET, file: undefined };
+  const file = path.join(path.dirname(process.env.ADMIN_TOKEN_FILE || '.data/admin-token'), 'idp-client-secret');
+  if (existsSync(file)) return { secret: readFileSync(file, 'utf8').trim(), file };
+  mkdirSync(path.dirname(file), { recursive: true });
+  const secret = randomBytes(24).toString('hex');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return { secret, file };
+}
+
+/** Starts the stand-in identity provider and waits until it serves its discovery document. */
+async function startIdentityProvider() {
+  const port = process.env.IDP_PORT || DEFAULT_IDP_PORT;
+  const issuer = `http://127.0.0.1:${port}`;
+  const { secret, file } = identityProviderSecret();
+  const gatewayPort = process.env.PORT || 3000;
+  // Swagger UI's pages (the gateway's /docs, the portal's reference) ask it for tokens from the browser: CORS.
+  const origins = [gatewayPort, portalPort()].flatMap((p) => [`http://localhost:${p}`, `http://127.0.0.1:${p}`]);
+  identityProvider = {
+    issuer,
+    audience: process.env.IDP_AUDIENCE || DEFAULT_AUDIENCE,
+    clientId: process.env.IDP_CLIENT_ID || 'demo-client',
+    secretFile: file,
+  };
+  phase(`starting the identity provider on ${issuer} (START_IDENTITY_PROVIDER)`);
+  const child = spawn(process.execPath, [path.join(__dirname, 'identity-provider.js')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      IDP_PORT: String(port),
+      IDP_ISSUER: issuer,
+      IDP_AUDIENCE: identityProvider.audience,
+      IDP_CLIENT_ID: identityProvider.clientId,
+      IDP_CLIENT_SECRET: secret,
+      IDP_CORS_ORIGINS: process.env.IDP_CORS_ORIGINS || origins.join(','),
+    },
+  });
+  children.set('idp', child);
+  output.follow('idp', child.stdout, process.stdout);
+  output.follow('idp', child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    children.delete('idp');
+    if (!stopping) {
+      console.error(`idp exited (${signal ?? code}); stopping the others.`);
+      stopAll(code || 1);
+    }
+  });
+  while (!stopping) {
+    const ok = await fetch(`${issuer}/.well-known/openid-configuration`, {
+      signal: globalThis.AbortSignal.timeout(2000),
+    }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Binds the identity provider's demo client to the "demo" consumer through the admin API (the gateway mints "demo"
+ * on a first start; made here, Free, when it is missing). Already bound: nothing to do.
+ */
+async function bindDemoClient() {
+  const root =
+    process.env.ADMIN_TOKEN || readFileSync(process.env.ADMIN_TOKEN_FILE || '.data/admin-token', 'utf8').trim();
+  const call = (method, route, body) =>
+    fetch(`${adminUrl()}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${root}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: globalThis.AbortSignal.timeout(5000),
+    });
+  const demo = await call('GET', '/consumers/demo');
+  if (demo.status === 404) {
+    const created = await call('POST', '/consumers', { name: 'demo', plan: 'free' });
+    if (!created.ok) throw new Error(`cannot create the demo consumer: ${created.status} ${await created.text()}`);
+  } else if (!demo.ok) throw new Error(`cannot read the demo consumer: ${demo.status} ${await demo.text()}`);
+  const bound = await call('POST', '/consumers/demo/client-bindings', {
+    issuer: identityProvider.issuer,
+    clientId: identityProvider.clientId,
+  });
+  if (!bound.ok && bound.status !== 409)
+    throw new Error(`cannot bind the demo client: ${bound.status} ${await bound.text()}`);
 }
 
 const children = new Map();
@@ -299,6 +406,9 @@ async function waitUntilReady(names, { quiet = false } = {}) {
       process.env.INTERNAL_SECRET,
     ).catch((error) => console.error(`pets     | no example animal added: ${error.message}`));
   if (stopping) return;
+  if (identityProvider && names.includes('gateway'))
+    await bindDemoClient().catch((error) => console.error(`idp      | demo client not bound: ${error.message}`));
+  if (stopping) return;
   output.ready();
   const port = process.env.PORT || 3000;
   const rows = [];
@@ -333,6 +443,12 @@ async function waitUntilReady(names, { quiet = false } = {}) {
       rows.push(['demo API key (Free plan)', `${output.demoKey} (shown once, kept in ${demoKeyFile})`]);
     else if (existsSync(demoKeyFile)) rows.push(['demo API key (Free plan)', `cat ${demoKeyFile}`]);
   }
+  if (identityProvider) {
+    const { issuer, clientId, secretFile } = identityProvider;
+    const secret = secretFile ? `$(cat ${secretFile})` : '$IDP_CLIENT_SECRET';
+    rows.push(['identity provider (OAuth)', `${issuer}, client ${clientId} bound to "demo"`]);
+    rows.push(['an access token', `curl -s -u ${clientId}:${secret} -d grant_type=client_credentials ${issuer}/token`]);
+  }
   process.stdout.write(readyBlock(`Ready in ${seconds(Date.now() - startedAt)}`, rows));
 }
 
@@ -356,6 +472,16 @@ async function main() {
   wantsPortal = names.includes('portal');
   // A request through the gateway is its line alone, not the pets service's too (scripts/start-output.js).
   output.gatewayInFront = names.includes('gateway') && names.includes('pets');
+  if (/^(1|true)$/.test(process.env.START_IDENTITY_PROVIDER || '') && names.includes('gateway')) {
+    try {
+      await startIdentityProvider();
+    } catch (error) {
+      console.error(`Cannot start the identity provider: ${error.message}`);
+      stopAll(1);
+      return;
+    }
+    if (stopping) return;
+  }
   phase(`starting ${names.join(', ')} (each applies its pending migrations first)`);
   const spawnApp = (name, extraEnv = {}) => {
     const child = spawn(process.execPath, [ENTRY[name]], {

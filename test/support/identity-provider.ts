@@ -4,6 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
 
+/** The configuration `npm start`'s and compose's identity provider runs with (scripts/identity-provider.js): one source. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the script is CommonJS, read as it is
+const { providerConfiguration } = require('../../scripts/identity-provider') as {
+  providerConfiguration(options: {
+    issuer: string;
+    audience: string;
+    scopes: string[];
+    clients: Array<IdentityProviderClient & { tokenFormat?: 'jwt' | 'opaque'; grantTypes?: string[] }>;
+    signingKeys: JWK[];
+  }): Record<string, unknown>;
+};
+
 /** The API's audience (resource indicator) the provider issues tokens for. */
 export const API_AUDIENCE = 'https://api.petstore.test';
 export const SCOPES = ['pets:read', 'pets:write'] as const;
@@ -27,8 +39,8 @@ async function newSigningKey(): Promise<SigningKey> {
 }
 
 /**
- * A real OAuth 2.0 authorization server for the tests (oidc-provider 9, in this process, on a loopback port): the
- * client-credentials grant with JWT access tokens (RFC 9068, `at+jwt`, ES256) for API_AUDIENCE, a client whose
+ * A real OAuth 2.0 authorization server for the tests (oidc-provider 9, in this process, on a loopback port, configured
+ * as scripts/identity-provider.js configures npm start's and compose's): the client-credentials grant with JWT access tokens (RFC 9068, `at+jwt`, ES256) for API_AUDIENCE, a client whose
  * tokens are opaque (for introspection), a client the gateway introspects with, introspection and revocation.
  * `rotateKeys` restarts it on the same port with a new signing key first and the old ones kept in its JWKS (how
  * oidc-provider rotates: the first key of an algorithm signs); `stop` takes it away (its port refuses).
@@ -130,43 +142,19 @@ export class IdentityProvider {
   }
 
   private provider(): Provider {
-    const client = (c: IdentityProviderClient, extra: object = {}) => ({
-      client_id: c.clientId,
-      client_secret: c.clientSecret,
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: 'client_secret_basic',
-      scope: SCOPES.join(' '),
-      ...extra,
-    });
-    const opaque = this.opaqueClient.clientId;
-    return new Provider(this.issuer, {
-      clients: [client(this.jwtClient), client(this.opaqueClient), client(this.gatewayClient, { grant_types: [] })],
-      jwks: { keys: this.keys.map((key) => key.privateJwk) },
-      scopes: [...SCOPES],
-      clientDefaults: { id_token_signed_response_alg: 'ES256' },
-      features: {
-        devInteractions: { enabled: false },
-        clientCredentials: { enabled: true },
-        introspection: { enabled: true },
-        revocation: { enabled: true },
-        resourceIndicators: {
-          enabled: true,
-          defaultResource: () => API_AUDIENCE,
-          useGrantedResource: () => true,
-          getResourceServerInfo: (_ctx: unknown, resource: string, c: { clientId: string }) => {
-            if (resource !== API_AUDIENCE) throw new Error(`unknown resource ${resource}`);
-            return {
-              scope: SCOPES.join(' '),
-              audience: API_AUDIENCE,
-              accessTokenTTL: 600,
-              accessTokenFormat: c.clientId === opaque ? 'opaque' : 'jwt',
-              ...(c.clientId === opaque ? {} : { jwt: { sign: { alg: 'ES256' } } }),
-            };
-          },
-        },
-      },
-    });
+    return new Provider(
+      this.issuer,
+      providerConfiguration({
+        issuer: this.issuer,
+        audience: API_AUDIENCE,
+        scopes: [...SCOPES],
+        clients: [
+          this.jwtClient,
+          { ...this.opaqueClient, tokenFormat: 'opaque' },
+          { ...this.gatewayClient, grantTypes: [] },
+        ],
+        signingKeys: this.keys.map((key) => key.privateJwk),
+      }),
+    );
   }
 }

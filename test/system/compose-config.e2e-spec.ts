@@ -23,7 +23,7 @@ function resolved(
   command: string[],
   env: Record<string, string>,
 ): Record<string, { environment: Record<string, string>; command: unknown }> {
-  const run = compose(['--profile', 'cluster', '--profile', 'tracing', 'config'], env, command);
+  const run = compose(['--profile', 'cluster', '--profile', 'tracing', '--profile', 'idp', 'config'], env, command);
   if (run.status !== 0) throw new Error(run.stderr);
   const toJson = spawnSync(
     '/usr/bin/python3',
@@ -134,6 +134,21 @@ ifCompose.describe('docker-compose.yml', () => {
     });
     for (const service of Object.values(services))
       for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
+  });
+
+  it('gives the idp profile its issuer on the compose network, the balancer origin for CORS, and no published secret', () => {
+    const services = resolved(['docker-compose'], secret);
+    expect(services.idp.environment).toMatchObject({
+      IDP_ISSUER: 'http://idp:3005',
+      IDP_CLIENT_ID: 'demo-client',
+      IDP_CLIENT_SECRET: '',
+      IDP_CORS_ORIGINS: 'http://localhost:8080,http://127.0.0.1:8080',
+    });
+    expect(services['idp-bind'].environment).toMatchObject({
+      ADMIN_URL: 'http://gateway:3002',
+      IDP_CLIENT_ID: 'demo-client',
+    });
+    expect(services.gateway.environment.OAUTH_ISSUERS).toBe('');
   });
 
   const ifComposeV2 = runIf(hasComposeV2, 'Compose v2 (docker compose)');

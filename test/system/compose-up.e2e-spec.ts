@@ -34,6 +34,8 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
   let env: Record<string, string>;
   let url: string;
   let inbox: string;
+  let idpUrl: string;
+  const idpSecret = secret();
   const figures: Record<string, string> = {};
 
   function run(command: string[], timeoutMs = 120_000): SpawnSyncReturns<string> {
@@ -90,7 +92,7 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
     }));
   }
 
-  const ONE_SHOTS = new Set(['migrate', 'portal-secrets']);
+  const ONE_SHOTS = new Set(['migrate', 'portal-secrets', 'idp-bind']);
   /** What is not yet as it should be: one-shots exited 0, every other container running and healthy. */
   function notReady(): string[] {
     return containers()
@@ -224,8 +226,10 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
   beforeAll(async () => {
     const balancerPort = await freePort();
     const mailPort = await freePort();
+    const idpPort = await freePort();
     url = `http://127.0.0.1:${balancerPort}`;
     inbox = `http://127.0.0.1:${mailPort}`;
+    idpUrl = `http://127.0.0.1:${idpPort}`;
     // Nothing of the caller's reaches compose but the header's three secrets: no portal token, session secret or SMTP.
     const {
       INTERNAL_SECRET: _a,
@@ -247,6 +251,19 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
       PORTAL_PUBLIC_URL: url,
       PORTAL_API_URL: `${url}/v1`,
       COMPOSE_PROJECT_NAME: PROJECT,
+      // The idp profile, as its header says (started by its own test below; the gateways know the issuer from the
+      // start and fetch its keys with the first token).
+      IDP_PORT: String(idpPort),
+      IDP_CLIENT_SECRET: idpSecret,
+      IDP_CORS_ORIGINS: url,
+      OAUTH_ISSUERS: JSON.stringify([
+        {
+          issuer: 'http://idp:3005',
+          audience: 'https://api.petstore.example.com',
+          tokenUrl: `${idpUrl}/token`,
+          insecureHttp: true,
+        },
+      ]),
     };
     let started = Date.now();
     ok(compose(['build'], 25 * 60_000), 'compose build');
@@ -262,7 +279,7 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
     console.log(
       `compose (${COMMAND.join(' ')}): build ${figures.build}, healthy ${figures.healthy}\nmemory per container after the test's traffic:\n${figures.memory ?? '(not measured)'}`,
     );
-    compose(['down', '-v', '--remove-orphans', '-t', '5'], 5 * 60_000);
+    compose(['--profile', 'idp', 'down', '-v', '--remove-orphans', '-t', '5'], 5 * 60_000);
   }, 6 * 60_000);
 
   it('brings every default service up healthy, the portal and the one-shots included', () => {
@@ -452,6 +469,42 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
   });
 
   it(
+    'the idp profile: its demo client, bound to the demo consumer, gets a token that gets 200 through the balancer',
+    async () => {
+      ok(compose(['--profile', 'idp', 'build', 'idp'], 15 * 60_000), 'compose build idp');
+      ok(compose(['--profile', 'idp', 'up', '-d', '--no-deps', 'idp'], 5 * 60_000), 'compose up idp');
+      const deadline = Date.now() + 120_000;
+      while (!containers().some((c) => c.service === 'idp' && c.health === 'healthy')) {
+        if (Date.now() > deadline) throw new Error(`idp not healthy: ${compose(['logs', '--no-color', 'idp']).stdout}`);
+        await sleep(1000);
+      }
+      ok(compose(['--profile', 'idp', 'run', '--rm', '--no-deps', 'idp-bind'], 5 * 60_000), 'idp-bind');
+      // Run twice: the second finds the client bound and changes nothing.
+      ok(compose(['--profile', 'idp', 'run', '--rm', '--no-deps', 'idp-bind'], 5 * 60_000), 'idp-bind again');
+
+      const basic = `Basic ${Buffer.from(`demo-client:${idpSecret}`).toString('base64')}`;
+      const granted = await fetch(`${idpUrl}/token`, {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded', origin: url },
+        body: 'grant_type=client_credentials',
+      });
+      expect(granted.status).toBe(200);
+      // Swagger UI's page, on the balancer's origin, may read the answer.
+      expect(granted.headers.get('access-control-allow-origin')).toBe(url);
+      const { access_token: token } = (await granted.json()) as { access_token: string };
+      const answers = [];
+      for (let i = 0; i < 4; i += 1) answers.push(await get('/v1/pets?limit=1', { authorization: `Bearer ${token}` }));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      const document = JSON.parse((await get('/docs-json')).text) as {
+        components: { securitySchemes: Record<string, { flows?: { clientCredentials?: { tokenUrl: string } } }> };
+      };
+      expect(document.components.securitySchemes.oauth2.flows?.clientCredentials?.tokenUrl).toBe(`${idpUrl}/token`);
+      expect((await get('/v1/pets?limit=1', { authorization: 'Bearer not.a.token' })).status).toBe(401);
+    },
+    25 * 60_000,
+  );
+
+  it(
     "keeps both gateways in rotation while pets restarts: only 200s and the gateway's JSON 503 with Retry-After",
     async () => {
       const key = mintKey([
@@ -557,7 +610,7 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
         '{{.Name}} {{.MemUsage}}',
         ...running.map((c) => c.id),
       ]).stdout.trim();
-      ok(compose(['down', '-v', '--remove-orphans', '-t', '5'], 5 * 60_000), 'compose down -v');
+      ok(compose(['--profile', 'idp', 'down', '-v', '--remove-orphans', '-t', '5'], 5 * 60_000), 'compose down -v');
       const label = `label=com.docker.compose.project=${PROJECT}`;
       expect(docker(['ps', '-a', '-q', '--filter', label]).trim()).toBe('');
       expect(docker(['volume', 'ls', '-q', '--filter', label]).trim()).toBe('');

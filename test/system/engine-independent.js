@@ -7,6 +7,7 @@
  */
 module.exports = {
   'npm-start.e2e-spec.ts': 'npm start, with DATABASE_URL and REDIS_URL emptied: the embedded defaults',
+  'npm-start-identity-provider.e2e-spec.ts': 'npm start with its identity provider, the database variables emptied',
   'npm-start-example-animal.e2e-spec.ts': 'the pets service as npm start runs it, DATABASE_URL emptied',
   'readme-commands-run-as-written.e2e-spec.ts': "the README's commands on npm start, the database variables emptied",
   'start-up-refusals.e2e-spec.ts': 'configuration refused at start-up, before any database answers',

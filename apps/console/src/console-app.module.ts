@@ -10,6 +10,7 @@ import { OperatorGuard } from './auth/operator.guard';
 import { ConsoleSignInThrottle } from './auth/sign-in-throttle';
 import { TokenVault } from './auth/token-vault';
 import { ConsoleConfig } from './config/console.config';
+import { ConsumerCredentialsController } from './consumers/consumer-credentials.controller';
 import { ConsumersController } from './consumers/consumers.controller';
 import { OverviewController } from './overview/overview.controller';
 import { PlanRequestsController } from './plan-requests/plan-requests.controller';
@@ -28,6 +29,7 @@ export class ConsoleAppModule {
         ...(config.oidc ? [OidcSignInController] : []),
         OverviewController,
         ConsumersController,
+        ConsumerCredentialsController,
         PlanRequestsController,
         TokensController,
         AuditController,

@@ -1,6 +1,7 @@
 import type {
   AdminAuditEntry,
   AdminBilling,
+  AdminClientBinding,
   CreditsPanel,
   AdminConsumer,
   AdminCurrentUsage,
@@ -55,6 +56,13 @@ export interface ConsumerView extends PageModel {
   plans: Array<{ value: string; label: string; selected: boolean }>;
   planForm: { perMinute: string | number; perDay: string | number; error?: string };
   keyTable: KeyTable;
+  /** Where its credentials may be used from, as the forms hold it ('' is anywhere): the consumer's, each active key's. */
+  allowedAddresses: {
+    consumer: string;
+    keys: Array<{ id: string; hint: string; ranges: string; action: string }>;
+  };
+  /** Its OAuth clients (docs/oauth.md), each with its ranges as text and its unbind form's action. */
+  bindings: Panel<Array<AdminClientBinding & { ranges: string; unbindAction: string }>>;
   /** Anchor, monthly quota, current period (GET billing). */
   billing: Panel<AdminBilling>;
   /** Only when credits are in force; the ledger left out when it cannot be read. */

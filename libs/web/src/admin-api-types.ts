@@ -11,6 +11,8 @@ export type AdminConsumerPage = Schemas['ConsumerPageResponse'];
 export type AdminKey = Schemas['KeyResponse'];
 export type AdminIssuedKey = Schemas['IssuedKeyResponse'];
 export type AdminCreatedConsumer = Schemas['CreatedConsumerResponse'];
+/** An OAuth client bound to a consumer (docs/oauth.md). */
+export type AdminClientBinding = Schemas['ClientBindingResponse'];
 export type AdminRotatedKey = Schemas['RotatedKeyResponse'];
 export type AdminCurrentUsage = Schemas['UsageResponse'];
 export type AdminWindowUsage = Schemas['WindowUsageResponse'];

@@ -268,4 +268,75 @@ describe('consumers file (import / export)', () => {
       updated: 0,
     });
   });
+
+  it("carries allowed addresses, the consumer's and its keys', through export and import; null lifts them, absent leaves them", async () => {
+    const key = await mintKey(stack.source, 'pro', 'fenced-file');
+    await mintKey(stack.source, 'free', 'open-file');
+    const [{ id }] = (await get(stack.source, 'fenced-file')).keys as unknown as Array<{ id: string }>;
+    const patch = (path: string, allowedAddresses: string[]) =>
+      adminCall(stack.source, 'PATCH', path, { allowedAddresses }).then((reply) => reply.status);
+    expect(await patch('/consumers/fenced-file', ['10.1.0.0/16'])).toBe(200);
+    expect(await patch(`/consumers/fenced-file/keys/${id}`, ['10.1.5.0/24'])).toBe(200);
+
+    const exported = (await adminCall(stack.source, 'GET', '/export?limit=1000')).body as {
+      consumers: Array<{ name: string; allowedAddresses?: unknown; keys: Array<{ allowedAddresses?: unknown }> }>;
+    };
+    const entry = exported.consumers.find((c) => c.name === 'fenced-file')!;
+    expect(entry.allowedAddresses).toEqual(['10.1.0.0/16']);
+    expect(entry.keys[0].allowedAddresses).toEqual(['10.1.5.0/24']);
+    // Unrestricted ones write no field.
+    expect(exported.consumers.find((c) => c.name === 'open-file')).not.toHaveProperty('allowedAddresses');
+
+    const target = (file: unknown) => adminCall(stack.target, 'POST', '/import', { consumers: [file] });
+    expect((await target(entry)).body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    const imported = (await adminCall(stack.target, 'GET', '/consumers/fenced-file')).body as {
+      allowedAddresses: string[] | null;
+      keys: Array<{ allowedAddresses: string[] | null }>;
+    };
+    expect(imported.allowedAddresses).toEqual(['10.1.0.0/16']);
+    expect(imported.keys[0].allowedAddresses).toEqual(['10.1.5.0/24']);
+    // Applied where it was imported: the test's loopback address is outside them.
+    expectErrorBody(
+      await call(`${stack.target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } }),
+      403,
+      'ADDRESS_NOT_ALLOWED',
+    );
+    expect((await target(entry)).body).toEqual({ created: 0, updated: 0, unchanged: 1 });
+
+    // null lifts the consumer's; a key's IPv4-mapped range is stored as the IPv4 one; absent fields change nothing.
+    const { allowedAddresses: _dropped, ...withoutAddresses } = entry;
+    expect(
+      (
+        await target({
+          ...withoutAddresses,
+          allowedAddresses: null,
+          keys: [{ ...entry.keys[0], allowedAddresses: ['::ffff:127.0.0.0/104'] }],
+        })
+      ).body,
+    ).toEqual({ created: 0, updated: 1, unchanged: 0 });
+    const lifted = (await adminCall(stack.target, 'GET', '/consumers/fenced-file')).body as typeof imported;
+    expect(lifted.allowedAddresses).toBeNull();
+    expect(lifted.keys[0].allowedAddresses).toEqual(['127.0.0.0/8']);
+    expect(
+      (await call(`${stack.target.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
+    const keysWithoutField = entry.keys.map(({ allowedAddresses: _ignored, ...rest }) => rest);
+    expect((await target({ ...withoutAddresses, keys: keysWithoutField })).body).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 1,
+    });
+    const audit = (await adminCall(stack.target, 'GET', '/audit?target=fenced-file&action=import.update')).body as {
+      items: Array<{ changes: Record<string, unknown> }>;
+    };
+    expect(audit.items.map((row) => row.changes.allowedAddresses)).toEqual([{ before: ['10.1.0.0/16'], after: null }]);
+
+    // What is no address refuses the whole batch.
+    expectErrorBody(await target({ ...entry, allowedAddresses: ['10.1'] }), 400, 'VALIDATION_FAILED');
+    expectErrorBody(
+      await target({ ...entry, keys: [{ ...entry.keys[0], allowedAddresses: [] }] }),
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
 });

@@ -11,6 +11,9 @@ const run = promisify(execFile);
 const KEYS_CLI = join(__dirname, '../../../scripts/keys.js');
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
+const ANON_LIMIT = 5;
+const THRESHOLD = 2;
+
 /** The balancer in front of the gateway: the one peer it believes (TRUST_PROXY), as the rate limits do. */
 const BALANCER = '127.0.0.1';
 /** Another host on the gateway's network, not a proxy of it: what it writes in X-Forwarded-For is not believed. */
@@ -49,10 +52,18 @@ function getFrom(url: string, peer: string, key: string, forwardedFor?: string):
  * Where a credential may come from (issue #50, point 5): a consumer restricted to 10.1.0.0/16 and 2001:db8::/32,
  * a key of it restricted further, the client address judged by the rate limits' trusted-proxy rule
  * (TRUST_PROXY=127.0.0.1: the balancer's X-Forwarded-For is believed, a stranger's is not). A refusal is 403
- * ADDRESS_NOT_ALLOWED and counts nothing: no window, no usage history as the consumer.
+ * ADDRESS_NOT_ALLOWED and counts nothing as the consumer (no window, no ban, no usage history); it counts against
+ * the address's anonymous window, as a bad key does, so a stolen key used from elsewhere is throttled, then banned.
  */
 describe('allowed addresses of a consumer and of its keys', () => {
-  const stack = withStack({ pets: {}, gateway: { env: { TRUST_PROXY: BALANCER } } });
+  // A small anonymous window and no grace before strikes: the THRESHOLD + 1st strike bans the address.
+  const env = {
+    TRUST_PROXY: BALANCER,
+    ANON_RATE_LIMIT_PER_MINUTE: String(ANON_LIMIT),
+    BAN_THRESHOLD: String(THRESHOLD),
+    BAN_GRACE_MS: '0',
+  };
+  const stack = withStack({ pets: {}, gateway: { env } });
   const admin = (method: string, path: string, body?: unknown) => adminCall(stack.gateway, method, path, body);
 
   /** The requests its minute window holds. */
@@ -61,6 +72,17 @@ describe('allowed addresses of a consumer and of its keys', () => {
     expect(usage.status).toBe(200);
     return (usage.body as { windows: Array<{ name: string; used: number }> }).windows.find((w) => w.name === 'minute')!
       .used;
+  }
+
+  /** The requests the usage history holds for the consumer today. */
+  async function historyTotal(name: string): Promise<number> {
+    const { UsageService } = await import('../../../apps/gateway/src/usage/usage.service');
+    await stack.gateway.app.get(UsageService).flush();
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const history = await admin('GET', `/consumers/${name}/usage/history?granularity=day&from=${today}&to=${tomorrow}`);
+    expect(history.status).toBe(200);
+    return (history.body as { buckets: Array<{ requests: number }> }).buckets.reduce((sum, b) => sum + b.requests, 0);
   }
 
   async function restrictedConsumer(): Promise<{ name: string; key: string; keyId: string }> {
@@ -77,7 +99,7 @@ describe('allowed addresses of a consumer and of its keys', () => {
     return { name, key: key.key, keyId: key.id };
   }
 
-  it('refuses every other address with 403 ADDRESS_NOT_ALLOWED and counts nothing; allows its ranges', async () => {
+  it('refuses every other address with 403 ADDRESS_NOT_ALLOWED, counted on the address, not the consumer; allows its ranges', async () => {
     const { name, key } = await restrictedConsumer();
     const refused = [
       // The balancer's hop, believed: a client outside the ranges.
@@ -95,8 +117,8 @@ describe('allowed addresses of a consumer and of its keys', () => {
     expect(
       refused.map((reply) => /used from (.+): ask/.exec((reply.body as { message: string }).message)?.[1]),
     ).toEqual(['10.2.0.1', '2001:db9::1', '198.51.100.7', '127.0.0.1', '127.0.0.2']);
-    // Before the limits: no rate-limit headers, nothing in the consumer's window.
-    for (const reply of refused) expect(reply.headers.get('x-ratelimit-limit')).toBeNull();
+    // Counted on the address's anonymous window (its headers), nothing in the consumer's.
+    for (const reply of refused) expect(reply.headers.get('x-ratelimit-limit')).toBe(String(ANON_LIMIT));
     expect(await counted(name)).toBe(0);
 
     const allowed = [
@@ -108,14 +130,37 @@ describe('allowed addresses of a consumer and of its keys', () => {
     expect(await counted(name)).toBe(3);
 
     // The usage history holds the three answered requests only: the 403s were nobody's.
-    const { UsageService } = await import('../../../apps/gateway/src/usage/usage.service');
-    await stack.gateway.app.get(UsageService).flush();
-    const today = new Date().toISOString().slice(0, 10);
-    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const history = await admin('GET', `/consumers/${name}/usage/history?granularity=day&from=${today}&to=${tomorrow}`);
-    expect(history.status).toBe(200);
-    const buckets = (history.body as { buckets: Array<{ requests: number }> }).buckets;
-    expect(buckets.reduce((sum, bucket) => sum + bucket.requests, 0)).toBe(3);
+    expect(await historyTotal(name)).toBe(3);
+  });
+
+  it('a stolen key used from elsewhere is throttled, then banned, on that address alone; its consumer pays nothing', async () => {
+    const { name, key } = await restrictedConsumer();
+    const thief = '198.51.100.66';
+    const replies: Reply[] = [];
+    for (let i = 0; i < ANON_LIMIT + THRESHOLD + 2; i += 1)
+      replies.push(await getFrom(stack.gateway.url, BALANCER, key, thief));
+    // The anonymous window's requests get the 403, its remaining count going down as a guesser's does.
+    for (const reply of replies.slice(0, ANON_LIMIT)) expectErrorBody(reply, 403, 'ADDRESS_NOT_ALLOWED');
+    expect(replies.slice(0, ANON_LIMIT).map((reply) => reply.headers.get('x-ratelimit-remaining'))).toEqual(
+      Array.from({ length: ANON_LIMIT }, (_, i) => String(ANON_LIMIT - 1 - i)),
+    );
+    // Then 429: THRESHOLD + 1 strikes, the last of which bans the address.
+    for (const reply of replies.slice(ANON_LIMIT, ANON_LIMIT + THRESHOLD + 1))
+      expectErrorBody(reply, 429, 'RATE_LIMITED');
+    expectErrorBody(replies[ANON_LIMIT + THRESHOLD + 1], 429, 'KEY_BANNED');
+    // A guessed key from the banned address: banned too (one tracker, the address).
+    expectErrorBody(await getFrom(stack.gateway.url, BALANCER, 'petk_guessed', thief), 429, 'KEY_BANNED');
+
+    // The consumer: no window counted, no ban, no usage; its own clients, from its ranges, are served.
+    expect(await counted(name)).toBe(0);
+    const usage = await admin('GET', `/consumers/${name}/usage`);
+    expect(usage.body).toMatchObject({ banned: false });
+    expect((usage.body as { windows: Array<{ used: number }> }).windows.every((window) => window.used === 0)).toBe(
+      true,
+    );
+    expect(await historyTotal(name)).toBe(0);
+    expect((await getFrom(stack.gateway.url, BALANCER, key, '10.1.2.3')).status).toBe(200);
+    expect(await counted(name)).toBe(1);
   });
 
   it("a key restricted further is refused outside its own ranges, inside its consumer's; null lifts it", async () => {
@@ -153,9 +198,13 @@ describe('allowed addresses of a consumer and of its keys', () => {
         'VALIDATION_FAILED',
       );
     }
+    // An IPv4-mapped IPv6 range is stored as the IPv4 range it means (clients on such addresses are judged as IPv4).
+    const mapped = await admin('PATCH', `/consumers/${name}/keys/${keyId}`, {
+      allowedAddresses: ['::ffff:10.1.5.0/120'],
+    });
+    expect(mapped.body).toMatchObject({ allowedAddresses: ['10.1.5.0/24'] });
     // The key's update needs the field: a body that forgot it lifts nothing.
     expectErrorBody(await admin('PATCH', `/consumers/${name}/keys/${keyId}`, {}), 400, 'VALIDATION_FAILED');
-    await admin('PATCH', `/consumers/${name}/keys/${keyId}`, { allowedAddresses: ['10.1.5.0/24'] });
     const audit = await admin('GET', `/audit?target=${name}`);
     const rows = (audit.body as { items: Array<{ action: string; changes: Record<string, unknown> }> }).items;
     expect(rows.filter((row) => row.action === 'consumer.update').map((row) => row.changes.allowedAddresses)).toEqual([

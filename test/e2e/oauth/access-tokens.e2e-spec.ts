@@ -179,7 +179,7 @@ describe("OAuth access tokens as a consumer's credentials", () => {
     expectInvalidToken(reply);
   });
 
-  it('a client binding restricted to other addresses: its tokens get 403 ADDRESS_NOT_ALLOWED on every instance, counted nowhere', async () => {
+  it('a client binding restricted to other addresses: its tokens get 403 ADDRESS_NOT_ALLOWED on every instance, counted on the address, never the consumer', async () => {
     const { consumer } = await bindToNewConsumer(idp.jwtClient);
     const token = await idp.token();
     expect((await get(stack.a, token)).status).toBe(200);
@@ -197,7 +197,10 @@ describe("OAuth access tokens as a consumer's credentials", () => {
         }
       ).windows.find((w) => w.name === 'minute')!.used;
     const before = await used();
-    expectErrorBody(await get(stack.a, token), 403, 'ADDRESS_NOT_ALLOWED');
+    const refused = await get(stack.a, token);
+    expectErrorBody(refused, 403, 'ADDRESS_NOT_ALLOWED');
+    // On the address's anonymous window (ANON_RATE_LIMIT_PER_MINUTE's default), as an invalid token is.
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('30');
     // The other instance hears it on the change channel.
     let reply = await get(stack.b, token);
     for (let i = 0; i < 50 && reply.status === 200; i += 1) {

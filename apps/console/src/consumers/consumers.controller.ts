@@ -42,6 +42,7 @@ import {
   parseTopUp,
   typedFields,
 } from './billing-forms';
+import { addressListText } from './credential-forms';
 import type { AdminBilling, AdminCalls, AdminConsumer, RefusalSentences } from '@app/web';
 
 /** The session's one-time secret of the new-key page (holdShownOnce/takeShownOnce). */
@@ -141,7 +142,7 @@ export class ConsumersController {
       throw error;
     });
     const can = abilitiesOfRequest(request);
-    const [usage, history, audit, billing] = await Promise.all([
+    const [usage, history, audit, billing, bindings] = await Promise.all([
       section(() => admin.GET('/consumers/{name}/usage', { params: { path } }), can.usageRead),
       section(
         () =>
@@ -155,7 +156,9 @@ export class ConsumersController {
         can.auditRead,
       ),
       section(() => this.billingOf(admin, name)),
+      section(() => admin.GET('/consumers/{name}/client-bindings', { params: { path } })),
     ]);
+    const consumerPath = `/consumers/${segment(consumer.name)}`;
     // The ledger only where credits are in force (a consumer without credits has none to show).
     const credits = isUnavailable(billing) || !billing.credits ? null : billing.credits;
     const ledger =
@@ -207,6 +210,25 @@ export class ConsumersController {
       })),
       planForm: planForm ?? { perMinute: consumer.limits?.perMinute ?? '', perDay: consumer.limits?.perDay ?? '' },
       keyTable: keyTable(consumer.keys, `/consumers/${segment(consumer.name)}/keys`, can.keysWrite),
+      allowedAddresses: {
+        consumer: addressListText(consumer.allowedAddresses),
+        // The active keys: a revoked or expired one is used from nowhere.
+        keys: consumer.keys
+          .filter((key) => key.state === 'active')
+          .map((key) => ({
+            id: key.id,
+            hint: key.hint,
+            ranges: addressListText(key.allowedAddresses),
+            action: `${consumerPath}/keys/${segment(key.id)}/allowed-addresses`,
+          })),
+      },
+      bindings: isUnavailable(bindings)
+        ? bindings
+        : bindings.map((binding) => ({
+            ...binding,
+            ranges: addressListText(binding.allowedAddresses),
+            unbindAction: `${consumerPath}/client-bindings/${segment(binding.id)}/unbind`,
+          })),
       usage,
       // The portal's policy cards, windows only: one reset instant for both apps (the month's is the period's end).
       windows: isUnavailable(usage)

@@ -3,10 +3,10 @@ import { ApiError } from '@app/errors';
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 
 /**
- * Deeper than any admin DTO (an import body: consumers, a consumer, its keys, a key): refused before
- * class-transformer recurses into it (a JSON document nested 100,000 deep would overflow its stack: a 500).
+ * Deeper than any admin DTO (an import body: consumers, a consumer, its keys, a key, its allowedAddresses): refused
+ * before class-transformer recurses into it (a JSON document nested 100,000 deep would overflow its stack: a 500).
  */
-const MAX_DEPTH = 5;
+const MAX_DEPTH = 6;
 
 /**
  * Each broken rule's message, a nested field's by its path: "limits.perDay is required" (the rule's own message

@@ -82,5 +82,8 @@ describe('OAUTH_ISSUERS in the gateway configuration', () => {
     expect(() => oauth(local, production)).toThrow(/\[0\]\.issuer must be an https URL in production/);
     const loopback = [{ ...ISSUER, issuer: 'http://127.0.0.1:8080' }];
     expect(oauth(loopback, production).issuers[0].issuer).toBe('http://127.0.0.1:8080');
+    // An integration environment's stand-in on a private network says so, entry by entry.
+    expect(oauth([{ ...local[0], insecureHttp: true }], production).issuers[0].issuer).toBe('http://idp.internal:8080');
+    expect(() => oauth([{ ...local[0], insecureHttp: 'yes' }], production)).toThrow(/\[0\]\.insecureHttp must be true/);
   });
 });

@@ -80,6 +80,7 @@ const ISSUER_FIELDS = new Set([
   'timeoutMs',
   'jwksCooldownMs',
   'jwksMaxAgeMs',
+  'insecureHttp',
 ]);
 
 function invalid(message: string): never {
@@ -95,7 +96,7 @@ function integerIn(value: unknown, min: number, max: number, fallback: number, w
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim().length > 0;
 
-function issuerUrl(value: unknown, where: string, production: boolean): string {
+function issuerUrl(value: unknown, where: string, production: boolean, insecureHttp: boolean): string {
   let url: URL | undefined;
   try {
     url = nonEmptyString(value) ? new URL(value) : undefined;
@@ -106,8 +107,9 @@ function issuerUrl(value: unknown, where: string, production: boolean): string {
     invalid(`${where}.issuer must be an http(s) URL without query or fragment`);
   // Plain http lets anyone on the path swap the keys: in production only on loopback (a provider on the same host).
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (production && url.protocol !== 'https:' && !loopback)
-    invalid(`${where}.issuer must be an https URL in production (http only on loopback)`);
+  // insecureHttp: an integration environment's stand-in on a private network (docker compose's idp profile) only.
+  if (production && url.protocol !== 'https:' && !loopback && !insecureHttp)
+    invalid(`${where}.issuer must be an https URL in production (http only on loopback, or with insecureHttp)`);
   return value as string;
 }
 
@@ -145,7 +147,9 @@ function issuerOf(raw: unknown, index: number, production: boolean): OAuthIssuer
   const entry = raw as Record<string, unknown>;
   const unknown = Object.keys(entry).find((field) => !ISSUER_FIELDS.has(field));
   if (unknown) invalid(`${where}: unknown field "${unknown}" (one of ${[...ISSUER_FIELDS].join(', ')})`);
-  const issuer = issuerUrl(entry.issuer, where, production);
+  if (entry.insecureHttp !== undefined && typeof entry.insecureHttp !== 'boolean')
+    invalid(`${where}.insecureHttp must be true or false`);
+  const issuer = issuerUrl(entry.issuer, where, production, entry.insecureHttp === true);
   if (!nonEmptyString(entry.audience)) invalid(`${where}.audience must be a non-empty string (this API's identifier)`);
   let algorithms: readonly string[] = DEFAULT_TOKEN_ALGORITHMS;
   if (entry.algorithms !== undefined) {

@@ -9,6 +9,20 @@ describe('allowed addresses', () => {
     expect(normalizedRange(' 0.0.0.0/0 ')).toBe('0.0.0.0/0');
   });
 
+  it('stores an IPv4-mapped IPv6 range as the IPv4 range it means, which IPv4 clients then match', () => {
+    expect(normalizedRange('::ffff:10.1.2.3/112')).toBe('10.1.0.0/16');
+    expect(normalizedRange('::ffff:203.0.113.7')).toBe('203.0.113.7/32');
+    expect(normalizedRange('::FFFF:0:0/96')).toBe('0.0.0.0/0');
+    expect(normalizedRange('::ffff:a01:0/120')).toBe('10.1.0.0/24');
+    // Wider than the mapped block: an IPv6 range, kept as written.
+    expect(normalizedRange('::ffff:0:0/95')).toBe('::fffe:0:0/95');
+    expect(normalizedAddressList(['::ffff:10.1.0.0/112', '10.1.0.0/16'])).toEqual(['10.1.0.0/16']);
+    const mapped = AddressRestriction.of(normalizedAddressList(['::ffff:10.1.0.0/112'])!, null)!;
+    expect(mapped.allows('10.1.2.3')).toBe(true);
+    expect(mapped.allows('::ffff:10.1.2.3')).toBe(true);
+    expect(mapped.allows('10.2.0.1')).toBe(false);
+  });
+
   it('refuses what is neither an address nor a range', () => {
     for (const bad of [
       '10.1',

@@ -9,10 +9,15 @@ export const ALLOWED_ADDRESSES_RULE = `allowedAddresses must be null or a list o
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
+/** Where IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2) begin: their last 32 bits are the IPv4 one. */
+const IPV4_MAPPED_PREFIX = 96;
+
 /**
  * One entry as stored: a CIDR range on its network address (`10.1.2.3/16` is `10.1.0.0/16`, a lone address its /32
  * or /128), IPv6 in its short form; undefined when it is neither an address nor a range. The address part must be
- * one Node calls an IP (no `10.1` or `0x0a.1`, which ipaddr.js would read as IPv4).
+ * one Node calls an IP (no `10.1` or `0x0a.1`, which ipaddr.js would read as IPv4). A range inside the IPv4-mapped
+ * block (`::ffff:10.1.0.0/112`) is stored as the IPv4 range it means (`10.1.0.0/16`): clients on such addresses are
+ * judged as IPv4, so the IPv6 form would never match.
  */
 export function normalizedRange(entry: unknown): string | undefined {
   if (typeof entry !== 'string') return undefined;
@@ -21,10 +26,10 @@ export function normalizedRange(entry: unknown): string | undefined {
   if (family === 0 || rest.length > 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) return undefined;
   const prefix = bits === undefined ? (family === 4 ? 32 : 128) : Number(bits);
   if (prefix > (family === 4 ? 32 : 128)) return undefined;
-  const network =
-    family === 4
-      ? ipaddr.IPv4.networkAddressFromCIDR(`${address}/${prefix}`)
-      : ipaddr.IPv6.networkAddressFromCIDR(`${address}/${prefix}`);
+  if (family === 4) return `${ipaddr.IPv4.networkAddressFromCIDR(`${address}/${prefix}`).toString()}/${prefix}`;
+  const network = ipaddr.IPv6.networkAddressFromCIDR(`${address}/${prefix}`);
+  if (prefix >= IPV4_MAPPED_PREFIX && network.isIPv4MappedAddress())
+    return `${network.toIPv4Address().toString()}/${prefix - IPV4_MAPPED_PREFIX}`;
   return `${network.toString()}/${prefix}`;
 }
 

@@ -18,11 +18,13 @@ import { AdminActor, AdminRequestContext } from '../access/admin-context';
 import { Clock } from '../clock';
 import { ApiKeyEntity } from './api-key.entity';
 import { AuditLog, diff } from '../access/audit-log';
+import type { AuditChanges } from '../access/audit-entry.entity';
 import { ConsumerChanges } from './consumer-changes';
 import { ConsumerEntity } from './consumer.entity';
 import { anchorMoveOf, limitsOf } from './consumer';
 import { ConsumerKeysService } from './consumer-keys.service';
 import { ConsumersService } from './consumers.service';
+import { ALLOWED_ADDRESSES_RULE, normalizedAddressList } from './allowed-addresses';
 
 /** A key as the consumers-file format writes it: its hash; the rest has defaults. */
 export interface FileKey {
@@ -31,6 +33,8 @@ export interface FileKey {
   createdAt?: string;
   expiresAt?: string;
   revokedAt?: string;
+  /** Where the key may be used from (docs/oauth.md); null: anywhere its consumer allows; absent: left as it is. */
+  allowedAddresses?: string[] | null;
 }
 
 /**
@@ -57,6 +61,8 @@ export interface FileConsumer {
   costs?: OperationCosts;
   /** Its own alert thresholds (docs/alerts.md); null or {}: its plan's; absent: left as it is. */
   alerts?: AlertSettings | null;
+  /** Where its keys and tokens may be used from (docs/oauth.md); null: anywhere; absent: left as it is. */
+  allowedAddresses?: string[] | null;
   keyHash?: string;
   keyHint?: string;
   expiresAt?: string;
@@ -90,6 +96,17 @@ function keysOf(input: FileConsumer): FileKey[] {
 }
 
 const date = (value: string | undefined): Date | undefined => (value === undefined ? undefined : dateTimeOf(value));
+
+/** An allowedAddresses field of the file as stored (normalized); undefined when absent (left as it is). */
+function addressesOf(value: string[] | null | undefined, where: string): string[] | null | undefined {
+  if (value === undefined) return undefined;
+  const ranges = normalizedAddressList(value);
+  if (ranges === undefined) throw new ApiError('VALIDATION_FAILED', `${where}: ${ALLOWED_ADDRESSES_RULE}`);
+  return ranges;
+}
+
+const sameRanges = (a: readonly string[] | null, b: readonly string[] | null): boolean =>
+  a === b || (a !== null && b !== null && a.length === b.length && a.every((range, i) => range === b[i]));
 
 /** The consumers-file format (`keys import/export`, `POST /import`, `GET /export`): hashes only, never keys. */
 @Injectable()
@@ -151,6 +168,11 @@ export class ConsumersFileService {
           lock: { mode: 'pessimistic_write' },
         });
         const before = { plan: consumer.plan, limits: limitsOf(consumer), disabled: consumer.disabledAt !== null };
+        const addresses = addressesOf(input.allowedAddresses, input.name);
+        const addressChanges: AuditChanges =
+          addresses === undefined || sameRanges(consumer.allowedAddresses, addresses)
+            ? {}
+            : { allowedAddresses: { before: consumer.allowedAddresses, after: addresses } };
         let keysChanged = 0;
         let changed = false;
         if (!created && (consumer.plan !== input.plan || !sameLimits(limitsOf(consumer), limits))) {
@@ -193,6 +215,10 @@ export class ConsumersFileService {
           await manager.update(ConsumerEntity, { id: consumer.id }, { ...billingColumns(billing), ...move?.columns });
           changed = true;
         }
+        if (addresses !== undefined && 'allowedAddresses' in addressChanges) {
+          await manager.update(ConsumerEntity, { id: consumer.id }, { allowedAddresses: addresses });
+          changed = true;
+        }
         if (changed) changedConsumers.push(consumer.id);
         for (const k of keysOf(input)) {
           if (await this.importKey(manager, consumer, input.name, k)) {
@@ -214,8 +240,11 @@ export class ConsumersFileService {
             changes: {
               ...diff(created ? {} : before, after),
               ...billingChanges,
+              ...addressChanges,
               ...move?.changes,
-              ...(keysChanged ? { keys: { before: null, after: `${keysChanged} added or revoked` } } : {}),
+              ...(keysChanged
+                ? { keys: { before: null, after: `${keysChanged} added, revoked or re-addressed` } }
+                : {}),
             },
           });
         }
@@ -228,13 +257,14 @@ export class ConsumersFileService {
     return result;
   }
 
-  /** Adds a key (or revokes it when the file says so); whether anything changed. */
+  /** Adds a key (or revokes it, or sets where it may be used from, as the file says); whether anything changed. */
   private async importKey(
     manager: EntityManager,
     consumer: ConsumerEntity,
     name: string,
     k: FileKey,
   ): Promise<boolean> {
+    const addresses = addressesOf(k.allowedAddresses, `${name}: key ${k.keyHint ?? hintOfHash(k.keyHash)}`);
     // Insert unless the hash exists (a concurrent import may be adding it: this waits for it).
     const inserted = await manager
       .createQueryBuilder()
@@ -249,6 +279,7 @@ export class ConsumersFileService {
         expiresAt: date(k.expiresAt) ?? null,
         revokedAt: date(k.revokedAt) ?? null,
         replacedBy: null,
+        allowedAddresses: addresses ?? null,
       })
       .orIgnore()
       .returning(['id'])
@@ -260,8 +291,17 @@ export class ConsumersFileService {
         'KEY_OF_ANOTHER_CONSUMER',
         `Key ${k.keyHint ?? hintOfHash(k.keyHash)} of "${name}" belongs to another consumer.`,
       );
-    if (k.revokedAt === undefined || existing.revokedAt !== null) return false;
-    await manager.update(ApiKeyEntity, { id: existing.id }, { revokedAt: dateTimeOf(k.revokedAt) });
+    const revoke = k.revokedAt !== undefined && existing.revokedAt === null;
+    const readdress = addresses !== undefined && !sameRanges(existing.allowedAddresses, addresses);
+    if (!revoke && !readdress) return false;
+    await manager.update(
+      ApiKeyEntity,
+      { id: existing.id },
+      {
+        ...(revoke ? { revokedAt: dateTimeOf(k.revokedAt!) } : {}),
+        ...(readdress ? { allowedAddresses: addresses } : {}),
+      },
+    );
     return true;
   }
 
@@ -287,6 +327,7 @@ export class ConsumersFileService {
         ...(consumer.creditRefill ? { creditRefill: consumer.creditRefill } : {}),
         ...(consumer.creditCosts ? { costs: consumer.creditCosts } : {}),
         ...(consumer.alertThresholds ? { alerts: consumer.alertThresholds } : {}),
+        ...(consumer.allowedAddresses ? { allowedAddresses: consumer.allowedAddresses } : {}),
         // The one-key form too, for the importers of earlier versions (ignored where `keys` is read).
         ...(current
           ? {
@@ -301,6 +342,7 @@ export class ConsumersFileService {
           createdAt: k.createdAt.toISOString(),
           ...(k.expiresAt ? { expiresAt: k.expiresAt.toISOString() } : {}),
           ...(k.revokedAt ? { revokedAt: k.revokedAt.toISOString() } : {}),
+          ...(k.allowedAddresses ? { allowedAddresses: k.allowedAddresses } : {}),
         })),
       };
     });

@@ -41,11 +41,11 @@ const isPreflight = (request: IncomingMessage): boolean =>
  *      Cache-Control, and CORS: a preflight is answered here (204), before authentication, and counts nothing;
  *   1. identify the route (RouteTable: the controllers' own routes, as Express's router would match them);
  *   2. authenticate the API key or access token (ApiKeyAuthenticator); a valid one used from an address its
- *      consumer (or itself) is not allowed to be used from gets its 403 here, counted nowhere;
+ *      consumer (or itself) is not allowed to be used from is treated as no credential at all from here on;
  *   3. decide the limits, exactly once (PlanThrottlerGuard.decide: the consumer's plan windows, or the address's
  *      anonymous window for a request without a valid key), and set the rate-limit headers;
- *   4. answer: the refusal (401; a key that cannot be checked now has had its 503 before step 3, counted
- *      nowhere), the 404/405/400 of a request no route takes, or the route's handler (deprecation headers
+ *   4. answer: the refusal (401, or 403 ADDRESS_NOT_ALLOWED; a key that cannot be checked now has had its 503
+ *      before step 3, counted nowhere), the 404/405/400 of a request no route takes, or the route's handler (deprecation headers
  *      first), which forwards to the pets service;
  *   5. after the answer, whoever wrote it: the usage history (UsageService.track), metrics and the log line.
  *
@@ -150,15 +150,17 @@ export class ApiPipeline {
   /** Steps 2 to 4. */
   private async serve(exchange: ApiExchange, matched: RouteMatch): Promise<void> {
     const authentication = await this.authenticator.authenticate(exchange.request.headers.authorization);
-    // A valid credential from an address its consumer (or the key or binding) does not allow: refused before the
-    // consumer is named on the exchange and before the limits, so nothing is counted (no window, quota, credits or
-    // usage as the consumer; nor the address's anonymous window: the credential is the operator's to restrict, not
-    // a guess). The address by the rate limits' trusted-proxy rule; resolved only for a restricted credential.
+    // A valid credential from an address its consumer (or the key or binding) does not allow is refused as a bad
+    // key is: the consumer is never named on the exchange, so nothing is counted as the consumer (no window, quota,
+    // credits, usage or threshold event), and the request counts against the address's anonymous window, so a
+    // stolen credential used from elsewhere is throttled and then banned like guessed keys. The address by the rate
+    // limits' trusted-proxy rule; resolved only for a restricted credential.
+    let addressRefusal: ApiError | undefined;
     if (authentication.outcome === 'valid' && authentication.addresses) {
       const address = this.addresses.address(exchange.request);
-      if (!authentication.addresses.allows(address)) throw addressNotAllowed(address?.split('%')[0]);
+      if (!authentication.addresses.allows(address)) addressRefusal = addressNotAllowed(address?.split('%')[0]);
     }
-    if (authentication.outcome === 'valid') {
+    if (authentication.outcome === 'valid' && !addressRefusal) {
       exchange.consumer = authentication.consumer;
       exchange.keyId = authentication.keyId;
     }
@@ -169,7 +171,7 @@ export class ApiPipeline {
     // An access token whose scopes do not allow the operation is counted on its consumer as a request no route
     // takes (its windows, not the operation's cost), then refused with 403.
     const outOfScope =
-      authentication.outcome === 'valid' && authentication.grant && matched.kind === 'route'
+      authentication.outcome === 'valid' && !addressRefusal && authentication.grant && matched.kind === 'route'
         ? insufficientScope(authentication.grant, this.operationOf(matched.route.handler))
         : undefined;
     const route = matched.kind === 'route' && !outOfScope ? matched.route : UNROUTED;
@@ -177,6 +179,7 @@ export class ApiPipeline {
       executionContext([exchange.request, exchange.response, exchange], route.controller, route.handler),
     );
     if (authentication.outcome === 'refused') throw authentication.refusal;
+    if (addressRefusal) throw addressRefusal;
     if (outOfScope) throw outOfScope;
 
     if (matched.kind === 'not-found' || matched.kind === 'method-not-allowed') {

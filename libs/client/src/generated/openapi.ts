@@ -163,7 +163,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`); counted on the token's consumer like a request no route takes, never sent for an API key. Or a valid key or token used from an address its consumer (or the key or client binding itself) is not allowed to be used from (`ADDRESS_NOT_ALLOWED`): counted nowhere. */
+        /** @description An OAuth access token whose scopes do not allow this operation (`INSUFFICIENT_SCOPE`, RFC 6750): `WWW-Authenticate` names the scopes that would (`error="insufficient_scope", scope="..."`); counted on the token's consumer like a request no route takes, never sent for an API key. Or a valid key or token used from an address its consumer (or the key or client binding itself) is not allowed to be used from (`ADDRESS_NOT_ALLOWED`): counted against the caller address's anonymous limit like a 401, never on the consumer. */
         Forbidden: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -207,7 +207,7 @@ export interface paths {
         head?: never;
         /**
          * Restrict where one key may be used from
-         * @description `allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once; a rotation's successor keeps it.
+         * @description `allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted against its address's anonymous limit (as a bad key is), never on the consumer. Every instance applies it at once; a rotation's successor keeps it.
          *
          *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -351,7 +351,7 @@ export interface paths {
         head?: never;
         /**
          * Restrict where a bound client's tokens may be used from
-         * @description `allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once.
+         * @description `allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted against its address's anonymous limit (as a bad key is), never on the consumer. Every instance applies it at once.
          *
          *     Required scope: `keys:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -1287,7 +1287,7 @@ export interface components {
              */
             email?: string | null;
             /**
-             * @description The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address; a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. null: anywhere. A key or client binding may be restricted further.
+             * @description The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address (an IPv4-mapped IPv6 range as the IPv4 range it means); a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted against its address's anonymous limit (as a bad key is), never on the consumer. null: anywhere. A key or client binding may be restricted further.
              * @example [
              *       "10.1.0.0/16",
              *       "2001:db8::/32"
@@ -1316,7 +1316,7 @@ export interface components {
         };
         UpdateCredentialDto: {
             /**
-             * @description The IPv4 and IPv6 addresses and CIDR ranges its requests may come from (as the rate limits judge the client address: TRUST_PROXY), stored on their network address; null: anywhere. Its consumer's own allowedAddresses apply as well: a request must come from inside both.
+             * @description The IPv4 and IPv6 addresses and CIDR ranges its requests may come from (as the rate limits judge the client address: TRUST_PROXY), stored on their network address (an IPv4-mapped IPv6 range as the IPv4 range it means); null: anywhere. Its consumer's own allowedAddresses apply as well: a request must come from inside both.
              * @example [
              *       "10.1.0.0/16",
              *       "2001:db8::/32"
@@ -1385,6 +1385,14 @@ export interface components {
              * @description Set: the key is revoked (an import never un-revokes a key).
              */
             revokedAt?: string;
+            /**
+             * @description Where the key may be used from, within its consumer's allowedAddresses (docs/oauth.md), stored on their network address; null: anywhere its consumer allows; absent: left as it is.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses?: string[] | null;
         };
         FileConsumerDto: {
             /** @description Matched by name: created, or brought in line with the file. */
@@ -1439,7 +1447,15 @@ export interface components {
                  */
                 creditsLowBalance?: number;
             } | null;
-            /** @description Every key of the consumer, matched by hash (added, or revoked when the file says so). */
+            /**
+             * @description Where its keys and tokens may be used from (docs/oauth.md), stored on their network address; null: anywhere; absent: left as it is.
+             * @example [
+             *       "10.1.0.0/16",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowedAddresses?: string[] | null;
+            /** @description Every key of the consumer, matched by hash (added, or revoked or given other allowedAddresses when the file says so). */
             keys?: components["schemas"]["FileKeyDto"][];
             /** @description One-key form (earlier files): the key's SHA-256. Ignored when `keys` is given. */
             keyHash?: string;

@@ -88,7 +88,7 @@ export class ClientBindingsAdminController {
     operationId: 'updateClientBinding',
     summary: "Restrict where a bound client's tokens may be used from",
     description:
-      "`allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once.",
+      "`allowedAddresses`: the addresses and CIDR ranges its tokens' requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted against its address's anonymous limit (as a bad key is), never on the consumer. Every instance applies it at once.",
   })
   @ApiOkResponse({ type: ClientBindingResponse, description: 'The binding, as changed.' })
   @AdminErrors({

@@ -334,7 +334,7 @@ export class ConsumersAdminController {
     operationId: 'updateKey',
     summary: 'Restrict where one key may be used from',
     description:
-      "`allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. Every instance applies it at once; a rotation's successor keeps it.",
+      "`allowedAddresses`: the addresses and CIDR ranges its requests may come from, within its consumer's own (null: anywhere the consumer allows). A request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted against its address's anonymous limit (as a bad key is), never on the consumer. Every instance applies it at once; a rotation's successor keeps it.",
   })
   @ApiOkResponse({ type: KeyResponse, description: 'The key, as changed.' })
   @AdminErrors({

@@ -25,7 +25,7 @@ export class UpdateCredentialDto {
   @ApiProperty({
     ...ALLOWED_ADDRESSES_PROPERTY,
     description:
-      "The IPv4 and IPv6 addresses and CIDR ranges its requests may come from (as the rate limits judge the client address: TRUST_PROXY), stored on their network address; null: anywhere. Its consumer's own allowedAddresses apply as well: a request must come from inside both.",
+      "The IPv4 and IPv6 addresses and CIDR ranges its requests may come from (as the rate limits judge the client address: TRUST_PROXY), stored on their network address (an IPv4-mapped IPv6 range as the IPv4 range it means); null: anywhere. Its consumer's own allowedAddresses apply as well: a request must come from inside both.",
   })
   // Required (null to lift it): a body that forgot the field must not lift a restriction.
   @IsAllowedAddresses()

@@ -20,6 +20,7 @@ import {
 import { PLAN_NAMES, PlanName } from '../../../plans/plans';
 import { CONSUMER_NAME_PATTERN, IsConsumerName } from '../../consumer-name';
 import { AlertThresholdsBody } from './alert-thresholds.dto';
+import { ALLOWED_ADDRESSES_PROPERTY, IsAllowedAddresses } from './allowed-addresses.dto';
 import { LimitsDto } from './limits.dto';
 
 export const IMPORT_BATCH_MAX = 500;
@@ -63,6 +64,15 @@ export class FileKeyDto {
   @OptionalButNotNull()
   @IsDateTime()
   revokedAt?: string;
+
+  @ApiPropertyOptional({
+    ...ALLOWED_ADDRESSES_PROPERTY,
+    description:
+      "Where the key may be used from, within its consumer's allowedAddresses (docs/oauth.md), stored on their network address; null: anywhere its consumer allows; absent: left as it is.",
+  })
+  @IsOptional()
+  @IsAllowedAddresses()
+  allowedAddresses?: string[] | null;
 }
 
 /** The one-key form of earlier files: key fields at the top level. Ignored when `keys` is given. */
@@ -172,8 +182,18 @@ export class FileConsumerDto {
   alerts?: AlertThresholdsBody | null;
 
   @ApiPropertyOptional({
+    ...ALLOWED_ADDRESSES_PROPERTY,
+    description:
+      'Where its keys and tokens may be used from (docs/oauth.md), stored on their network address; null: anywhere; absent: left as it is.',
+  })
+  @IsOptional()
+  @IsAllowedAddresses()
+  allowedAddresses?: string[] | null;
+
+  @ApiPropertyOptional({
     type: [FileKeyDto],
-    description: 'Every key of the consumer, matched by hash (added, or revoked when the file says so).',
+    description:
+      'Every key of the consumer, matched by hash (added, or revoked or given other allowedAddresses when the file says so).',
   })
   @IsOptional()
   @IsObject({ each: true, message: 'each entry of keys must be an object' })

@@ -34,7 +34,7 @@ export class UpdateConsumerDto {
   @ApiPropertyOptional({
     ...ALLOWED_ADDRESSES_PROPERTY,
     description:
-      'The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address; a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted nowhere. null: anywhere. A key or client binding may be restricted further.',
+      "The IPv4 and IPv6 addresses and CIDR ranges its keys and tokens may be used from (the client address as the rate limits judge it: TRUST_PROXY), stored on their network address (an IPv4-mapped IPv6 range as the IPv4 range it means); a request from elsewhere gets 403 ADDRESS_NOT_ALLOWED, counted against its address's anonymous limit (as a bad key is), never on the consumer. null: anywhere. A key or client binding may be restricted further.",
   })
   @IsOptional()
   @IsAllowedAddresses()
