@@ -130,7 +130,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing, malformed, unknown, expired or revoked API key, or an access token that is not valid here (bad signature, issuer, audience or dates; its client bound to no consumer) (`UNAUTHORIZED`), or a valid key or token of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: without a valid key, any request under /v1 (an unknown path or method included) gets this 401. */
+        /** @description A missing, unknown, expired or revoked API key, or an access token not valid here (`UNAUTHORIZED`); a valid one of a disabled account (`CONSUMER_DISABLED`: ask the API operators). Counted against the caller address's anonymous limit. Authentication comes before routing: any request under /v1 without a valid credential gets this 401. */
         Unauthorized: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
