@@ -27,12 +27,12 @@ export async function seedFleetDelivery(
     endpoint: endpointId,
     createdAt: now.toISOString(),
   };
-  await source.query(
+  const [message]: Array<{ seq: string }> = await source.query(
     `INSERT INTO "${schemaOf(source)}"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
-      `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0)`,
+      `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0) RETURNING seq`,
     [messageId, TEST_EVENT_TYPE, consumer, JSON.stringify(payload), now],
   );
-  const delivery = newDelivery({ messageId, kind: TEST_EVENT_TYPE, consumer, messageCreatedAt: now }, now, {
+  const delivery = newDelivery({ messageId, kind: TEST_EVENT_TYPE, consumer, messageSeq: message.seq }, now, {
     endpointId,
   });
   await source.manager.insert(WebhookDeliveryEntity, delivery);

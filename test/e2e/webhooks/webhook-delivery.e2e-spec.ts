@@ -123,7 +123,7 @@ describe('webhook delivery through two instances', () => {
   async function messagesOf(name: string): Promise<string[]> {
     const source = stack.a.app.get<DataSource>(getDataSourceToken(GATEWAY_DATA_SOURCE), { strict: false });
     const rows: Array<{ id: string }> = await source.query(
-      `SELECT id FROM "${(source.options as { schema: string }).schema}"."outbox_messages" WHERE consumer = $1 AND kind <> 'webhook.endpoint_disabled' ORDER BY created_at, id`,
+      `SELECT id FROM "${(source.options as { schema: string }).schema}"."outbox_messages" WHERE consumer = $1 AND kind <> 'webhook.endpoint_disabled' ORDER BY seq`,
       [name],
     );
     return rows.map((r) => `msg_${r.id}`);

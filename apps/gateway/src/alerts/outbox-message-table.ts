@@ -4,6 +4,11 @@ import { EntitySchema } from 'typeorm';
 export interface OutboxMessageRow {
   /** Stable for every delivery attempt of the message: the `webhook-id` of its deliveries (docs/alerts.md). */
   id: string;
+  /**
+   * The order of creation, set by the database at insert (a bigint: the driver reads it as a string). Not created_at:
+   * several messages are written in one millisecond, and their ids are random.
+   */
+  seq: string;
   kind: string;
   consumer: string;
   payload: Record<string, unknown>;
@@ -25,6 +30,7 @@ export const OutboxMessageEntity = new EntitySchema<OutboxMessageRow>({
   tableName: 'outbox_messages',
   columns: {
     id: { type: 'uuid', primary: true, primaryKeyConstraintName: 'PK_outbox_messages' },
+    seq: { type: 'bigint', generated: 'increment' },
     kind: { type: 'varchar', length: 64 },
     consumer: { type: 'varchar', length: 64 },
     payload: { type: 'jsonb' },

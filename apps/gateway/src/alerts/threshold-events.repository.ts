@@ -285,12 +285,12 @@ export class ThresholdEventsRepository {
     return { items, next: rows.length > page.limit ? items[items.length - 1].id : null };
   }
 
-  /** The outbox messages of a consumer, oldest first (tests, and the delivery worker to come). */
+  /** The outbox messages of a consumer, in the order they were written (their seq): tests. */
   async outboxOf(
     consumer: string,
   ): Promise<Array<{ id: string; kind: string; state: string; payload: ThresholdEvent }>> {
     return this.dataSource.query(
-      `SELECT id, kind, state, payload FROM "${this.schema}"."outbox_messages" WHERE consumer = $1 ORDER BY created_at, id`,
+      `SELECT id, kind, state, payload FROM "${this.schema}"."outbox_messages" WHERE consumer = $1 ORDER BY seq`,
       [consumer],
     );
   }

@@ -20,6 +20,7 @@ import { AddAlertThresholdsAndLeases1796500000000 } from './migrations/179650000
 import { AddClientBindings1796600000000 } from './migrations/1796600000000-AddClientBindings';
 import { AddAllowedAddresses1796700000000 } from './migrations/1796700000000-AddAllowedAddresses';
 import { AddPersonSessions1796800000000 } from './migrations/1796800000000-AddPersonSessions';
+import { AddOutboxMessageSeq1797200000000 } from './migrations/1797200000000-AddOutboxMessageSeq';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   AddClientBindings1796600000000,
   AddAllowedAddresses1796700000000,
   AddPersonSessions1796800000000,
+  AddOutboxMessageSeq1797200000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -61,10 +61,10 @@ export class WebhookDeliveriesRepository {
    */
   async fanOut(nowMs: number, limit = 100): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
-      const messages: Array<{ id: string; kind: string; consumer: string; created_at: Date }> = await manager.query(
-        `SELECT id, kind, consumer, created_at FROM "${this.s}"."outbox_messages" ` +
+      const messages: Array<{ id: string; seq: string; kind: string; consumer: string }> = await manager.query(
+        `SELECT id, seq, kind, consumer FROM "${this.s}"."outbox_messages" ` +
           `WHERE state = 'pending' AND kind IN (${placeholders(2, FANNED_OUT_KINDS.length)}) ` +
-          `ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          `ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [limit, ...FANNED_OUT_KINDS],
       );
       if (messages.length === 0) return 0;
@@ -84,7 +84,7 @@ export class WebhookDeliveriesRepository {
           messageId: message.id,
           kind: message.kind,
           consumer: message.consumer,
-          messageCreatedAt: message.created_at,
+          messageSeq: message.seq,
         };
         for (const endpoint of endpoints) deliveries.push(newDelivery(of, now, { endpointId: endpoint.id }));
         if (contact?.email) deliveries.push(newDelivery(of, now, { email: contact.email }));
@@ -102,7 +102,7 @@ export class WebhookDeliveriesRepository {
    * Claims up to `limit` due deliveries, at most one per endpoint, each leased until `leaseUntilMs`. A delivery is
    * due when its time has come, its lease (if any) ran out, and, for an endpoint: the endpoint is enabled, no
    * delivery to it is in flight (leased), and no older message of the same consumer is still pending for it (an
-   * endpoint gets a consumer's messages in creation order). The claims of the fleet take turns (an advisory lock
+   * endpoint gets a consumer's messages in creation order: their `seq`, never their time, which several share). The claims of the fleet take turns (an advisory lock
    * held for this short transaction), so two instances never send to one endpoint at once.
    */
   async claim(nowMs: number, limit: number, leaseUntilMs: number): Promise<ClaimedDelivery[]> {
@@ -116,8 +116,8 @@ export class WebhookDeliveriesRepository {
           `AND (d.endpoint_id IS NULL OR (e.enabled AND NOT EXISTS (` +
           `SELECT 1 FROM "${this.s}"."webhook_deliveries" o WHERE o.endpoint_id = d.endpoint_id AND o.state = 'pending' AND o.id <> d.id ` +
           `AND (o.lease_until > $1 OR (o.consumer = d.consumer AND ` +
-          `(o.message_created_at, o.message_id, o.created_at, o.id) < (d.message_created_at, d.message_id, d.created_at, d.id)))))) ` +
-          `ORDER BY d.message_created_at, d.message_id, d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`,
+          `(o.message_seq, o.created_at, o.id) < (d.message_seq, d.created_at, d.id)))))) ` +
+          `ORDER BY d.message_seq, d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`,
         [now, limit * 4],
       );
       const taken = new Set<string>();
@@ -147,12 +147,11 @@ export class WebhookDeliveriesRepository {
       url: string | null;
       secret: string | null;
       email: string | null;
-      message_created_at: Date;
     }> = await this.dataSource.query(
-      `SELECT d.id, d.message_id, d.kind, d.consumer, d.attempts, d.endpoint_id, d.email, d.message_created_at, m.payload, e.url, e.secret ` +
+      `SELECT d.id, d.message_id, d.kind, d.consumer, d.attempts, d.endpoint_id, d.email, m.payload, e.url, e.secret ` +
         `FROM "${this.s}"."webhook_deliveries" d JOIN "${this.s}"."outbox_messages" m ON m.id = d.message_id ` +
         `LEFT JOIN "${this.s}"."webhook_endpoints" e ON e.id = d.endpoint_id WHERE d.id IN (${placeholders(1, ids.length)}) ` +
-        `ORDER BY d.message_created_at, d.message_id, d.created_at, d.id`,
+        `ORDER BY d.message_seq, d.created_at, d.id`,
       ids,
     );
     return rows.map((row) => ({
@@ -297,15 +296,15 @@ export class WebhookDeliveriesRepository {
       disabledAt: now.toISOString(),
     };
     // Its own message, dispatched at once to the contact email only (never to the endpoints).
-    await manager.query(
+    const [message]: Array<{ seq: string }> = await manager.query(
       `INSERT INTO "${this.s}"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
-        `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0)`,
+        `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0) RETURNING seq`,
       [messageId, ENDPOINT_DISABLED_TYPE, endpoint.consumer, JSON.stringify(payload), now],
     );
     await manager.insert(
       WebhookDeliveryEntity,
       newDelivery(
-        { messageId, kind: ENDPOINT_DISABLED_TYPE, consumer: endpoint.consumer, messageCreatedAt: now },
+        { messageId, kind: ENDPOINT_DISABLED_TYPE, consumer: endpoint.consumer, messageSeq: message.seq },
         now,
         { email: contact.email },
       ),

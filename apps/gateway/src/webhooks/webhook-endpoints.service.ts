@@ -243,12 +243,12 @@ export class WebhookEndpointsService {
       };
       const s = schemaOf(this.dataSource);
       // Dispatched at once: the worker's fan-out never sends it to the consumer's other endpoints.
-      await manager.query(
+      const [message]: Array<{ seq: string }> = await manager.query(
         `INSERT INTO "${s}"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
-          `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0)`,
+          `VALUES ($1, $2, $3, $4::jsonb, $5, $5, 'dispatched', 0) RETURNING seq`,
         [messageId, TEST_EVENT_TYPE, consumer, JSON.stringify(payload), now],
       );
-      const delivery = newDelivery({ messageId, kind: TEST_EVENT_TYPE, consumer, messageCreatedAt: now }, now, {
+      const delivery = newDelivery({ messageId, kind: TEST_EVENT_TYPE, consumer, messageSeq: message.seq }, now, {
         endpointId: endpoint.id,
       });
       await manager.insert(WebhookDeliveryEntity, delivery);
@@ -276,7 +276,10 @@ export class WebhookEndpointsService {
     return found;
   }
 
-  /** Newest first, keyset-paged on (created_at, id), each with its attempts. */
+  /**
+   * Newest first, keyset-paged on (created_at, message_seq, id), each with its attempts: the deliveries of one
+   * fan-out share their time, and go newest message first.
+   */
   async deliveries(
     actor: AdminActor,
     owner: EndpointOwner,
@@ -290,13 +293,14 @@ export class WebhookEndpointsService {
       .createQueryBuilder(WebhookDeliveryEntity, 'd')
       .where('d.endpoint_id = :id', { id })
       .orderBy('d.created_at', 'DESC')
+      .addOrderBy('d.message_seq', 'DESC')
       .addOrderBy('d.id', 'DESC')
       .take(page.limit + 1);
     if (page.after !== undefined) {
       const last = await this.dataSource.manager.findOneBy(WebhookDeliveryEntity, { id: page.after, endpoint_id: id });
       if (!last) throw new ApiError('VALIDATION_FAILED', 'after must be the next of a previous page');
       builder.andWhere(
-        `(d.created_at, d.id) < (SELECT p.created_at, p.id FROM "${s}"."webhook_deliveries" p WHERE p.id = :after)`,
+        `(d.created_at, d.message_seq, d.id) < (SELECT p.created_at, p.message_seq, p.id FROM "${s}"."webhook_deliveries" p WHERE p.id = :after)`,
         { after: last.id },
       );
     }
@@ -343,7 +347,7 @@ export class WebhookEndpointsService {
           messageId: original.message_id,
           kind: original.kind,
           consumer: original.consumer,
-          messageCreatedAt: original.message_created_at,
+          messageSeq: original.message_seq,
         },
         now,
         { endpointId: endpoint.id },
@@ -427,7 +431,7 @@ export class WebhookEndpointsService {
 
 /** A pending delivery of a message, due now. */
 export function newDelivery(
-  message: { messageId: string; kind: string; consumer: string; messageCreatedAt: Date },
+  message: { messageId: string; kind: string; consumer: string; messageSeq: string },
   now: Date,
   to: { endpointId: string } | { email: string },
 ): WebhookDeliveryRow {
@@ -438,7 +442,7 @@ export function newDelivery(
     email: 'email' in to ? to.email : null,
     consumer: message.consumer,
     kind: message.kind,
-    message_created_at: message.messageCreatedAt,
+    message_seq: message.messageSeq,
     state: 'pending',
     attempts: 0,
     next_attempt_at: now,

@@ -30,8 +30,8 @@ export interface WebhookDeliveryRow {
   email: string | null;
   consumer: string;
   kind: string;
-  /** The message's creation time: an endpoint gets a consumer's messages in this order. */
-  message_created_at: Date;
+  /** The message's `seq` (its order of creation): an endpoint gets a consumer's messages in this order. */
+  message_seq: string;
   state: DeliveryState;
   attempts: number;
   next_attempt_at: Date;
@@ -83,7 +83,7 @@ export const WebhookDeliveryEntity = new EntitySchema<WebhookDeliveryRow>({
     email: { type: 'varchar', length: 320, nullable: true },
     consumer: { type: 'varchar', length: 64 },
     kind: { type: 'varchar', length: 64 },
-    message_created_at: { type: 'timestamptz' },
+    message_seq: { type: 'bigint' },
     state: { type: 'varchar', length: 16, default: 'pending' },
     attempts: { type: 'int', default: 0 },
     next_attempt_at: { type: 'timestamptz' },

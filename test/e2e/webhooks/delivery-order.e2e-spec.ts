@@ -1,0 +1,152 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { DatabaseEndpoint } from '@app/database';
+import { loadGatewayConfig } from '../../../apps/gateway/src/config/gateway.config';
+import { openDatabaseEndpoint } from '../../../apps/gateway/src/database/gateway-database.module';
+import {
+  dataSourceOptions,
+  GATEWAY_DATA_SOURCE,
+  schemaOf,
+} from '../../../apps/gateway/src/database/data-source.options';
+import { AddOutboxMessageSeq1797200000000 } from '../../../apps/gateway/src/database/migrations/1797200000000-AddOutboxMessageSeq';
+import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
+import { WebhookDeliveriesRepository } from '../../../apps/gateway/src/webhooks/webhook-deliveries.repository';
+import { adminCall, createGatewayTestDatabase, GatewayTestDatabase } from '../../support/gateway';
+import { withStack } from '../../support/with-stack';
+
+const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
+const DAY_MS = 86_400_000;
+const LEASE_MS = 60_000;
+/** A uuid whose text sorts before (`0`) or after (`f`) any other of its kind: the tie the old order broke on. */
+const idSorting = (first: '0' | 'f') => `${first.repeat(8)}${randomUUID().slice(8)}`;
+
+/**
+ * Delivery order (issue #49, docs/webhooks.md, "Order"), by direct calls on the gateway's real database: two
+ * messages written in the same millisecond, the second with an id that sorts first, reach an endpoint in the order
+ * they were written (their seq). The newer one is not attempted while the older one is pending, however their ids
+ * sort.
+ */
+describe('webhook deliveries follow the outbox order exactly', () => {
+  const stack = withStack({
+    pets: {},
+    database: true,
+    // No worker: the test fans out, claims and records attempts itself, each at the time it names.
+    gateway: { env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOKS_ENABLED: 'false', ALERT_RECONCILE_MS: '3600000' } },
+  });
+  const source = () => stack.gateway.app.get<DataSource>(getDataSourceToken(GATEWAY_DATA_SOURCE), { strict: false });
+  const repository = () => stack.gateway.app.get(WebhookDeliveriesRepository);
+
+  /** A pending threshold message, as ThresholdEventsRepository.record writes one (the database sets its seq). */
+  const writeMessage = (id: string, consumer: string, at: number) =>
+    source().query(
+      `INSERT INTO "${schemaOf(source())}"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
+        `VALUES ($1, 'quota.threshold_crossed', $2, $3::jsonb, $4, $4, 'pending', 0)`,
+      [id, consumer, JSON.stringify({ id: randomUUID(), type: 'quota.threshold_crossed', consumer }), new Date(at)],
+    );
+
+  it('holds a message written in the same millisecond behind an older one still pending, whatever their ids', async () => {
+    const name = unique('order');
+    expect((await adminCall(stack.gateway, 'POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
+    const created = await adminCall(stack.gateway, 'POST', `/consumers/${name}/webhook-endpoints`, {
+      url: 'http://127.0.0.1:9/hook',
+    });
+    expect(created.status).toBe(201);
+    const endpointId = (created.body as { id: string }).id;
+    const claimAt = async (now: number) =>
+      (await repository().claim(now, 10, now + LEASE_MS)).filter((d) => d.endpoint?.id === endpointId);
+    const fail = { ok: false, status: 503, error: 'HTTP 503', latencyMs: 1 };
+    const ok = { ok: true, status: 204, error: null, latencyMs: 1 };
+
+    const now = Date.now();
+    const older = idSorting('f');
+    const newer = idSorting('0');
+    await writeMessage(older, name, now);
+    expect(await repository().fanOut(now)).toBe(1);
+    const [first] = await claimAt(now);
+    expect(first.messageId).toBe(older);
+    const failed = await repository().recordAttempt(first, fail, now, DAY_MS, 0.5);
+    expect(failed.state).toBe('pending');
+    const retryAt = failed.nextAttemptAt!.getTime();
+
+    // Written in the same millisecond, its id sorting first: newer all the same, so it waits.
+    await writeMessage(newer, name, now);
+    expect(await repository().fanOut(now)).toBe(1);
+    expect(await claimAt(now)).toEqual([]);
+
+    // At the older one's retry, that one goes (one at a time per endpoint), and the newer one only after it.
+    const [retried] = await claimAt(retryAt);
+    expect(retried.messageId).toBe(older);
+    expect((await repository().recordAttempt(retried, ok, retryAt, DAY_MS)).state).toBe('delivered');
+    const [next] = await claimAt(retryAt);
+    expect(next.messageId).toBe(newer);
+  });
+});
+
+/** The migration numbers the messages already written in their old order, (created_at, id), and their deliveries. */
+describe('AddOutboxMessageSeq on existing rows', () => {
+  let database: GatewayTestDatabase;
+  let endpoint: DatabaseEndpoint;
+  let source: DataSource;
+
+  beforeAll(async () => {
+    database = await createGatewayTestDatabase('empty');
+    endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
+    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', []), logging: false }).initialize();
+    await runMigrations(source, endpoint, 'gateway');
+  });
+  afterAll(async () => {
+    if (source?.isInitialized) await source.destroy();
+    await endpoint?.close();
+    await database?.drop();
+  });
+
+  it('gives existing messages a seq in (created_at, id) order, carries it to their deliveries, and goes on from there', async () => {
+    const migration = new AddOutboxMessageSeq1797200000000();
+    const runner = source.createQueryRunner();
+    try {
+      // The schema as it was before: messages and deliveries without seq.
+      await migration.down(runner);
+      const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
+      // Inserted out of order: the oldest last, and two of one millisecond whose ids sort the other way round.
+      const rows = [
+        { id: idSorting('f'), at: at(5) },
+        { id: idSorting('0'), at: at(5) },
+        { id: randomUUID(), at: at(9) },
+        { id: randomUUID(), at: at(1) },
+      ];
+      for (const row of rows) {
+        await runner.query(
+          `INSERT INTO "gateway"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
+            `VALUES ($1, 'webhook.test', 'c', '{}'::jsonb, $2, $2, 'dispatched', 0)`,
+          [row.id, row.at],
+        );
+        await runner.query(
+          `INSERT INTO "gateway"."webhook_deliveries" (id, message_id, consumer, kind, message_created_at, next_attempt_at, created_at) ` +
+            `VALUES ($1, $2, 'c', 'webhook.test', $3, $3, $3)`,
+          [randomUUID(), row.id, row.at],
+        );
+      }
+      await migration.up(runner);
+
+      const oldOrder = [rows[3], rows[1], rows[0], rows[2]].map((r) => r.id);
+      const messages: Array<{ id: string; seq: string }> = await runner.query(
+        `SELECT id, seq FROM "gateway"."outbox_messages" ORDER BY seq`,
+      );
+      expect(messages.map((m) => [m.id, m.seq])).toEqual(oldOrder.map((id, i) => [id, String(i + 1)]));
+      const deliveries: Array<{ message_id: string; message_seq: string }> = await runner.query(
+        `SELECT message_id, message_seq FROM "gateway"."webhook_deliveries" ORDER BY message_seq`,
+      );
+      expect(deliveries.map((d) => [d.message_id, d.message_seq])).toEqual(messages.map((m) => [m.id, m.seq]));
+      // The next message written comes after them all.
+      const [next]: Array<{ seq: string }> = await runner.query(
+        `INSERT INTO "gateway"."outbox_messages" (id, kind, consumer, payload, created_at, available_at, state, attempts) ` +
+          `VALUES ($1, 'webhook.test', 'c', '{}'::jsonb, $2, $2, 'dispatched', 0) RETURNING seq`,
+        [randomUUID(), at(0)],
+      );
+      expect(next.seq).toBe('5');
+    } finally {
+      await runner.release();
+    }
+  });
+});
