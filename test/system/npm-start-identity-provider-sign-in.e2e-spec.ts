@@ -67,9 +67,10 @@ function target(html: string, text: string, base: string): string | undefined {
 
 /**
  * `npm start` with START_IDENTITY_PROVIDER=1 and the console and the portal (issue #51): both sign-in pages offer the
- * stand-in provider, the Ready block says who to sign in as, and olivia's authorization code flow (the console's
- * redirect, the provider's development login form, the callback) ends with the console signed in as her. The four
- * apps on an in-memory database, in folders of the test's own.
+ * stand-in provider, the Ready block says who to sign in as, olivia's authorization code flow (the console's
+ * redirect, the provider's development login form, the callback) ends with the console signed in as her, and the
+ * developer `dev` signs in to the portal, gets a Free key and calls the API. The four apps on an in-memory database,
+ * in folders of the test's own.
  */
 describe('npm start with its identity provider: the console and the portal sign people in', () => {
   const folder = mkdtempSync(join(tmpdir(), 'petstore-start-idp-people-'));
@@ -83,7 +84,7 @@ describe('npm start with its identity provider: the console and the portal sign 
     rmSync(folder, { recursive: true, force: true });
   });
 
-  it('offers the provider on both sign-in pages and signs olivia in to the console', async () => {
+  it('offers the provider on both sign-in pages; olivia signs in to the console, dev to the portal', async () => {
     const ports = {
       gateway: await freePort(),
       pets: await freePort(),
@@ -162,7 +163,7 @@ describe('npm start with its identity provider: the console and the portal sign 
       form: { prompt: 'login', login: 'olivia', password: 'any' },
     });
     expect({ url: new URL(signedIn.url).origin, status: signedIn.status }).toEqual({ url: consoleUrl, status: 200 });
-    expect(signedIn.html).toContain('Signed in as olivia.ops@example.com');
+    expect(signedIn.html).toContain('Signed in as <strong>olivia.ops@example.com</strong>');
 
     // The portal: its sign-in page offers the provider, which takes its client and redirect URI (its login form).
     const portalUrl = `http://localhost:${ports.portal}`;
@@ -172,6 +173,18 @@ describe('npm start with its identity provider: the console and the portal sign 
     expect(portalStart).toBeDefined();
     const providerForm = await portalBrowser.go(portalStart!);
     expect(providerForm.url.startsWith(`http://127.0.0.1:${ports.idp}/interaction/`)).toBe(true);
-    expect(providerForm.status).toBe(200);
+    // The company's developer signs in: an account made for them, signed in, with its first key.
+    const developer = await portalBrowser.go(target(providerForm.html, 'Sign-in', providerForm.url)!, {
+      method: 'POST',
+      form: { prompt: 'login', login: 'dev', password: 'any' },
+    });
+    expect({ url: new URL(developer.url).origin, status: developer.status }).toEqual({ url: portalUrl, status: 200 });
+    expect(developer.html).toContain('Welcome: here is your API key');
+    // Their Free key calls the API.
+    const key = /data-testid="new-key"[^>]*>([^<]+)</.exec(developer.html)![1];
+    const pets = await fetch(`http://127.0.0.1:${ports.gateway}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(pets.status).toBe(200);
   }, 480_000);
 });
