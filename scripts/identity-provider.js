@@ -11,6 +11,14 @@
  *   the gateway finds its keys at), IDP_AUDIENCE (https://api.petstore.example.com: the gateway's OAUTH_ISSUERS
  *   audience), IDP_CLIENT_ID (demo-client), IDP_CLIENT_SECRET (required), IDP_CORS_ORIGINS (comma-separated: the
  *   origins whose pages may ask for a token, Swagger UI's).
+ * and signs the demo people (DEMO_PEOPLE, issue #51) in to the console and the portal, each client served only when
+ * its secret is given:
+ *   IDP_CONSOLE_CLIENT_ID (petstore-console), IDP_CONSOLE_CLIENT_SECRET, IDP_CONSOLE_URLS (comma-separated: the
+ *   console's addresses, each giving a redirect URI <url>/sign-in/oidc/callback and a post-logout one
+ *   <url>/sign-in?out=1); IDP_PORTAL_CLIENT_ID (petstore-portal), IDP_PORTAL_CLIENT_SECRET,
+ *   IDP_PORTAL_REDIRECT_URIS (comma-separated: <portal>/login/oidc/<id>/callback).
+ * Their login is oidc-provider's development form (devInteractions): any login of DEMO_PEOPLE, any password. A
+ * stand-in, never a provider for real people.
  *
  * Used as a module (the tests, and whoever adds people or clients later: the console's and portal's sign-in, issue
  * #51), `startIdentityProvider(options)` takes clients, accounts and a last word on the configuration
@@ -24,6 +32,91 @@ const SCOPES = ['pets:read', 'pets:write'];
 const DEFAULT_AUDIENCE = 'https://api.petstore.example.com';
 const DEFAULT_PORT = 3005;
 const ACCESS_TOKEN_TTL_S = 600;
+/** The scopes a sign-in client asks for, and the ID token claims each one brings. */
+const SIGN_IN_CLAIMS = { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'] };
+
+/**
+ * The demo company's people (issue #51; the tests sign in as them too, test/support/identity-provider-people.ts):
+ * `login` is what is typed in the login form and the ID token's `sub`.
+ * @type {ReadonlyArray<{ login: string, email: string, emailVerified: boolean, groups: string[], role: string }>}
+ */
+const DEMO_PEOPLE = [
+  {
+    login: 'olivia',
+    email: 'olivia.ops@example.com',
+    emailVerified: true,
+    groups: ['ops-admins'],
+    role: 'console: every scope',
+  },
+  {
+    login: 'sam',
+    email: 'sam.support@example.com',
+    emailVerified: true,
+    groups: ['support'],
+    role: 'console: read-only',
+  },
+  {
+    login: 'nora',
+    email: 'nora.nobody@example.com',
+    emailVerified: true,
+    groups: ['marketing'],
+    role: 'console: no role, refused',
+  },
+  {
+    login: 'dev',
+    email: 'dev@company.example',
+    emailVerified: true,
+    groups: ['developers'],
+    role: 'portal: a company developer',
+  },
+  {
+    login: 'unverified',
+    email: 'unverified@example.com',
+    emailVerified: false,
+    groups: ['developers'],
+    role: 'portal: email not verified, refused',
+  },
+];
+
+/** The gateway's mapping of these people's groups to admin scopes (ADMIN_OIDC_ROLES, docs/sso.md). */
+const DEMO_ROLES = {
+  'ops-admins': { scopes: 'all' },
+  support: { scopes: ['consumers:read', 'usage:read', 'audit:read'] },
+};
+
+/** The email domain of the demo company's developers: the portal requires them to sign in with this provider. */
+const DEMO_DEVELOPER_DOMAIN = 'company.example';
+
+/**
+ * A person as an account of the provider: what the ID token says of them.
+ * @param {{ login: string, email: string, emailVerified: boolean, groups: string[] }} person
+ * @returns {ProviderAccount}
+ */
+function personAccount(person) {
+  return {
+    accountId: person.login,
+    claims: { email: person.email, email_verified: person.emailVerified, groups: person.groups },
+  };
+}
+
+/**
+ * A client that signs people in (the console's, the portal's): authorization code with PKCE, a secret.
+ * @param {{ clientId: string, clientSecret: string, redirectUris: string[], postLogoutRedirectUris?: string[] }} client
+ * @returns {ProviderClient}
+ */
+function signInClient(client) {
+  return {
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    grantTypes: ['authorization_code'],
+    metadata: {
+      response_types: ['code'],
+      redirect_uris: client.redirectUris,
+      post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
+      scope: Object.keys(SIGN_IN_CLAIMS).join(' '),
+    },
+  };
+}
 
 /**
  * @typedef {object} ProviderClient
@@ -68,6 +161,12 @@ function providerConfiguration(options) {
   const accounts = new Map((options.accounts ?? []).map((account) => [account.accountId, account]));
   const corsOrigins = options.corsOrigins ?? [];
   const opaque = new Set(clients.filter((c) => c.tokenFormat === 'opaque').map((c) => c.clientId));
+  // Access tokens for the API only for the machines' clients: a sign-in's are for userinfo.
+  const apiClients = new Set(
+    clients
+      .filter((c) => (c.grantTypes ?? ['client_credentials']).includes('client_credentials'))
+      .map((c) => c.clientId),
+  );
   const configuration = {
     clients: clients.map((c) => ({
       client_id: c.clientId,
@@ -80,8 +179,20 @@ function providerConfiguration(options) {
       ...c.metadata,
     })),
     jwks: { keys: options.signingKeys },
-    scopes,
-    ttl: { ClientCredentials: options.accessTokenTtlS ?? ACCESS_TOKEN_TTL_S },
+    scopes: [...scopes, ...Object.keys(SIGN_IN_CLAIMS).filter((scope) => scope !== 'openid')],
+    claims: SIGN_IN_CLAIMS,
+    // The ID token carries the claims (a code flow's would otherwise be at userinfo only).
+    conformIdTokenClaims: false,
+    pkce: { required: () => true },
+    ttl: {
+      ClientCredentials: options.accessTokenTtlS ?? ACCESS_TOKEN_TTL_S,
+      AccessToken: 600,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+    },
     clientDefaults: { id_token_signed_response_alg: 'ES256' },
     // A browser page of these origins (Swagger UI) may call the token endpoint with a client's secret.
     clientBasedCORS: (_ctx, origin) => corsOrigins.includes(origin),
@@ -89,14 +200,24 @@ function providerConfiguration(options) {
       const account = accounts.get(id);
       return account && { accountId: id, claims: () => ({ sub: id, ...account.claims }) };
     },
+    // First-party clients (the console, the portal): no consent screen, the OpenID scopes asked for are granted.
+    loadExistingGrant: async (ctx) => {
+      const { provider, session, client, params } = ctx.oidc;
+      const grant = new provider.Grant({ accountId: session.accountId, clientId: client.clientId });
+      grant.addOIDCScope(String(params.scope ?? 'openid'));
+      await grant.save();
+      return grant;
+    },
     features: {
-      devInteractions: { enabled: false },
+      // People sign in with oidc-provider's development login form (any password): a stand-in's login.
+      devInteractions: { enabled: accounts.size > 0 },
+      rpInitiatedLogout: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => audience,
+        defaultResource: (_ctx, client) => (client && apiClients.has(client.clientId) ? audience : undefined),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource, client) => {
           if (resource !== audience) throw new Error(`unknown resource ${resource}`);
@@ -145,7 +266,39 @@ async function startIdentityProvider(options) {
   };
 }
 
-/** The program: one demo client, from the environment (above). */
+/** A comma-separated list of the environment. */
+const listOf = (value) =>
+  (value || '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** The console's and the portal's sign-in clients the environment gives (above): each needs its secret. */
+function signInClientsOf(env) {
+  const clients = [];
+  if (env.IDP_CONSOLE_CLIENT_SECRET) {
+    const urls = listOf(env.IDP_CONSOLE_URLS).map((url) => url.replace(/\/+$/, ''));
+    clients.push(
+      signInClient({
+        clientId: env.IDP_CONSOLE_CLIENT_ID || 'petstore-console',
+        clientSecret: env.IDP_CONSOLE_CLIENT_SECRET,
+        redirectUris: urls.map((url) => `${url}/sign-in/oidc/callback`),
+        postLogoutRedirectUris: urls.map((url) => `${url}/sign-in?out=1`),
+      }),
+    );
+  }
+  if (env.IDP_PORTAL_CLIENT_SECRET)
+    clients.push(
+      signInClient({
+        clientId: env.IDP_PORTAL_CLIENT_ID || 'petstore-portal',
+        clientSecret: env.IDP_PORTAL_CLIENT_SECRET,
+        redirectUris: listOf(env.IDP_PORTAL_REDIRECT_URIS),
+      }),
+    );
+  return clients;
+}
+
+/** The program: one demo client, from the environment (above), and the people's sign-in clients. */
 async function main() {
   const env = process.env;
   const port = Number(env.IDP_PORT || DEFAULT_PORT);
@@ -155,18 +308,21 @@ async function main() {
     process.exit(2);
   }
   const clientId = env.IDP_CLIENT_ID || 'demo-client';
+  const signInClients = signInClientsOf(env);
   const provider = await startIdentityProvider({
     issuer: env.IDP_ISSUER || `http://127.0.0.1:${port}`,
     host: env.IDP_HOST || '127.0.0.1',
     port,
     audience: env.IDP_AUDIENCE || DEFAULT_AUDIENCE,
-    clients: [{ clientId, clientSecret }],
-    corsOrigins: (env.IDP_CORS_ORIGINS || '')
-      .split(',')
-      .map((origin) => origin.trim())
-      .filter(Boolean),
+    clients: [{ clientId, clientSecret }, ...signInClients],
+    accounts: DEMO_PEOPLE.map(personAccount),
+    corsOrigins: listOf(env.IDP_CORS_ORIGINS),
   });
-  console.log(`identity provider ${provider.issuer} (token endpoint ${provider.tokenUrl}, client ${clientId})`);
+  const signIn = signInClients.map((c) => c.clientId).join(', ');
+  console.log(
+    `identity provider ${provider.issuer} (token endpoint ${provider.tokenUrl}, client ${clientId}` +
+      `${signIn ? `; people sign in to ${signIn}` : ''})`,
+  );
   const stop = () => provider.close().then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -183,6 +339,11 @@ module.exports = {
   SCOPES,
   DEFAULT_AUDIENCE,
   DEFAULT_PORT,
+  DEMO_PEOPLE,
+  DEMO_ROLES,
+  DEMO_DEVELOPER_DOMAIN,
+  personAccount,
+  signInClient,
   newSigningKey,
   providerConfiguration,
   startIdentityProvider,

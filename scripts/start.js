@@ -18,7 +18,9 @@
  *
  * START_IDENTITY_PROVIDER=1 also starts a stand-in identity provider (scripts/identity-provider.js, on IDP_PORT, 3005)
  * before the gateway, gives the gateway its issuer (OAUTH_ISSUERS, with its tokenUrl for Swagger UI's Authorize),
- * and binds its demo client to the "demo" consumer (made if missing): docs/oauth.md, "Try it with npm start".
+ * and binds its demo client to the "demo" consumer (made if missing): docs/oauth.md, "Try it with npm start". Its demo
+ * people sign in to the console (CONSOLE_OIDC_*, and the gateway's ADMIN_OIDC_* with DEMO_ROLES) and the portal
+ * (PORTAL_OIDC_PROVIDERS, the demo developers' domain required), unless those are configured already: docs/sso.md.
  */
 // First: on a Node older than the supported one, one line and exit 1 (the apps' own check, before any build).
 require('./supported-node').exitOnUnsupportedNode();
@@ -31,7 +33,13 @@ const { appNodeOptions } = require('./app-node-options');
 const { buildInputsFingerprint, buildIsCurrent, recordBuild } = require('./build-inputs');
 const { AppOutput, phase, readyBlock } = require('./start-output');
 const { addExampleAnimalIfEmpty } = require('./example-animal');
-const { DEFAULT_AUDIENCE, DEFAULT_PORT: DEFAULT_IDP_PORT } = require('./identity-provider');
+const {
+  DEFAULT_AUDIENCE,
+  DEFAULT_PORT: DEFAULT_IDP_PORT,
+  DEMO_DEVELOPER_DOMAIN,
+  DEMO_PEOPLE,
+  DEMO_ROLES,
+} = require('./identity-provider');
 
 const ROOT = path.join(__dirname, '..');
 const ENTRY = {
@@ -59,6 +67,22 @@ function appEnvironment(databaseEnv, name) {
     env.ADMIN_URL = adminUrl();
     env.PORTAL_PUBLIC_URL = process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`;
     env.PORTAL_API_URL = process.env.PORTAL_API_URL || `http://localhost:${process.env.PORT || 3000}/v1`;
+    // The stand-in provider's "Sign in with", beside any provider the developer configured.
+    if (identityProvider?.portal) {
+      const configured = process.env.PORTAL_OIDC_PROVIDERS ? JSON.parse(process.env.PORTAL_OIDC_PROVIDERS) : [];
+      const { id, name, clientId, secret } = identityProvider.portal;
+      env.PORTAL_OIDC_PROVIDERS = JSON.stringify([
+        ...configured,
+        {
+          id,
+          name,
+          issuer: identityProvider.issuer,
+          clientId,
+          clientSecret: secret,
+          requiredDomains: [DEMO_DEVELOPER_DOMAIN],
+        },
+      ]);
+    }
   }
   // The portal's API reference calls the gateway from the portal's origin (another port): CORS lets it.
   // The in-process counters (no Redis) survive a restart: written at shutdown, read at start.
@@ -78,10 +102,22 @@ function appEnvironment(databaseEnv, name) {
       },
     ]);
   }
+  // The console's sign-in: the gateway takes the provider's ID tokens for the console's client, roles mapped.
+  if (name === 'gateway' && identityProvider?.console) {
+    env.ADMIN_OIDC_ISSUER = identityProvider.issuer;
+    env.ADMIN_OIDC_AUDIENCE = identityProvider.console.clientId;
+    env.ADMIN_OIDC_ROLES = JSON.stringify(DEMO_ROLES);
+  }
   // The operator console keeps its sessions in the same database (schema console) and calls the admin API.
   if (name === 'console') {
     env.CONSOLE_DATABASE_URL = process.env.CONSOLE_DATABASE_URL || env.GATEWAY_DATABASE_URL || env.DATABASE_URL;
     env.ADMIN_URL = process.env.ADMIN_URL || `http://127.0.0.1:${process.env.ADMIN_PORT || 3002}`;
+    if (identityProvider?.console) {
+      env.CONSOLE_OIDC_ISSUER = identityProvider.issuer;
+      env.CONSOLE_OIDC_CLIENT_ID = identityProvider.console.clientId;
+      env.CONSOLE_OIDC_CLIENT_SECRET = identityProvider.console.secret;
+      env.CONSOLE_OIDC_NAME = identityProvider.console.name;
+    }
   }
   return env;
 }
@@ -172,16 +208,64 @@ async function consoleAuditToken() {
 /** The demo client's secret: IDP_CLIENT_SECRET, else one made once and kept beside the admin token (.data/). */
 function identityProviderSecret() {
   if (process.env.IDP_CLIENT_SECRET) return { secret: process.env.IDP_CLIENT_SECRET, file: undefined };
-  const file = path.join(path.dirname(process.env.ADMIN_TOKEN_FILE || '.data/admin-token'), 'idp-client-secret');
-  if (existsSync(file)) return { secret: readFileSync(file, 'utf8').trim(), file };
+  const file = keptSecretFile('idp-client-secret');
+  return { secret: keptSecret(file), file };
+}
+
+/** A file beside the admin token (.data/). */
+const keptSecretFile = (name) => path.join(path.dirname(process.env.ADMIN_TOKEN_FILE || '.data/admin-token'), name);
+
+/** The secret kept in `file`, made there on first use. */
+function keptSecret(file) {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(path.dirname(file), { recursive: true });
   const secret = randomBytes(24).toString('hex');
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-  return { secret, file };
+  return secret;
+}
+
+/** The name on the console's and the portal's "Sign in with" button. */
+const DEMO_PROVIDER_NAME = 'Demo SSO';
+
+/**
+ * The console's and the portal's clients at the stand-in provider, for the apps started here: each only when the
+ * developer has not configured a sign-in of their own (CONSOLE_OIDC_ISSUER or ADMIN_OIDC_ISSUER; a provider with the
+ * same id in PORTAL_OIDC_PROVIDERS). Their secrets are kept in .data/ as the demo client's is.
+ */
+function signInClients(names) {
+  const clients = {};
+  if (names.includes('console') && !process.env.CONSOLE_OIDC_ISSUER && !process.env.ADMIN_OIDC_ISSUER) {
+    const host = process.env.CONSOLE_HOST && !['0.0.0.0', '::'].includes(process.env.CONSOLE_HOST);
+    const port = process.env.CONSOLE_PORT || 3004;
+    // The addresses the browser may use: the console answers loopback names by default (CONSOLE_ALLOWED_HOSTS).
+    const urls = process.env.CONSOLE_PUBLIC_URL
+      ? [process.env.CONSOLE_PUBLIC_URL]
+      : host
+        ? [`http://${process.env.CONSOLE_HOST}:${port}`]
+        : [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
+    clients.console = {
+      clientId: 'petstore-console',
+      secret: keptSecret(keptSecretFile('idp-console-secret')),
+      name: DEMO_PROVIDER_NAME,
+      urls,
+    };
+  }
+  const configured = process.env.PORTAL_OIDC_PROVIDERS ? JSON.parse(process.env.PORTAL_OIDC_PROVIDERS) : [];
+  if (names.includes('portal') && !configured.some((provider) => provider.id === 'demo')) {
+    const portal = `${process.env.PORTAL_PUBLIC_URL || `http://localhost:${portalPort()}`}${process.env.PORTAL_BASE_PATH || ''}`;
+    clients.portal = {
+      id: 'demo',
+      clientId: 'petstore-portal',
+      secret: keptSecret(keptSecretFile('idp-portal-secret')),
+      name: DEMO_PROVIDER_NAME,
+      redirectUri: `${portal}/login/oidc/demo/callback`,
+    };
+  }
+  return clients;
 }
 
 /** Starts the stand-in identity provider and waits until it serves its discovery document. */
-async function startIdentityProvider() {
+async function startIdentityProvider(names) {
   const port = process.env.IDP_PORT || DEFAULT_IDP_PORT;
   const issuer = `http://127.0.0.1:${port}`;
   const { secret, file } = identityProviderSecret();
@@ -193,7 +277,9 @@ async function startIdentityProvider() {
     audience: process.env.IDP_AUDIENCE || DEFAULT_AUDIENCE,
     clientId: process.env.IDP_CLIENT_ID || 'demo-client',
     secretFile: file,
+    ...signInClients(names),
   };
+  const { console: consoleClient, portal: portalClient } = identityProvider;
   phase(`starting the identity provider on ${issuer} (START_IDENTITY_PROVIDER)`);
   const child = spawn(process.execPath, [path.join(__dirname, 'identity-provider.js')], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -205,6 +291,12 @@ async function startIdentityProvider() {
       IDP_CLIENT_ID: identityProvider.clientId,
       IDP_CLIENT_SECRET: secret,
       IDP_CORS_ORIGINS: process.env.IDP_CORS_ORIGINS || origins.join(','),
+      IDP_CONSOLE_CLIENT_ID: consoleClient?.clientId ?? '',
+      IDP_CONSOLE_CLIENT_SECRET: consoleClient?.secret ?? '',
+      IDP_CONSOLE_URLS: consoleClient?.urls.join(',') ?? '',
+      IDP_PORTAL_CLIENT_ID: portalClient?.clientId ?? '',
+      IDP_PORTAL_CLIENT_SECRET: portalClient?.secret ?? '',
+      IDP_PORTAL_REDIRECT_URIS: portalClient?.redirectUri ?? '',
     },
   });
   children.set('idp', child);
@@ -448,6 +540,13 @@ async function waitUntilReady(names, { quiet = false } = {}) {
     const secret = secretFile ? `$(cat ${secretFile})` : '$IDP_CLIENT_SECRET';
     rows.push(['identity provider (OAuth)', `${issuer}, client ${clientId} bound to "demo"`]);
     rows.push(['an access token', `curl -s -u ${clientId}:${secret} -d grant_type=client_credentials ${issuer}/token`]);
+    const signsIn = (where) => DEMO_PEOPLE.filter((person) => person.role.startsWith(`${where}:`));
+    const who = (people) =>
+      `${people.map((person) => `${person.login} (${person.role.replace(/^\w+: /, '')})`).join(', ')}; any password`;
+    if (identityProvider.console && names.includes('console'))
+      rows.push([`console: ${identityProvider.console.name}`, who(signsIn('console'))]);
+    if (identityProvider.portal && names.includes('portal'))
+      rows.push([`portal: ${identityProvider.portal.name}`, who(signsIn('portal'))]);
   }
   process.stdout.write(readyBlock(`Ready in ${seconds(Date.now() - startedAt)}`, rows));
 }
@@ -474,7 +573,7 @@ async function main() {
   output.gatewayInFront = names.includes('gateway') && names.includes('pets');
   if (/^(1|true)$/.test(process.env.START_IDENTITY_PROVIDER || '') && names.includes('gateway')) {
     try {
-      await startIdentityProvider();
+      await startIdentityProvider(names);
     } catch (error) {
       console.error(`Cannot start the identity provider: ${error.message}`);
       stopAll(1);

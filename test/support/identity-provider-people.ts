@@ -13,23 +13,22 @@ export interface DemoPerson {
   groups: string[];
 }
 
+/** The demo people and their roles: npm start's and compose's provider has the same (scripts/identity-provider.js). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the script is CommonJS, read as it is
+const demo = require('../../scripts/identity-provider') as {
+  DEMO_PEOPLE: readonly DemoPerson[];
+  DEMO_ROLES: Record<string, { scopes: 'all' | string[] }>;
+  personAccount(person: DemoPerson): { accountId: string; claims: Record<string, unknown> };
+};
+
 /**
  * The demo people in two roles (issue #51): an operator in `ops-admins`, a support person in `support` (read-only),
  * and one in no role the gateway maps; a developer for the portal with a verified email, one without.
  */
-export const DEMO_PEOPLE: readonly DemoPerson[] = [
-  { login: 'olivia', email: 'olivia.ops@example.com', emailVerified: true, groups: ['ops-admins'] },
-  { login: 'sam', email: 'sam.support@example.com', emailVerified: true, groups: ['support'] },
-  { login: 'nora', email: 'nora.nobody@example.com', emailVerified: true, groups: ['marketing'] },
-  { login: 'dev', email: 'dev@company.example', emailVerified: true, groups: ['developers'] },
-  { login: 'unverified', email: 'unverified@example.com', emailVerified: false, groups: ['developers'] },
-];
+export const DEMO_PEOPLE: readonly DemoPerson[] = demo.DEMO_PEOPLE;
 
 /** The mapping of these people's groups the tests configure the gateway with (ADMIN_OIDC_ROLES). */
-export const DEMO_ROLES = {
-  'ops-admins': { scopes: 'all' },
-  support: { scopes: ['consumers:read', 'usage:read', 'audit:read'] },
-};
+export const DEMO_ROLES = demo.DEMO_ROLES;
 
 /** A client of the provider that signs people in (authorization code flow). */
 export interface SignInClient {
@@ -120,7 +119,7 @@ export class PeopleIdentityProvider {
   }
 
   private build(): Provider {
-    const people = new Map(this.people.map((person) => [person.login, person]));
+    const accounts = new Map(this.people.map((person) => [person.login, demo.personAccount(person)]));
     return new Provider(this.issuer, {
       clients: [...this.clients.values()].map((c) => ({
         client_id: c.clientId,
@@ -140,12 +139,8 @@ export class PeopleIdentityProvider {
       pkce: { required: () => true },
       features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
       findAccount: (_ctx: unknown, sub: string) => {
-        const person = people.get(sub);
-        if (!person) return undefined;
-        return {
-          accountId: sub,
-          claims: () => ({ sub, email: person.email, email_verified: person.emailVerified, groups: person.groups }),
-        };
+        const account = accounts.get(sub);
+        return account && { accountId: sub, claims: () => ({ sub, ...account.claims }) };
       },
       // First-party clients: no consent screen, every scope asked for is granted.
       loadExistingGrant: async (ctx: ProviderContext) => {
