@@ -60,7 +60,7 @@ export class GatewayAppModule {
         ClientBindingsModule,
         // Operators' sign-in with their identity provider (docs/sso.md).
         SsoModule,
-        // Usage as events for a billing system: its reader, for the delivery worker to come (docs/usage-export.md).
+        // Usage as events for a billing system: the exporter (one instance at a time) and its outbox (docs/usage-export.md).
         UsageExportModule,
         // Webhooks: the endpoints the admin API keeps, and the worker that delivers the outbox (docs/webhooks.md).
         WebhooksModule,
