@@ -53,6 +53,11 @@ export class WebhookReceiver {
     return this.boundPort;
   }
 
+  /** Whether it takes connections (started and not killed). */
+  get alive(): boolean {
+    return this.receiver !== undefined;
+  }
+
   url(path: string): string {
     return `http://127.0.0.1:${this.port}${path}`;
   }

@@ -81,6 +81,29 @@ describe('webhook deliveries follow the outbox order exactly', () => {
     const [next] = await claimAt(retryAt);
     expect(next.messageId).toBe(newer);
   });
+
+  it("holds a test event's delivery behind an older message no instance has fanned out yet", async () => {
+    const name = unique('fanout');
+    expect((await adminCall(stack.gateway, 'POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
+    const created = await adminCall(stack.gateway, 'POST', `/consumers/${name}/webhook-endpoints`, {
+      url: 'http://127.0.0.1:9/hook',
+    });
+    const endpointId = (created.body as { id: string }).id;
+    const claimAt = async (now: number) =>
+      (await repository().claim(now, 10, now + LEASE_MS)).filter((d) => d.endpoint?.id === endpointId);
+    const now = Date.now();
+    // A threshold message written, not fanned out yet (another instance's fan-out holds it, or no tick took it).
+    const threshold = randomUUID();
+    await writeMessage(threshold, name, now);
+    // A test event, whose delivery the admin route writes at once: newer, so it must not go first.
+    const test = await adminCall(stack.gateway, 'POST', `/consumers/${name}/webhook-endpoints/${endpointId}/test`);
+    expect(test.status).toBe(202);
+    expect(await claimAt(Date.now())).toEqual([]);
+    // Once fanned out, the older message goes first.
+    expect(await repository().fanOut(Date.now())).toBeGreaterThanOrEqual(1);
+    const [first] = await claimAt(Date.now());
+    expect(first.messageId).toBe(threshold);
+  });
 });
 
 /** The migration numbers the messages already written in their old order, (created_at, id), and their deliveries. */

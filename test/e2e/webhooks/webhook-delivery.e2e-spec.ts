@@ -83,6 +83,10 @@ describe('webhook delivery through two instances', () => {
     await receiver.close();
     await sink?.close();
   });
+  // A test that kills the receiver and fails before bringing it back must not fail the ones after it.
+  afterEach(async () => {
+    if (!receiver.alive) await receiver.start();
+  });
 
   const admin = (method: string, path: string, body?: unknown) => adminCall(stack.a, method, path, body);
   const shared = Boolean(process.env.REDIS_URL);

@@ -101,9 +101,11 @@ export class WebhookDeliveriesRepository {
   /**
    * Claims up to `limit` due deliveries, at most one per endpoint, each leased until `leaseUntilMs`. A delivery is
    * due when its time has come, its lease (if any) ran out, and, for an endpoint: the endpoint is enabled, no
-   * delivery to it is in flight (leased), and no older message of the same consumer is still pending for it (an
-   * endpoint gets a consumer's messages in creation order: their `seq`, never their time, which several share). The claims of the fleet take turns (an advisory lock
-   * held for this short transaction), so two instances never send to one endpoint at once.
+   * delivery to it is in flight (leased), and no older message of the same consumer is still pending for it, as a
+   * delivery or as a message not fanned out yet (an endpoint gets a consumer's messages in creation order: their
+   * `seq`, never their time, which several share; a test event's delivery, written at once, must not overtake a
+   * threshold event another instance is fanning out). The claims of the fleet take turns (an advisory lock held for
+   * this short transaction), so two instances never send to one endpoint at once.
    */
   async claim(nowMs: number, limit: number, leaseUntilMs: number): Promise<ClaimedDelivery[]> {
     const now = new Date(nowMs);
@@ -116,9 +118,13 @@ export class WebhookDeliveriesRepository {
           `AND (d.endpoint_id IS NULL OR (e.enabled AND NOT EXISTS (` +
           `SELECT 1 FROM "${this.s}"."webhook_deliveries" o WHERE o.endpoint_id = d.endpoint_id AND o.state = 'pending' AND o.id <> d.id ` +
           `AND (o.lease_until > $1 OR (o.consumer = d.consumer AND ` +
-          `(o.message_seq, o.created_at, o.id) < (d.message_seq, d.created_at, d.id)))))) ` +
+          `(o.message_seq, o.created_at, o.id) < (d.message_seq, d.created_at, d.id)))) ` +
+          // An older message of the consumer not fanned out yet (another instance's fan-out holds it, uncommitted,
+          // or no tick took it yet) will be older than this one once it is: wait for it too.
+          `AND NOT EXISTS (SELECT 1 FROM "${this.s}"."outbox_messages" m WHERE m.state = 'pending' ` +
+          `AND m.consumer = d.consumer AND m.seq < d.message_seq AND m.kind IN (${placeholders(3, FANNED_OUT_KINDS.length)})))) ` +
           `ORDER BY d.message_seq, d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`,
-        [now, limit * 4],
+        [now, limit * 4, ...FANNED_OUT_KINDS],
       );
       const taken = new Set<string>();
       const chosen: string[] = [];
