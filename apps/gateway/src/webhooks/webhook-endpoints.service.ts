@@ -187,8 +187,11 @@ export class WebhookEndpointsService {
   async remove(context: AdminRequestContext, owner: EndpointOwner, id: string): Promise<void> {
     await this.ownerChecked(this.dataSource.manager, context.actor, owner);
     await this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.endpoint(manager, owner, id, true);
       const s = schemaOf(this.dataSource);
+      // Its deliveries first, then the endpoint: the order an attempt being recorded takes them in (its delivery,
+      // then its endpoint's failing state); the other way round, the two deadlocked on PostgreSQL (a 500).
+      await manager.query(`SELECT id FROM "${s}"."webhook_deliveries" WHERE endpoint_id = $1 FOR UPDATE`, [id]);
+      const endpoint = await this.endpoint(manager, owner, id, true);
       await manager.query(
         `DELETE FROM "${s}"."webhook_attempts" WHERE delivery_id IN (SELECT id FROM "${s}"."webhook_deliveries" WHERE endpoint_id = $1)`,
         [id],
