@@ -1,11 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/free-port';
-
-const ROOT = join(__dirname, '../..');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { startScriptUntilReady, stopStartScript, StartedScript } from '../support/start-script';
 
 /**
  * A browser's part, over HTTP: cookies kept per origin (stricter than a browser's per host: each server here needs
@@ -74,13 +71,9 @@ function target(html: string, text: string, base: string): string | undefined {
  */
 describe('npm start with its identity provider: the console and the portal sign people in', () => {
   const folder = mkdtempSync(join(tmpdir(), 'petstore-start-idp-people-'));
-  let child: ChildProcess | undefined;
+  let started: StartedScript | undefined;
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    }
+    await stopStartScript(started);
     rmSync(folder, { recursive: true, force: true });
   });
 
@@ -93,57 +86,44 @@ describe('npm start with its identity provider: the console and the portal sign 
       console: await freePort(),
       idp: await freePort(),
     };
-    child = spawn(
-      process.execPath,
-      [join(ROOT, 'scripts/start.js'), '--build', 'pets', 'gateway', 'portal', 'console'],
+    started = await startScriptUntilReady(
+      ['pets', 'gateway', 'portal', 'console'],
       {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          START_IDENTITY_PROVIDER: '1',
-          IDP_PORT: String(ports.idp),
-          PORT: String(ports.gateway),
-          HOST: '127.0.0.1',
-          PETS_PORT: String(ports.pets),
-          ADMIN_PORT: String(ports.admin),
-          ADMIN_TOKEN_FILE: join(folder, 'admin-token'),
-          PORTAL_PORT: String(ports.portal),
-          PORTAL_DATA_DIR: folder,
-          CONSOLE_PORT: String(ports.console),
-          CONSOLE_SESSION_SECRET_FILE: join(folder, 'console-session-secret'),
-          METRICS_PORT: '0',
-          PETS_METRICS_PORT: '0',
-          PGLITE_DATA_DIR: 'memory://',
-          RATE_LIMIT_STATE_FILE: join(folder, 'rate-limits.json'),
-          DEMO_KEY: 'false',
-          LOG_LEVEL: 'warn',
-          NODE_ENV: 'development',
-          SHUTDOWN_GRACE_MS: '2000',
-          DATABASE_URL: '',
-          GATEWAY_DATABASE_URL: '',
-          CONSOLE_DATABASE_URL: '',
-          PORTAL_DATABASE_URL: '',
-          REDIS_URL: '',
-          OAUTH_ISSUERS: '',
-          IDP_CLIENT_SECRET: '',
-          ADMIN_URL: '',
-          ADMIN_OIDC_ISSUER: '',
-          CONSOLE_OIDC_ISSUER: '',
-          PORTAL_OIDC_PROVIDERS: '',
-          PORTAL_PUBLIC_URL: '',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
+        START_IDENTITY_PROVIDER: '1',
+        IDP_PORT: String(ports.idp),
+        PORT: String(ports.gateway),
+        HOST: '127.0.0.1',
+        PETS_PORT: String(ports.pets),
+        ADMIN_PORT: String(ports.admin),
+        ADMIN_TOKEN_FILE: join(folder, 'admin-token'),
+        PORTAL_PORT: String(ports.portal),
+        PORTAL_DATA_DIR: folder,
+        CONSOLE_PORT: String(ports.console),
+        CONSOLE_SESSION_SECRET_FILE: join(folder, 'console-session-secret'),
+        METRICS_PORT: '0',
+        PETS_METRICS_PORT: '0',
+        PGLITE_DATA_DIR: 'memory://',
+        RATE_LIMIT_STATE_FILE: join(folder, 'rate-limits.json'),
+        DEMO_KEY: 'false',
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'development',
+        SHUTDOWN_GRACE_MS: '2000',
+        DATABASE_URL: '',
+        GATEWAY_DATABASE_URL: '',
+        CONSOLE_DATABASE_URL: '',
+        PORTAL_DATABASE_URL: '',
+        REDIS_URL: '',
+        OAUTH_ISSUERS: '',
+        IDP_CLIENT_SECRET: '',
+        ADMIN_URL: '',
+        ADMIN_OIDC_ISSUER: '',
+        CONSOLE_OIDC_ISSUER: '',
+        PORTAL_OIDC_PROVIDERS: '',
+        PORTAL_PUBLIC_URL: '',
       },
+      400_000,
     );
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const deadline = Date.now() + 400_000;
-    while (!/^Ready in \d+ s:$/m.test(output)) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no Ready block:\n${output}`);
-      await sleep(200);
-    }
+    const output = started.output();
     // The Ready block says who signs in where.
     expect(output).toMatch(/^ {2}console: Demo SSO +olivia \(every scope\), sam \(read-only\), nora \(no role/m);
     expect(output).toMatch(/^ {2}portal: Demo SSO +dev \(a company developer\)/m);

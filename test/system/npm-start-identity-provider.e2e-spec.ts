@@ -1,11 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort } from '../../scripts/free-port';
-
-const ROOT = join(__dirname, '../..');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { startScriptUntilReady, stopStartScript, StartedScript } from '../support/start-script';
 
 /**
  * `npm start` with START_IDENTITY_PROVIDER=1 (issue #50, point 4): the stand-in identity provider starts before the
@@ -15,23 +12,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 describe('npm start with its identity provider', () => {
   const folder = mkdtempSync(join(tmpdir(), 'petstore-start-idp-'));
-  let child: ChildProcess | undefined;
+  let started: StartedScript | undefined;
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    }
+    await stopStartScript(started);
     rmSync(folder, { recursive: true, force: true });
   });
 
   it('gives a token that gets 200 as the demo consumer, from the docs page too', async () => {
     const ports = { gateway: await freePort(), pets: await freePort(), admin: await freePort(), idp: await freePort() };
     const tokenFile = join(folder, 'admin-token');
-    child = spawn(process.execPath, [join(ROOT, 'scripts/start.js'), '--build', 'pets', 'gateway'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
+    started = await startScriptUntilReady(
+      ['pets', 'gateway'],
+      {
         START_IDENTITY_PROVIDER: '1',
         IDP_PORT: String(ports.idp),
         PORT: String(ports.gateway),
@@ -53,17 +45,9 @@ describe('npm start with its identity provider', () => {
         IDP_CLIENT_SECRET: '',
         ADMIN_URL: '',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const deadline = Date.now() + 240_000;
-    while (!/^Ready in \d+ s:$/m.test(output)) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no Ready block:\n${output}`);
-      await sleep(200);
-    }
+      240_000,
+    );
+    const output = started.output();
     const issuer = `http://127.0.0.1:${ports.idp}`;
     const secretFile = join(dirname(tokenFile), 'idp-client-secret');
     // The Ready block says where the provider is and how to get a token.
