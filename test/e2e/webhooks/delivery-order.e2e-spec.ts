@@ -106,6 +106,41 @@ describe('webhook deliveries follow the outbox order exactly', () => {
   });
 });
 
+/** An attempt that ends after its endpoint was removed records nothing: no attempt row without its delivery. */
+describe('an attempt recorded after its endpoint was removed', () => {
+  const stack = withStack({
+    pets: {},
+    database: true,
+    gateway: { env: { OUTBOUND_ALLOW_LIST: '127.0.0.1/32', WEBHOOKS_ENABLED: 'false', ALERT_RECONCILE_MS: '3600000' } },
+  });
+
+  it('leaves no orphan attempt row', async () => {
+    const source = stack.gateway.app.get<DataSource>(getDataSourceToken(GATEWAY_DATA_SOURCE), { strict: false });
+    const repository = stack.gateway.app.get(WebhookDeliveriesRepository);
+    const name = unique('removed');
+    expect((await adminCall(stack.gateway, 'POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
+    const created = await adminCall(stack.gateway, 'POST', `/consumers/${name}/webhook-endpoints`, {
+      url: 'http://127.0.0.1:9/hook',
+    });
+    const endpointId = (created.body as { id: string }).id;
+    const test = await adminCall(stack.gateway, 'POST', `/consumers/${name}/webhook-endpoints/${endpointId}/test`);
+    expect(test.status).toBe(202);
+    const now = Date.now();
+    const [claimed] = (await repository.claim(now, 10, now + LEASE_MS)).filter((d) => d.endpoint?.id === endpointId);
+    expect(claimed).toBeDefined();
+    // The endpoint is removed while its attempt is in flight; then the attempt ends.
+    expect(
+      (await adminCall(stack.gateway, 'DELETE', `/consumers/${name}/webhook-endpoints/${endpointId}`)).status,
+    ).toBe(204);
+    await repository.recordAttempt(claimed, { ok: false, status: 503, error: 'HTTP 503', latencyMs: 1 }, now, DAY_MS);
+    const orphans: unknown[] = await source.query(
+      `SELECT 1 FROM "${schemaOf(source)}"."webhook_attempts" WHERE delivery_id = $1`,
+      [claimed.id],
+    );
+    expect(orphans).toEqual([]);
+  });
+});
+
 /** The migration numbers the messages already written in their old order, (created_at, id), and their deliveries. */
 describe('AddOutboxMessageSeq on existing rows', () => {
   let database: GatewayTestDatabase;

@@ -189,6 +189,13 @@ export class WebhookDeliveriesRepository {
     const now = new Date(nowMs);
     return this.dataSource.transaction(async (manager) => {
       const attempt = delivery.attempts + 1;
+      // The delivery first (the lock order removing an endpoint takes too); gone meanwhile (its endpoint removed):
+      // nothing to record, and no attempt row left behind without its delivery.
+      const held: unknown[] = await manager.query(
+        `SELECT id FROM "${this.s}"."webhook_deliveries" WHERE id = $1 FOR UPDATE`,
+        [delivery.id],
+      );
+      if (held.length === 0) return { state: 'failed' as const, nextAttemptAt: null, endpointDisabled: false };
       await manager.query(
         `INSERT INTO "${this.s}"."webhook_attempts" (id, delivery_id, attempt, at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
         [
