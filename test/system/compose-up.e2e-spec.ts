@@ -2,13 +2,15 @@ import { spawnSync, SpawnSyncReturns } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/free-port';
+import { ARTIFACTS, launchChromium } from '../browser/launch-chromium';
 import { runIf } from '../support/skip';
 
 /**
  * Issue #33: docker-compose.yml started for real on a Docker engine, and attacked through the balancer's published
  * port as a user would: every service healthy, Swagger UI, 401 without a key, a Free key's 60 of 80 across both
  * gateways, the portal's sign-up through the mail catcher to a working key, a spoofed X-Forwarded-For, an oversized
- * body, a pets restart and a killed gateway under traffic, and `down -v` leaving nothing behind.
+ * body, a pets restart and a killed gateway under traffic, the idp profile (a client's token through the balancer, a
+ * developer's sign-in to the portal in Chromium), and `down -v` leaving nothing behind.
  *
  * Run by `bash docker/compose-test.sh` (CI: .ci/run), which makes sure an engine runs and the stand-in base images
  * exist, and sets COMPOSE_UP_TEST=1 and COMPOSE_COMMAND ("docker compose" or "docker-compose"). Skipped elsewhere:
@@ -35,7 +37,9 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
   let url: string;
   let inbox: string;
   let idpUrl: string;
+  let issuer: string;
   const idpSecret = secret();
+  const idpPortalSecret = secret();
   const figures: Record<string, string> = {};
 
   function run(command: string[], timeoutMs = 120_000): SpawnSyncReturns<string> {
@@ -230,6 +234,9 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
     url = `http://127.0.0.1:${balancerPort}`;
     inbox = `http://127.0.0.1:${mailPort}`;
     idpUrl = `http://127.0.0.1:${idpPort}`;
+    // The name the browser and the containers share (docker-compose.yml's idp header); Node here resolves no
+    // *.localhost name, so the test's own calls go to idpUrl.
+    issuer = `http://idp.localhost:${idpPort}`;
     // Nothing of the caller's reaches compose but the header's three secrets: no portal token, session secret or SMTP.
     const {
       INTERNAL_SECRET: _a,
@@ -258,9 +265,22 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
       IDP_CORS_ORIGINS: url,
       OAUTH_ISSUERS: JSON.stringify([
         {
-          issuer: 'http://idp:3005',
+          issuer,
           audience: 'https://api.petstore.example.com',
-          tokenUrl: `${idpUrl}/token`,
+          tokenUrl: `${issuer}/token`,
+          insecureHttp: true,
+        },
+      ]),
+      IDP_PORTAL_CLIENT_SECRET: idpPortalSecret,
+      IDP_PORTAL_REDIRECT_URIS: `${url}/portal/login/oidc/demo/callback`,
+      PORTAL_OIDC_PROVIDERS: JSON.stringify([
+        {
+          id: 'demo',
+          name: 'Demo SSO',
+          issuer,
+          clientId: 'petstore-portal',
+          clientSecret: idpPortalSecret,
+          requiredDomains: ['company.example'],
           insecureHttp: true,
         },
       ]),
@@ -468,9 +488,10 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
     expect(answer.status).toBe(200);
   });
 
-  it(
-    'the idp profile: its demo client, bound to the demo consumer, gets a token that gets 200 through the balancer',
-    async () => {
+  /** The idp profile's provider, built and started once (its two tests share it; either may run alone). */
+  let idpStarted: Promise<void> | undefined;
+  function idpUp(): Promise<void> {
+    idpStarted ??= (async () => {
       ok(compose(['--profile', 'idp', 'build', 'idp'], 15 * 60_000), 'compose build idp');
       ok(compose(['--profile', 'idp', 'up', '-d', '--no-deps', 'idp'], 5 * 60_000), 'compose up idp');
       const deadline = Date.now() + 120_000;
@@ -478,6 +499,14 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
         if (Date.now() > deadline) throw new Error(`idp not healthy: ${compose(['logs', '--no-color', 'idp']).stdout}`);
         await sleep(1000);
       }
+    })();
+    return idpStarted;
+  }
+
+  it(
+    'the idp profile: its demo client, bound to the demo consumer, gets a token that gets 200 through the balancer',
+    async () => {
+      await idpUp();
       ok(compose(['--profile', 'idp', 'run', '--rm', '--no-deps', 'idp-bind'], 5 * 60_000), 'idp-bind');
       // Run twice: the second finds the client bound and changes nothing.
       ok(compose(['--profile', 'idp', 'run', '--rm', '--no-deps', 'idp-bind'], 5 * 60_000), 'idp-bind again');
@@ -498,8 +527,36 @@ ifComposeUp.describe(`docker-compose.yml on a Docker engine (${COMMAND.join(' ')
       const document = JSON.parse((await get('/docs-json')).text) as {
         components: { securitySchemes: Record<string, { flows?: { clientCredentials?: { tokenUrl: string } } }> };
       };
-      expect(document.components.securitySchemes.oauth2.flows?.clientCredentials?.tokenUrl).toBe(`${idpUrl}/token`);
+      expect(document.components.securitySchemes.oauth2.flows?.clientCredentials?.tokenUrl).toBe(`${issuer}/token`);
       expect((await get('/v1/pets?limit=1', { authorization: 'Bearer not.a.token' })).status).toBe(401);
+    },
+    25 * 60_000,
+  );
+
+  it(
+    "the idp profile: a developer signs in to the balancer's portal with Demo SSO in Chromium, gets a Free key and calls the API",
+    async () => {
+      await idpUp();
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${url}/portal/login`);
+        await page.getByRole('link', { name: 'Sign in with Demo SSO' }).click();
+        // The browser resolves the issuer's name to this machine, where the provider's port is published.
+        await page.waitForURL((at) => at.host === new URL(issuer).host && at.pathname.startsWith('/interaction/'));
+        await page.getByPlaceholder('Enter any login').fill('dev');
+        await page.getByPlaceholder('and password').fill('any: the stand-in checks none');
+        await page.getByRole('button', { name: 'Sign-in' }).click();
+        // The portal (in its container, through the same name) exchanged the code: the account made, its first key.
+        await page.getByText('Welcome: here is your API key').waitFor();
+        expect(new URL(page.url()).origin).toBe(url);
+        await page.screenshot({ path: join(ARTIFACTS, 'compose-portal-sso.png'), fullPage: true });
+        const key = (await page.getByTestId('new-key').textContent())?.trim() ?? '';
+        expect(key).toMatch(/^petk_/);
+        expect((await get('/v1/pets?limit=1', { authorization: `Bearer ${key}` })).status).toBe(200);
+      } finally {
+        await browser.close();
+      }
     },
     25 * 60_000,
   );

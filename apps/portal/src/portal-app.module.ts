@@ -26,6 +26,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { IdentityLinks } from './sso/identity-links';
 import { PortalIdentityProviders } from './sso/portal-identity-providers';
 import { ProviderSignInController } from './sso/provider-sign-in.controller';
+import { SignInMethodsController } from './sso/sign-in-methods.controller';
 
 /** The developer portal: accounts, the dashboard and webhooks over the admin API, the API reference. */
 @Module({})
@@ -59,6 +60,7 @@ export class PortalAppModule {
       controllers: [
         AccountsController,
         ProviderSignInController,
+        SignInMethodsController,
         DashboardController,
         WebhooksController,
         ReferenceController,

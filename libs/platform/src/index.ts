@@ -17,3 +17,4 @@ export * from './readiness';
 export * from './trust-proxy';
 export * from './address-block';
 export * from './host-allow-list';
+export * from './plain-http';

@@ -36,8 +36,6 @@ export interface PendingSignIn {
 /** How long a started sign-in waits for its callback. */
 export const SIGN_IN_WAIT_MS = 10 * 60_000;
 
-const isLoopback = (url: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-
 /** A failure to reach the provider, told apart from an answer of its own (an error body, a token that fails a check). */
 function isUnreachable(error: unknown): boolean {
   if (error instanceof oidc.ResponseBodyError || error instanceof oidc.AuthorizationResponseError) return false;
@@ -147,8 +145,9 @@ export class OidcIdentityProvider {
     const issuer = new URL(this.config.issuer);
     const auth = this.config.clientSecret ? oidc.ClientSecretBasic(this.config.clientSecret) : oidc.None();
     return oidc.discovery(issuer, this.config.clientId, undefined, auth, {
-      // Plain http only to a provider on this host (the configuration refuses any other in production).
-      ...(issuer.protocol === 'http:' && isLoopback(issuer) ? { execute: [oidc.allowInsecureRequests] } : {}),
+      // Plain http only where the app's configuration took it (plainHttpAllowed: loopback or insecureHttp in
+      // production): openid-client refuses it otherwise, whatever the configuration said.
+      ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
       timeout: 5,
     });
   }

@@ -14,6 +14,7 @@ import {
   hostOfUrl,
   loadEnvironment,
   parseAllowedHosts,
+  plainHttpAllowed,
 } from '@app/platform';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 import { DEFAULT_PLANS_FILE, PlanCatalogue, readPlanCatalogue } from '@app/contract';
@@ -167,8 +168,7 @@ function oidcConfigOf(e: ConsoleEnvironment, production: boolean): ConsoleOidcCo
       'Invalid configuration: CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID go together (docs/sso.md)',
     );
   const url = new URL(e.CONSOLE_OIDC_ISSUER);
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (production && url.protocol !== 'https:' && !loopback)
+  if (!plainHttpAllowed(url, production))
     throw new ConfigurationError(
       'Invalid configuration: CONSOLE_OIDC_ISSUER must be an https URL in production (http only on loopback)',
     );

@@ -1,5 +1,5 @@
 import { ADMIN_SCOPES, AdminScope, isAdminScope } from '@app/contract';
-import { ConfigurationError } from '@app/platform';
+import { ConfigurationError, plainHttpAllowed } from '@app/platform';
 
 /** What one role (a value of the ID token's role claim) grants a person: admin scopes and, optionally, plans only. */
 export interface AdminOidcRole {
@@ -108,8 +108,7 @@ export function adminOidcConfigOf(
   }
   if (!url || !['https:', 'http:'].includes(url.protocol) || url.search || url.hash)
     invalid('ADMIN_OIDC_ISSUER', 'must be an http(s) URL without query or fragment');
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (production && url.protocol !== 'https:' && !loopback)
+  if (!plainHttpAllowed(url, production))
     invalid('ADMIN_OIDC_ISSUER', 'must be an https URL in production (http only on loopback)');
   return {
     issuer: e.ADMIN_OIDC_ISSUER!,

@@ -1,5 +1,5 @@
 import { PUBLIC_OPERATION_IDS } from '@app/contract';
-import { ConfigurationError } from '@app/platform';
+import { ConfigurationError, plainHttpAllowed } from '@app/platform';
 
 /** The signature algorithms an issuer may use unless its entry says fewer: asymmetric only (docs/oauth.md). */
 export const DEFAULT_TOKEN_ALGORITHMS = ['RS256', 'ES256', 'PS256', 'EdDSA'] as const;
@@ -105,10 +105,7 @@ function issuerUrl(value: unknown, where: string, production: boolean, insecureH
   }
   if (!url || !['https:', 'http:'].includes(url.protocol) || url.search || url.hash)
     invalid(`${where}.issuer must be an http(s) URL without query or fragment`);
-  // Plain http lets anyone on the path swap the keys: in production only on loopback (a provider on the same host).
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  // insecureHttp: an integration environment's stand-in on a private network (docker compose's idp profile) only.
-  if (production && url.protocol !== 'https:' && !loopback && !insecureHttp)
+  if (!plainHttpAllowed(url, production, insecureHttp))
     invalid(`${where}.issuer must be an https URL in production (http only on loopback, or with insecureHttp)`);
   return value as string;
 }

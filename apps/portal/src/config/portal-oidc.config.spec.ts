@@ -13,7 +13,12 @@ describe('PORTAL_OIDC_PROVIDERS', () => {
   it('reads providers, with the default scopes and lower-cased domains; unset is none', () => {
     expect(portalOidcProvidersOf(undefined, true)).toEqual([]);
     const [provider] = portalOidcProvidersOf(JSON.stringify([company]), true);
-    expect(provider).toEqual({ ...company, scopes: 'openid email', requiredDomains: ['company.example'] });
+    expect(provider).toEqual({
+      ...company,
+      scopes: 'openid email',
+      insecureHttp: false,
+      requiredDomains: ['company.example'],
+    });
     expect(providerRequiredFor('dev@COMPANY.example', [provider])).toBe(provider);
     expect(providerRequiredFor('dev@elsewhere.example', [provider])).toBeUndefined();
   });
@@ -28,6 +33,7 @@ describe('PORTAL_OIDC_PROVIDERS', () => {
     [JSON.stringify([{ ...company, clientId: '' }]), /\.clientId must be/],
     [JSON.stringify([{ ...company, scopes: 'openid groups' }]), /\.scopes must start with openid and ask for email/],
     [JSON.stringify([{ ...company, requiredDomains: ['not a domain'] }]), /\.requiredDomains must be/],
+    [JSON.stringify([{ ...company, insecureHttp: 'yes' }]), /\.insecureHttp must be true or false/],
     [JSON.stringify([{ ...company, admin: true }]), /unknown field "admin"/],
     [
       JSON.stringify([company, { ...company, id: 'other', requiredDomains: ['company.example'] }]),
@@ -49,5 +55,13 @@ describe('PORTAL_OIDC_PROVIDERS', () => {
     expect(portalOidcProvidersOf(JSON.stringify(loopback), true)).toHaveLength(1);
     const plain = [{ ...company, issuer: 'http://login.company.example' }];
     expect(portalOidcProvidersOf(JSON.stringify(plain), false)).toHaveLength(1);
+  });
+
+  it('takes a plain http issuer in production when the provider is marked insecureHttp (compose: idp.localhost)', () => {
+    const standIn = [{ ...company, issuer: 'http://idp.localhost:3005', insecureHttp: true }];
+    expect(portalOidcProvidersOf(JSON.stringify(standIn), true)[0]).toMatchObject({ insecureHttp: true });
+    expect(() => portalOidcProvidersOf(JSON.stringify([{ ...standIn[0], insecureHttp: false }]), true)).toThrow(
+      /\[0\]\.issuer must be an https URL in production/,
+    );
   });
 });

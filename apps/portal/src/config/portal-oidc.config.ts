@@ -1,4 +1,4 @@
-import { ConfigurationError } from '@app/platform';
+import { ConfigurationError, plainHttpAllowed } from '@app/platform';
 
 /**
  * A company's identity provider developers sign in with (PORTAL_OIDC_PROVIDERS, docs/sso.md): its issuer, the
@@ -14,17 +14,21 @@ export interface PortalOidcProvider {
   /** Absent: a public client (PKCE only). */
   clientSecret?: string;
   scopes: string;
+  /**
+   * Plain http to this provider in production (`insecureHttp`): an integration environment's stand-in on a private
+   * network only (docker compose's idp profile), never a real provider.
+   */
+  insecureHttp: boolean;
   /** Lower-cased domains whose addresses may not use a password here: they sign in with this provider. */
   requiredDomains: readonly string[];
 }
 
-const FIELDS = ['id', 'name', 'issuer', 'clientId', 'clientSecret', 'scopes', 'requiredDomains'];
+const FIELDS = ['id', 'name', 'issuer', 'clientId', 'clientSecret', 'scopes', 'requiredDomains', 'insecureHttp'];
 const ID = /^[a-z0-9][a-z0-9-]{0,31}$/;
 const NAME = /^[^<>&"]{1,60}$/;
 const ISSUER = /^https?:\/\/[^/?#]+[^?#]*$/;
 const SCOPES = /^openid( [\x21\x23-\x5B\x5D-\x7E]+)*$/;
 const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
-const LOOPBACK = ['127.0.0.1', 'localhost', '[::1]'];
 
 function invalid(where: string, rule: string): never {
   throw new ConfigurationError(`Invalid configuration: ${where} ${rule} (docs/sso.md)`);
@@ -58,9 +62,11 @@ export function portalOidcProvidersOf(raw: string | undefined, production: boole
       invalid(`${where}.name`, 'must be 1-60 characters, no markup');
     if (typeof p.issuer !== 'string' || !ISSUER.test(p.issuer))
       invalid(`${where}.issuer`, 'must be an http(s) URL without query');
-    const issuer = new URL(p.issuer);
-    if (production && issuer.protocol !== 'https:' && !LOOPBACK.includes(issuer.hostname))
-      invalid(`${where}.issuer`, 'must be an https URL in production (http only on loopback)');
+    if (p.insecureHttp !== undefined && typeof p.insecureHttp !== 'boolean')
+      invalid(`${where}.insecureHttp`, 'must be true or false');
+    const insecureHttp = p.insecureHttp === true;
+    if (!plainHttpAllowed(new URL(p.issuer), production, insecureHttp))
+      invalid(`${where}.issuer`, 'must be an https URL in production (http only on loopback, or with insecureHttp)');
     if (typeof p.clientId !== 'string' || p.clientId === '' || p.clientId.length > 255)
       invalid(`${where}.clientId`, 'must be a string of 1-255 characters');
     if (p.clientSecret !== undefined && (typeof p.clientSecret !== 'string' || p.clientSecret === ''))
@@ -84,6 +90,7 @@ export function portalOidcProvidersOf(raw: string | undefined, production: boole
       clientId: p.clientId,
       ...(p.clientSecret !== undefined ? { clientSecret: p.clientSecret as string } : {}),
       scopes,
+      insecureHttp,
       requiredDomains,
     });
   });

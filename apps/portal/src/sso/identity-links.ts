@@ -31,6 +31,23 @@ export function personOf(
   };
 }
 
+/** The audit's name for a provider's person: `<email> (<subject> at <issuer>)`, as the console's rows name operators. */
+export function personLabel(person: { email: string; subject: string; issuer: string }): string {
+  return `${person.email} (${person.subject} at ${person.issuer})`;
+}
+
+/** What unlinking an identity comes to, by code (the page's sentence is chosen by it). */
+export type UnlinkOutcome =
+  | { code: 'UNLINKED'; identity: AccountIdentityEntity }
+  /** No such identity of this account (another account's, or unlinked already). */
+  | { code: 'NOT_FOUND' }
+  /** The account's email domain must sign in with this identity's provider (requiredDomains). */
+  | { code: 'REQUIRED_BY_DOMAIN'; provider: PortalOidcProvider }
+  /** No password and no other identity: the account could not be signed in to any more. */
+  | { code: 'LAST_SIGN_IN_METHOD' };
+
+const sameIssuer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
 /** What a provider sign-in comes to, by code (the controller chooses the page by it). */
 export type ProviderSignInOutcome =
   /** KNOWN: the identity was linked before; CREATED: a new account; CLAIMED: an unverified sign-up taken over. */
@@ -94,6 +111,49 @@ export class IdentityLinks {
       if (!isUniqueViolation(error)) throw error;
       return (await this.linkedAccount(person))?.id === accountId;
     }
+  }
+
+  /** The account's linked identities, oldest first. */
+  identitiesOf(accountId: string): Promise<AccountIdentityEntity[]> {
+    return this.dataSource
+      .getRepository(AccountIdentityEntity)
+      .find({ where: { accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** The configured provider whose issuer an identity came from, if it is still configured. */
+  providerOf(identity: { issuer: string }): PortalOidcProvider | undefined {
+    return this.config.oidcProviders.find((provider) => sameIssuer(provider.issuer, identity.issuer));
+  }
+
+  /** The provider the account's email domain must sign in with (requiredDomains), if any. */
+  requiredProviderOf(account: { email: string }): PortalOidcProvider | undefined {
+    return providerRequiredFor(account.email, this.config.oidcProviders);
+  }
+
+  /**
+   * Unlinks one of the account's identities, unless that leaves no way in (no password and no other identity) or
+   * the account's domain requires that provider. The account's row is locked first: two unlinks of an account's
+   * last two identities, at once on two instances, cannot both see the other one still there.
+   */
+  async unlink(accountId: string, identityId: string): Promise<UnlinkOutcome> {
+    return this.dataSource.transaction(async (manager) => {
+      const account = await manager
+        .getRepository(AccountEntity)
+        .createQueryBuilder('account')
+        .setLock('pessimistic_write')
+        .where('account.id = :accountId', { accountId })
+        .getOne();
+      if (!account) return { code: 'NOT_FOUND' };
+      const identities = await manager.find(AccountIdentityEntity, { where: { accountId } });
+      const identity = identities.find((candidate) => candidate.id === identityId);
+      if (!identity) return { code: 'NOT_FOUND' };
+      const required = this.requiredProviderOf(account);
+      if (required && sameIssuer(required.issuer, identity.issuer))
+        return { code: 'REQUIRED_BY_DOMAIN', provider: required };
+      if (account.passwordHash === null && identities.length === 1) return { code: 'LAST_SIGN_IN_METHOD' };
+      await manager.delete(AccountIdentityEntity, { id: identity.id });
+      return { code: 'UNLINKED', identity };
+    });
   }
 
   private async linkedAccount(person: ProviderPerson): Promise<AccountEntity | null> {

@@ -28,7 +28,7 @@ import { AccountsService, hashToken, LINK_TTL_MS } from '../accounts/accounts.se
 import { clientBlock, emailHash } from '../throttle/client-address';
 import { auditedPerson, SignInAttempts } from '../throttle/sign-in-attempts';
 import { SignInThrottlerGuard } from '../throttle/sign-in-throttler.guard';
-import { IdentityLinks, personOf, ProviderPerson, ProviderSignInOutcome } from './identity-links';
+import { IdentityLinks, personLabel, personOf, ProviderPerson, ProviderSignInOutcome } from './identity-links';
 import { PortalIdentityProvider, PortalIdentityProviders } from './portal-identity-providers';
 import { renderSsoView } from './sso.views';
 
@@ -88,11 +88,6 @@ const PROBLEMS = {
       `Addresses of your email domain sign in with their company's own provider, not with ${p}. Use that provider's button on the sign-in page.`,
   },
 } as const;
-
-/** The audit's name for a provider's person: `<email> (<subject> at <issuer>)`, as the console's rows name operators. */
-function personLabel(person: { email: string; subject: string; issuer: string }): string {
-  return `${person.email} (${person.subject} at ${person.issuer})`;
-}
 
 /**
  * "Sign in with <provider>" (issue #51, docs/sso.md): the authorization code flow with PKCE, state and nonce

@@ -29,10 +29,44 @@ export interface LinkConfirmView extends PageModel {
   failed?: string;
 }
 
+/** One linked identity on the sign-in methods page. */
+export interface LinkedIdentityRow {
+  id: string;
+  /** The configured provider's name; its issuer when it is no longer configured. */
+  provider: string;
+  /** The email the provider asserted when it was linked. */
+  email: string;
+  linkedAt: string;
+  /** Its confirmation page; absent when unlinking it is refused (`keptBecause` says why). */
+  unlinkHref?: string;
+  keptBecause?: string;
+}
+
+/**
+ * The account's ways in (docs/sso.md, "Sign-in methods"): its password (`set`; `none`: one can be set through a
+ * mailed link; `provider-only`: its domain must use `requiredProvider`) and its linked identities.
+ */
+export interface SignInMethodsView extends PageModel {
+  email: string;
+  password: 'set' | 'none' | 'provider-only';
+  requiredProvider?: string;
+  identities: LinkedIdentityRow[];
+  /** Why an unlink was refused (409). */
+  failed?: string;
+}
+
+export interface UnlinkIdentityView extends PageModel {
+  provider: string;
+  email: string;
+  action: string;
+}
+
 export interface SsoViews {
   'sign-in-problem': SignInProblemView;
   'link-account': LinkAccountView;
   'link-confirm': LinkConfirmView;
+  'sign-in-methods': SignInMethodsView;
+  'unlink-identity': UnlinkIdentityView;
 }
 
 export const renderSsoView = typedRenderer<SsoViews>();

@@ -1723,10 +1723,10 @@ export interface components {
         };
         RecordAuditEventDto: {
             /**
-             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out.
+             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-unlinked`: a person unlinked an identity provider from their account (the portal).
              * @enum {string}
              */
-            kind: "sign-in" | "sign-in-failed" | "lockout" | "sign-out";
+            kind: "sign-in" | "sign-in-failed" | "lockout" | "sign-out" | "identity-unlinked";
             /**
              * @description The person: `account:<email>` (the portal: the email typed), `operator:<token name>` (the console). Absent: unknown (a refused console token).
              * @example account:dev@example.com

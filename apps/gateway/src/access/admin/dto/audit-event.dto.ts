@@ -19,7 +19,7 @@ export class RecordAuditEventDto {
   @ApiProperty({
     enum: KINDS,
     description:
-      '`sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out.',
+      '`sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-unlinked`: a person unlinked an identity provider from their account (the portal).',
   })
   @IsIn(KINDS, { message: `kind must be one of ${KINDS.join(', ')}` })
   kind!: SignInEventKind;
