@@ -193,7 +193,10 @@ describe('portal: sign-in methods (browser)', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${portalUrl}/dashboard`);
     await openSignInMethods();
-    await page.getByRole('row', { name: new RegExp(PROVIDER) }).getByRole('link', { name: `Unlink ${PROVIDER}` }).click();
+    await page
+      .getByRole('row', { name: new RegExp(PROVIDER) })
+      .getByRole('link', { name: `Unlink ${PROVIDER}` })
+      .click();
     await page.getByRole('button', { name: 'Unlink' }).click();
     await page.getByText('None is linked.').waitFor();
     await auditRow('user.identity-unlinked', person('nora', email));

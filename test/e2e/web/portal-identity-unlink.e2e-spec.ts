@@ -31,7 +31,13 @@ describe('portal: unlinking an identity provider from an account', () => {
       portalEnv: {
         PORTAL_THROTTLE_ADDRESS_LIMIT: '10000',
         PORTAL_OIDC_PROVIDERS: JSON.stringify([
-          { id: 'company', name: 'Company SSO', issuer: COMPANY, clientId: 'portal', requiredDomains: ['company.example'] },
+          {
+            id: 'company',
+            name: 'Company SSO',
+            issuer: COMPANY,
+            clientId: 'portal',
+            requiredDomains: ['company.example'],
+          },
           { id: 'other', name: 'Other SSO', issuer: OTHER, clientId: 'portal' },
         ]),
       },
