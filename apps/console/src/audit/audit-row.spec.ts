@@ -48,6 +48,15 @@ describe('the audit page rows', () => {
         entry({ action: 'user.sign-in-failed', changes: { reason: { before: null, after: 'UNAUTHORIZED' } } }),
       ),
     ).toMatchObject({ target: 'unknown', summary: 'Sign-in failed: UNAUTHORIZED', source: '127.0.0.1' });
+    const unlinked = entry({
+      action: 'user.identity-unlinked',
+      actorName: 'portal',
+      onBehalfOf: 'account:dev@example.com (dev at https://login.company.example)',
+    });
+    expect(auditRowOf(unlinked)).toMatchObject({
+      target: 'dev@example.com (dev at https://login.company.example)',
+      summary: 'Unlinked an identity provider',
+    });
   });
 
   it('says who a web app acted for and which key a change was about', () => {
