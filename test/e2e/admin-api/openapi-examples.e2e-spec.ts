@@ -874,7 +874,7 @@ describe("the admin API's OpenAPI document", () => {
       [
         'recordAuditEvent',
         400,
-        'kind must be one of sign-in, sign-in-failed, lockout, sign-out',
+        'kind must be one of sign-in, sign-in-failed, lockout, sign-out, identity-unlinked',
         () => admin('POST', '/audit/events', { kind: 'login' }),
       ],
       [

@@ -33,7 +33,7 @@ describe('the portal’s CSRF refusal page', () => {
       303,
     );
     const signedInMenu = menuOf((await developer.get('/dashboard')).text);
-    expect(signedInMenu).toEqual(['API reference', 'Dashboard', 'Plan', 'Webhooks', 'Sign out']);
+    expect(signedInMenu).toEqual(['API reference', 'Dashboard', 'Plan', 'Webhooks', 'Sign-in methods', 'Sign out']);
 
     // A form of the dashboard sent with a token that is not this session's.
     const refused = await developer.submit('/dashboard', { _csrf: 'not-this-sessions-token' }, '/keys');

@@ -22,7 +22,7 @@ import { AdminErrors, AdminExample, EXAMPLE_KEY_ID, MALFORMED_BODY } from '../..
 import { ADMIN_SCOPES } from '../admin-scopes';
 import { AdminOperation } from '../admin-operation.decorator';
 import { consumerFilter } from '../admin-policy';
-import { RecordAuditEventDto } from './dto/audit-event.dto';
+import { RecordAuditEventDto, UNKNOWN_KIND_MESSAGE } from './dto/audit-event.dto';
 
 const BAD_SCOPE: AdminExample = ['VALIDATION_FAILED', `each scope must be one of ${ADMIN_SCOPES.join(', ')}`];
 const PAST_EXPIRY: AdminExample = ['VALIDATION_FAILED', 'expiresAt must be in the future'];
@@ -132,14 +132,14 @@ export class TokensAdminController {
   @Post('audit/events')
   @AdminOperation({
     operationId: 'recordAuditEvent',
-    summary: 'Record a sign-in, a failed sign-in, a lockout or a sign-out of the portal or the console',
+    summary: 'Record a sign-in, a failed sign-in, a lockout, a sign-out or an unlinked identity of the portal or the console',
     description:
       'What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.',
   })
   @HttpCode(204)
   @AdminErrors({
     400: [
-      ['VALIDATION_FAILED', 'kind must be one of sign-in, sign-in-failed, lockout, sign-out'],
+      ['VALIDATION_FAILED', UNKNOWN_KIND_MESSAGE],
       ['VALIDATION_FAILED', 'address must be an IPv4 or IPv6 address, or an IPv6 /64 block'],
       ...MALFORMED_BODY,
     ],

@@ -4,6 +4,8 @@ import { IsIn, IsOptional, IsString, Matches, MaxLength, ValidateBy } from 'clas
 import { SIGN_IN_EVENTS, SignInEventKind } from '../../audit-log';
 
 const KINDS = Object.keys(SIGN_IN_EVENTS) as SignInEventKind[];
+/** The refusal of an unknown kind (the DTO's, and the route's documented example). */
+export const UNKNOWN_KIND_MESSAGE = `kind must be one of ${KINDS.join(', ')}`;
 /** The bound of X-On-Behalf-Of: `account:<email>` with the longest address an email may have. */
 const SUBJECT_MAX = 320;
 
@@ -21,7 +23,7 @@ export class RecordAuditEventDto {
     description:
       '`sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-unlinked`: a person unlinked an identity provider from their account (the portal).',
   })
-  @IsIn(KINDS, { message: `kind must be one of ${KINDS.join(', ')}` })
+  @IsIn(KINDS, { message: UNKNOWN_KIND_MESSAGE })
   kind!: SignInEventKind;
 
   @ApiPropertyOptional({
