@@ -157,4 +157,30 @@ describe('the portal’s webhook pages (browser)', () => {
     await shot('portal-webhook-redelivered');
     expect(pageErrors).toEqual([]);
   });
+
+  it('rotates the secret with an overlap: a receiver still on the old secret keeps verifying, then switches', async () => {
+    await page.goto(`${stack.portal.url}/webhooks`);
+    await page.getByRole('link', { name: `Rotate secret of ${receiver.url(path)}` }).click();
+    await page.getByRole('heading', { name: `Give ${receiver.url(path)} a new secret?` }).waitFor();
+    expect(await page.getByLabel('The old secret keeps signing for').inputValue()).toBe('24h');
+    await checkPage(page, 'portal-webhook-rotate');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByText('the old one also signs every delivery until').waitFor();
+    const rotated = (await page.getByTestId('webhook-secret').innerText()).trim();
+    await checkPage(page, 'portal-webhook-secret-rotated');
+
+    // The receiver has not switched yet: every delivery also carries the old secret's signature. (It answers 400
+    // to a signature it cannot verify: "delivered" is its 204.)
+    await page.goto(`${stack.portal.url}/webhooks`);
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await newestDeliveryIs('delivered');
+    expect(receiver.refused).toEqual([]);
+    // Switched: the new secret verifies too.
+    receiver.expect(path, rotated);
+    await page.goto(`${stack.portal.url}/webhooks`);
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await newestDeliveryIs('delivered');
+    expect(receiver.refused).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -6,6 +6,7 @@ import type {
   AdminWebhookEventType,
   AdminWebhookTargetRefusalReason,
 } from './admin-api-types';
+import { DEFAULT_ROTATION_OVERLAP, ROTATION_OVERLAPS } from '@app/contract';
 import { AdminApiError } from './admin-api-error';
 import { formTextError } from './form-text';
 import { refusalText } from './refusals';
@@ -253,4 +254,16 @@ export function webhookDeliveryRows(
 export function lastAttemptError(endpoint: AdminFailingWebhookEndpoint): string | null {
   if (endpoint.lastAttemptAt === null) return null;
   return endpoint.lastError ?? (endpoint.lastStatus === null ? 'no answer' : `HTTP ${endpoint.lastStatus}`);
+}
+
+/**
+ * How long a rotated webhook secret keeps signing beside the new one: the keys' overlaps (one list, the admin API's
+ * bounds), worded for a secret. None is for a secret that leaked.
+ */
+export function secretOverlapChoices(): Array<{ value: string; label: string; selected: boolean }> {
+  return ROTATION_OVERLAPS.map((overlap) => ({
+    value: overlap.value,
+    label: overlap.seconds === 0 ? 'None: the old secret stops signing now' : overlap.label,
+    selected: overlap.value === DEFAULT_ROTATION_OVERLAP.value,
+  }));
 }

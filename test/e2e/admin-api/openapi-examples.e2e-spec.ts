@@ -198,6 +198,8 @@ describe("the admin API's OpenAPI document", () => {
   it("says what the server does: optional bodies where none is needed, the export's schema, effectiveLimits always there", async () => {
     expect(op('issueKey').requestBody?.required).toBe(false);
     expect(op('rotateKey').requestBody?.required).toBe(false);
+    expect(op('rotateWebhookEndpointSecret').requestBody?.required).toBe(false);
+    expect(op('rotateFleetWebhookEndpointSecret').requestBody?.required).toBe(false);
     expect(op('createConsumer').requestBody?.required).toBe(true);
     const exported = op('exportConsumers').responses['200'].content!['application/json'].schema!;
     expect(exported.$ref).toBe('#/components/schemas/ExportPageResponse');
@@ -418,6 +420,14 @@ describe("the admin API's OpenAPI document", () => {
           badName('POST', `/webhook-endpoints/${unknownKey}/rotate-secret`),
         ],
         ['rotateWebhookEndpointSecret', 400, idRule, () => admin('POST', `${hooks}/x/rotate-secret`)],
+        [
+          'rotateWebhookEndpointSecret',
+          400,
+          'overlapSeconds must be at most 604800',
+          () => admin('POST', `${oneHook}/rotate-secret`, { overlapSeconds: 604_801 }),
+        ],
+        ['rotateWebhookEndpointSecret', 400, json, malformed('POST', `${oneHook}/rotate-secret`)],
+        ['rotateWebhookEndpointSecret', 400, object, notObject('POST', `${oneHook}/rotate-secret`)],
         ['testWebhookEndpoint', 400, nameRule, badName('POST', `/webhook-endpoints/${unknownKey}/test`)],
         ['testWebhookEndpoint', 400, idRule, () => admin('POST', `${hooks}/x/test`)],
         ['listWebhookDeliveries', 400, nameRule, badName('GET', `/webhook-endpoints/${unknownKey}/deliveries`)],
@@ -444,6 +454,14 @@ describe("the admin API's OpenAPI document", () => {
         ...bodyRules('updateFleetWebhookEndpoint', 'PATCH', fleetHook),
         ['deleteFleetWebhookEndpoint', 400, idRule, () => admin('DELETE', '/webhook-endpoints/x')],
         ['rotateFleetWebhookEndpointSecret', 400, idRule, () => admin('POST', '/webhook-endpoints/x/rotate-secret')],
+        [
+          'rotateFleetWebhookEndpointSecret',
+          400,
+          'overlapSeconds must be at most 604800',
+          () => admin('POST', `${fleetHook}/rotate-secret`, { overlapSeconds: 604_801 }),
+        ],
+        ['rotateFleetWebhookEndpointSecret', 400, json, malformed('POST', `${fleetHook}/rotate-secret`)],
+        ['rotateFleetWebhookEndpointSecret', 400, object, notObject('POST', `${fleetHook}/rotate-secret`)],
         ['listFleetWebhookDeliveries', 400, idRule, () => admin('GET', '/webhook-endpoints/x/deliveries')],
         ...pageRules('listFleetWebhookDeliveries', `${fleetHook}/deliveries`),
         ['testFleetWebhookEndpoint', 400, idRule, () => admin('POST', '/webhook-endpoints/x/test')],

@@ -51,6 +51,7 @@ const ALL_MIGRATIONS = [
   'AddAllowedAddresses1796700000000',
   'AddPersonSessions1796800000000',
   'AddOutboxMessageSeq1797200000000',
+  'AddWebhookSecretOverlap1797300000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */

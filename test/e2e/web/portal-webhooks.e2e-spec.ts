@@ -144,10 +144,16 @@ describe('the portal’s webhook pages', () => {
     expect((await endpointsOf(consumer))[0].enabled).toBe(false);
     expect((await visitor.submit('/webhooks', {}, `/webhooks/${endpoint.id}/enable`)).status).toBe(303);
     expect((await endpointsOf(consumer))[0].enabled).toBe(true);
-    const rotated = await visitor.submitAndFollow(`/webhooks/${endpoint.id}/rotate-secret`, {});
+    // A rotation asks how long the old secret keeps signing: an overlap the form does not offer changes nothing.
+    const unoffered = await visitor.submitAndFollow(`/webhooks/${endpoint.id}/rotate-secret`, { overlap: 'forever' });
+    expect(unoffered.text).toContain('Choose how long the old secret keeps signing.');
+    const rotated = await visitor.submitAndFollow(`/webhooks/${endpoint.id}/rotate-secret`, { overlap: '24h' });
     const second = byTestId(rotated.text, 'webhook-secret');
     expect(second).toMatch(/^whsec_/);
     expect(second).not.toBe(secret);
+    expect(rotated.text).toContain('the old one also signs every delivery until');
+    const now = await visitor.submitAndFollow(`/webhooks/${endpoint.id}/rotate-secret`, { overlap: 'none' });
+    expect(now.text).toContain('the old one no longer signs');
     const confirm = await visitor.get(`/webhooks/${endpoint.id}/delete`);
     expect(confirm.text).toContain(`Delete the endpoint ${url}?`);
     expect((await visitor.submit(`/webhooks/${endpoint.id}/delete`, {})).status).toBe(303);
@@ -180,7 +186,9 @@ describe('the portal’s webhook pages', () => {
       expect(page.text).not.toContain(ownersUrl);
     }
     for (const action of ['disable', 'delete', 'rotate-secret', 'test']) {
-      const posted = await other.visitor.submitAndFollow('/webhooks', {}, `/webhooks/${endpoint.id}/${action}`);
+      // With a valid overlap, so that the rotation reaches the admin API (which finds no such endpoint).
+      const form = action === 'rotate-secret' ? { overlap: '24h' } : {};
+      const posted = await other.visitor.submitAndFollow('/webhooks', form, `/webhooks/${endpoint.id}/${action}`);
       expect(posted.posted.status).toBe(303);
       expect(posted.text).toContain('No such webhook endpoint.');
       expect(posted.text).not.toContain('data-testid="webhook-secret"');

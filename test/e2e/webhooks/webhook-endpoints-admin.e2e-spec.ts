@@ -173,7 +173,12 @@ describe('webhook endpoints through the admin API', () => {
       ['POST', '/webhook-endpoints'],
     ])
       expectErrorBody(
-        await admin(method, path, method === 'POST' ? { url: HOOK_URL } : undefined, portal),
+        await admin(
+          method,
+          path,
+          method === 'POST' && path.endsWith('/webhook-endpoints') ? { url: HOOK_URL } : undefined,
+          portal,
+        ),
         403,
         'FORBIDDEN',
       );

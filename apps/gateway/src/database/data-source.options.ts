@@ -21,6 +21,7 @@ import { AddClientBindings1796600000000 } from './migrations/1796600000000-AddCl
 import { AddAllowedAddresses1796700000000 } from './migrations/1796700000000-AddAllowedAddresses';
 import { AddPersonSessions1796800000000 } from './migrations/1796800000000-AddPersonSessions';
 import { AddOutboxMessageSeq1797200000000 } from './migrations/1797200000000-AddOutboxMessageSeq';
+import { AddWebhookSecretOverlap1797300000000 } from './migrations/1797300000000-AddWebhookSecretOverlap';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   AddAllowedAddresses1796700000000,
   AddPersonSessions1796800000000,
   AddOutboxMessageSeq1797200000000,
+  AddWebhookSecretOverlap1797300000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class

@@ -17,7 +17,8 @@ export interface ClaimedDelivery {
   attempts: number;
   /** The message as its outbox row holds it: the body of every attempt. */
   payload: Record<string, unknown>;
-  endpoint: { id: string; url: string; secret: string } | null;
+  /** `secrets`: the endpoint's secret, then the one a rotation replaced while it still signs (both sign). */
+  endpoint: { id: string; url: string; secrets: string[] } | null;
   email: string | null;
 }
 
@@ -46,6 +47,18 @@ const placeholders = (from: number, count: number): string =>
  * record of each attempt with what follows from it (the next attempt, giving up, the endpoint failing or disabled).
  * Every time comes from the gateway's clock, never the database's, so that tests drive it.
  */
+/** The secrets that sign a delivery at `nowMs`: the endpoint's, and the one a rotation replaced until its overlap ends. */
+function secretsOf(
+  row: { secret: string | null; previous_secret: string | null; previous_secret_until: Date | null },
+  nowMs: number,
+): string[] {
+  const overlapping =
+    row.previous_secret !== null &&
+    row.previous_secret_until !== null &&
+    new Date(row.previous_secret_until).getTime() > nowMs;
+  return overlapping ? [row.secret!, row.previous_secret!] : [row.secret!];
+}
+
 @Injectable()
 export class WebhookDeliveriesRepository {
   constructor(@InjectDataSource(GATEWAY_DATA_SOURCE) private readonly dataSource: DataSource) {}
@@ -152,9 +165,12 @@ export class WebhookDeliveriesRepository {
       endpoint_id: string | null;
       url: string | null;
       secret: string | null;
+      previous_secret: string | null;
+      previous_secret_until: Date | null;
       email: string | null;
     }> = await this.dataSource.query(
-      `SELECT d.id, d.message_id, d.kind, d.consumer, d.attempts, d.endpoint_id, d.email, m.payload, e.url, e.secret ` +
+      `SELECT d.id, d.message_id, d.kind, d.consumer, d.attempts, d.endpoint_id, d.email, m.payload, e.url, e.secret, ` +
+        `e.previous_secret, e.previous_secret_until ` +
         `FROM "${this.s}"."webhook_deliveries" d JOIN "${this.s}"."outbox_messages" m ON m.id = d.message_id ` +
         `LEFT JOIN "${this.s}"."webhook_endpoints" e ON e.id = d.endpoint_id WHERE d.id IN (${placeholders(1, ids.length)}) ` +
         `ORDER BY d.message_seq, d.created_at, d.id`,
@@ -168,7 +184,9 @@ export class WebhookDeliveriesRepository {
       attempts: row.attempts,
       payload: row.payload,
       endpoint:
-        row.endpoint_id && row.url && row.secret ? { id: row.endpoint_id, url: row.url, secret: row.secret } : null,
+        row.endpoint_id && row.url && row.secret
+          ? { id: row.endpoint_id, url: row.url, secrets: secretsOf(row, nowMs) }
+          : null,
       email: row.email,
     }));
   }

@@ -93,9 +93,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   }
 
   private async post(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
-    const { url, secret } = delivery.endpoint!;
+    const { url, secrets } = delivery.endpoint!;
     const payload = JSON.stringify(delivery.payload);
-    const headers = signWebhook(secret, {
+    const headers = signWebhook(secrets, {
       id: webhookIdOf(delivery.messageId),
       timestamp: new Date(this.clock.now()),
       payload,

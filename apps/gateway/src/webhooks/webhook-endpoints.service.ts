@@ -117,6 +117,8 @@ export class WebhookEndpointsService {
         description: input.description ?? '',
         event_types: input.eventTypes ?? null,
         secret: generateWebhookSecret(ENDPOINT_SECRET_BYTES),
+        previous_secret: null,
+        previous_secret_until: null,
         enabled: true,
         disabled_at: null,
         disabled_reason: null,
@@ -206,23 +208,37 @@ export class WebhookEndpointsService {
     });
   }
 
-  /** A new secret, in full (shown this once); the old one stops signing at once. */
-  async rotateSecret(context: AdminRequestContext, owner: EndpointOwner, id: string): Promise<WebhookEndpointRow> {
+  /**
+   * A new secret, in full (shown this once). The old one keeps signing beside it for `overlapSeconds` (each delivery
+   * then carries both signatures: the receiver switches without losing one), 0: it stops at once. A rotation during
+   * an overlap ends that overlap: only the secret just replaced goes on signing.
+   */
+  async rotateSecret(
+    context: AdminRequestContext,
+    owner: EndpointOwner,
+    id: string,
+    overlapSeconds: number,
+  ): Promise<WebhookEndpointRow> {
     await this.ownerChecked(this.dataSource.manager, context.actor, owner);
     return this.dataSource.transaction(async (manager) => {
       const endpoint = await this.endpoint(manager, owner, id, true);
-      const secret = generateWebhookSecret(ENDPOINT_SECRET_BYTES);
-      await manager.update(WebhookEndpointEntity, { id }, { secret });
-      // The audit never holds a secret: only that it changed.
+      const now = this.clock.now();
+      const rotated = {
+        secret: generateWebhookSecret(ENDPOINT_SECRET_BYTES),
+        previous_secret: overlapSeconds > 0 ? endpoint.secret : null,
+        previous_secret_until: overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null,
+      };
+      await manager.update(WebhookEndpointEntity, { id }, rotated);
+      // The audit never holds a secret: only that it changed, and until when the old one signs.
       await this.audit.record(context, manager, {
         action: 'webhook-endpoint.rotate-secret',
         targetConsumer: owner,
         changes: diff(
-          { endpointId: id, secretRotatedAt: null },
-          { endpointId: id, secretRotatedAt: new Date(this.clock.now()) },
+          { endpointId: id, secretRotatedAt: null, previousSecretSignsUntil: null },
+          { endpointId: id, secretRotatedAt: new Date(now), previousSecretSignsUntil: rotated.previous_secret_until },
         ),
       });
-      return { ...endpoint, secret };
+      return { ...endpoint, ...rotated };
     });
   }
 

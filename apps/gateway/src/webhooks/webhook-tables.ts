@@ -10,6 +10,9 @@ export interface WebhookEndpointRow {
   event_types: string[] | null;
   /** `whsec_…`, kept so that every instance can sign: shown in full only when created or rotated. */
   secret: string;
+  /** The secret a rotation replaced: it signs beside `secret` until `previous_secret_until`, then never again. */
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
   enabled: boolean;
   disabled_at: Date | null;
   disabled_reason: string | null;
@@ -64,6 +67,8 @@ export const WebhookEndpointEntity = new EntitySchema<WebhookEndpointRow>({
     description: { type: 'varchar', length: 200, default: '' },
     event_types: { type: 'jsonb', nullable: true },
     secret: { type: 'varchar', length: 128 },
+    previous_secret: { type: 'varchar', length: 128, nullable: true },
+    previous_secret_until: { type: 'timestamptz', nullable: true },
     enabled: { type: 'boolean', default: true },
     disabled_at: { type: 'timestamptz', nullable: true },
     disabled_reason: { type: 'varchar', length: 200, nullable: true },

@@ -243,9 +243,15 @@ export class PortalApi {
   }
 
   /** The endpoint with its new secret in full: this answer only. */
-  async rotateWebhookSecret(by: Developer, name: string, id: string): Promise<AdminCreatedWebhookEndpoint> {
+  async rotateWebhookSecret(
+    by: Developer,
+    name: string,
+    id: string,
+    overlapSeconds: number,
+  ): Promise<AdminCreatedWebhookEndpoint> {
     return (await this.for(by)).POST('/consumers/{name}/webhook-endpoints/{id}/rotate-secret', {
       params: { path: { name, id } },
+      body: { overlapSeconds },
     });
   }
 

@@ -9,6 +9,7 @@ import {
   refusalText,
   rethrowUnlessRefusal,
   saveSession,
+  secretOverlapChoices,
   setFlash,
   takeShownOnce,
   WEBHOOK_REFUSALS,
@@ -17,6 +18,7 @@ import {
   webhookRefusal,
 } from '@app/web';
 import type { AdminWebhookEndpoint, WebhookFormState } from '@app/web';
+import { rotationOverlap } from '@app/contract';
 import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
 import { Developer, developerOf, PortalApi } from '../admin-api/portal-api';
 import {
@@ -82,6 +84,7 @@ export class WebhooksController {
       secret: shown?.secret,
       target: shown?.details?.target as string | undefined,
       rotated: shown?.details?.rotated === true,
+      previousSignsUntil: shown?.details?.previousSignsUntil as string | undefined,
     };
   }
 
@@ -146,22 +149,37 @@ export class WebhooksController {
     return {
       title: 'Rotate a webhook secret',
       heading: `Give ${endpoint.url} a new secret?`,
-      text: 'The current secret stops signing at once: your receiver must verify with the new one, shown once on the next page.',
+      text: 'The new secret is shown once, on the next page. Meanwhile every delivery is signed with both secrets, so your receiver can switch to the new one without losing a delivery. Choose None if the current secret leaked.',
       action: `${endpointPath(endpoint)}/rotate-secret`,
       button: 'Rotate secret',
       cancel: '/webhooks',
+      overlaps: secretOverlapChoices(),
     };
   }
 
   @Post(':id/rotate-secret')
-  async rotate(@Param('id') id: string, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
+  async rotate(
+    @Param('id') id: string,
+    @Body() body: Record<string, unknown>,
+    @Req() request: SignedInRequest,
+    @Res() response: Response,
+  ): Promise<void> {
     const { by, name } = this.caller(request);
     if (!ID.test(id)) return this.back(request, response, '/webhooks', 'error', WEBHOOK_REFUSALS.NOT_FOUND!);
+    const overlap = rotationOverlap(body?.overlap);
+    if (!overlap)
+      return this.back(request, response, '/webhooks', 'error', 'Choose how long the old secret keeps signing.');
     try {
-      const rotated = await this.api.rotateWebhookSecret(by, name, id);
+      const rotated = await this.api.rotateWebhookSecret(by, name, id, overlap.seconds);
       holdShownOnce(request, SHOWN_WEBHOOK_SECRET, {
         secret: rotated.secret,
-        details: { target: rotated.url, rotated: true },
+        details: {
+          target: rotated.url,
+          rotated: true,
+          ...(overlap.seconds > 0 && rotated.previousSecretSignsUntil
+            ? { previousSignsUntil: rotated.previousSecretSignsUntil }
+            : {}),
+        },
       });
     } catch (error) {
       return this.refused(request, response, error);

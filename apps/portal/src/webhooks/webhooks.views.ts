@@ -15,6 +15,8 @@ export interface WebhookSecretView extends PageModel {
   /** The endpoint the secret signs for. */
   target?: string;
   rotated?: boolean;
+  /** After a rotation with an overlap: until when the old secret signs beside the new one. */
+  previousSignsUntil?: string;
 }
 
 export interface WebhookDeliveriesView extends PageModel {
@@ -30,6 +32,8 @@ export interface WebhookConfirmView extends PageModel {
   action: string;
   button: string;
   cancel: string;
+  /** A rotation's choice: how long the old secret keeps signing. */
+  overlaps?: Array<{ value: string; label: string; selected: boolean }>;
 }
 
 /** The portal's webhook pages and their models: `@Page('webhooks')` checks a handler's answer. */

@@ -831,7 +831,7 @@ export interface paths {
         put?: never;
         /**
          * Give a consumer's webhook endpoint a new signing secret
-         * @description The old secret stops signing at once. The secret is in full in this answer only: every other answer masks it.
+         * @description The old secret keeps signing beside the new one for `overlapSeconds` (default 86400, at most 604800; 0: it stops now): each delivery then carries both signatures, so the receiver switches without losing one. A rotation during an overlap ends it. The body is optional. The secret is in full in this answer only: every other answer masks it.
          *
          *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): own consumers / plans only (403 outside); a plan set must be one of its plans; no limits of its own (403).
          */
@@ -1017,7 +1017,7 @@ export interface paths {
         put?: never;
         /**
          * Give a fleet-wide webhook endpoint a new signing secret
-         * @description The old secret stops signing at once. The secret is in full in this answer only: every other answer masks it.
+         * @description The old secret keeps signing beside the new one for `overlapSeconds` (default 86400, at most 604800; 0: it stops now): each delivery then carries both signatures, so the receiver switches without losing one. A rotation during an overlap ends it. The body is optional. The secret is in full in this answer only: every other answer masks it.
          *
          *     Required scope: `webhooks:write` (or ADMIN_TOKEN). A restricted token (ownConsumersOnly, plans): refused (403) to a restricted token: an operator's route (every consumer at once, or a ban).
          */
@@ -2208,6 +2208,12 @@ export interface components {
              * @example null
              */
             failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret the last rotation replaced signs beside this one (both signatures on each delivery); a time past: it no longer does; null: the last rotation had no overlap, or there was none.
+             * @example null
+             */
+            previousSecretSignsUntil: string | null;
         };
         WebhookEndpointListResponse: {
             items: components["schemas"]["WebhookEndpointResponse"][];
@@ -2270,6 +2276,12 @@ export interface components {
              * @example null
              */
             failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret the last rotation replaced signs beside this one (both signatures on each delivery); a time past: it no longer does; null: the last rotation had no overlap, or there was none.
+             * @example null
+             */
+            previousSecretSignsUntil: string | null;
         };
         UpdateWebhookEndpointDto: {
             /** @example https://hooks.example.com/petstore/v2 */
@@ -2283,6 +2295,13 @@ export interface components {
              * @example true
              */
             enabled?: boolean;
+        };
+        RotateWebhookSecretDto: {
+            /**
+             * @description How long the old secret keeps signing beside the new one (each delivery then carries both signatures, so the receiver can switch without losing one); 0: it stops now (a leaked secret).
+             * @default 86400
+             */
+            overlapSeconds?: number;
         };
         WebhookAttemptResponse: {
             /**
@@ -2482,6 +2501,12 @@ export interface components {
              * @example null
              */
             failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret the last rotation replaced signs beside this one (both signatures on each delivery); a time past: it no longer does; null: the last rotation had no overlap, or there was none.
+             * @example null
+             */
+            previousSecretSignsUntil: string | null;
             /**
              * @description The newest attempt's error (any of its deliveries); null: none yet, or it had none.
              * @example HTTP 503
@@ -5270,7 +5295,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretDto"];
+            };
+        };
         responses: {
             /** @description The endpoint, with its new secret in full. */
             200: {
@@ -5894,7 +5923,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretDto"];
+            };
+        };
         responses: {
             /** @description The endpoint, with its new secret in full. */
             200: {
@@ -5911,13 +5944,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "VALIDATION_FAILED",
-                     *       "message": "id must be a UUID",
-                     *       "status": 400
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

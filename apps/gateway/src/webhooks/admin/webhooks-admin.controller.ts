@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
+  ApiBody,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -20,6 +21,7 @@ import {
 } from '../../admin-conventions/admin-responses';
 import { PAGE_SIZE } from '../../admin-conventions/page-size';
 import { ConsumerParams } from '../../consumers/admin/dto/consumer-params.dto';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../consumers/admin/dto/issue-key.dto';
 import { CONSUMER_NAME_RULE } from '../../consumers/consumer-name';
 import { FAILING_MAX, WebhookEndpointsService } from '../webhook-endpoints.service';
 import { TARGET_REFUSED_PREFIX } from '../webhook-target';
@@ -33,6 +35,7 @@ import {
   FailingWebhookEndpointListResponse,
   FleetWebhookDeliveryParams,
   ListWebhookDeliveriesQueryDto,
+  RotateWebhookSecretDto,
   toDeliveryResponse,
   toEndpointResponse,
   toFailingEndpointResponse,
@@ -75,6 +78,8 @@ const BODY_RULES: AdminExample[] = [
   ['VALIDATION_FAILED', `description must be at most ${DESCRIPTION_MAX} characters`],
   ...MALFORMED_BODY,
 ];
+const ROTATION_OVERLAP = `The old secret keeps signing beside the new one for \`overlapSeconds\` (default ${DEFAULT_OVERLAP_SECONDS}, at most ${MAX_OVERLAP_SECONDS}; 0: it stops now): each delivery then carries both signatures, so the receiver switches without losing one. A rotation during an overlap ends it. The body is optional.`;
+const BAD_OVERLAP: AdminExample = ['VALIDATION_FAILED', `overlapSeconds must be at most ${MAX_OVERLAP_SECONDS}`];
 const NO_ENDPOINT = `Consumer "${EXAMPLE_CONSUMER}" has no webhook endpoint ${EXAMPLE_ENDPOINT_ID}.`;
 const NO_FLEET_ENDPOINT = `No fleet-wide webhook endpoint ${EXAMPLE_ENDPOINT_ID}.`;
 const LIMIT_REACHED = (who: string): AdminExample => [
@@ -175,15 +180,18 @@ export class WebhooksAdminController {
   @AdminOperation({
     operationId: 'rotateWebhookEndpointSecret',
     summary: "Give a consumer's webhook endpoint a new signing secret",
-    description: `The old secret stops signing at once. ${SECRET_ONCE}`,
+    description: `${ROTATION_OVERLAP} ${SECRET_ONCE}`,
   })
+  @ApiBody({ type: RotateWebhookSecretDto, required: false })
   @ApiOkResponse({ type: CreatedWebhookEndpointResponse, description: 'The endpoint, with its new secret in full.' })
-  @AdminErrors({ 400: [BAD_NAME, BAD_ID], 404: notFound(NO_ENDPOINT) })
+  @AdminErrors({ 400: [BAD_NAME, BAD_ID, BAD_OVERLAP, ...MALFORMED_BODY], 404: notFound(NO_ENDPOINT) })
   async rotateSecret(
     @AdminCall() call: AdminRequestContext,
     @Param() { name, id }: WebhookEndpointParams,
+    @Body() body: RotateWebhookSecretDto,
   ): Promise<CreatedWebhookEndpointResponse> {
-    return toEndpointResponse(await this.endpoints.rotateSecret(call, name, id), true);
+    const overlap = body?.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+    return toEndpointResponse(await this.endpoints.rotateSecret(call, name, id, overlap), true);
   }
 
   @Post('consumers/:name/webhook-endpoints/:id/test')
@@ -360,18 +368,21 @@ export class WebhooksAdminController {
   @AdminOperation({
     operationId: 'rotateFleetWebhookEndpointSecret',
     summary: 'Give a fleet-wide webhook endpoint a new signing secret',
-    description: `The old secret stops signing at once. ${SECRET_ONCE}`,
+    description: `${ROTATION_OVERLAP} ${SECRET_ONCE}`,
   })
+  @ApiBody({ type: RotateWebhookSecretDto, required: false })
   @ApiOkResponse({ type: CreatedWebhookEndpointResponse, description: 'The endpoint, with its new secret in full.' })
   @AdminErrors({
-    400: [BAD_ID],
+    400: [BAD_ID, BAD_OVERLAP, ...MALFORMED_BODY],
     404: { description: 'No such fleet-wide endpoint (`NOT_FOUND`).', messages: [NO_FLEET_ENDPOINT] },
   })
   async rotateFleetSecret(
     @AdminCall() call: AdminRequestContext,
     @Param() { id }: WebhookIdParams,
+    @Body() body: RotateWebhookSecretDto,
   ): Promise<CreatedWebhookEndpointResponse> {
-    return toEndpointResponse(await this.endpoints.rotateSecret(call, null, id), true);
+    const overlap = body?.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+    return toEndpointResponse(await this.endpoints.rotateSecret(call, null, id, overlap), true);
   }
 
   @Post('webhook-endpoints/:id/test')

@@ -23,8 +23,9 @@ export class RotateKeyDto {
       'How long the old key keeps working after the rotation (0: it stops now). Never extends an earlier expiry.',
   })
   @IsOptional()
-  @IsInt({ message: 'overlapSeconds must be an integer' })
-  @Min(0, { message: 'overlapSeconds must be at least 0' })
   @Max(MAX_OVERLAP_SECONDS, { message: `overlapSeconds must be at most ${MAX_OVERLAP_SECONDS}` })
+  @Min(0, { message: 'overlapSeconds must be at least 0' })
+  // Nearest the property, checked first (stopAtFirstError): "3600" is not an integer, not "too large".
+  @IsInt({ message: 'overlapSeconds must be an integer' })
   overlapSeconds?: number;
 }

@@ -8,15 +8,19 @@ import {
   IsBoolean,
   IsDefined,
   IsIn,
+  IsInt,
   IsOptional,
   IsString,
   IsUUID,
   Matches,
+  Max,
   MaxLength,
+  Min,
   ValidateIf,
 } from 'class-validator';
 import { PAGE_SIZE } from '../../../admin-conventions/page-size';
 import { ConsumerParams } from '../../../consumers/admin/dto/consumer-params.dto';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../../consumers/admin/dto/issue-key.dto';
 import { DeliveryWithAttempts, FailingEndpoint } from '../../webhook-endpoints.service';
 import { maskSecret, WEBHOOK_EVENT_TYPES, webhookIdOf } from '../../webhook-events';
 import { DELIVERY_STATES, WebhookEndpointRow } from '../../webhook-tables';
@@ -182,6 +186,33 @@ export class WebhookEndpointResponse {
     description: 'The first failed attempt since the last success; null: not failing.',
   })
   failingSince!: string | null;
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    example: null,
+    description:
+      'Until when the secret the last rotation replaced signs beside this one (both signatures on each delivery); a time past: it no longer does; null: the last rotation had no overlap, or there was none.',
+  })
+  previousSecretSignsUntil!: string | null;
+}
+
+/** The overlap of a secret rotation: the same bounds and default as a key's (a migration window, a week at most). */
+export class RotateWebhookSecretDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_OVERLAP_SECONDS,
+    default: DEFAULT_OVERLAP_SECONDS,
+    description:
+      'How long the old secret keeps signing beside the new one (each delivery then carries both signatures, so the receiver can switch without losing one); 0: it stops now (a leaked secret).',
+  })
+  @IsOptional()
+  @Max(MAX_OVERLAP_SECONDS, { message: `overlapSeconds must be at most ${MAX_OVERLAP_SECONDS}` })
+  @Min(0, { message: 'overlapSeconds must be at least 0' })
+  // Nearest the property, checked first (stopAtFirstError): "3600" is not an integer, not "too large".
+  @IsInt({ message: 'overlapSeconds must be an integer' })
+  overlapSeconds?: number;
 }
 
 export class CreatedWebhookEndpointResponse extends WebhookEndpointResponse {
@@ -291,6 +322,7 @@ export function toEndpointResponse(row: WebhookEndpointRow, showSecret = false):
     disabledReason: row.disabled_reason,
     createdAt: row.created_at.toISOString(),
     failingSince: row.failing_since?.toISOString() ?? null,
+    previousSecretSignsUntil: row.previous_secret_until?.toISOString() ?? null,
   };
 }
 
