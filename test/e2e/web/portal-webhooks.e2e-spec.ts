@@ -187,7 +187,7 @@ describe('the portal’s webhook pages', () => {
     }
     for (const action of ['disable', 'delete', 'rotate-secret', 'test']) {
       // With a valid overlap, so that the rotation reaches the admin API (which finds no such endpoint).
-      const form = action === 'rotate-secret' ? { overlap: '24h' } : {};
+      const form: Record<string, string> = action === 'rotate-secret' ? { overlap: '24h' } : {};
       const posted = await other.visitor.submitAndFollow('/webhooks', form, `/webhooks/${endpoint.id}/${action}`);
       expect(posted.posted.status).toBe(303);
       expect(posted.text).toContain('No such webhook endpoint.');
