@@ -136,14 +136,26 @@ ifCompose.describe('docker-compose.yml', () => {
       for (const value of Object.values(service.environment)) expect(value).not.toMatch(/\}$/);
   });
 
-  it('gives the idp profile its issuer on the compose network, the balancer origin for CORS, and no published secret', () => {
+  it('gives the idp profile one issuer name for the browser and the containers, the balancer origin for CORS, and no published secret', () => {
     const services = resolved(['docker-compose'], secret);
     expect(services.idp.environment).toMatchObject({
-      IDP_ISSUER: 'http://idp:3005',
+      IDP_ISSUER: 'http://idp.localhost:3005',
+      IDP_PORT: '3005',
       IDP_CLIENT_ID: 'demo-client',
       IDP_CLIENT_SECRET: '',
+      IDP_PORTAL_CLIENT_SECRET: '',
+      IDP_PORTAL_REDIRECT_URIS: 'http://localhost:8080/portal/login/oidc/demo/callback',
       IDP_CORS_ORIGINS: 'http://localhost:8080,http://127.0.0.1:8080',
     });
+    // Another port moves the issuer with it: the same port inside and out.
+    expect(resolved(['docker-compose'], { ...secret, IDP_PORT: '3999' }).idp.environment).toMatchObject({
+      IDP_ISSUER: 'http://idp.localhost:3999',
+      IDP_PORT: '3999',
+    });
+    // The containers reach it by the name the browser uses.
+    const raw = compose(['--profile', 'idp', 'config'], secret, ['docker-compose']).stdout;
+    expect(raw).toMatch(/aliases:\s*\n\s*- idp\.localhost/);
+    expect(services.portal.environment.PORTAL_OIDC_PROVIDERS).toBe('');
     expect(services['idp-bind'].environment).toMatchObject({
       ADMIN_URL: 'http://gateway:3002',
       IDP_CLIENT_ID: 'demo-client',
