@@ -139,6 +139,78 @@ describe('portal: sign-in methods (browser)', () => {
     await page.getByRole('heading', { name: 'Link your account' }).waitFor();
   });
 
+  it('links the provider from the page while signed in, and refuses an identity that signs in to another account', async () => {
+    const email = 'olivia.ops@example.com';
+    const visitor = new PortalVisitor(portalUrl);
+    await visitor.submit('/signup', { email, password: PASSWORD });
+    const token = linkIn((await stack.smtp.next(email, /Verify/)).text, '/verify');
+    expect((await visitor.submit(`/verify?token=${token}`, { token, password: PASSWORD }, '/verify')).status).toBe(303);
+    await page.goto(`${portalUrl}/login`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(/\/(dashboard|keys\/new)$/);
+
+    // Linked from the page: the provider's login, then back here, linked; no proof asked (the session is it).
+    await page.goto(`${portalUrl}/sign-in-methods`);
+    await page.getByText('None is linked.').waitFor();
+    await checkPage(page, 'portal-sign-in-methods-linkable');
+    await page.getByRole('button', { name: `Link ${PROVIDER}` }).click();
+    await page.getByPlaceholder('Enter any login').fill('olivia');
+    await page.getByPlaceholder('and password').fill('demo');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.waitForURL(`${portalUrl}/sign-in-methods`);
+    await page.getByText(`${PROVIDER} now signs you in to this account.`).waitFor();
+    await page
+      .getByRole('row', { name: new RegExp(PROVIDER) })
+      .getByRole('cell', { name: email })
+      .waitFor();
+    expect(await page.getByRole('button', { name: `Link ${PROVIDER}` }).count()).toBe(0);
+    await auditRow('user.identity-linked', person('olivia', email));
+    // It signs in: straight to the dashboard, no proof asked.
+    await signOut();
+    await signIn('olivia');
+    await page.waitForURL(`${portalUrl}/dashboard`);
+
+    // Another account cannot take it: unlinked here first, then linked by someone else, it is refused back here.
+    await openSignInMethods();
+    await page
+      .getByRole('row', { name: new RegExp(PROVIDER) })
+      .getByRole('link', { name: `Unlink ${PROVIDER}` })
+      .click();
+    await page.getByRole('button', { name: 'Unlink' }).click();
+    await page.getByText('None is linked.').waitFor();
+    await signOut();
+    const other = 'someone.else@example.com';
+    await visitor.submit('/signup', { email: other, password: PASSWORD });
+    const otherToken = linkIn((await stack.smtp.next(other, /Verify/)).text, '/verify');
+    await visitor.submit(`/verify?token=${otherToken}`, { token: otherToken, password: PASSWORD }, '/verify');
+    await page.goto(`${portalUrl}/login`);
+    await page.getByLabel('Email').fill(other);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(/\/(dashboard|keys\/new)$/);
+    await page.goto(`${portalUrl}/sign-in-methods`);
+    await page.getByRole('button', { name: `Link ${PROVIDER}` }).click();
+    // The provider's session is still olivia's: straight back.
+    await page.waitForURL(`${portalUrl}/sign-in-methods`);
+    await page.getByText(`${PROVIDER} now signs you in to this account.`).waitFor();
+    await signOut();
+    await page.goto(`${portalUrl}/login`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${portalUrl}/dashboard`);
+    await page.goto(`${portalUrl}/sign-in-methods`);
+    const refused = page.waitForResponse((r) => r.url().includes('/login/oidc/') && r.url().includes('/callback'));
+    await page.getByRole('button', { name: `Link ${PROVIDER}` }).click();
+    expect((await refused).status()).toBe(409);
+    await page.getByRole('heading', { name: 'Already linked to another account' }).waitFor();
+    await checkPage(page, 'portal-sign-in-methods-link-refused');
+    await page.getByRole('link', { name: 'Back to your sign-in methods' }).click();
+    await page.getByText('None is linked.').waitFor();
+  });
+
   it("keeps a company developer's provider: no Unlink button, and the form posted anyway is refused", async () => {
     await signIn('dev');
     await page.goto(`${portalUrl}/sign-in-methods`);

@@ -43,6 +43,8 @@ export async function createPortalApp(config: PortalConfig): Promise<INestApplic
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
     plans: config.plans,
+    // "Link <provider>" on the sign-in methods page is a form that ends at the provider (docs/sso.md).
+    formActionOrigins: [...new Set(config.oidcProviders.map((provider) => new URL(provider.issuer).origin))],
     session: {
       pool: database.pool,
       schema: config.schema,

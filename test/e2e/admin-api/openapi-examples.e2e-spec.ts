@@ -892,7 +892,7 @@ describe("the admin API's OpenAPI document", () => {
       [
         'recordAuditEvent',
         400,
-        'kind must be one of sign-in, sign-in-failed, lockout, sign-out, identity-unlinked',
+        'kind must be one of sign-in, sign-in-failed, lockout, sign-out, identity-linked, identity-unlinked',
         () => admin('POST', '/audit/events', { kind: 'login' }),
       ],
       [

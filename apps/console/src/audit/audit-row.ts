@@ -24,6 +24,7 @@ const SIGN_IN_TEXT: Record<string, string> = {
   'user.sign-in': 'Signed in',
   'user.sign-in-failed': 'Sign-in failed',
   'user.lockout': 'Refused by the sign-in throttle',
+  'user.identity-linked': 'Linked an identity provider',
   'user.identity-unlinked': 'Unlinked an identity provider',
 };
 

@@ -40,6 +40,7 @@ export const SIGN_IN_EVENTS = {
   'sign-in-failed': 'user.sign-in-failed',
   lockout: 'user.lockout',
   'sign-out': 'user.sign-out',
+  'identity-linked': 'user.identity-linked',
   'identity-unlinked': 'user.identity-unlinked',
 } as const;
 export type SignInEventKind = keyof typeof SIGN_IN_EVENTS;

@@ -120,6 +120,11 @@ export class IdentityLinks {
       .find({ where: { accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
+  /** Every provider developers may sign in with, in the configuration's order. */
+  configuredProviders(): readonly PortalOidcProvider[] {
+    return this.config.oidcProviders;
+  }
+
   /** The configured provider whose issuer an identity came from, if it is still configured. */
   providerOf(identity: { issuer: string }): PortalOidcProvider | undefined {
     return this.config.oidcProviders.find((provider) => sameIssuer(provider.issuer, identity.issuer));

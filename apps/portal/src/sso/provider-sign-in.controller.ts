@@ -19,6 +19,7 @@ import {
   ProviderUnreachable,
   redirectAfterSave,
   saveSession,
+  setFlash,
   SIGN_IN_WAIT_MS,
   SignInAudit,
   SignInRefused,
@@ -34,8 +35,11 @@ import { renderSsoView } from './sso.views';
 
 declare module 'express-session' {
   interface SessionData {
-    /** A sign-in sent to a provider, until its callback (once) or SIGN_IN_WAIT_MS. */
-    providerSignIn?: PendingSignIn & { providerId: string; startedAt: number };
+    /**
+     * A sign-in sent to a provider, until its callback (once) or SIGN_IN_WAIT_MS; `linkTo`: started by the signed-in
+     * account of that id, to link the identity to it (the sign-in methods page).
+     */
+    providerSignIn?: PendingSignIn & { providerId: string; startedAt: number; linkTo?: string };
     /**
      * A provider identity waiting for the owner of the account with its email to prove it (docs/sso.md), for
      * LINK_TTL_MS; `linkTokenHash`: the mailed link's, which works only in this session.
@@ -157,6 +161,8 @@ export class ProviderSignInController {
       const fromProvider = url.searchParams.has('error');
       return this.refuse(response, provider, fromProvider ? 'providerError' : 'refused', error.reason, address);
     }
+    if (pending.linkTo !== undefined)
+      return this.linkToSignedIn(request, response, provider, person, pending.linkTo, address);
     const outcome: ProviderSignInOutcome = await this.links.signIn(provider.settings, person);
     if (outcome.code === 'REFUSED')
       return this.refuse(response, provider, outcome.reason, outcome.reason, address, person);
@@ -293,6 +299,40 @@ export class ProviderSignInController {
     this.report('sign-in', pending, clientBlock(request), `ACCOUNT_LINKED_BY_${proof}`);
     const { issuer, subject } = pending;
     await this.signIns.signIn(account, request, response, { identity: { issuer, subject } });
+  }
+
+  /**
+   * The callback of a link the signed-in account started: the identity is linked to it, unless the session is no
+   * longer that account's (signed out, or in as another, meanwhile) or the identity signs in to another account.
+   */
+  private async linkToSignedIn(
+    request: Request,
+    response: Response,
+    provider: PortalIdentityProvider,
+    person: ProviderPerson,
+    accountId: string,
+    address: string,
+  ): Promise<void> {
+    if (request.session.accountId !== accountId)
+      return this.refuse(response, provider, 'notInProgress', 'NOT_IN_PROGRESS', address, person);
+    if (!(await this.links.link(accountId, person))) {
+      this.logger.warn({ event: 'portal.sso.link-refused', provider: provider.settings.id, reason: 'OTHER_ACCOUNT' });
+      const name = provider.settings.name;
+      return renderSsoView(
+        response,
+        'sign-in-problem',
+        {
+          title: 'Already linked to another account',
+          message: `This ${name} identity (${person.email}) already signs in to another portal account, so it was not linked to this one. Unlink it there first.`,
+          back: { href: '/sign-in-methods', text: 'Back to your sign-in methods' },
+        },
+        409,
+      );
+    }
+    this.logger.log({ event: 'portal.sso.linked', provider: provider.settings.id, account: emailHash(person.email) });
+    this.audit.report({ kind: 'identity-linked', ...auditedPerson(personLabel(person), address) });
+    setFlash(request, 'success', `${provider.settings.name} now signs you in to this account.`);
+    await redirectAfterSave(request, response, '/sign-in-methods');
   }
 
   private provider(id: string): PortalIdentityProvider {

@@ -1,11 +1,12 @@
 import { Controller, Get, HttpCode, NotFoundException, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { redirectAfterSave, setFlash, SignInAudit } from '@app/web';
+import { ProviderUnreachable, redirectAfterSave, saveSession, setFlash, SignInAudit } from '@app/web';
 import { SignedInGuard, SignedInRequest } from '../accounts/signed-in.guard';
 import { clientBlock } from '../throttle/client-address';
 import { auditedPerson } from '../throttle/sign-in-attempts';
 import { AccountIdentityEntity } from './account-identity.entity';
 import { IdentityLinks, personLabel, UnlinkOutcome } from './identity-links';
+import { PortalIdentityProviders } from './portal-identity-providers';
 import { LinkedIdentityRow, renderSsoView, SignInMethodsView } from './sso.views';
 
 const IDENTITY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -33,12 +34,39 @@ const REFUSED = {
 export class SignInMethodsController {
   constructor(
     private readonly links: IdentityLinks,
+    private readonly providers: PortalIdentityProviders,
     private readonly audit: SignInAudit,
   ) {}
 
   @Get()
   async page(@Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
     renderSsoView(response, 'sign-in-methods', await this.model(request));
+  }
+
+  /**
+   * "Link <provider>": the provider's sign-in, started by the signed-in account (a form: its CSRF token, so no other
+   * site can start it), whose callback links the identity to this account (ProviderSignInController).
+   */
+  @Post('link/:provider')
+  async link(@Param('provider') id: string, @Req() request: SignedInRequest, @Res() response: Response): Promise<void> {
+    const provider = this.providers.find(id);
+    if (!provider) throw new NotFoundException('No such identity provider.');
+    let started: Awaited<ReturnType<typeof provider.client.start>>;
+    try {
+      started = await provider.client.start(this.providers.callbackUri(id));
+    } catch (error) {
+      if (!(error instanceof ProviderUnreachable)) throw error;
+      const failed = `${provider.settings.name} could not be reached, so nothing was linked. Try again in a minute.`;
+      return renderSsoView(response, 'sign-in-methods', { ...(await this.model(request)), failed }, 503);
+    }
+    request.session.providerSignIn = {
+      ...started.pending,
+      providerId: id,
+      startedAt: Date.now(),
+      linkTo: request.account.id,
+    };
+    await saveSession(request);
+    response.redirect(303, started.url);
   }
 
   @Get(':id/unlink')
@@ -89,12 +117,17 @@ export class SignInMethodsController {
         return { ...row, keptBecause: KEPT_BECAUSE.LAST_SIGN_IN_METHOD() };
       return { ...row, unlinkHref: `/sign-in-methods/${identity.id}/unlink` };
     });
+    const linked = new Set(identities.map((identity) => this.links.providerOf(identity)?.id));
     return {
       title: 'Sign-in methods',
       email: account.email,
       password: account.passwordHash !== null ? 'set' : required ? 'provider-only' : 'none',
       ...(required ? { requiredProvider: required.name } : {}),
       identities: rows,
+      linkable: this.links
+        .configuredProviders()
+        .filter((provider) => !linked.has(provider.id))
+        .map((provider) => ({ name: provider.name, action: `/sign-in-methods/link/${provider.id}` })),
     };
   }
 

@@ -5,6 +5,8 @@ import type { FieldErrors } from '../credentials/account-input';
 /** A provider sign-in that did not sign anyone in: its heading and sentence, chosen by the case. */
 export interface SignInProblemView extends PageModel {
   message: string;
+  /** Where the page leads back to; absent: the sign-in page. */
+  back?: { href: string; text: string };
 }
 
 /**
@@ -51,7 +53,9 @@ export interface SignInMethodsView extends PageModel {
   password: 'set' | 'none' | 'provider-only';
   requiredProvider?: string;
   identities: LinkedIdentityRow[];
-  /** Why an unlink was refused (409). */
+  /** The configured providers not linked yet: a "Link <name>" form each. */
+  linkable: Array<{ name: string; action: string }>;
+  /** Why an unlink was refused (409), or a link could not start (503). */
   failed?: string;
 }
 

@@ -454,7 +454,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Record a sign-in, a failed sign-in, a lockout, a sign-out or an unlinked identity of the portal or the console
+         * Record a sign-in, a failed sign-in, a lockout, a sign-out or a linked or unlinked identity of the portal or the console
          * @description What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.
          *
          *     Any valid token (no scope needed), ADMIN_TOKEN included. A restricted token (ownConsumersOnly, plans): any token created with actsForUsers (a web app's) may; any other token is refused (403).
@@ -1723,10 +1723,10 @@ export interface components {
         };
         RecordAuditEventDto: {
             /**
-             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-unlinked`: a person unlinked an identity provider from their account (the portal).
+             * @description `sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-linked`, `identity-unlinked`: a signed-in person linked an identity provider to their account, or unlinked one (the portal).
              * @enum {string}
              */
-            kind: "sign-in" | "sign-in-failed" | "lockout" | "sign-out" | "identity-unlinked";
+            kind: "sign-in" | "sign-in-failed" | "lockout" | "sign-out" | "identity-linked" | "identity-unlinked";
             /**
              * @description The person: `account:<email>` (the portal: the email typed), `operator:<token name>` (the console). Absent: unknown (a refused console token).
              * @example account:dev@example.com

@@ -133,7 +133,7 @@ export class TokensAdminController {
   @AdminOperation({
     operationId: 'recordAuditEvent',
     summary:
-      'Record a sign-in, a failed sign-in, a lockout, a sign-out or an unlinked identity of the portal or the console',
+      'Record a sign-in, a failed sign-in, a lockout, a sign-out or a linked or unlinked identity of the portal or the console',
     description:
       'What a web app reports about the people who sign in to it: the row names the person (`onBehalfOf`) and their address (`endUserAddress`); its actor is the calling token. Only root and tokens created with `actsForUsers` may call it. A flood is counted, never dropped: past 30 rows of their own per kind, token, address and minute, one aggregate row counts the rest.',
   })

@@ -21,7 +21,7 @@ export class RecordAuditEventDto {
   @ApiProperty({
     enum: KINDS,
     description:
-      '`sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-unlinked`: a person unlinked an identity provider from their account (the portal).',
+      '`sign-in`: a person signed in; `sign-in-failed`: a wrong password or token, or a refused identity provider sign-in; `lockout`: an attempt refused by a sign-in throttle; `sign-out`: a person signed out; `identity-linked`, `identity-unlinked`: a signed-in person linked an identity provider to their account, or unlinked one (the portal).',
   })
   @IsIn(KINDS, { message: UNKNOWN_KIND_MESSAGE })
   kind!: SignInEventKind;
