@@ -78,13 +78,15 @@ operators' endpoints, which get every consumer's events, for a token of the whol
   npm run -s keys -- webhooks list NAME|--fleet
   npm run -s keys -- webhooks add NAME|--fleet --url URL [--events TYPE,TYPE] [--description TEXT]
   npm run -s keys -- webhooks remove NAME|--fleet ENDPOINT-ID
+  npm run -s keys -- webhooks rotate NAME|--fleet ENDPOINT-ID [--overlap SECONDS]
   npm run -s keys -- webhooks deliveries NAME|--fleet ENDPOINT-ID [--limit N]
   npm run -s keys -- webhooks redeliver NAME|--fleet ENDPOINT-ID DELIVERY-ID
   npm run -s keys -- webhooks failing
 
 "add" checks the URL with the outbound policy and prints the endpoint's signing secret as the last line: it is
 shown only this once. --events limits it to some event types (quota.threshold_crossed, credits.low_balance,
-credits.exhausted; default: all). "deliveries" shows the newest first (default 20), each with its attempts (time,
+credits.exhausted; default: all). "rotate" prints the new secret as the last line, shown only this once; the old one
+signs beside it for --overlap seconds (default 86400, at most 604800; 0: it stops now, for a leaked secret). "deliveries" shows the newest first (default 20), each with its attempts (time,
 status, latency, error); "redeliver" sends the same message (the same webhook-id) to the same endpoint again.
 "failing" lists the endpoints failing now or disabled, across consumers.
 

@@ -108,6 +108,21 @@ describe('keys CLI: webhooks', () => {
     expect(receiver.at('/cli')).toHaveLength(1);
     expect(receiver.refused).toEqual([]);
     expect(await cli('webhooks', 'failing')).toEqual(['No webhook endpoint is failing or disabled.']);
+    // A rotation: the new secret printed once, the old one still signing (the receiver, still on it, accepts).
+    const rotated = await cli('webhooks', 'rotate', name, id);
+    expect(rotated[0]).toMatch(/^Rotated \(audited\): the old secret also signs every delivery until \S+Z\.$/);
+    expect(rotated[1]).toBe('The new signing secret, shown only now:');
+    expect(rotated[2]).toMatch(/^whsec_/);
+    expect(rotated[2]).not.toBe(secret);
+    const before = receiver.requestIds().length;
+    await adminCall(gateway, 'POST', `/consumers/${name}/webhook-endpoints/${id}/test`);
+    while (receiver.requestIds().length === before && Date.now() < deadline + 20_000) await sleep(50);
+    expect(receiver.requestIds().length).toBe(before + 1);
+    expect(receiver.refused).toEqual([]);
+    expect((await cli('webhooks', 'rotate', name, id, '--overlap', '0')).slice(0, 2)).toEqual([
+      'Rotated (audited): the old secret no longer signs.',
+      'The new signing secret, shown only now:',
+    ]);
     expect(await cli('webhooks', 'remove', name, id)).toEqual([
       `Removed webhook endpoint ${id} and its deliveries (audited).`,
     ]);
@@ -185,6 +200,10 @@ describe('keys CLI: webhooks', () => {
       stderr: ['keys: webhooks list needs the consumer name (or --fleet)', 'See: npm run -s keys -- webhooks --help'],
     });
     expect((await refused('webhooks', 'frobnicate')).code).toBe(2);
+    expect(await refused('webhooks', 'rotate', 'someone', randomUUID(), '--overlap=-1')).toEqual({
+      code: 2,
+      stderr: ['keys: --overlap must be an integer from 0', 'See: npm run -s keys -- webhooks --help'],
+    });
     const name = unique('hook');
     await mintKey(gateway, 'free', name);
     expect(await refused('webhooks', 'add', name, '--url', 'http://10.0.0.1/')).toEqual({

@@ -1,11 +1,12 @@
 // @ts-check
 /**
  * Webhook endpoints (docs/webhooks.md): a consumer's, or the fleet-wide ones (--fleet); add (the secret printed
- * once), remove, the deliveries to one with their attempts, a redelivery, and the endpoints failing across the fleet.
+ * once), remove, rotate its secret (the new one printed once; the old one signs beside it for an overlap), the
+ * deliveries to one with their attempts, a redelivery, and the endpoints failing across the fleet.
  */
 const { parseArgs } = require('node:util');
 const { adminClient, adminSettings, answer } = require('../admin');
-const { UsageError, positiveInteger } = require('../arguments');
+const { UsageError, nonNegativeInteger, positiveInteger } = require('../arguments');
 
 /** @typedef {import('../admin').AdminSchemas} AdminSchemas */
 /** @typedef {import('../output').Out} Out */
@@ -43,6 +44,7 @@ async function runWebhooksCommand(argv, env, out) {
       events: { type: 'string' },
       description: { type: 'string' },
       limit: { type: 'string' },
+      overlap: { type: 'string' },
     },
   });
   const [verb, ...rest] = positionals;
@@ -53,9 +55,9 @@ async function runWebhooksCommand(argv, env, out) {
     if (items.length === 0) out('No webhook endpoint is failing or disabled.');
     return;
   }
-  if (!['list', 'add', 'remove', 'deliveries', 'redeliver'].includes(verb ?? ''))
+  if (!['list', 'add', 'remove', 'rotate', 'deliveries', 'redeliver'].includes(verb ?? ''))
     throw new UsageError(
-      `unknown webhooks command "${verb ?? ''}": list, add, remove, deliveries, redeliver or failing`,
+      `unknown webhooks command "${verb ?? ''}": list, add, remove, rotate, deliveries, redeliver or failing`,
     );
   // The owner: a consumer's name, or --fleet (the operators' endpoints, which get every consumer's events).
   const fleet = values.fleet === true;
@@ -99,6 +101,27 @@ async function runWebhooksCommand(argv, env, out) {
         : api().DELETE('/consumers/{name}/webhook-endpoints/{id}', { params: { path: { name, id } } }),
     );
     out(`Removed webhook endpoint ${id} and its deliveries (audited).`);
+    return;
+  }
+  if (verb === 'rotate') {
+    const overlap = nonNegativeInteger(values.overlap, '--overlap');
+    // {}: the API's default overlap (24 hours); 0: the old secret stops signing now.
+    const body = overlap === undefined ? {} : { overlapSeconds: overlap };
+    const rotated = await answer(
+      fleet
+        ? api().POST('/webhook-endpoints/{id}/rotate-secret', { params: { path: { id } }, body })
+        : api().POST('/consumers/{name}/webhook-endpoints/{id}/rotate-secret', {
+            params: { path: { name, id } },
+            body,
+          }),
+    );
+    out(
+      rotated.previousSecretSignsUntil
+        ? `Rotated (audited): the old secret also signs every delivery until ${rotated.previousSecretSignsUntil}.`
+        : 'Rotated (audited): the old secret no longer signs.',
+    );
+    out('The new signing secret, shown only now:');
+    out(rotated.secret);
     return;
   }
   if (verb === 'redeliver') {
