@@ -93,7 +93,7 @@ describe('the console’s Webhooks page (browser)', () => {
     await checkPage(page, 'console-webhook-deliveries');
   });
 
-  it('adds a fleet-wide endpoint (its secret once) and deletes it', async () => {
+  it('adds a fleet-wide endpoint (its secret once), rotates its secret and deletes it', async () => {
     await page.goto(`${consoleApp.url}/webhooks`);
     await page.getByLabel('Endpoint URL').fill('http://10.1.2.3/fleet');
     await page.getByRole('button', { name: 'Add fleet-wide endpoint' }).click();
@@ -109,6 +109,22 @@ describe('the console’s Webhooks page (browser)', () => {
     await page.getByText('Operations channel').waitFor();
     expect(await page.getByText(secret).count()).toBe(0);
     await shot('console-webhooks-fleet');
+    // Rotated with no overlap (a leaked secret): the new one once, the old one no longer signs.
+    await page.getByRole('link', { name: `Rotate secret of ${receiver.url('/fleet')}` }).click();
+    await page.getByLabel('The old secret keeps signing for').selectOption('none');
+    await checkPage(page, 'console-webhook-rotate');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByText('the old one no longer signs').waitFor();
+    const rotated = (await page.getByTestId('webhook-secret').innerText()).trim();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    const [listed] = (
+      (await adminCall(gateway, 'GET', '/webhook-endpoints')).body as {
+        items: Array<{ secret: string; previousSecretSignsUntil: string | null }>;
+      }
+    ).items;
+    expect(listed).toMatchObject({ secret: `whsec_…${rotated.slice(-4)}`, previousSecretSignsUntil: null });
+    await page.getByRole('link', { name: 'Back to the webhooks' }).click();
     await page.getByRole('link', { name: `Delete ${receiver.url('/fleet')}` }).click();
     await page.getByRole('button', { name: 'Delete endpoint' }).click();
     await page.getByText(`The fleet-wide endpoint ${receiver.url('/fleet')} is deleted.`).waitFor();

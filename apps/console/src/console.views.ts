@@ -102,6 +102,8 @@ export interface ConfirmView extends PageModel {
   action: string;
   button: string;
   cancel: string;
+  /** A webhook secret's rotation: how long the old secret keeps signing (secretOverlapChoices). */
+  overlaps?: Array<{ value: string; label: string; selected: boolean }>;
 }
 
 export interface PlanRequestsView extends PageModel {
@@ -171,6 +173,9 @@ export interface WebhookSecretView extends PageModel {
   /** Absent on a reload: the page says the secret was shown once. */
   secret?: string;
   target?: string;
+  rotated?: boolean;
+  /** After a rotation with an overlap: until when the old secret signs beside the new one. */
+  previousSignsUntil?: string;
 }
 
 export interface WebhookDeliveriesView extends PageModel {

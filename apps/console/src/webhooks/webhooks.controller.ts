@@ -6,8 +6,11 @@ import {
   lastAttemptError,
   readWebhookForm,
   redirectAfterSave,
+  refusalText,
   rethrowUnlessRefusal,
   saveSession,
+  secretOverlapChoices,
+  setFlash,
   takeShownOnce,
   webhookDeliveryRows,
   webhookEndpointRow,
@@ -27,6 +30,7 @@ import {
   Res,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { rotationOverlap } from '@app/contract';
 import { act, segment } from '../actions';
 import { abilitiesOfRequest, endUserOf, tokenOf } from '../auth/operator';
 import {
@@ -111,7 +115,63 @@ export class WebhooksController {
       title: shown ? 'New webhook signing secret' : 'Secret shown once',
       secret: shown?.secret,
       target: shown?.details?.target as string | undefined,
+      rotated: shown?.details?.rotated === true,
+      previousSignsUntil: shown?.details?.previousSignsUntil as string | undefined,
     };
+  }
+
+  @Get('fleet/:id/rotate-secret')
+  @Page('confirm')
+  async confirmRotate(@Req() request: Request, @Param('id') id: string): Promise<ConfirmView> {
+    const endpoint = await this.found(() =>
+      this.admin.as(tokenOf(request)).GET('/webhook-endpoints/{id}', { params: { path: { id: checkedId(id) } } }),
+    );
+    return {
+      title: 'Rotate a webhook secret',
+      heading: `Give the fleet-wide endpoint ${endpoint.url} a new secret?`,
+      text: 'The new secret is shown once, on the next page. Meanwhile every delivery is signed with both secrets, so the receiver can switch to the new one without losing a delivery. Choose None if the current secret leaked.',
+      action: `${endpointPath(endpoint)}/rotate-secret`,
+      button: 'Rotate secret',
+      cancel: '/webhooks',
+      overlaps: secretOverlapChoices(),
+    };
+  }
+
+  @Post('fleet/:id/rotate-secret')
+  async rotate(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Param('id') id: string,
+    @Body() body: Record<string, unknown>,
+  ): Promise<void> {
+    const overlap = rotationOverlap(body?.overlap);
+    if (!overlap) {
+      setFlash(request, 'error', 'Choose how long the old secret keeps signing.');
+      return redirectAfterSave(request, response, '/webhooks');
+    }
+    try {
+      const rotated = await this.admin
+        .as(tokenOf(request), endUserOf(request))
+        .POST('/webhook-endpoints/{id}/rotate-secret', {
+          params: { path: { id: checkedId(id) } },
+          body: { overlapSeconds: overlap.seconds },
+        });
+      holdShownOnce(request, SHOWN_WEBHOOK_SECRET, {
+        secret: rotated.secret,
+        details: {
+          target: rotated.url,
+          rotated: true,
+          ...(overlap.seconds > 0 && rotated.previousSecretSignsUntil
+            ? { previousSignsUntil: rotated.previousSecretSignsUntil }
+            : {}),
+        },
+      });
+    } catch (error) {
+      rethrowUnlessRefusal(error);
+      setFlash(request, 'error', refusalText(error, FLEET_REFUSALS));
+      return redirectAfterSave(request, response, '/webhooks');
+    }
+    await redirectAfterSave(request, response, '/webhooks/secret');
   }
 
   @Get('fleet/:id/delete')
