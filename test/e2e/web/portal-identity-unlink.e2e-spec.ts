@@ -141,3 +141,33 @@ describe('portal: unlinking an identity provider from an account', () => {
     expect(await left(mine.id)).toBe(1);
   });
 });
+
+describe('portal: the sign-in methods of a portal without identity providers', () => {
+  let stack: PortalStack;
+  beforeAll(async () => {
+    stack = await startPortalStack({ portalEnv: { PORTAL_THROTTLE_ADDRESS_LIMIT: '10000' } });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('shows the password only: no providers section, nothing to link', async () => {
+    const email = newEmail('no-providers');
+    const data = stack.portal.app.get(DataSource);
+    const id = randomUUID();
+    await data.getRepository(AccountEntity).insert({
+      id,
+      email,
+      passwordHash: await hashPassword(PASSWORD),
+      verifiedAt: new Date(),
+      consumerName: `portal-${id.slice(0, 8)}`,
+    });
+    const developer = new PortalVisitor(stack.portal.url);
+    expect((await developer.submit('/login', { email, password: PASSWORD })).status).toBe(303);
+    const page = await developer.get('/sign-in-methods');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Your account has a password.');
+    expect(page.text).not.toContain('Identity providers');
+    expect(page.text).not.toContain('/sign-in-methods/link/');
+  });
+});

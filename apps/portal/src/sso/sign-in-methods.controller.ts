@@ -128,6 +128,7 @@ export class SignInMethodsController {
         .configuredProviders()
         .filter((provider) => !linked.has(provider.id))
         .map((provider) => ({ name: provider.name, action: `/sign-in-methods/link/${provider.id}` })),
+      providers: this.links.configuredProviders().length > 0 || rows.length > 0,
     };
   }
 

@@ -55,6 +55,8 @@ export interface SignInMethodsView extends PageModel {
   identities: LinkedIdentityRow[];
   /** The configured providers not linked yet: a "Link <name>" form each. */
   linkable: Array<{ name: string; action: string }>;
+  /** Whether the providers' section shows: a provider is configured, or an identity is linked (from one since removed). */
+  providers: boolean;
   /** Why an unlink was refused (409), or a link could not start (503). */
   failed?: string;
 }
