@@ -1,3 +1,4 @@
+import { withoutStandInWarnings } from './stand-in-warnings';
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -120,38 +121,41 @@ export class PeopleIdentityProvider {
 
   private build(): Provider {
     const accounts = new Map(this.people.map((person) => [person.login, demo.personAccount(person)]));
-    return new Provider(this.issuer, {
-      clients: [...this.clients.values()].map((c) => ({
-        client_id: c.clientId,
-        client_secret: c.clientSecret,
-        redirect_uris: c.redirectUris,
-        post_logout_redirect_uris: c.postLogoutRedirectUris,
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-        id_token_signed_response_alg: 'ES256',
-      })),
-      jwks: { keys: [this.signingJwk] },
-      scopes: ['openid', 'email', 'groups'],
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'] },
-      // The ID token carries the claims (a code flow's would otherwise be at userinfo only).
-      conformIdTokenClaims: false,
-      pkce: { required: () => true },
-      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
-      findAccount: (_ctx: unknown, sub: string) => {
-        const account = accounts.get(sub);
-        return account && { accountId: sub, claims: () => ({ sub, ...account.claims }) };
-      },
-      // First-party clients: no consent screen, every scope asked for is granted.
-      loadExistingGrant: async (ctx: ProviderContext) => {
-        const { provider, session, client, params } = ctx.oidc;
-        const grant = new provider.Grant({ accountId: session.accountId, clientId: client.clientId });
-        grant.addOIDCScope(String(params.scope ?? 'openid'));
-        await grant.save();
-        return grant;
-      },
-      ttl: { IdToken: 3600, AccessToken: 600, AuthorizationCode: 60, Session: 3600, Interaction: 600, Grant: 3600 },
-    });
+    return withoutStandInWarnings(
+      () =>
+        new Provider(this.issuer, {
+          clients: [...this.clients.values()].map((c) => ({
+            client_id: c.clientId,
+            client_secret: c.clientSecret,
+            redirect_uris: c.redirectUris,
+            post_logout_redirect_uris: c.postLogoutRedirectUris,
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'client_secret_basic',
+            id_token_signed_response_alg: 'ES256',
+          })),
+          jwks: { keys: [this.signingJwk] },
+          scopes: ['openid', 'email', 'groups'],
+          claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'] },
+          // The ID token carries the claims (a code flow's would otherwise be at userinfo only).
+          conformIdTokenClaims: false,
+          pkce: { required: () => true },
+          features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+          findAccount: (_ctx: unknown, sub: string) => {
+            const account = accounts.get(sub);
+            return account && { accountId: sub, claims: () => ({ sub, ...account.claims }) };
+          },
+          // First-party clients: no consent screen, every scope asked for is granted.
+          loadExistingGrant: async (ctx: ProviderContext) => {
+            const { provider, session, client, params } = ctx.oidc;
+            const grant = new provider.Grant({ accountId: session.accountId, clientId: client.clientId });
+            grant.addOIDCScope(String(params.scope ?? 'openid'));
+            await grant.save();
+            return grant;
+          },
+          ttl: { IdToken: 3600, AccessToken: 600, AuthorizationCode: 60, Session: 3600, Interaction: 600, Grant: 3600 },
+        }),
+    );
   }
 }
 

@@ -1,3 +1,4 @@
+import { withoutStandInWarnings } from './stand-in-warnings';
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -142,6 +143,10 @@ export class IdentityProvider {
   }
 
   private provider(): Provider {
+    return withoutStandInWarnings(() => this.build());
+  }
+
+  private build(): Provider {
     return new Provider(
       this.issuer,
       providerConfiguration({
