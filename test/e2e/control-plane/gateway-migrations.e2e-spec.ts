@@ -52,6 +52,7 @@ const ALL_MIGRATIONS = [
   'AddPersonSessions1796800000000',
   'AddOutboxMessageSeq1797200000000',
   'AddWebhookSecretOverlap1797300000000',
+  'AddThresholdEventSeq1797400000000',
 ];
 
 /** The gateway's migrations are its schema: exactly what the entities describe, in their own schema, once. */

@@ -118,6 +118,32 @@ describe('threshold events and the fleet-wide test event through the admin API',
     expectErrorBody(await admin('GET', '/consumers/nobody-here/threshold-events'), 404, 'NOT_FOUND');
   });
 
+  it('lists events written in the same millisecond in the order they were written, across pages', async () => {
+    const name = unique('ms');
+    expect((await admin('POST', '/consumers', { name, plan: 'free' })).status).toBe(201);
+    // One flush crossing 80 % and 100 % of the day and of the month: four events, one writing time.
+    const at = Date.now();
+    const written = [
+      await cross(name, 'day', 80, at),
+      await cross(name, 'day', 100, at),
+      await cross(name, 'month', 80, at),
+      await cross(name, 'month', 100, at),
+    ];
+    const newestFirst = [...written].reverse().map((event) => event.id);
+    const all = (await admin('GET', `/consumers/${name}/threshold-events`)).body as Page;
+    expect(all.items.map((event) => event.id)).toEqual(newestFirst);
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const page: Page = (
+        await admin('GET', `/consumers/${name}/threshold-events?limit=1${after ? `&after=${after}` : ''}`)
+      ).body as Page;
+      seen.push(...page.items.map((event) => event.id));
+      after = page.next;
+    } while (after !== null);
+    expect(seen).toEqual(newestFirst);
+  });
+
   it('sends a fleet-wide endpoint a signed test event naming the fleet, to it alone, and audits it', async () => {
     const created = await admin('POST', '/webhook-endpoints', {
       url: receiver.url('/fleet'),

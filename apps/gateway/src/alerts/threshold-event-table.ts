@@ -27,6 +27,8 @@ export interface ThresholdEventRow {
   /** Who wrote it: the instance that decided the crossing request ('request'), or a reconciliation. */
   source: 'request' | 'reconciler';
   created_at: Date;
+  /** The order it was written in (the database's sequence): the listing's, within a millisecond too. */
+  seq: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export const ThresholdEventEntity = new EntitySchema<ThresholdEventRow>({
     crossed_at: { type: 'timestamptz' },
     source: { type: 'varchar', length: 16 },
     created_at: { type: 'timestamptz' },
+    seq: { type: 'bigint', generated: 'increment' },
   },
   uniques: [
     {

@@ -255,7 +255,7 @@ export class ThresholdEventsRepository {
   }
 
   /**
-   * One page of a consumer's events, newest first (the order they were written in), keyset-paged on (created_at, id):
+   * One page of a consumer's events, newest first (the order they were written in: their seq), keyset-paged on seq:
    * `after` is the last event of the previous page (undefined: no such event of the consumer).
    */
   async page(
@@ -272,13 +272,13 @@ export class ThresholdEventsRepository {
       ]);
       if (last === undefined) return undefined;
       params.push(page.after);
-      where.push(`(created_at, id) < (SELECT p.created_at, p.id FROM ${table} p WHERE p.id = $${params.length})`);
+      where.push(`seq < (SELECT p.seq FROM ${table} p WHERE p.id = $${params.length})`);
     }
     if (page.policy !== undefined) where.push(`policy = $${params.push(page.policy)}`);
     if (page.type !== undefined) where.push(`type = $${params.push(page.type)}`);
     params.push(page.limit + 1);
     const rows: ThresholdEventRecord[] = await this.dataSource.query(
-      `SELECT ${EVENT_COLUMNS} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      `SELECT ${EVENT_COLUMNS} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
       params,
     );
     const items = rows.slice(0, page.limit).map(eventOf);

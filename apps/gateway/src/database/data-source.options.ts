@@ -22,6 +22,7 @@ import { AddAllowedAddresses1796700000000 } from './migrations/1796700000000-Add
 import { AddPersonSessions1796800000000 } from './migrations/1796800000000-AddPersonSessions';
 import { AddOutboxMessageSeq1797200000000 } from './migrations/1797200000000-AddOutboxMessageSeq';
 import { AddWebhookSecretOverlap1797300000000 } from './migrations/1797300000000-AddWebhookSecretOverlap';
+import { AddThresholdEventSeq1797400000000 } from './migrations/1797400000000-AddThresholdEventSeq';
 
 /** The gateway's TypeORM data source has a name: in one process with the pets service (tests), they must not clash. */
 export const GATEWAY_DATA_SOURCE = 'gateway';
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   AddPersonSessions1796800000000,
   AddOutboxMessageSeq1797200000000,
   AddWebhookSecretOverlap1797300000000,
+  AddThresholdEventSeq1797400000000,
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class
