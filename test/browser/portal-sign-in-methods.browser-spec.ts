@@ -3,14 +3,12 @@ import { DataSource } from 'typeorm';
 import { AccountIdentityEntity } from '../../apps/portal/src/sso/account-identity.entity';
 import { adminCall } from '../support/gateway';
 import { PeopleIdentityProvider } from '../support/identity-provider-people';
-import { PortalStack, startPortalStack } from '../support/portal';
+import { PortalStack } from '../support/portal';
 import { linkIn, PortalVisitor } from '../support/portal-visitor';
 import { launchChromium } from './launch-chromium';
+import { PROVIDER, startPortalWithProvider } from './portal-with-provider';
 import { checkPage } from './page-checks';
 
-const PROVIDER = 'Company SSO';
-const PROVIDER_ID = 'company';
-const CLIENT_ID = 'petstore-portal';
 const PASSWORD = 'correct horse battery staple';
 
 /**
@@ -21,6 +19,7 @@ const PASSWORD = 'correct horse battery staple';
  * unlink. Screenshots: artifacts/pages/portal-sign-in-methods-*.png (checkPage, with the accessibility scan).
  */
 describe('portal: sign-in methods (browser)', () => {
+  let portal: Awaited<ReturnType<typeof startPortalWithProvider>> | undefined;
   let idp: PeopleIdentityProvider;
   let stack: PortalStack;
   let portalUrl: string;
@@ -29,31 +28,13 @@ describe('portal: sign-in methods (browser)', () => {
   let page: Page;
 
   beforeAll(async () => {
-    idp = await PeopleIdentityProvider.start();
-    const secret = 'portal-client-secret-for-the-tests';
-    stack = await startPortalStack({
-      portalEnv: {
-        PORTAL_OIDC_PROVIDERS: JSON.stringify([
-          {
-            id: PROVIDER_ID,
-            name: PROVIDER,
-            issuer: idp.issuer,
-            clientId: CLIENT_ID,
-            clientSecret: secret,
-            requiredDomains: ['company.example'],
-          },
-        ]),
-      },
-    });
-    portalUrl = stack.portal.url;
-    const redirect = `${portalUrl}/login/oidc/${PROVIDER_ID}/callback`;
-    idp.register({ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [redirect], postLogoutRedirectUris: [] });
+    portal = await startPortalWithProvider();
+    ({ idp, stack, portalUrl } = portal);
     browser = await launchChromium();
   }, 300_000);
   afterAll(async () => {
     await browser?.close();
-    await stack?.close();
-    await idp?.stop();
+    await portal?.close();
   });
   beforeEach(async () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -2,14 +2,12 @@ import { Browser, BrowserContext, Page } from 'playwright-core';
 import { adminCall } from '../support/gateway';
 import { call } from '../support/http';
 import { PeopleIdentityProvider } from '../support/identity-provider-people';
-import { PortalStack, startPortalStack } from '../support/portal';
+import { PortalStack } from '../support/portal';
 import { linkIn, PortalVisitor } from '../support/portal-visitor';
 import { launchChromium } from './launch-chromium';
+import { PROVIDER, PROVIDER_ID, startPortalWithProvider } from './portal-with-provider';
 import { checkPage } from './page-checks';
 
-const PROVIDER = 'Company SSO';
-const PROVIDER_ID = 'company';
-const CLIENT_ID = 'petstore-portal';
 const PASSWORD = 'correct horse battery staple';
 
 interface AuditRow {
@@ -27,6 +25,7 @@ interface AuditRow {
  * Screenshots of every new page: /tmp/portal-sso-*.png (and artifacts/pages/portal-sso-*.png by checkPage).
  */
 describe('portal sign-in with an identity provider (browser)', () => {
+  let portal: Awaited<ReturnType<typeof startPortalWithProvider>> | undefined;
   let idp: PeopleIdentityProvider;
   let stack: PortalStack;
   let portalUrl: string;
@@ -35,33 +34,15 @@ describe('portal sign-in with an identity provider (browser)', () => {
   let page: Page;
 
   beforeAll(async () => {
-    idp = await PeopleIdentityProvider.start();
-    const secret = 'portal-client-secret-for-the-tests';
-    stack = await startPortalStack({
-      portalEnv: {
-        PORTAL_OIDC_PROVIDERS: JSON.stringify([
-          {
-            id: PROVIDER_ID,
-            name: PROVIDER,
-            issuer: idp.issuer,
-            clientId: CLIENT_ID,
-            clientSecret: secret,
-            requiredDomains: ['company.example'],
-          },
-        ]),
-      },
-    });
-    portalUrl = stack.portal.url;
-    const redirect = `${portalUrl}/login/oidc/${PROVIDER_ID}/callback`;
-    idp.register({ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [redirect], postLogoutRedirectUris: [] });
+    portal = await startPortalWithProvider();
+    ({ idp, stack, portalUrl } = portal);
     // Another application of the same company: its codes are no good to the portal.
-    idp.register({ clientId: 'other-app', redirectUris: [redirect], postLogoutRedirectUris: [] });
+    idp.register({ clientId: 'other-app', redirectUris: [portal.callback], postLogoutRedirectUris: [] });
     browser = await launchChromium();
   }, 300_000);
   afterAll(async () => {
     await browser?.close();
-    await stack?.close();
-    await idp?.stop();
+    await portal?.close();
   });
   beforeEach(async () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { DatabaseEndpoint } from '@app/database';
-import { loadGatewayConfig } from '../../../apps/gateway/src/config/gateway.config';
-import { openDatabaseEndpoint } from '../../../apps/gateway/src/database/gateway-database.module';
-import { dataSourceOptions } from '../../../apps/gateway/src/database/data-source.options';
 import { AddThresholdEventSeq1797400000000 } from '../../../apps/gateway/src/database/migrations/1797400000000-AddThresholdEventSeq';
-import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
-import { createGatewayTestDatabase, GatewayTestDatabase } from '../../support/gateway';
-
-/** A uuid whose text sorts before (`0`) or after (`f`) any other of its kind: the tie the old order broke on. */
-const idSorting = (first: '0' | 'f') => `${first.repeat(8)}${randomUUID().slice(8)}`;
+import { idSorting, migratedGatewayDatabase } from '../../support/migrated-gateway-database';
 
 /**
  * The migration that gives threshold events their seq (docs/alerts.md) numbers the events already written in the
@@ -17,21 +9,14 @@ const idSorting = (first: '0' | 'f') => `${first.repeat(8)}${randomUUID().slice(
  * event written comes after them all.
  */
 describe('AddThresholdEventSeq on existing rows', () => {
-  let database: GatewayTestDatabase;
-  let endpoint: DatabaseEndpoint;
+  let migrated: Awaited<ReturnType<typeof migratedGatewayDatabase>> | undefined;
   let source: DataSource;
 
   beforeAll(async () => {
-    database = await createGatewayTestDatabase('empty');
-    endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
-    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', []), logging: false }).initialize();
-    await runMigrations(source, endpoint, 'gateway');
+    migrated = await migratedGatewayDatabase();
+    source = migrated.source;
   });
-  afterAll(async () => {
-    if (source?.isInitialized) await source.destroy();
-    await endpoint?.close();
-    await database?.drop();
-  });
+  afterAll(() => migrated?.close());
 
   it('gives existing events a seq in (created_at, id) order, and goes on from there', async () => {
     const migration = new AddThresholdEventSeq1797400000000();

@@ -1,25 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DatabaseEndpoint } from '@app/database';
-import { loadGatewayConfig } from '../../../apps/gateway/src/config/gateway.config';
-import { openDatabaseEndpoint } from '../../../apps/gateway/src/database/gateway-database.module';
-import {
-  dataSourceOptions,
-  GATEWAY_DATA_SOURCE,
-  schemaOf,
-} from '../../../apps/gateway/src/database/data-source.options';
+import { GATEWAY_DATA_SOURCE, schemaOf } from '../../../apps/gateway/src/database/data-source.options';
 import { AddOutboxMessageSeq1797200000000 } from '../../../apps/gateway/src/database/migrations/1797200000000-AddOutboxMessageSeq';
-import { runMigrations } from '../../../apps/gateway/src/database/run-migrations';
 import { WebhookDeliveriesRepository } from '../../../apps/gateway/src/webhooks/webhook-deliveries.repository';
-import { adminCall, createGatewayTestDatabase, GatewayTestDatabase } from '../../support/gateway';
+import { adminCall } from '../../support/gateway';
+import { idSorting, migratedGatewayDatabase } from '../../support/migrated-gateway-database';
 import { withStack } from '../../support/with-stack';
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 const DAY_MS = 86_400_000;
 const LEASE_MS = 60_000;
-/** A uuid whose text sorts before (`0`) or after (`f`) any other of its kind: the tie the old order broke on. */
-const idSorting = (first: '0' | 'f') => `${first.repeat(8)}${randomUUID().slice(8)}`;
 
 /**
  * Delivery order (issue #49, docs/webhooks.md, "Order"), by direct calls on the gateway's real database: two
@@ -143,21 +134,14 @@ describe('an attempt recorded after its endpoint was removed', () => {
 
 /** The migration numbers the messages already written in their old order, (created_at, id), and their deliveries. */
 describe('AddOutboxMessageSeq on existing rows', () => {
-  let database: GatewayTestDatabase;
-  let endpoint: DatabaseEndpoint;
+  let migrated: Awaited<ReturnType<typeof migratedGatewayDatabase>> | undefined;
   let source: DataSource;
 
   beforeAll(async () => {
-    database = await createGatewayTestDatabase('empty');
-    endpoint = await openDatabaseEndpoint(loadGatewayConfig({ GATEWAY_DATABASE_URL: database.url }));
-    source = await new DataSource({ ...dataSourceOptions(endpoint, 2, 'gateway', []), logging: false }).initialize();
-    await runMigrations(source, endpoint, 'gateway');
+    migrated = await migratedGatewayDatabase();
+    source = migrated.source;
   });
-  afterAll(async () => {
-    if (source?.isInitialized) await source.destroy();
-    await endpoint?.close();
-    await database?.drop();
-  });
+  afterAll(() => migrated?.close());
 
   it('gives existing messages a seq in (created_at, id) order, carries it to their deliveries, and goes on from there', async () => {
     const migration = new AddOutboxMessageSeq1797200000000();

@@ -118,6 +118,17 @@ describe('webhook secret rotation with an overlap', () => {
     ]);
   });
 
+  it('takes two rotations sent at once one after the other: the later one keeps the earlier one signing', async () => {
+    const { base, secret: original } = await endpoint();
+    const [one, two] = await Promise.all([
+      rotate(base, { overlapSeconds: 3600 }),
+      rotate(base, { overlapSeconds: 3600 }),
+    ]);
+    // Whichever came second replaced the first's secret, not the original one: both new secrets sign, no other does.
+    const delivery = await testDelivery(base);
+    expect([original, one.secret, two.secret].map((secret) => verifies(secret, delivery))).toEqual([false, true, true]);
+  });
+
   it('refuses a wrong overlap with a 400 naming the rule, and keeps the secret', async () => {
     const { name, base, secret } = await endpoint();
     const cases: Array<[unknown, string]> = [

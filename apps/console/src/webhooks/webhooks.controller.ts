@@ -161,9 +161,8 @@ export class WebhooksController {
         details: {
           target: rotated.url,
           rotated: true,
-          ...(overlap.seconds > 0 && rotated.previousSecretSignsUntil
-            ? { previousSignsUntil: rotated.previousSecretSignsUntil }
-            : {}),
+          // null after a rotation with no overlap: the old secret no longer signs.
+          ...(rotated.previousSecretSignsUntil ? { previousSignsUntil: rotated.previousSecretSignsUntil } : {}),
         },
       });
     } catch (error) {

@@ -42,9 +42,9 @@ export type UnlinkOutcome =
   /** No such identity of this account (another account's, or unlinked already). */
   | { code: 'NOT_FOUND' }
   /** The account's email domain must sign in with this identity's provider (requiredDomains). */
-  | { code: 'REQUIRED_BY_DOMAIN'; provider: PortalOidcProvider }
+  | { code: 'REQUIRED_BY_DOMAIN'; identity: AccountIdentityEntity; provider: PortalOidcProvider }
   /** No password and no other identity: the account could not be signed in to any more. */
-  | { code: 'LAST_SIGN_IN_METHOD' };
+  | { code: 'LAST_SIGN_IN_METHOD'; identity: AccountIdentityEntity };
 
 const sameIssuer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
@@ -154,8 +154,8 @@ export class IdentityLinks {
       if (!identity) return { code: 'NOT_FOUND' };
       const required = this.requiredProviderOf(account);
       if (required && sameIssuer(required.issuer, identity.issuer))
-        return { code: 'REQUIRED_BY_DOMAIN', provider: required };
-      if (account.passwordHash === null && identities.length === 1) return { code: 'LAST_SIGN_IN_METHOD' };
+        return { code: 'REQUIRED_BY_DOMAIN', identity, provider: required };
+      if (account.passwordHash === null && identities.length === 1) return { code: 'LAST_SIGN_IN_METHOD', identity };
       await manager.delete(AccountIdentityEntity, { id: identity.id });
       return { code: 'UNLINKED', identity };
     });

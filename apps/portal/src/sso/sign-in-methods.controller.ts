@@ -89,10 +89,8 @@ export class SignInMethodsController {
       : { code: 'NOT_FOUND' };
     if (outcome.code === 'NOT_FOUND') throw new NotFoundException(NO_SUCH_IDENTITY);
     if (outcome.code !== 'UNLINKED') {
-      const identity = (await this.links.identitiesOf(request.account.id)).find((candidate) => candidate.id === id);
-      const provider = identity ? this.providerName(identity) : 'The identity provider';
-      const model = await this.model(request);
-      return renderSsoView(response, 'sign-in-methods', { ...model, failed: REFUSED[outcome.code](provider) }, 409);
+      const failed = REFUSED[outcome.code](this.providerName(outcome.identity));
+      return renderSsoView(response, 'sign-in-methods', { ...(await this.model(request)), failed }, 409);
     }
     const { identity } = outcome;
     // A session signed in with this identity no longer names it at its sign-out.
