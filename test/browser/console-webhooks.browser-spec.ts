@@ -115,6 +115,7 @@ describe('the console’s Webhooks page (browser)', () => {
     await checkPage(page, 'console-webhook-rotate');
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await page.getByText('the old one no longer signs').waitFor();
+    await checkPage(page, 'console-webhook-secret-rotated');
     const rotated = (await page.getByTestId('webhook-secret').innerText()).trim();
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(secret);
